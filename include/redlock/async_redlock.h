@@ -1,0 +1,128 @@
+// Copyright 2026 The redlock Authors.
+//
+// AsyncRedlock: the Redlock engine on a caller's libevent loop.
+//
+// It keeps one connection to each master, fans every request out to all of
+// them in one loop turn, and decides as soon as the votes allow: success once
+// a quorum granted, failure once a quorum became impossible. It never waits
+// for a straggler to make a decision, and after a failed attempt it sends the
+// token-checked release to every master, queued behind any request still
+// pending there, so no late SET leaves a key behind.
+//
+//   event_base* base = event_base_new();
+//   auto engine = redlock::AsyncRedlock::Create(base, options);
+//   (*engine)->AcquireAsync("recalc-ratings", absl::Seconds(30),
+//                           absl::Seconds(5),
+//                           [](absl::StatusOr<redlock::Lock> lock) { ... });
+//   event_base_dispatch(base);
+//
+// Thread safety: an AsyncRedlock is used on its loop thread only: create it,
+// call it and destroy it there (or before the loop runs). Callbacks run on the
+// loop thread. The Lock values it hands out may be read from any thread.
+// For ordinary threaded code use redlock::Redlock (redlock.h).
+
+#ifndef REDLOCK_ASYNC_REDLOCK_H_
+#define REDLOCK_ASYNC_REDLOCK_H_
+
+#include <memory>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "redlock/lock.h"
+#include "redlock/options.h"
+
+// libevent's loop, used opaquely.
+struct event_base;
+
+namespace redlock {
+
+namespace internal {
+class Engine;
+}  // namespace internal
+
+class AsyncRedlock {
+ public:
+  using AcquireCallback = absl::AnyInvocable<void(absl::StatusOr<Lock>)>;
+  using ExtendCallback = absl::AnyInvocable<void(absl::Status)>;
+  using ReleaseCallback =
+      absl::AnyInvocable<void(absl::StatusOr<ReleaseReport>)>;
+
+  // Validates `options` and starts connecting to every master on `base`.
+  // Returns kInvalidArgument naming the bad option (see ValidateOptions();
+  // host names must already be numeric, see ResolveMasterHosts()). Does not
+  // wait for any connection: a master that is down is a failed vote later,
+  // not an error here. `base` must outlive the engine.
+  static absl::StatusOr<std::unique_ptr<AsyncRedlock>> Create(
+      event_base* base, Options options);
+
+  // Fails every pending operation's callback with kCancelled (a lock whose
+  // quorum was already decided is delivered as decided), then closes every
+  // connection. Keys of attempts still in flight expire with their TTL.
+  ~AsyncRedlock();
+
+  AsyncRedlock(const AsyncRedlock&) = delete;
+  AsyncRedlock& operator=(const AsyncRedlock&) = delete;
+
+  // Acquires `resource` for `ttl` on a quorum of masters, retrying with
+  // jittered delays (Options::retry) until `wait` has passed; `wait` = 0
+  // makes exactly one attempt. Returns kInvalidArgument, without calling
+  // `done`, if the resource is empty or the TTL is not in
+  // (request_timeout, max_ttl]. Otherwise calls `done` exactly once, on the
+  // loop thread, never before AcquireAsync() returns:
+  //   OK                 held; see Lock::valid_until().
+  //   kAborted           the last attempt found the lock held by another
+  //                      owner on too many masters.
+  //   kUnavailable       the last attempt could not reach a quorum because
+  //                      too many masters failed (down, timeout, error
+  //                      replies); safe to retry.
+  //   kDeadlineExceeded  the last attempt reached quorum too late to leave
+  //                      more than min_validity.
+  //   kCancelled         the engine was destroyed first.
+  // Every failure message lists how each master voted in the last attempt and
+  // why; a failed attempt leaves none of its keys behind on masters that
+  // answer.
+  absl::Status AcquireAsync(absl::string_view resource, absl::Duration ttl,
+                            absl::Duration wait, AcquireCallback done);
+
+  // Sets the TTL of `lock` to `ttl` again on every master that still holds
+  // its token (a token-checked PEXPIRE: a key that expired or changed owner is
+  // never recreated). Returns kInvalidArgument without calling `done` for an
+  // empty lock or a bad TTL, kFailedPrecondition for a released lock.
+  // Otherwise calls `done` exactly once, on the loop thread, never before
+  // ExtendAsync() returns:
+  //   OK                 a quorum extended it; lock.valid_until() is now
+  //                      start of this extension + ttl - drift.
+  //   kAborted           too many masters no longer hold our token: the lock
+  //                      is lost.
+  //   kUnavailable       too many masters failed to answer.
+  //   kDeadlineExceeded  the quorum came too late to leave validity.
+  //   kCancelled         the engine was destroyed first.
+  // On failure lock.valid_until() is kept, or moved earlier if a minority
+  // already applied a TTL shorter than what was left.
+  absl::Status ExtendAsync(const Lock& lock, absl::Duration ttl,
+                           ExtendCallback done);
+
+  // Deletes `lock`'s key on every master where it still carries the lock's
+  // token, and marks the lock released. Returns kInvalidArgument for an
+  // empty lock and kFailedPrecondition if it was already released, without
+  // calling `done`. Otherwise calls `done` exactly once, on the loop thread,
+  // never before ReleaseAsync() returns, after every master answered or
+  // timed out:
+  //   OK          see ReleaseReport for how many masters still held it.
+  //   kCancelled  the engine was destroyed first.
+  absl::Status ReleaseAsync(const Lock& lock, ReleaseCallback done);
+
+  // The options in force (validated).
+  const Options& options() const;
+
+ private:
+  explicit AsyncRedlock(std::unique_ptr<internal::Engine> engine);
+  std::unique_ptr<internal::Engine> engine_;
+};
+
+}  // namespace redlock
+
+#endif  // REDLOCK_ASYNC_REDLOCK_H_

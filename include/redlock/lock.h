@@ -1,0 +1,113 @@
+// Copyright 2026 The redlock Authors.
+//
+// A held lock and the per-master record of how it was won.
+//
+// Lock is a cheap, copyable handle: copies share one state, so an Extend()
+// through one copy is seen by all. Every method is thread-safe.
+//
+//   absl::StatusOr<redlock::Lock> lock = client.Acquire("recalc-ratings",
+//                                                        absl::Seconds(30),
+//                                                        absl::ZeroDuration());
+//   if (lock.ok()) {
+//     while (lock->remaining() > absl::Seconds(1)) { ... }
+//   }
+
+#ifndef REDLOCK_LOCK_H_
+#define REDLOCK_LOCK_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace redlock {
+
+// Every decision about validity is made on this clock, never the wall clock.
+using MonotonicClock = std::chrono::steady_clock;
+using MonotonicTime = MonotonicClock::time_point;
+
+// How one master answered one request of an acquisition, extension or
+// release.
+struct MasterVote {
+  enum class Kind {
+    kGranted,  // Set (acquire), extended (extend) or deleted (release).
+    kDenied,   // Held by another owner, or (extend/release) not held by us.
+    kFailed,   // No usable answer: see `error`.
+    kPending,  // Had not answered when the round was decided.
+  };
+  std::string master;  // MasterAddress::Name(): "host:port[/db]".
+  Kind kind = Kind::kPending;
+  // For kFailed: why, e.g. kDeadlineExceeded "no reply within 50ms",
+  // kUnavailable "Connection refused", kResourceExhausted "OOM ...",
+  // kFailedPrecondition "READONLY ...", kUnauthenticated "WRONGPASS ...".
+  absl::Status error;
+  // From sending the request to its answer; zero for kPending.
+  absl::Duration latency;
+};
+
+absl::string_view MasterVoteKindName(MasterVote::Kind kind);
+
+// "127.0.0.1:7001 granted (0.21ms), 127.0.0.1:7002 denied (held by another
+// owner) ..." — one entry per master, for logs and error messages.
+std::string DescribeVotes(const std::vector<MasterVote>& votes);
+
+// What a release found on the masters.
+struct ReleaseReport {
+  int released = 0;  // Masters that held our token and deleted it.
+  int not_held = 0;  // Masters where the key was gone or another owner's.
+  int failed = 0;    // Masters that could not be asked; their copy expires
+                     // with its TTL.
+  std::vector<MasterVote> votes;
+};
+
+namespace internal {
+struct LockState;
+}  // namespace internal
+
+class Lock {
+ public:
+  // An empty handle: resource() is empty and valid() is false. Handles that
+  // hold a lock come only from a client.
+  Lock();
+  explicit Lock(std::shared_ptr<internal::LockState> state);
+
+  // The resource name as passed to Acquire (without the key prefix).
+  const std::string& resource() const;
+  // The Redis key: Options::key_prefix + resource().
+  const std::string& key() const;
+  // The random value stored under key() on the masters: 32 hex digits from
+  // the OS CSPRNG, fresh for every acquisition attempt.
+  const std::string& token() const;
+  // When the winning attempt started (monotonic clock).
+  MonotonicTime acquired_at() const;
+
+  // Until when the lock is safely held, as far as the Redlock algorithm can
+  // tell: start of the last successful acquire or extend + ttl - drift. After
+  // a failed extend this may move earlier, never later. After Release() it is
+  // the moment of the release.
+  MonotonicTime valid_until() const;
+  // valid_until() - now, never negative.
+  absl::Duration remaining() const;
+  // remaining() > 0 and not released.
+  bool valid() const;
+  // True once a Release() of this lock has been sent.
+  bool released() const;
+
+  // How each master voted in the attempt that won the lock, or in the last
+  // successful extension.
+  std::vector<MasterVote> votes() const;
+
+  // The shared state; for the client implementation.
+  const std::shared_ptr<internal::LockState>& state() const { return state_; }
+
+ private:
+  std::shared_ptr<internal::LockState> state_;
+};
+
+}  // namespace redlock
+
+#endif  // REDLOCK_LOCK_H_

@@ -1,0 +1,154 @@
+// Copyright 2026 The redlock Authors.
+//
+// Options for a Redlock client: which masters, how long locks live, how long to
+// wait for each master, and how to retry.
+//
+// Options is a plain struct with in-class defaults. Validate() checks it the
+// same way AsyncRedlock::Create() and Redlock::Create() do, so a caller can
+// report bad configuration before building a client:
+//
+//   redlock::Options options;
+//   options.masters = {"redis://127.0.0.1:7001", "redis://127.0.0.1:7002",
+//                      "redis://127.0.0.1:7003"};
+//   options.request_timeout = absl::Milliseconds(20);
+//   if (absl::Status s = redlock::ValidateOptions(options); !s.ok()) { ... }
+
+#ifndef REDLOCK_OPTIONS_H_
+#define REDLOCK_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace redlock {
+
+// How many masters must grant a lock (or an extension) for it to count.
+enum class Quorum {
+  // N/2 + 1 of N masters: the Redlock algorithm. Tolerates N - (N/2 + 1)
+  // masters being down or unreachable.
+  kMajority,
+  // All N masters. Tolerates no failure; for deployments that prefer refusing
+  // a lock to relying on a majority.
+  kUnanimous,
+};
+
+// Parses "majority" or "unanimous". kInvalidArgument names the bad value.
+absl::StatusOr<Quorum> ParseQuorum(absl::string_view text);
+absl::string_view QuorumName(Quorum quorum);
+
+// How a failed acquisition attempt is retried while the caller's wait budget
+// lasts. Each delay is drawn uniformly from [min_delay, max_delay], so
+// contenders that collided once do not collide again in lock step.
+struct RetryPolicy {
+  // Default: 20ms.
+  absl::Duration min_delay = absl::Milliseconds(20);
+  // Default: 60ms. Must be >= min_delay.
+  absl::Duration max_delay = absl::Milliseconds(60);
+  // At most this many attempts per acquisition, whatever the budget; 0 means
+  // no limit besides the wait budget. Default: 0.
+  int max_attempts = 0;
+};
+
+// How a master whose connection failed is reconnected: the first retry comes
+// after `initial`, each further one after `multiplier` times the previous
+// delay, at most `max`. A connection that completes its handshake resets it.
+struct ReconnectBackoff {
+  // Default: 20ms.
+  absl::Duration initial = absl::Milliseconds(20);
+  // Default: 1s. Must be >= initial.
+  absl::Duration max = absl::Seconds(1);
+  // Default: 2. Must be >= 1.
+  double multiplier = 2.0;
+};
+
+struct Options {
+  // The independent Redis masters, as URIs:
+  //   redis://[[user]:password@]host[:port][/db]
+  // `host` must be a numeric IPv4 address, a bracketed IPv6 address or
+  // "localhost": the engine never resolves names on its loop thread. The
+  // blocking client (Redlock::Create) resolves host names itself before its
+  // loop starts; for AsyncRedlock call ResolveMasterHosts() first.
+  // Port defaults to 6379, db to 0. User and password may be percent-encoded.
+  // At least one master; no master twice. Default: none.
+  std::vector<std::string> masters;
+
+  // TTL used by the calls that take no TTL. Default: 10s.
+  absl::Duration default_ttl = absl::Seconds(10);
+
+  // The longest TTL any call may ask for; longer TTLs are kInvalidArgument.
+  // Default: 1h. Must be <= 24h.
+  absl::Duration max_ttl = absl::Hours(1);
+
+  // Clock drift allowance, as a fraction of the TTL:
+  // drift = ttl * drift_factor + 2ms. Must be in [0, 0.5). Default: 0.01.
+  double drift_factor = 0.01;
+
+  // An acquisition or extension whose remaining validity at the moment quorum
+  // is reached is not greater than this fails with kDeadlineExceeded.
+  // Default: 0 (any positive validity counts).
+  absl::Duration min_validity = absl::ZeroDuration();
+
+  // A master that has not answered a request within this long is a failed
+  // vote for that request. Must be positive and shorter than every TTL used.
+  // Default: 50ms (the Redlock paper suggests 5-50ms for a 10s TTL).
+  absl::Duration request_timeout = absl::Milliseconds(50);
+
+  // A connection attempt that has not completed within this long fails and is
+  // retried with `reconnect` backoff. Must be positive. Default: 250ms.
+  absl::Duration connect_timeout = absl::Milliseconds(250);
+
+  // A connection whose oldest request has had no reply for this long is
+  // closed and reconnected. It stays open until then so that commands queued
+  // behind a late request (the release behind a late SET) still reach the
+  // master in order. Must be >= request_timeout. Default: 1s.
+  absl::Duration stalled_connection_timeout = absl::Seconds(1);
+
+  // Default: Quorum::kMajority.
+  Quorum quorum = Quorum::kMajority;
+
+  // Prepended to every resource name to form the Redis key. Default:
+  // "redlock:".
+  std::string key_prefix = "redlock:";
+
+  // Default: see RetryPolicy.
+  RetryPolicy retry;
+
+  // Default: see ReconnectBackoff.
+  ReconnectBackoff reconnect;
+};
+
+// One parsed master URI.
+struct MasterAddress {
+  std::string host;  // Numeric address or host name as written, no brackets.
+  int port = 6379;
+  int db = 0;
+  std::string user;      // Empty: AUTH with the password only (or none).
+  std::string password;  // Empty: no AUTH.
+  bool has_password = false;
+
+  // "host:port" or "host:port/db", never the password. Used to name the
+  // master in results and errors.
+  std::string Name() const;
+};
+
+// Parses one master URI. kInvalidArgument names the URI (without its
+// password) and what is wrong with it.
+absl::StatusOr<MasterAddress> ParseMasterUri(absl::string_view uri);
+
+// Checks every option. OK, or kInvalidArgument naming the first bad field and
+// why. Host names are accepted here; see Options::masters.
+absl::Status ValidateOptions(const Options& options);
+
+// Replaces host names in `options.masters` with numeric addresses, using the
+// system resolver. Blocks on DNS: never call it on an event-loop thread.
+// kInvalidArgument if a name does not resolve.
+absl::Status ResolveMasterHosts(Options& options);
+
+}  // namespace redlock
+
+#endif  // REDLOCK_OPTIONS_H_

@@ -1,0 +1,117 @@
+// Copyright 2026 The redlock Authors.
+//
+// Redlock: the blocking client for ordinary threaded code. It owns a loop
+// thread that runs an AsyncRedlock, and every call here posts to it and waits
+// for the answer.
+//
+//   redlock::Options options;
+//   options.masters = {"redis://10.0.0.1:6379", "redis://10.0.0.2:6379",
+//                      "redis://10.0.0.3:6379"};
+//   auto client = redlock::Redlock::Create(options);
+//   if (!client.ok()) return client.status();
+//   auto guard = (*client)->AcquireScoped("recalc-ratings", absl::Minutes(5),
+//                                         absl::ZeroDuration());
+//   if (absl::IsAborted(guard.status())) return;  // Someone else runs it.
+//   if (!guard.ok()) return guard.status();
+//   RecalculateRatings(guard->lock().valid_until());
+//   // Released when `guard` goes out of scope.
+//
+// Thread safety: every method may be called from any number of threads at
+// once. Do not call it from inside an AsyncRedlock callback of the same
+// client (that is its loop thread, and it would wait for itself).
+
+#ifndef REDLOCK_REDLOCK_H_
+#define REDLOCK_REDLOCK_H_
+
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "redlock/lock.h"
+#include "redlock/options.h"
+
+namespace redlock {
+
+class Redlock;
+
+// Holds a lock and releases it when destroyed. Move-only.
+class ScopedLock {
+ public:
+  ScopedLock(ScopedLock&& other) noexcept;
+  ScopedLock& operator=(ScopedLock&& other) noexcept;
+  ScopedLock(const ScopedLock&) = delete;
+  ScopedLock& operator=(const ScopedLock&) = delete;
+  // Releases the lock unless Release() already did; errors are ignored.
+  ~ScopedLock();
+
+  const Lock& lock() const { return lock_; }
+
+  // Releases now. Same contract as Redlock::Release(); later calls and the
+  // destructor do nothing.
+  absl::StatusOr<ReleaseReport> Release();
+
+ private:
+  friend class Redlock;
+  ScopedLock(Redlock* client, Lock lock);
+  void ReleaseQuietly();
+
+  Redlock* client_;  // Null once released or moved from.
+  Lock lock_;
+};
+
+class Redlock {
+ public:
+  // Validates `options`, resolves host names (blocking, on the calling
+  // thread), starts the loop thread and begins connecting. kInvalidArgument
+  // names a bad option or a host that does not resolve. Masters that are down
+  // are not an error here.
+  static absl::StatusOr<std::unique_ptr<Redlock>> Create(Options options);
+
+  // Cancels pending calls (they return kCancelled), closes connections and
+  // joins the loop thread. Locks still held are not released; they expire
+  // with their TTL.
+  ~Redlock();
+
+  Redlock(const Redlock&) = delete;
+  Redlock& operator=(const Redlock&) = delete;
+
+  // Acquires `resource` for `ttl`, retrying until `wait` has passed (0: one
+  // attempt). Same results as AsyncRedlock::AcquireAsync(): OK, or
+  // kInvalidArgument, kAborted (held elsewhere), kUnavailable (too few masters
+  // answered), kDeadlineExceeded (no validity left), kCancelled.
+  absl::StatusOr<Lock> Acquire(absl::string_view resource, absl::Duration ttl,
+                               absl::Duration wait);
+  // Acquire() with Options::default_ttl.
+  absl::StatusOr<Lock> Acquire(absl::string_view resource,
+                               absl::Duration wait);
+
+  // Exactly one attempt: Acquire(resource, ttl, absl::ZeroDuration()).
+  absl::StatusOr<Lock> TryAcquire(absl::string_view resource,
+                                  absl::Duration ttl);
+
+  // Acquire(), returning a guard that releases the lock on scope exit.
+  absl::StatusOr<ScopedLock> AcquireScoped(absl::string_view resource,
+                                           absl::Duration ttl,
+                                           absl::Duration wait);
+
+  // Same contract as AsyncRedlock::ExtendAsync(); on OK every copy of `lock`
+  // sees the new valid_until().
+  absl::Status Extend(const Lock& lock, absl::Duration ttl);
+
+  // Same contract as AsyncRedlock::ReleaseAsync().
+  absl::StatusOr<ReleaseReport> Release(const Lock& lock);
+
+  // The options in force (validated, host names resolved).
+  const Options& options() const;
+
+ private:
+  class Impl;
+  explicit Redlock(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace redlock
+
+#endif  // REDLOCK_REDLOCK_H_
