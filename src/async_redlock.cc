@@ -1,1 +1,43 @@
-// Placeholder; being written.
+// Copyright 2026 The redlock Authors.
+
+#include "redlock/async_redlock.h"
+
+#include <utility>
+
+#include "src/engine.h"
+
+namespace redlock {
+
+absl::StatusOr<std::unique_ptr<AsyncRedlock>> AsyncRedlock::Create(
+    event_base* base, Options options) {
+  absl::StatusOr<std::unique_ptr<internal::Engine>> engine =
+      internal::Engine::Create(base, std::move(options));
+  if (!engine.ok()) return engine.status();
+  return std::unique_ptr<AsyncRedlock>(new AsyncRedlock(*std::move(engine)));
+}
+
+AsyncRedlock::AsyncRedlock(std::unique_ptr<internal::Engine> engine)
+    : engine_(std::move(engine)) {}
+
+AsyncRedlock::~AsyncRedlock() = default;
+
+absl::Status AsyncRedlock::AcquireAsync(absl::string_view resource,
+                                        absl::Duration ttl,
+                                        absl::Duration wait,
+                                        AcquireCallback done) {
+  return engine_->Acquire(resource, ttl, wait, std::move(done));
+}
+
+absl::Status AsyncRedlock::ExtendAsync(const Lock& lock, absl::Duration ttl,
+                                       ExtendCallback done) {
+  return engine_->Extend(lock, ttl, std::move(done));
+}
+
+absl::Status AsyncRedlock::ReleaseAsync(const Lock& lock,
+                                        ReleaseCallback done) {
+  return engine_->Release(lock, std::move(done));
+}
+
+const Options& AsyncRedlock::options() const { return engine_->options(); }
+
+}  // namespace redlock

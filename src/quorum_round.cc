@@ -1,1 +1,150 @@
-// Placeholder; being written.
+// Copyright 2026 The redlock Authors.
+
+#include "src/quorum_round.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "src/validity.h"
+
+namespace redlock::internal {
+
+VoteTally::VoteTally(int masters, int quorum)
+    : masters_(masters), quorum_(quorum), voted_(masters, false) {}
+
+bool VoteTally::Record(int master, const absl::StatusOr<Vote>& vote) {
+  if (master < 0 || master >= masters_ || voted_[master]) return false;
+  voted_[master] = true;
+  if (!vote.ok()) {
+    ++failed_;
+  } else if (*vote == Vote::kGranted) {
+    ++granted_;
+  } else {
+    ++denied_;
+  }
+  return true;
+}
+
+absl::StatusCode VoteTally::LossCode() const {
+  return failed_ > masters_ - quorum_ ? absl::StatusCode::kUnavailable
+                                      : absl::StatusCode::kAborted;
+}
+
+std::shared_ptr<QuorumRound> QuorumRound::Start(
+    std::vector<MasterLink*> masters, RoundConfig config, Clock* clock,
+    Done done) {
+  auto round = std::make_shared<QuorumRound>(std::move(masters),
+                                             std::move(config), clock,
+                                             std::move(done));
+  round->SendAll();
+  return round;
+}
+
+QuorumRound::QuorumRound(std::vector<MasterLink*> masters, RoundConfig config,
+                         Clock* clock, Done done)
+    : masters_(std::move(masters)),
+      config_(std::move(config)),
+      clock_(clock),
+      done_(std::move(done)),
+      tally_(static_cast<int>(masters_.size()), config_.quorum) {
+  votes_.resize(masters_.size());
+  for (size_t i = 0; i < masters_.size(); ++i) {
+    votes_[i].master = masters_[i]->name();
+  }
+}
+
+void QuorumRound::SendAll() {
+  start_ = clock_->Now();
+  for (size_t i = 0; i < masters_.size(); ++i) {
+    masters_[i]->Send(config_.command,
+                      [self = shared_from_this(),
+                       i](absl::StatusOr<RedisReply> reply) {
+                        self->OnReply(static_cast<int>(i), std::move(reply));
+                      });
+  }
+}
+
+void QuorumRound::Cancel() {
+  cancelled_ = true;
+  done_ = nullptr;
+}
+
+void QuorumRound::OnReply(int master, absl::StatusOr<RedisReply> reply) {
+  if (cancelled_ || decided_) return;  // Late: the decision stands.
+  absl::StatusOr<Vote> vote =
+      reply.ok() ? config_.map_reply(*reply) : absl::StatusOr<Vote>(reply.status());
+  if (!tally_.Record(master, vote)) return;
+
+  MasterVote& record = votes_[master];
+  record.latency = ToDuration(clock_->Now() - start_);
+  if (!vote.ok()) {
+    record.kind = MasterVote::Kind::kFailed;
+    record.error = vote.status();
+  } else {
+    record.kind = *vote == Vote::kGranted ? MasterVote::Kind::kGranted
+                                          : MasterVote::Kind::kDenied;
+  }
+
+  if (config_.wait_for_all) {
+    if (!tally_.AllVoted()) return;
+    Decide(tally_.QuorumReached() ? absl::OkStatus()
+                                  : absl::Status(tally_.LossCode(), ""));
+    return;
+  }
+  if (tally_.QuorumReached()) {
+    Decide(absl::OkStatus());
+  } else if (tally_.QuorumImpossible()) {
+    Decide(absl::Status(tally_.LossCode(), ""));
+  }
+}
+
+void QuorumRound::Decide(absl::Status status) {
+  decided_ = true;
+  RoundResult result;
+  result.start = start_;
+  result.decided_at = clock_->Now();
+  if (config_.check_validity) {
+    result.valid_until =
+        ValidUntil(start_, config_.ttl, config_.drift_factor);
+    if (status.ok() && !HasValidity(result.valid_until, result.decided_at,
+                                    config_.min_validity)) {
+      status = absl::DeadlineExceededError(absl::StrCat(
+          "quorum reached after ",
+          absl::FormatDuration(ToDuration(result.decided_at - start_)),
+          ", leaving ",
+          absl::FormatDuration(
+              Remaining(result.valid_until, result.decided_at)),
+          " of validity (needs more than ",
+          absl::FormatDuration(config_.min_validity), ")"));
+    }
+  }
+  result.granted = tally_.granted();
+  result.denied = tally_.denied();
+  result.failed = tally_.failed();
+  result.pending = tally_.pending();
+  result.votes = votes_;
+  std::string counts = absl::StrFormat(
+      "%d granted, %d denied, %d failed, %d no reply (quorum %d of %d): %s",
+      result.granted, result.denied, result.failed, result.pending,
+      tally_.quorum(), tally_.masters(), DescribeVotes(result.votes));
+  result.status =
+      status.ok() ? status
+                  : absl::Status(status.code(),
+                                 status.message().empty()
+                                     ? counts
+                                     : absl::StrCat(status.message(), "; ",
+                                                    counts));
+
+  if (!result.status.ok() && config_.cleanup_on_loss.has_value()) {
+    for (MasterLink* master : masters_) {
+      master->Send(*config_.cleanup_on_loss,
+                   [](absl::StatusOr<RedisReply>) {});
+    }
+  }
+  Done done = std::move(done_);
+  done_ = nullptr;
+  if (done) done(std::move(result));
+}
+
+}  // namespace redlock::internal

@@ -1,1 +1,167 @@
-// Placeholder; being written.
+// Copyright 2026 The redlock Authors.
+
+#include "redlock/redlock.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/synchronization/notification.h"
+#include "redlock/async_redlock.h"
+#include "src/event_loop.h"
+
+namespace redlock {
+
+class Redlock::Impl {
+ public:
+  Impl(std::unique_ptr<internal::EventLoop> loop, Options options)
+      : loop_(std::move(loop)), options_(std::move(options)) {}
+
+  ~Impl() {
+    // The engine lives and dies on the loop thread; destroying it answers
+    // every pending call with kCancelled.
+    loop_->RunAndWait([this] { engine_.reset(); });
+  }
+
+  absl::Status CreateEngine() {
+    absl::Status status;
+    loop_->RunAndWait([&] {
+      absl::StatusOr<std::unique_ptr<AsyncRedlock>> engine =
+          AsyncRedlock::Create(loop_->base(), options_);
+      if (engine.ok()) {
+        engine_ = *std::move(engine);
+      } else {
+        status = engine.status();
+      }
+    });
+    return status;
+  }
+
+  // Runs `start(callback)` on the loop thread and waits for the callback.
+  // `start` returns the status of the async call: a non-OK one is the result.
+  template <typename T, typename Start>
+  T Call(Start start) {
+    if (loop_->InLoopThread()) {
+      return T(absl::FailedPreconditionError(
+          "a blocking Redlock call was made on the client's own loop thread"));
+    }
+    absl::Notification done;
+    std::optional<T> result;
+    loop_->Post([&] {
+      absl::Status status = start([&](T value) {
+        result.emplace(std::move(value));
+        done.Notify();
+      });
+      if (!status.ok()) {
+        result.emplace(std::move(status));
+        done.Notify();
+      }
+    });
+    done.WaitForNotification();
+    return *std::move(result);
+  }
+
+  AsyncRedlock& engine() { return *engine_; }
+  const Options& options() const { return options_; }
+
+ private:
+  std::unique_ptr<internal::EventLoop> loop_;
+  const Options options_;
+  std::unique_ptr<AsyncRedlock> engine_;  // Loop thread only.
+};
+
+absl::StatusOr<std::unique_ptr<Redlock>> Redlock::Create(Options options) {
+  if (absl::Status status = ValidateOptions(options); !status.ok()) {
+    return status;
+  }
+  // Off the loop thread, so a slow resolver blocks only this call.
+  if (absl::Status status = ResolveMasterHosts(options); !status.ok()) {
+    return status;
+  }
+  absl::StatusOr<std::unique_ptr<internal::EventLoop>> loop =
+      internal::EventLoop::Start();
+  if (!loop.ok()) return loop.status();
+  auto impl = std::make_unique<Impl>(*std::move(loop), std::move(options));
+  if (absl::Status status = impl->CreateEngine(); !status.ok()) return status;
+  return std::unique_ptr<Redlock>(new Redlock(std::move(impl)));
+}
+
+Redlock::Redlock(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Redlock::~Redlock() = default;
+
+absl::StatusOr<Lock> Redlock::Acquire(absl::string_view resource,
+                                      absl::Duration ttl,
+                                      absl::Duration wait) {
+  using Result = absl::StatusOr<Lock>;
+  return impl_->Call<Result>([&](auto done) {
+    return impl_->engine().AcquireAsync(resource, ttl, wait, std::move(done));
+  });
+}
+
+absl::StatusOr<Lock> Redlock::Acquire(absl::string_view resource,
+                                      absl::Duration wait) {
+  return Acquire(resource, impl_->options().default_ttl, wait);
+}
+
+absl::StatusOr<Lock> Redlock::TryAcquire(absl::string_view resource,
+                                         absl::Duration ttl) {
+  return Acquire(resource, ttl, absl::ZeroDuration());
+}
+
+absl::StatusOr<ScopedLock> Redlock::AcquireScoped(absl::string_view resource,
+                                                  absl::Duration ttl,
+                                                  absl::Duration wait) {
+  absl::StatusOr<Lock> lock = Acquire(resource, ttl, wait);
+  if (!lock.ok()) return lock.status();
+  return ScopedLock(this, *std::move(lock));
+}
+
+absl::Status Redlock::Extend(const Lock& lock, absl::Duration ttl) {
+  return impl_->Call<absl::Status>([&](auto done) {
+    return impl_->engine().ExtendAsync(lock, ttl, std::move(done));
+  });
+}
+
+absl::StatusOr<ReleaseReport> Redlock::Release(const Lock& lock) {
+  using Result = absl::StatusOr<ReleaseReport>;
+  return impl_->Call<Result>([&](auto done) {
+    return impl_->engine().ReleaseAsync(lock, std::move(done));
+  });
+}
+
+const Options& Redlock::options() const { return impl_->options(); }
+
+ScopedLock::ScopedLock(Redlock* client, Lock lock)
+    : client_(client), lock_(std::move(lock)) {}
+
+ScopedLock::ScopedLock(ScopedLock&& other) noexcept
+    : client_(std::exchange(other.client_, nullptr)),
+      lock_(std::move(other.lock_)) {}
+
+ScopedLock& ScopedLock::operator=(ScopedLock&& other) noexcept {
+  if (this != &other) {
+    ReleaseQuietly();
+    client_ = std::exchange(other.client_, nullptr);
+    lock_ = std::move(other.lock_);
+  }
+  return *this;
+}
+
+ScopedLock::~ScopedLock() { ReleaseQuietly(); }
+
+absl::StatusOr<ReleaseReport> ScopedLock::Release() {
+  if (client_ == nullptr) {
+    return absl::FailedPreconditionError("the lock was already released");
+  }
+  Redlock* client = std::exchange(client_, nullptr);
+  return client->Release(lock_);
+}
+
+void ScopedLock::ReleaseQuietly() {
+  if (client_ == nullptr) return;
+  Redlock* client = std::exchange(client_, nullptr);
+  if (lock_.released()) return;
+  client->Release(lock_).IgnoreError();
+}
+
+}  // namespace redlock

@@ -1,1 +1,89 @@
-// Placeholder; being written.
+// Copyright 2026 The redlock Authors.
+
+#include "src/vote.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace redlock::internal {
+namespace {
+
+absl::Status Unexpected(absl::string_view what, const RedisReply& reply) {
+  std::string shown;
+  switch (reply.type) {
+    case RedisReply::Type::kStatus:
+      shown = absl::StrCat("status \"", reply.str, "\"");
+      break;
+    case RedisReply::Type::kString:
+      shown = absl::StrCat("string \"", reply.str.substr(0, 64), "\"");
+      break;
+    case RedisReply::Type::kInteger:
+      shown = absl::StrCat("integer ", reply.integer);
+      break;
+    case RedisReply::Type::kNil:
+      shown = "nil";
+      break;
+    case RedisReply::Type::kArray:
+      shown = absl::StrCat("array of ", reply.elements.size());
+      break;
+    case RedisReply::Type::kError:
+      shown = reply.str;
+      break;
+  }
+  return absl::InternalError(
+      absl::StrCat("unexpected reply to ", what, ": ", shown));
+}
+
+}  // namespace
+
+absl::Status ErrorReplyStatus(absl::string_view message) {
+  // The first word of a Redis error is its code.
+  absl::string_view code = message.substr(0, message.find(' '));
+  if (code == "OOM") return absl::ResourceExhaustedError(message);
+  if (code == "READONLY" || code == "MASTERDOWN" || code == "LOADING" ||
+      code == "BUSY" || code == "MISCONF" || code == "NOREPLICAS") {
+    return absl::FailedPreconditionError(message);
+  }
+  if (code == "NOAUTH" || code == "WRONGPASS") {
+    return absl::UnauthenticatedError(message);
+  }
+  if (code == "NOPERM") return absl::PermissionDeniedError(message);
+  if (code == "NOSCRIPT") return absl::NotFoundError(message);
+  return absl::InternalError(message);
+}
+
+bool IsNoScript(const RedisReply& reply) {
+  return reply.type == RedisReply::Type::kError &&
+         absl::StartsWith(reply.str, "NOSCRIPT");
+}
+
+absl::StatusOr<Vote> AcquireVote(const RedisReply& reply) {
+  switch (reply.type) {
+    case RedisReply::Type::kStatus:
+      if (reply.str == "OK") return Vote::kGranted;
+      break;
+    case RedisReply::Type::kNil:
+      return Vote::kDenied;
+    case RedisReply::Type::kError:
+      return ErrorReplyStatus(reply.str);
+    default:
+      break;
+  }
+  return Unexpected("SET NX", reply);
+}
+
+absl::StatusOr<Vote> ScriptVote(const RedisReply& reply) {
+  switch (reply.type) {
+    case RedisReply::Type::kInteger:
+      if (reply.integer == 1) return Vote::kGranted;
+      if (reply.integer == 0) return Vote::kDenied;
+      break;
+    case RedisReply::Type::kError:
+      return ErrorReplyStatus(reply.str);
+    default:
+      break;
+  }
+  return Unexpected("token-checked script", reply);
+}
+
+}  // namespace redlock::internal

@@ -1,0 +1,86 @@
+// Copyright 2026 The redlock Authors.
+//
+// The engine behind AsyncRedlock: owns the masters, runs acquisitions with
+// retries, extensions and releases as quorum rounds, and delivers every
+// result through a deferred queue so that no user callback runs inside a
+// hiredis callback or on the caller's stack. Loop thread only.
+
+#ifndef REDLOCK_SRC_ENGINE_H_
+#define REDLOCK_SRC_ENGINE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/random/random.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "redlock/async_redlock.h"
+#include "redlock/lock.h"
+#include "redlock/options.h"
+#include "src/clock.h"
+#include "src/deferred.h"
+#include "src/master.h"
+#include "src/quorum_round.h"
+
+struct event_base;
+
+namespace redlock::internal {
+
+class Engine {
+ public:
+  // `options` must be valid and its hosts numeric (see ParseMasters()).
+  static absl::StatusOr<std::unique_ptr<Engine>> Create(event_base* base,
+                                                        Options options);
+
+  Engine(event_base* base, Options options,
+         std::vector<MasterAddress> addresses);
+  ~Engine();
+
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // The contracts are those of AsyncRedlock.
+  absl::Status Acquire(absl::string_view resource, absl::Duration ttl,
+                       absl::Duration wait,
+                       AsyncRedlock::AcquireCallback done);
+  absl::Status Extend(const Lock& lock, absl::Duration ttl,
+                      AsyncRedlock::ExtendCallback done);
+  absl::Status Release(const Lock& lock, AsyncRedlock::ReleaseCallback done);
+
+  const Options& options() const { return options_; }
+  int quorum() const { return quorum_; }
+  const std::vector<std::unique_ptr<Master>>& masters() const {
+    return masters_;
+  }
+
+ private:
+  class Operation;
+  class AcquireOp;
+  class ExtendOp;
+  class ReleaseOp;
+
+  absl::Status CheckTtl(absl::Duration ttl) const;
+  absl::Status CheckLock(const Lock& lock) const;
+  // Delivers a finished operation's result on a later loop turn and forgets
+  // the operation.
+  void Finish(Operation* op, absl::AnyInvocable<void()> deliver);
+  RoundConfig BaseRound(absl::Duration ttl) const;
+
+  event_base* base_;
+  Options options_;
+  Clock* clock_;
+  std::vector<std::unique_ptr<Master>> masters_;
+  std::vector<MasterLink*> links_;
+  int quorum_;
+  absl::BitGen bitgen_;
+  absl::flat_hash_set<std::shared_ptr<Operation>> operations_;
+  Deferred completions_;
+};
+
+}  // namespace redlock::internal
+
+#endif  // REDLOCK_SRC_ENGINE_H_

@@ -1,0 +1,143 @@
+// Copyright 2026 The redlock Authors.
+//
+// One Redis master: a hiredis async connection on the loop, its handshake
+// (AUTH, SELECT, SCRIPT LOAD), its own request timers (hiredis 0.14 has none),
+// and reconnection with backoff. Loop thread only.
+//
+// Timeouts. A request with no reply within request_timeout is answered
+// kDeadlineExceeded at once, but the connection stays open: commands queued
+// behind it (a release behind a late SET) must still reach the master in
+// order. Only when the oldest request has waited stalled_connection_timeout is
+// the connection closed and reconnected; before closing, whatever is still in
+// the output buffer is written, so a release queued behind a stuck request is
+// not lost.
+//
+// hiredis 0.14 traps handled here: it frees the context itself after a failed
+// connect and after a connection error, calling every pending callback with a
+// NULL reply first; redisAsyncFree() called inside a reply callback is
+// deferred until the callback returns; redisAsyncDisconnect() never completes
+// against a hung server, so it is not used.
+
+#ifndef REDLOCK_SRC_MASTER_H_
+#define REDLOCK_SRC_MASTER_H_
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "redlock/lock.h"
+#include "redlock/options.h"
+#include "src/deferred.h"
+#include "src/master_link.h"
+
+struct event;
+struct event_base;
+struct redisAsyncContext;
+struct redisReply;
+
+namespace redlock::internal {
+
+struct MasterConfig {
+  MasterAddress address;  // Host must be numeric.
+  absl::Duration request_timeout = absl::Milliseconds(50);
+  absl::Duration connect_timeout = absl::Milliseconds(250);
+  absl::Duration stalled_timeout = absl::Seconds(1);
+  ReconnectBackoff backoff;
+};
+
+struct MasterCounters {
+  int64_t sent = 0;
+  int64_t replies = 0;
+  int64_t error_replies = 0;
+  int64_t timeouts = 0;
+  int64_t connection_failures = 0;
+  int64_t connects = 0;
+  int64_t noscript_fallbacks = 0;
+};
+
+class Master final : public MasterLink {
+ public:
+  // Starts connecting at once.
+  Master(event_base* base, MasterConfig config);
+  // Answers every outstanding request with kCancelled, then closes.
+  ~Master() override;
+
+  Master(const Master&) = delete;
+  Master& operator=(const Master&) = delete;
+
+  const std::string& name() const override { return name_; }
+  void Send(const Command& command, ReplyCallback done) override;
+
+  // Connected and handshake answered.
+  bool ready() const { return state_ == State::kConnected && handshake_ok_; }
+  const MasterCounters& counters() const { return counters_; }
+  // Why the last connection failed or closed; OK if none did.
+  const absl::Status& last_error() const { return last_error_; }
+
+ private:
+  enum class State { kDisconnected, kConnecting, kConnected };
+  enum class Kind { kUser, kAuth, kSelect, kScriptLoad };
+
+  struct Pending {
+    MonotonicTime sent_at;
+    Kind kind = Kind::kUser;
+    // Empty once answered (by a timeout); the reply is then dropped.
+    ReplyCallback done;
+    // Script calls sent with EVALSHA keep the command to resend as EVAL.
+    std::optional<Command> script_call;
+    bool last_handshake_step = false;
+  };
+
+  void Connect();
+  void Close(absl::Status reason);
+  void ScheduleReconnect();
+  void QueueHandshake();
+  // Writes argv to the connection and queues `pending`; answers it later with
+  // an error if the connection refuses the command.
+  void Write(const std::vector<std::string>& argv, Pending pending);
+  void FailLater(ReplyCallback done, absl::Status status);
+  void ArmRequestTimer();
+
+  void OnConnect(redisAsyncContext* ac, int status);
+  void OnDisconnect(redisAsyncContext* ac, int status);
+  void OnReply(redisAsyncContext* ac, redisReply* reply);
+  void OnHandshakeReply(const Pending& pending, const RedisReply& reply);
+  void OnRequestTimer();
+
+  static void ConnectThunk(const redisAsyncContext* ac, int status);
+  static void DisconnectThunk(const redisAsyncContext* ac, int status);
+  static void ReplyThunk(redisAsyncContext* ac, void* reply, void* privdata);
+  static void RequestTimerThunk(int fd, short what, void* arg);
+  static void ConnectTimerThunk(int fd, short what, void* arg);
+  static void ReconnectTimerThunk(int fd, short what, void* arg);
+
+  event_base* base_;
+  MasterConfig config_;
+  std::string name_;
+
+  State state_ = State::kDisconnected;
+  redisAsyncContext* ac_ = nullptr;
+  // The context Close() is tearing down, until hiredis reports it gone.
+  redisAsyncContext* closing_ac_ = nullptr;
+  MonotonicTime connected_at_;
+  bool handshake_ok_ = false;
+  bool shutting_down_ = false;
+  int in_reply_callback_ = 0;
+  absl::Status close_reason_;
+  absl::Status last_error_;
+  absl::Duration next_backoff_;
+
+  std::deque<Pending> pending_;
+  Deferred deferred_;
+  event* request_timer_;
+  event* connect_timer_;
+  event* reconnect_timer_;
+  MasterCounters counters_;
+};
+
+}  // namespace redlock::internal
+
+#endif  // REDLOCK_SRC_MASTER_H_

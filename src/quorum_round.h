@@ -1,0 +1,138 @@
+// Copyright 2026 The redlock Authors.
+//
+// One round of the Redlock algorithm: send one command to every master in the
+// same loop turn, count each master's vote once, and decide as early as the
+// votes allow — won as soon as `quorum` granted, lost as soon as so many
+// denied or failed that quorum is out of reach. Stragglers never delay the
+// decision. A won round must also leave validity: start + ttl - drift must lie
+// more than min_validity ahead when quorum is reached. A lost round sends its
+// clean-up command (the token-checked release) to every master, including the
+// ones that have not answered: on each connection it queues behind the
+// request still pending there, so a late SET cannot leave a key behind.
+
+#ifndef REDLOCK_SRC_QUORUM_ROUND_H_
+#define REDLOCK_SRC_QUORUM_ROUND_H_
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "redlock/lock.h"
+#include "src/clock.h"
+#include "src/master_link.h"
+#include "src/scripts.h"
+#include "src/vote.h"
+
+namespace redlock::internal {
+
+// Counts votes. Pure: no I/O, no clock.
+class VoteTally {
+ public:
+  VoteTally(int masters, int quorum);
+
+  // Records `master`'s vote. A second vote from the same master is ignored
+  // and returns false: no vote counts twice.
+  bool Record(int master, const absl::StatusOr<Vote>& vote);
+
+  bool QuorumReached() const { return granted_ >= quorum_; }
+  // So many masters denied or failed that quorum can no longer be reached.
+  bool QuorumImpossible() const {
+    return denied_ + failed_ > masters_ - quorum_;
+  }
+  bool AllVoted() const { return granted_ + denied_ + failed_ == masters_; }
+
+  // Why a round that cannot win lost: kUnavailable when the failures alone
+  // put quorum out of reach (retrying may help once masters recover),
+  // otherwise kAborted (other owners hold the lock).
+  absl::StatusCode LossCode() const;
+
+  int masters() const { return masters_; }
+  int quorum() const { return quorum_; }
+  int granted() const { return granted_; }
+  int denied() const { return denied_; }
+  int failed() const { return failed_; }
+  int pending() const { return masters_ - granted_ - denied_ - failed_; }
+
+ private:
+  int masters_;
+  int quorum_;
+  int granted_ = 0;
+  int denied_ = 0;
+  int failed_ = 0;
+  std::vector<bool> voted_;
+};
+
+struct RoundConfig {
+  Command command;
+  VoteMapper map_reply = nullptr;
+  int quorum = 1;
+  // Release: decide only once every master answered (or failed).
+  bool wait_for_all = false;
+  // Acquire and extend: a won round needs validity left.
+  bool check_validity = false;
+  absl::Duration ttl;
+  double drift_factor = 0.01;
+  absl::Duration min_validity;
+  // Sent to every master when the round is lost.
+  std::optional<Command> cleanup_on_loss;
+};
+
+struct RoundResult {
+  // OK: won. Otherwise VoteTally::LossCode(), or kDeadlineExceeded when
+  // quorum came too late to leave validity. The message counts the votes and
+  // lists each master's.
+  absl::Status status;
+  MonotonicTime start;
+  MonotonicTime decided_at;
+  // With check_validity: start + ttl - drift.
+  MonotonicTime valid_until;
+  int granted = 0;
+  int denied = 0;
+  int failed = 0;
+  int pending = 0;
+  std::vector<MasterVote> votes;
+};
+
+class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
+ public:
+  using Done = absl::AnyInvocable<void(RoundResult)>;
+
+  // Starts a round on `masters` (all sent before Start() returns). Calls
+  // `done` exactly once, on the loop thread, never before Start() returns,
+  // unless Cancel() comes first. The masters must outlive the round or
+  // cancel its requests when destroyed (Master does).
+  static std::shared_ptr<QuorumRound> Start(std::vector<MasterLink*> masters,
+                                            RoundConfig config, Clock* clock,
+                                            Done done);
+
+  // After Cancel(), `done` is never called and nothing more is sent. Late
+  // replies are dropped.
+  void Cancel();
+
+  // Use Start().
+  QuorumRound(std::vector<MasterLink*> masters, RoundConfig config,
+              Clock* clock, Done done);
+
+ private:
+  void SendAll();
+  void OnReply(int master, absl::StatusOr<RedisReply> reply);
+  void Decide(absl::Status status);
+
+  std::vector<MasterLink*> masters_;
+  RoundConfig config_;
+  Clock* clock_;
+  Done done_;
+  VoteTally tally_;
+  MonotonicTime start_;
+  std::vector<MasterVote> votes_;
+  bool decided_ = false;
+  bool cancelled_ = false;
+};
+
+}  // namespace redlock::internal
+
+#endif  // REDLOCK_SRC_QUORUM_ROUND_H_

@@ -1,0 +1,58 @@
+// Copyright 2026 The redlock Authors.
+//
+// The commands the engine sends, and the Lua scripts behind the token-checked
+// ones. A script is run with EVALSHA under the SHA-1 we compute ourselves, so
+// the first call after connecting needs no round trip for SCRIPT LOAD; each
+// connection loads the scripts once, pipelined ahead of every other command,
+// and a NOSCRIPT reply (after SCRIPT FLUSH) falls back to EVAL.
+
+#ifndef REDLOCK_SRC_SCRIPTS_H_
+#define REDLOCK_SRC_SCRIPTS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace redlock::internal {
+
+struct Script {
+  absl::string_view name;    // For messages: "release", "extend".
+  absl::string_view source;  // Lua.
+  std::string sha1;          // Sha1Hex(source).
+};
+
+// Deletes KEYS[1] if it holds ARGV[1]. Returns 1 if deleted, else 0.
+const Script& ReleaseScript();
+// Sets the TTL of KEYS[1] to ARGV[2] ms if it holds ARGV[1]; never creates the
+// key. Returns 1 if extended, else 0.
+const Script& ExtendScript();
+// Every script a connection loads when it connects.
+const std::vector<const Script*>& AllScripts();
+
+// One request to one master: a plain command, or a script call.
+struct Command {
+  // Plain command: the whole argv. Script call: the keys, then the args.
+  std::vector<std::string> args;
+  const Script* script = nullptr;
+  int num_keys = 0;  // Script calls only.
+};
+
+// SET key token NX PX ttl_ms.
+Command AcquireCommand(absl::string_view key, absl::string_view token,
+                       absl::Duration ttl);
+Command ReleaseCommand(absl::string_view key, absl::string_view token);
+Command ExtendCommand(absl::string_view key, absl::string_view token,
+                      absl::Duration ttl);
+
+// The argv to send: the plain command, or EVALSHA sha numkeys ... (or, with
+// `eval`, EVAL source numkeys ...).
+std::vector<std::string> CommandArgv(const Command& command, bool eval);
+
+// TTL in whole milliseconds, at least 1, for PX and PEXPIRE.
+std::string TtlMillis(absl::Duration ttl);
+
+}  // namespace redlock::internal
+
+#endif  // REDLOCK_SRC_SCRIPTS_H_
