@@ -114,8 +114,12 @@ class Engine::AcquireOp final
       Complete(Lock(std::move(state)));
       return;
     }
+    // An outage ends the wait at once (see AsyncRedlock::AcquireAsync).
     std::optional<absl::Duration> delay =
         schedule_.NextDelay(engine_->clock_->Now(), engine_->bitgen_);
+    if (result.status.code() == absl::StatusCode::kUnavailable) {
+      delay.reset();
+    }
     if (!delay.has_value()) {
       const int attempts = schedule_.attempts();
       Complete(absl::Status(

@@ -45,8 +45,7 @@ constexpr absl::Duration kMaxMaxTtl = absl::Hours(24);
 
 // RFC 3986 unreserved characters: the only ones PercentEncode() leaves as-is.
 bool IsUnreserved(char c) {
-  return absl::ascii_isalnum(c) || c == '-' || c == '.' || c == '_' ||
-         c == '~';
+  return absl::ascii_isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~';
 }
 
 // What a user name or password may hold without percent-encoding: RFC 3986
@@ -120,8 +119,8 @@ absl::StatusOr<std::string> PercentDecode(absl::string_view text,
         return absl::InvalidArgumentError(absl::StrCat(
             what, " has a bad percent escape; write %XX with two hex digits"));
       }
-      decoded.push_back(
-          static_cast<char>(HexValue(text[i + 1]) * 16 + HexValue(text[i + 2])));
+      decoded.push_back(static_cast<char>(HexValue(text[i + 1]) * 16 +
+                                          HexValue(text[i + 2])));
       i += 2;
     } else if (IsUserinfoChar(c)) {
       decoded.push_back(c);
@@ -194,7 +193,8 @@ std::string HostNameProblem(absl::string_view host) {
   return "";
 }
 
-// ParseMasterUri() without the URI in its errors; `uri` has lost its scheme.
+// ParseMasterUri() after the scheme, with errors that do not name the URI
+// yet; `rest` is everything after "redis://".
 absl::Status ParseAfterScheme(absl::string_view rest, MasterAddress& address) {
   // '@' cannot appear after the user info, so the last one ends it, and an
   // unencoded '@' in a password is reported as such rather than as a strange
@@ -332,9 +332,8 @@ absl::StatusOr<std::string> ResolveHost(const std::string& host) {
   } else if (results->ai_family == AF_INET6) {
     raw = &reinterpret_cast<const sockaddr_in6*>(results->ai_addr)->sin6_addr;
   }
-  const bool ok = raw != nullptr &&
-                  inet_ntop(results->ai_family, raw, text, sizeof(text)) !=
-                      nullptr;
+  const bool ok = raw != nullptr && inet_ntop(results->ai_family, raw, text,
+                                              sizeof(text)) != nullptr;
   freeaddrinfo(results);
   if (!ok) {
     return absl::InvalidArgumentError("resolved to an unsupported address");
@@ -416,8 +415,9 @@ absl::StatusOr<MasterAddress> ParseMasterUri(absl::string_view uri) {
     // Only quote what really is a scheme: anything else may hold a password.
     if (scheme_end != absl::string_view::npos && !scheme.empty() &&
         std::all_of(scheme.begin(), scheme.end(), IsSchemeChar)) {
-      return UriError(uri, absl::StrCat("scheme \"", scheme,
-                                        "://\" is not supported; use redis://"));
+      return UriError(uri,
+                      absl::StrCat("scheme \"", scheme,
+                                   "://\" is not supported; use redis://"));
     }
     return UriError(uri, "has no redis:// scheme");
   }
@@ -446,9 +446,9 @@ absl::Status ValidateOptions(const Options& options) {
     return s;
   }
   if (options.max_ttl > kMaxMaxTtl) {
-    return FieldError("max_ttl", absl::StrCat("must be at most 24h, got ",
-                                              absl::FormatDuration(
-                                                  options.max_ttl)));
+    return FieldError("max_ttl",
+                      absl::StrCat("must be at most 24h, got ",
+                                   absl::FormatDuration(options.max_ttl)));
   }
   if (options.default_ttl > options.max_ttl) {
     return FieldError(
@@ -460,9 +460,8 @@ absl::Status ValidateOptions(const Options& options) {
 
   // Written so that NaN fails too.
   if (!(options.drift_factor >= 0 && options.drift_factor < 0.5)) {
-    return FieldError("drift_factor",
-                      absl::StrCat("must be in [0, 0.5), got ",
-                                   options.drift_factor));
+    return FieldError("drift_factor", absl::StrCat("must be in [0, 0.5), got ",
+                                                   options.drift_factor));
   }
   if (absl::Status s = CheckDuration("min_validity", options.min_validity,
                                      /*positive=*/false);
@@ -513,10 +512,10 @@ absl::Status ValidateOptions(const Options& options) {
     return FieldError("quorum", "is not a known Quorum value");
   }
   if (options.key_prefix.size() > kMaxKeyPrefixBytes) {
-    return FieldError("key_prefix",
-                      absl::StrCat("is ", options.key_prefix.size(),
-                                   " bytes; at most ", kMaxKeyPrefixBytes,
-                                   " are allowed"));
+    return FieldError(
+        "key_prefix",
+        absl::StrCat("is ", options.key_prefix.size(), " bytes; at most ",
+                     kMaxKeyPrefixBytes, " are allowed"));
   }
 
   if (absl::Status s = CheckDuration("retry.min_delay", options.retry.min_delay,
@@ -584,10 +583,10 @@ absl::Status ResolveMasterHosts(Options& options) {
     } else {
       absl::StatusOr<std::string> numeric = ResolveHost(address->host);
       if (!numeric.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "masters[", i, "]: master URI ", QuotedUri(resolved[i]),
-            ": host \"", address->host,
-            "\" does not resolve: ", numeric.status().message()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("masters[", i, "]: master URI ",
+                         QuotedUri(resolved[i]), ": host \"", address->host,
+                         "\" does not resolve: ", numeric.status().message()));
       }
       address->host = *std::move(numeric);
     }
@@ -626,12 +625,17 @@ absl::StatusOr<std::vector<MasterAddress>> ParseMasters(
     }
     std::string canonical = CanonicalHost(address->host);
     for (size_t j = 0; j < addresses.size(); ++j) {
+      // Two databases of one server are one failure domain: counting both
+      // would let a single server grant a majority on its own.
       if (canonical_hosts[j] == canonical &&
-          addresses[j].port == address->port &&
-          addresses[j].db == address->db) {
+          addresses[j].port == address->port) {
         return absl::InvalidArgumentError(absl::StrCat(
             "masters[", j, "] and masters[", i, "] are the same master ",
-            address->Name()));
+            address->host, ":", address->port,
+            addresses[j].db == address->db
+                ? ""
+                : " (different databases of one server are not independent "
+                  "masters)"));
       }
     }
     canonical_hosts.push_back(std::move(canonical));

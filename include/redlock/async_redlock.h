@@ -75,9 +75,11 @@ class AsyncRedlock {
   //   OK                 held; see Lock::valid_until().
   //   kAborted           the last attempt found the lock held by another
   //                      owner on too many masters.
-  //   kUnavailable       the last attempt could not reach a quorum because
-  //                      too many masters failed (down, timeout, error
-  //                      replies); safe to retry.
+  //   kUnavailable       an attempt could not reach a quorum because too
+  //                      many masters failed (down, timeout, error replies).
+  //                      Returned at once, without spending the rest of
+  //                      `wait`: waiting is for a lock held elsewhere, and an
+  //                      outage is for the caller to know now. Safe to retry.
   //   kDeadlineExceeded  the last attempt reached quorum too late to leave
   //                      more than min_validity.
   //   kCancelled         the engine was destroyed first.

@@ -1,0 +1,62 @@
+// Copyright 2026 The redlock Authors.
+
+#include "src/validity.h"
+
+#include "gtest/gtest.h"
+#include "src/clock.h"
+
+namespace redlock::internal {
+namespace {
+
+TEST(DriftTest, IsOnePercentOfTtlPlusTwoMilliseconds) {
+  EXPECT_EQ(Drift(absl::Seconds(10), 0.01), absl::Milliseconds(102));
+  EXPECT_EQ(Drift(absl::Seconds(1), 0.01), absl::Milliseconds(12));
+}
+
+TEST(DriftTest, ZeroFactorLeavesTheTwoMillisecondMinimum) {
+  EXPECT_EQ(Drift(absl::Seconds(30), 0.0), kMinDrift);
+  EXPECT_EQ(kMinDrift, absl::Milliseconds(2));
+}
+
+TEST(ValidUntilTest, IsStartPlusTtlMinusDrift) {
+  MonotonicTime start{std::chrono::seconds(1000)};
+  MonotonicTime until = ValidUntil(start, absl::Seconds(10), 0.01);
+  EXPECT_EQ(ToDuration(until - start), absl::Milliseconds(10000 - 102));
+}
+
+TEST(ValidUntilTest, DoesNotDependOnWhenQuorumWasReached) {
+  // Elapsed time is accounted for by measuring from the start of the attempt.
+  MonotonicTime start{std::chrono::seconds(5)};
+  EXPECT_EQ(ValidUntil(start, absl::Seconds(2), 0.05),
+            start + ToChrono(absl::Seconds(2) - absl::Milliseconds(102)));
+}
+
+TEST(RemainingTest, IsNegativeAfterValidityEnds) {
+  MonotonicTime until{std::chrono::seconds(10)};
+  EXPECT_EQ(Remaining(until, until - std::chrono::milliseconds(3)),
+            absl::Milliseconds(3));
+  EXPECT_EQ(Remaining(until, until + std::chrono::milliseconds(3)),
+            absl::Milliseconds(-3));
+}
+
+TEST(HasValidityTest, RequiresStrictlyMoreThanMinimum) {
+  MonotonicTime until{std::chrono::seconds(10)};
+  MonotonicTime now = until - std::chrono::milliseconds(5);
+  EXPECT_TRUE(HasValidity(until, now, absl::ZeroDuration()));
+  EXPECT_TRUE(HasValidity(until, now, absl::Milliseconds(4)));
+  EXPECT_FALSE(HasValidity(until, now, absl::Milliseconds(5)));
+  EXPECT_FALSE(HasValidity(until, until, absl::ZeroDuration()));
+}
+
+TEST(HasValidityTest, QuorumReachedAfterTheWholeTtlHasNone) {
+  MonotonicTime start{std::chrono::seconds(1)};
+  MonotonicTime until = ValidUntil(start, absl::Milliseconds(100), 0.01);
+  // 100ms - 3ms drift: quorum at 97ms leaves nothing.
+  EXPECT_TRUE(HasValidity(until, start + std::chrono::milliseconds(96),
+                          absl::ZeroDuration()));
+  EXPECT_FALSE(HasValidity(until, start + std::chrono::milliseconds(97),
+                           absl::ZeroDuration()));
+}
+
+}  // namespace
+}  // namespace redlock::internal

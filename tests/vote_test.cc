@@ -1,0 +1,99 @@
+// Copyright 2026 The redlock Authors.
+//
+// What each kind of Redis reply means as a vote.
+
+#include "src/vote.h"
+
+#include "gtest/gtest.h"
+#include "src/redis_reply.h"
+
+namespace redlock::internal {
+namespace {
+
+TEST(AcquireVoteTest, OkStatusIsGranted) {
+  EXPECT_EQ(AcquireVote(RedisReply::Status("OK")).value(), Vote::kGranted);
+}
+
+TEST(AcquireVoteTest, NilMeansHeldByAnotherOwner) {
+  EXPECT_EQ(AcquireVote(RedisReply::Nil()).value(), Vote::kDenied);
+}
+
+TEST(AcquireVoteTest, OomIsAFailedVoteNamingTheReason) {
+  absl::StatusOr<Vote> vote = AcquireVote(RedisReply::Error(
+      "OOM command not allowed when used memory > 'maxmemory'."));
+  ASSERT_FALSE(vote.ok());
+  EXPECT_EQ(vote.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(vote.status().message().find("OOM"), absl::string_view::npos);
+}
+
+TEST(AcquireVoteTest, ReadonlyReplicaIsAFailedVote) {
+  absl::StatusOr<Vote> vote = AcquireVote(RedisReply::Error(
+      "READONLY You can't write against a read only replica."));
+  ASSERT_FALSE(vote.ok());
+  EXPECT_EQ(vote.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(vote.status().message().find("READONLY"), absl::string_view::npos);
+}
+
+TEST(AcquireVoteTest, NoauthIsUnauthenticated) {
+  absl::StatusOr<Vote> vote =
+      AcquireVote(RedisReply::Error("NOAUTH Authentication required."));
+  EXPECT_EQ(vote.status().code(), absl::StatusCode::kUnauthenticated);
+}
+
+TEST(AcquireVoteTest, UnexpectedStatusOrTypeIsAFailedVote) {
+  EXPECT_EQ(AcquireVote(RedisReply::Status("QUEUED")).status().code(),
+            absl::StatusCode::kInternal);
+  EXPECT_EQ(AcquireVote(RedisReply::Integer(1)).status().code(),
+            absl::StatusCode::kInternal);
+  EXPECT_EQ(AcquireVote(RedisReply::String("OK")).status().code(),
+            absl::StatusCode::kInternal);
+  EXPECT_EQ(AcquireVote(RedisReply::Array({})).status().code(),
+            absl::StatusCode::kInternal);
+}
+
+TEST(ScriptVoteTest, OneIsGrantedZeroIsDenied) {
+  EXPECT_EQ(ScriptVote(RedisReply::Integer(1)).value(), Vote::kGranted);
+  EXPECT_EQ(ScriptVote(RedisReply::Integer(0)).value(), Vote::kDenied);
+}
+
+TEST(ScriptVoteTest, OtherIntegersAndTypesAreFailedVotes) {
+  EXPECT_FALSE(ScriptVote(RedisReply::Integer(2)).ok());
+  EXPECT_FALSE(ScriptVote(RedisReply::Integer(-1)).ok());
+  EXPECT_FALSE(ScriptVote(RedisReply::Nil()).ok());
+  EXPECT_FALSE(ScriptVote(RedisReply::Status("OK")).ok());
+}
+
+TEST(ScriptVoteTest, ErrorReplyIsAFailedVote) {
+  absl::StatusOr<Vote> vote = ScriptVote(
+      RedisReply::Error("BUSY Redis is busy running a script."));
+  EXPECT_EQ(vote.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(ErrorReplyStatusTest, MapsErrorCodesByPrefix) {
+  EXPECT_EQ(ErrorReplyStatus("WRONGPASS invalid username-password pair").code(),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(ErrorReplyStatus("NOPERM this user has no permissions").code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(ErrorReplyStatus("LOADING Redis is loading").code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ErrorReplyStatus("NOSCRIPT No matching script").code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(ErrorReplyStatus("ERR unknown command").code(),
+            absl::StatusCode::kInternal);
+  EXPECT_EQ(ErrorReplyStatus("").code(), absl::StatusCode::kInternal);
+}
+
+TEST(ErrorReplyStatusTest, KeepsTheServerText) {
+  EXPECT_EQ(ErrorReplyStatus("OOM command not allowed").message(),
+            "OOM command not allowed");
+}
+
+TEST(IsNoScriptTest, OnlyTheNoscriptErrorCounts) {
+  EXPECT_TRUE(IsNoScript(
+      RedisReply::Error("NOSCRIPT No matching script. Please use EVAL.")));
+  EXPECT_FALSE(IsNoScript(RedisReply::Error("ERR NOSCRIPT")));
+  EXPECT_FALSE(IsNoScript(RedisReply::String("NOSCRIPT")));
+}
+
+}  // namespace
+}  // namespace redlock::internal
