@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the built project into a temporary prefix and builds a consumer
+# against it twice: with find_package(redlock CONFIG) and with pkg-config.
+# Usage: run_install_test.sh SOURCE_DIR BUILD_DIR
+set -euo pipefail
+src=$1
+build=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
+test -f "$work/prefix/include/redlock/redlock.h"
+test -f "$work/prefix/lib/cmake/redlock/redlockConfig.cmake" ||
+  test -f "$work/prefix/lib/x86_64-linux-gnu/cmake/redlock/redlockConfig.cmake"
+pc=$(find "$work/prefix" -name redlock.pc | head -n1)
+test -n "$pc"
+
+echo "== find_package(redlock CONFIG)"
+cmake -S "$src/tests/install/consumer" -B "$work/consumer" \
+  -DCMAKE_PREFIX_PATH="$work/prefix" > "$work/configure.log" ||
+  { cat "$work/configure.log"; exit 1; }
+cmake --build "$work/consumer" > "$work/build.log" ||
+  { cat "$work/build.log"; exit 1; }
+"$work/consumer/consumer"
+
+echo "== pkg-config"
+export PKG_CONFIG_PATH="$(dirname "$pc")"
+# shellcheck disable=SC2046
+g++ -std=c++17 "$src/tests/install/consumer/main.cc" -o "$work/consumer_pc" \
+  $(pkg-config --cflags redlock) $(pkg-config --libs --static redlock)
+"$work/consumer_pc"
+echo "install and consume: ok"

@@ -1,0 +1,233 @@
+// Copyright 2026 The redlock Authors.
+//
+// The blocking client on five real masters, from many threads at once.
+
+#include "redlock/redlock.h"
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "tests/support/redis_server.h"
+
+namespace redlock {
+namespace {
+
+using ::redlock::testing::RedisCluster;
+using ::redlock::testing::RedisServer;
+
+class RedlockTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (RedisServer::UsingExternalMasters()) {
+      uris_ = RedisServer::ExternalMasters();
+    } else {
+      auto cluster = RedisCluster::Start(5);
+      ASSERT_TRUE(cluster.ok()) << cluster.status();
+      cluster_ = *std::move(cluster);
+      uris_ = cluster_->Uris();
+    }
+  }
+
+  std::unique_ptr<Redlock> MakeClient() {
+    Options options;
+    options.masters = uris_;
+    options.request_timeout = absl::Milliseconds(500);
+    options.connect_timeout = absl::Milliseconds(500);
+    options.stalled_connection_timeout = absl::Seconds(5);
+    options.retry.min_delay = absl::Milliseconds(1);
+    options.retry.max_delay = absl::Milliseconds(10);
+    auto client = Redlock::Create(options);
+    EXPECT_TRUE(client.ok()) << client.status();
+    return client.ok() ? *std::move(client) : nullptr;
+  }
+
+  // The key on master 0, seen directly.
+  std::optional<std::string> ValueOnFirstMaster(const std::string& key) {
+    if (cluster_ == nullptr) return std::nullopt;
+    auto client = cluster_->Client(0);
+    EXPECT_TRUE(client.ok());
+    auto value = (*client)->Get(key);
+    EXPECT_TRUE(value.ok());
+    return value.ok() ? *value : std::nullopt;
+  }
+
+  std::vector<std::string> uris_;
+  std::unique_ptr<RedisCluster> cluster_;
+};
+
+TEST_F(RedlockTest, ManyThreadsOnOneClientNeverHoldTheLockTogether) {
+  auto client = MakeClient();
+  ASSERT_NE(client, nullptr);
+  constexpr int kThreads = 8;
+  constexpr int kRoundsPerThread = 15;
+  std::atomic<int> holders{0};
+  std::atomic<int> max_holders{0};
+  std::atomic<int> acquired{0};
+  std::atomic<int> unexpected{0};
+  absl::Mutex mu;
+  std::string first_error;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kRoundsPerThread; ++i) {
+        absl::StatusOr<Lock> lock = client->Acquire(
+            "shared", absl::Seconds(10), /*wait=*/absl::Seconds(10));
+        if (!lock.ok()) {
+          ++unexpected;
+          absl::MutexLock l(&mu);
+          if (first_error.empty()) first_error = lock.status().ToString();
+          continue;
+        }
+        const int now_holding = ++holders;
+        int seen = max_holders.load();
+        while (now_holding > seen &&
+               !max_holders.compare_exchange_weak(seen, now_holding)) {
+        }
+        ++acquired;
+        absl::SleepFor(absl::Milliseconds(1));
+        --holders;
+        if (!client->Release(*lock).ok()) ++unexpected;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(max_holders.load(), 1) << "two holders at once";
+  EXPECT_EQ(unexpected.load(), 0) << first_error;
+  EXPECT_EQ(acquired.load(), kThreads * kRoundsPerThread);
+}
+
+TEST_F(RedlockTest, TryAcquireOnAHeldResourceIsAborted) {
+  auto client = MakeClient();
+  absl::StatusOr<Lock> held = client->TryAcquire("job", absl::Seconds(10));
+  ASSERT_TRUE(held.ok()) << held.status();
+  absl::StatusOr<Lock> second = client->TryAcquire("job", absl::Seconds(10));
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kAborted)
+      << second.status();
+  ASSERT_TRUE(client->Release(*held).ok());
+}
+
+TEST_F(RedlockTest, AcquireWithWaitGetsTheLockOnceTheHolderReleases) {
+  auto client = MakeClient();
+  absl::StatusOr<Lock> held = client->TryAcquire("job", absl::Seconds(10));
+  ASSERT_TRUE(held.ok()) << held.status();
+  std::thread releaser([&] {
+    absl::SleepFor(absl::Milliseconds(300));
+    EXPECT_TRUE(client->Release(*held).ok());
+  });
+  absl::StatusOr<Lock> waited =
+      client->Acquire("job", absl::Seconds(10), absl::Seconds(5));
+  releaser.join();
+  ASSERT_TRUE(waited.ok()) << waited.status();
+  EXPECT_NE(waited->token(), held->token());
+  ASSERT_TRUE(client->Release(*waited).ok());
+}
+
+TEST_F(RedlockTest, WaitRunsOutWithAbortedWhileHeld) {
+  auto client = MakeClient();
+  absl::StatusOr<Lock> held = client->TryAcquire("job", absl::Seconds(10));
+  ASSERT_TRUE(held.ok());
+  absl::StatusOr<Lock> waited =
+      client->Acquire("job", absl::Seconds(10), absl::Milliseconds(300));
+  EXPECT_EQ(waited.status().code(), absl::StatusCode::kAborted);
+  EXPECT_NE(waited.status().message().find("attempts"), std::string::npos)
+      << waited.status();
+}
+
+TEST_F(RedlockTest, ScopedLockReleasesOnScopeExit) {
+  auto client = MakeClient();
+  std::string token;
+  {
+    absl::StatusOr<ScopedLock> guard =
+        client->AcquireScoped("scoped", absl::Seconds(10), absl::ZeroDuration());
+    ASSERT_TRUE(guard.ok()) << guard.status();
+    token = guard->lock().token();
+    if (cluster_ != nullptr) {
+      absl::SleepFor(absl::Milliseconds(20));
+      EXPECT_EQ(ValueOnFirstMaster("redlock:scoped"), token);
+    }
+    EXPECT_EQ(client->TryAcquire("scoped", absl::Seconds(10)).status().code(),
+              absl::StatusCode::kAborted);
+  }
+  EXPECT_EQ(ValueOnFirstMaster("redlock:scoped"), std::nullopt);
+  absl::StatusOr<Lock> again = client->TryAcquire("scoped", absl::Seconds(10));
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_TRUE(client->Release(*again).ok());
+}
+
+TEST_F(RedlockTest, ScopedLockReleasedByHandIsNotReleasedTwice) {
+  auto client = MakeClient();
+  absl::StatusOr<ScopedLock> guard =
+      client->AcquireScoped("scoped2", absl::Seconds(10), absl::ZeroDuration());
+  ASSERT_TRUE(guard.ok());
+  absl::StatusOr<ReleaseReport> report = guard->Release();
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->released, 5);
+  EXPECT_EQ(guard->Release().status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(RedlockTest, ExtendThroughOneCopyIsSeenByAll) {
+  auto client = MakeClient();
+  absl::StatusOr<Lock> lock = client->TryAcquire("ext", absl::Seconds(2));
+  ASSERT_TRUE(lock.ok());
+  Lock copy = *lock;
+  const MonotonicTime before = copy.valid_until();
+  ASSERT_TRUE(client->Extend(*lock, absl::Seconds(30)).ok());
+  EXPECT_GT(copy.valid_until(), before + std::chrono::seconds(20));
+  ASSERT_TRUE(client->Release(copy).ok());
+  EXPECT_TRUE(lock->released());
+}
+
+TEST_F(RedlockTest, DistinctResourcesFromManyThreadsAllSucceed) {
+  auto client = MakeClient();
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 10; ++i) {
+        auto lock = client->TryAcquire(
+            "r-" + std::to_string(t) + "-" + std::to_string(i),
+            absl::Seconds(10));
+        if (lock.ok() && client->Release(*lock).ok()) ++ok;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 80);
+}
+
+TEST(RedlockCreateTest, RejectsBadOptionsWithAClearError) {
+  Options options;
+  auto client = Redlock::Create(options);
+  ASSERT_FALSE(client.ok());
+  EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument);
+  options.masters = {"redis://127.0.0.1:6379", "redis://127.0.0.1:6379"};
+  EXPECT_EQ(Redlock::Create(options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options.masters = {"redis://no-such-host.invalid:6379"};
+  EXPECT_EQ(Redlock::Create(options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(RedlockCreateTest, ResolvesLocalhostAndReportsDownMastersAtAcquire) {
+  Options options;
+  // Nothing listens on port 1: Create succeeds, the acquisition fails.
+  options.masters = {"redis://localhost:1"};
+  options.request_timeout = absl::Milliseconds(200);
+  auto client = Redlock::Create(options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  absl::StatusOr<Lock> lock = (*client)->TryAcquire("x", absl::Seconds(1));
+  EXPECT_EQ(lock.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(lock.status().message().find("127.0.0.1:1"), std::string::npos)
+      << lock.status();
+}
+
+}  // namespace
+}  // namespace redlock
