@@ -76,7 +76,14 @@ build_project() {
     return "$rc"
   fi
   rm -f "$log"
-  echo "Built ${*:-everything} in ${build_dir#"$PWD"/} ($((SECONDS - started))s)."
+  local what="everything" arg next=0 targets=()
+  for arg in "$@"; do
+    ((next)) && targets+=("$arg")
+    next=0
+    [[ "$arg" == --target || "$arg" == -t ]] && next=1
+  done
+  ((${#targets[@]} > 0)) && what="${targets[*]}"
+  echo "Built $what in $build_dir ($((SECONDS - started))s)."
 }
 
 # Prints a TCP port on 127.0.0.1 that nobody listens on right now.

@@ -22,8 +22,7 @@ AsyncRedlock::AsyncRedlock(std::unique_ptr<internal::Engine> engine)
 AsyncRedlock::~AsyncRedlock() = default;
 
 absl::Status AsyncRedlock::AcquireAsync(absl::string_view resource,
-                                        absl::Duration ttl,
-                                        absl::Duration wait,
+                                        absl::Duration ttl, absl::Duration wait,
                                         AcquireCallback done) {
   return engine_->Acquire(resource, ttl, wait, std::move(done));
 }

@@ -82,11 +82,11 @@ class Engine::AcquireOp final
     config.command = AcquireCommand(key_, token_, ttl_);
     config.map_reply = &AcquireVote;
     config.cleanup_on_loss = ReleaseCommand(key_, token_);
-    round_ = QuorumRound::Start(
-        engine_->links_, std::move(config), engine_->clock_,
-        [self = shared_from_this()](RoundResult result) {
-          self->OnRound(std::move(result));
-        });
+    round_ =
+        QuorumRound::Start(engine_->links_, std::move(config), engine_->clock_,
+                           [self = shared_from_this()](RoundResult result) {
+                             self->OnRound(std::move(result));
+                           });
   }
 
   void Cancel() override {
@@ -127,8 +127,8 @@ class Engine::AcquireOp final
           absl::StrCat("acquire \"", resource_, "\": ",
                        LossSummary(result.status.code()), " (", attempts,
                        attempts == 1 ? " attempt" : " attempts", " in ",
-                       absl::FormatDuration(ToDuration(
-                           engine_->clock_->Now() - started_)),
+                       absl::FormatDuration(
+                           ToDuration(engine_->clock_->Now() - started_)),
                        "); last attempt: ", result.status.message())));
       return;
     }
@@ -137,10 +137,10 @@ class Engine::AcquireOp final
   }
 
   void Complete(absl::StatusOr<Lock> result) {
-    engine_->Finish(this, [done = std::move(done_),
-                           result = std::move(result)]() mutable {
-      done(std::move(result));
-    });
+    engine_->Finish(
+        this, [done = std::move(done_), result = std::move(result)]() mutable {
+          done(std::move(result));
+        });
   }
 
   static void RetryThunk(int, short, void* arg) {
@@ -161,8 +161,8 @@ class Engine::ExtendOp final
     : public Engine::Operation,
       public std::enable_shared_from_this<Engine::ExtendOp> {
  public:
-  ExtendOp(Engine* engine, std::shared_ptr<LockState> state,
-           absl::Duration ttl, AsyncRedlock::ExtendCallback done)
+  ExtendOp(Engine* engine, std::shared_ptr<LockState> state, absl::Duration ttl,
+           AsyncRedlock::ExtendCallback done)
       : Operation(engine),
         state_(std::move(state)),
         ttl_(ttl),
@@ -172,11 +172,11 @@ class Engine::ExtendOp final
     RoundConfig config = engine_->BaseRound(ttl_);
     config.command = ExtendCommand(state_->key, state_->token, ttl_);
     config.map_reply = &ScriptVote;
-    round_ = QuorumRound::Start(
-        engine_->links_, std::move(config), engine_->clock_,
-        [self = shared_from_this()](RoundResult result) {
-          self->OnRound(std::move(result));
-        });
+    round_ =
+        QuorumRound::Start(engine_->links_, std::move(config), engine_->clock_,
+                           [self = shared_from_this()](RoundResult result) {
+                             self->OnRound(std::move(result));
+                           });
   }
 
   void Cancel() override {
@@ -196,8 +196,7 @@ class Engine::ExtendOp final
       } else {
         // A minority may already carry the new TTL; if it is shorter than
         // what was left, the lock is only as good as the shorter one.
-        state_->valid_until =
-            std::min(state_->valid_until, result.valid_until);
+        state_->valid_until = std::min(state_->valid_until, result.valid_until);
       }
     }
     if (result.status.ok()) {
@@ -215,10 +214,10 @@ class Engine::ExtendOp final
   }
 
   void Complete(absl::Status status) {
-    engine_->Finish(this, [done = std::move(done_),
-                           status = std::move(status)]() mutable {
-      done(std::move(status));
-    });
+    engine_->Finish(
+        this, [done = std::move(done_), status = std::move(status)]() mutable {
+          done(std::move(status));
+        });
   }
 
   std::shared_ptr<LockState> state_;
@@ -246,11 +245,11 @@ class Engine::ReleaseOp final
     config.map_reply = &ScriptVote;
     config.quorum = 1;
     config.wait_for_all = true;
-    round_ = QuorumRound::Start(
-        engine_->links_, std::move(config), engine_->clock_,
-        [self = shared_from_this()](RoundResult result) {
-          self->OnRound(std::move(result));
-        });
+    round_ =
+        QuorumRound::Start(engine_->links_, std::move(config), engine_->clock_,
+                           [self = shared_from_this()](RoundResult result) {
+                             self->OnRound(std::move(result));
+                           });
   }
 
   void Cancel() override {
@@ -271,10 +270,10 @@ class Engine::ReleaseOp final
   }
 
   void Complete(absl::StatusOr<ReleaseReport> result) {
-    engine_->Finish(this, [done = std::move(done_),
-                           result = std::move(result)]() mutable {
-      done(std::move(result));
-    });
+    engine_->Finish(
+        this, [done = std::move(done_), result = std::move(result)]() mutable {
+          done(std::move(result));
+        });
   }
 
   std::shared_ptr<LockState> state_;
@@ -344,10 +343,10 @@ void Engine::Finish(Operation* op, absl::AnyInvocable<void()> deliver) {
 
 absl::Status Engine::CheckTtl(absl::Duration ttl) const {
   if (ttl <= options_.request_timeout) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ttl ", absl::FormatDuration(ttl),
-        " must be longer than request_timeout (",
-        absl::FormatDuration(options_.request_timeout), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("ttl ", absl::FormatDuration(ttl),
+                     " must be longer than request_timeout (",
+                     absl::FormatDuration(options_.request_timeout), ")"));
   }
   if (ttl > options_.max_ttl) {
     return absl::InvalidArgumentError(
@@ -363,15 +362,14 @@ absl::Status Engine::CheckLock(const Lock& lock) const {
     return absl::InvalidArgumentError("the lock is empty (never acquired)");
   }
   if (state->owner != this) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the lock on \"", state->resource,
-        "\" was acquired through another client"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the lock on \"", state->resource,
+                     "\" was acquired through another client"));
   }
   absl::MutexLock guard(&state->mu);
   if (state->released) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the lock on \"", state->resource,
-                     "\" was already released"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the lock on \"", state->resource, "\" was already released"));
   }
   return absl::OkStatus();
 }
@@ -384,8 +382,8 @@ absl::Status Engine::Acquire(absl::string_view resource, absl::Duration ttl,
   }
   if (resource.size() > kMaxResourceBytes) {
     return absl::InvalidArgumentError(
-        absl::StrCat("resource name is ", resource.size(),
-                     " bytes; at most ", kMaxResourceBytes, " allowed"));
+        absl::StrCat("resource name is ", resource.size(), " bytes; at most ",
+                     kMaxResourceBytes, " allowed"));
   }
   if (absl::Status status = CheckTtl(ttl); !status.ok()) return status;
   if (wait < absl::ZeroDuration()) {
@@ -406,8 +404,8 @@ absl::Status Engine::Extend(const Lock& lock, absl::Duration ttl,
   if (absl::Status status = CheckLock(lock); !status.ok()) return status;
   if (absl::Status status = CheckTtl(ttl); !status.ok()) return status;
   if (!done) return absl::InvalidArgumentError("callback must not be empty");
-  auto op = std::make_shared<ExtendOp>(this, StateOf(lock), ttl,
-                                       std::move(done));
+  auto op =
+      std::make_shared<ExtendOp>(this, StateOf(lock), ttl, std::move(done));
   operations_.insert(op);
   op->Start();
   return absl::OkStatus();

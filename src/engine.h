@@ -45,8 +45,7 @@ class Engine {
 
   // The contracts are those of AsyncRedlock.
   absl::Status Acquire(absl::string_view resource, absl::Duration ttl,
-                       absl::Duration wait,
-                       AsyncRedlock::AcquireCallback done);
+                       absl::Duration wait, AsyncRedlock::AcquireCallback done);
   absl::Status Extend(const Lock& lock, absl::Duration ttl,
                       AsyncRedlock::ExtendCallback done);
   absl::Status Release(const Lock& lock, AsyncRedlock::ReleaseCallback done);

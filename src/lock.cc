@@ -37,8 +37,8 @@ std::string DescribeVotes(const std::vector<MasterVote>& votes) {
   return absl::StrJoin(votes, ", ", [](std::string* out, const MasterVote& v) {
     absl::StrAppend(out, v.master, " ", MasterVoteKindName(v.kind));
     if (v.kind == MasterVote::Kind::kFailed) {
-      absl::StrAppend(out, " (", absl::StatusCodeToString(v.error.code()),
-                      ": ", v.error.message(), ")");
+      absl::StrAppend(out, " (", absl::StatusCodeToString(v.error.code()), ": ",
+                      v.error.message(), ")");
     } else if (v.kind != MasterVote::Kind::kPending) {
       absl::StrAppend(out, " (", absl::FormatDuration(v.latency), ")");
     }

@@ -69,9 +69,9 @@ void Master::Send(const Command& command, ReplyCallback done) {
     FailLater(std::move(done),
               absl::UnavailableError(absl::StrCat(
                   "not connected",
-                  last_error_.ok() ? ""
-                                   : absl::StrCat(" (", last_error_.message(),
-                                                  ")"))));
+                  last_error_.ok()
+                      ? ""
+                      : absl::StrCat(" (", last_error_.message(), ")"))));
     return;
   }
   Pending pending;
@@ -113,16 +113,16 @@ void Master::Write(const std::vector<std::string>& argv, Pending pending) {
 
 void Master::FailLater(ReplyCallback done, absl::Status status) {
   if (!done) return;
-  deferred_.Post([done = std::move(done), status = std::move(status)]() mutable {
-    done(std::move(status));
-  });
+  deferred_.Post(
+      [done = std::move(done), status = std::move(status)]() mutable {
+        done(std::move(status));
+      });
 }
 
 void Master::Connect() {
   if (shutting_down_ || ac_ != nullptr) return;
   const MasterAddress& address = config_.address;
-  redisAsyncContext* ac =
-      redisAsyncConnect(address.host.c_str(), address.port);
+  redisAsyncContext* ac = redisAsyncConnect(address.host.c_str(), address.port);
   if (ac == nullptr) {
     last_error_ = absl::UnavailableError("cannot allocate a connection");
     ++counters_.connection_failures;
@@ -130,8 +130,8 @@ void Master::Connect() {
     return;
   }
   if (ac->err != 0) {
-    last_error_ = absl::UnavailableError(
-        absl::StrCat("connect failed: ", ErrorText(ac)));
+    last_error_ =
+        absl::UnavailableError(absl::StrCat("connect failed: ", ErrorText(ac)));
     redisAsyncFree(ac);  // Not attached yet: ours to free.
     ++counters_.connection_failures;
     ScheduleReconnect();
@@ -215,8 +215,8 @@ void Master::ScheduleReconnect() {
   if (shutting_down_ || evtimer_pending(reconnect_timer_, nullptr)) return;
   timeval tv = TimevalOf(next_backoff_);
   evtimer_add(reconnect_timer_, &tv);
-  next_backoff_ = std::min(next_backoff_ * config_.backoff.multiplier,
-                           config_.backoff.max);
+  next_backoff_ =
+      std::min(next_backoff_ * config_.backoff.multiplier, config_.backoff.max);
 }
 
 void Master::ArmRequestTimer() {
@@ -259,10 +259,9 @@ void Master::OnRequestTimer() {
               Chrono(config_.stalled_timeout) <=
           now) {
     ++counters_.connection_failures;
-    Close(absl::UnavailableError(
-        absl::StrCat("no reply for ",
-                     absl::FormatDuration(config_.stalled_timeout),
-                     "; connection closed")));
+    Close(absl::UnavailableError(absl::StrCat(
+        "no reply for ", absl::FormatDuration(config_.stalled_timeout),
+        "; connection closed")));
     return;
   }
   ArmRequestTimer();
@@ -276,8 +275,8 @@ void Master::OnConnect(redisAsyncContext* ac, int status) {
     // callback with a NULL reply first: they get close_reason_.
     ac_ = nullptr;
     state_ = State::kDisconnected;
-    close_reason_ = absl::UnavailableError(
-        absl::StrCat("connect failed: ", ErrorText(ac)));
+    close_reason_ =
+        absl::UnavailableError(absl::StrCat("connect failed: ", ErrorText(ac)));
     last_error_ = close_reason_;
     ++counters_.connection_failures;
     ScheduleReconnect();
@@ -353,8 +352,8 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
                                                            : "SCRIPT LOAD";
   if (reply.type == RedisReply::Type::kError) {
     absl::Status error = ErrorReplyStatus(reply.str);
-    Close(absl::Status(error.code(),
-                       absl::StrCat(step, " failed: ", reply.str)));
+    Close(
+        absl::Status(error.code(), absl::StrCat(step, " failed: ", reply.str)));
     return;
   }
   if (pending.kind == Kind::kScriptLoad) {
@@ -400,9 +399,9 @@ void Master::RequestTimerThunk(int, short, void* arg) {
 void Master::ConnectTimerThunk(int, short, void* arg) {
   auto* self = static_cast<Master*>(arg);
   ++self->counters_.connection_failures;
-  self->Close(absl::UnavailableError(absl::StrCat(
-      "connect timed out after ",
-      absl::FormatDuration(self->config_.connect_timeout))));
+  self->Close(absl::UnavailableError(
+      absl::StrCat("connect timed out after ",
+                   absl::FormatDuration(self->config_.connect_timeout))));
 }
 
 void Master::ReconnectTimerThunk(int, short, void* arg) {

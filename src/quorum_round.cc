@@ -34,9 +34,8 @@ absl::StatusCode VoteTally::LossCode() const {
 std::shared_ptr<QuorumRound> QuorumRound::Start(
     std::vector<MasterLink*> masters, RoundConfig config, Clock* clock,
     Done done) {
-  auto round = std::make_shared<QuorumRound>(std::move(masters),
-                                             std::move(config), clock,
-                                             std::move(done));
+  auto round = std::make_shared<QuorumRound>(
+      std::move(masters), std::move(config), clock, std::move(done));
   round->SendAll();
   return round;
 }
@@ -57,11 +56,10 @@ QuorumRound::QuorumRound(std::vector<MasterLink*> masters, RoundConfig config,
 void QuorumRound::SendAll() {
   start_ = clock_->Now();
   for (size_t i = 0; i < masters_.size(); ++i) {
-    masters_[i]->Send(config_.command,
-                      [self = shared_from_this(),
-                       i](absl::StatusOr<RedisReply> reply) {
-                        self->OnReply(static_cast<int>(i), std::move(reply));
-                      });
+    masters_[i]->Send(config_.command, [self = shared_from_this(),
+                                        i](absl::StatusOr<RedisReply> reply) {
+      self->OnReply(static_cast<int>(i), std::move(reply));
+    });
   }
 }
 
@@ -72,8 +70,8 @@ void QuorumRound::Cancel() {
 
 void QuorumRound::OnReply(int master, absl::StatusOr<RedisReply> reply) {
   if (cancelled_ || decided_) return;  // Late: the decision stands.
-  absl::StatusOr<Vote> vote =
-      reply.ok() ? config_.map_reply(*reply) : absl::StatusOr<Vote>(reply.status());
+  absl::StatusOr<Vote> vote = reply.ok() ? config_.map_reply(*reply)
+                                         : absl::StatusOr<Vote>(reply.status());
   if (!tally_.Record(master, vote)) return;
 
   MasterVote& record = votes_[master];
@@ -105,8 +103,7 @@ void QuorumRound::Decide(absl::Status status) {
   result.start = start_;
   result.decided_at = clock_->Now();
   if (config_.check_validity) {
-    result.valid_until =
-        ValidUntil(start_, config_.ttl, config_.drift_factor);
+    result.valid_until = ValidUntil(start_, config_.ttl, config_.drift_factor);
     if (status.ok() && !HasValidity(result.valid_until, result.decided_at,
                                     config_.min_validity)) {
       status = absl::DeadlineExceededError(absl::StrCat(
@@ -129,17 +126,16 @@ void QuorumRound::Decide(absl::Status status) {
       result.granted, result.denied, result.failed, result.pending,
       tally_.quorum(), tally_.masters(), DescribeVotes(result.votes));
   result.status =
-      status.ok() ? status
-                  : absl::Status(status.code(),
-                                 status.message().empty()
-                                     ? counts
-                                     : absl::StrCat(status.message(), "; ",
-                                                    counts));
+      status.ok()
+          ? status
+          : absl::Status(status.code(),
+                         status.message().empty()
+                             ? counts
+                             : absl::StrCat(status.message(), "; ", counts));
 
   if (!result.status.ok() && config_.cleanup_on_loss.has_value()) {
     for (MasterLink* master : masters_) {
-      master->Send(*config_.cleanup_on_loss,
-                   [](absl::StatusOr<RedisReply>) {});
+      master->Send(*config_.cleanup_on_loss, [](absl::StatusOr<RedisReply>) {});
     }
   }
   Done done = std::move(done_);

@@ -90,8 +90,7 @@ Redlock::Redlock(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Redlock::~Redlock() = default;
 
 absl::StatusOr<Lock> Redlock::Acquire(absl::string_view resource,
-                                      absl::Duration ttl,
-                                      absl::Duration wait) {
+                                      absl::Duration ttl, absl::Duration wait) {
   using Result = absl::StatusOr<Lock>;
   return impl_->Call<Result>([&](auto done) {
     return impl_->engine().AcquireAsync(resource, ttl, wait, std::move(done));

@@ -56,8 +56,8 @@ std::string TtlMillis(absl::Duration ttl) {
 Command AcquireCommand(absl::string_view key, absl::string_view token,
                        absl::Duration ttl) {
   Command c;
-  c.args = {"SET", std::string(key), std::string(token), "NX", "PX",
-            TtlMillis(ttl)};
+  c.args = {"SET", std::string(key), std::string(token), "NX",
+            "PX",  TtlMillis(ttl)};
   return c;
 }
 

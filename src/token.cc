@@ -25,8 +25,8 @@ absl::StatusOr<std::string> NewToken() {
     }
     filled += static_cast<size_t>(n);
   }
-  return absl::BytesToHexString(absl::string_view(
-      reinterpret_cast<const char*>(bytes), sizeof(bytes)));
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
 }
 
 }  // namespace redlock::internal

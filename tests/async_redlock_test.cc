@@ -63,8 +63,8 @@ class AsyncRedlockTest : public ::testing::Test {
         });
     if (!call.ok()) return call;
     EXPECT_FALSE(result.has_value()) << "callback ran before the call returned";
-    EXPECT_TRUE(loop_.RunUntil([&] { return result.has_value(); },
-                               absl::Seconds(20)));
+    EXPECT_TRUE(
+        loop_.RunUntil([&] { return result.has_value(); }, absl::Seconds(20)));
     if (!result.has_value()) return absl::InternalError("no answer");
     return *std::move(result);
   }
@@ -82,10 +82,9 @@ class AsyncRedlockTest : public ::testing::Test {
   absl::StatusOr<ReleaseReport> Release(AsyncRedlock& engine,
                                         const Lock& lock) {
     std::optional<absl::StatusOr<ReleaseReport>> result;
-    absl::Status call =
-        engine.ReleaseAsync(lock, [&](absl::StatusOr<ReleaseReport> r) {
-          result.emplace(std::move(r));
-        });
+    absl::Status call = engine.ReleaseAsync(
+        lock,
+        [&](absl::StatusOr<ReleaseReport> r) { result.emplace(std::move(r)); });
     if (!call.ok()) return call;
     EXPECT_TRUE(loop_.RunUntil([&] { return result.has_value(); }));
     if (!result.has_value()) return absl::InternalError("no answer");
@@ -231,9 +230,8 @@ TEST_F(AsyncRedlockTest, AStoppedMasterDoesNotDelayTheDecision) {
   options.request_timeout = absl::Seconds(3);
   auto engine = MakeEngine(options);
   // Connect everything first.
-  ASSERT_TRUE(Acquire(*engine, absl::Seconds(10), absl::ZeroDuration(),
-                      "warmup")
-                  .ok());
+  ASSERT_TRUE(
+      Acquire(*engine, absl::Seconds(10), absl::ZeroDuration(), "warmup").ok());
   ASSERT_TRUE(cluster_->server(2).Stop().ok());
   const absl::Time start = absl::Now();
   absl::StatusOr<Lock> lock = Acquire(*engine, absl::Seconds(10));
@@ -300,9 +298,8 @@ TEST_F(AsyncRedlockTest, ReleaseFallsBackToEvalAfterScriptFlush) {
 
 TEST_F(AsyncRedlockTest, DestroyingTheEngineCancelsPendingCallsOnce) {
   auto engine = MakeEngine(BaseOptions());
-  ASSERT_TRUE(Acquire(*engine, absl::Seconds(10), absl::ZeroDuration(),
-                      "warmup")
-                  .ok());
+  ASSERT_TRUE(
+      Acquire(*engine, absl::Seconds(10), absl::ZeroDuration(), "warmup").ok());
   for (int i : {0, 1, 2}) ASSERT_TRUE(cluster_->server(i).Stop().ok());
   int calls = 0;
   absl::Status status;
@@ -343,21 +340,20 @@ TEST_F(AsyncRedlockTest, BadInputIsInvalidArgumentWithoutACallback) {
   EXPECT_EQ(engine->AcquireAsync("", absl::Seconds(1), absl::ZeroDuration(), cb)
                 .code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(engine->AcquireAsync("r", absl::ZeroDuration(),
-                                 absl::ZeroDuration(), cb)
-                .code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(engine->AcquireAsync("r", absl::Milliseconds(400),
-                                 absl::ZeroDuration(), cb)
-                .code(),
-            absl::StatusCode::kInvalidArgument);  // <= request_timeout.
   EXPECT_EQ(
-      engine->AcquireAsync("r", absl::Hours(2), absl::ZeroDuration(), cb)
+      engine->AcquireAsync("r", absl::ZeroDuration(), absl::ZeroDuration(), cb)
           .code(),
-      absl::StatusCode::kInvalidArgument);  // > max_ttl.
+      absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(
-      engine->AcquireAsync("r", absl::Seconds(1), absl::Seconds(-1), cb)
+      engine
+          ->AcquireAsync("r", absl::Milliseconds(400), absl::ZeroDuration(), cb)
           .code(),
+      absl::StatusCode::kInvalidArgument);  // <= request_timeout.
+  EXPECT_EQ(engine->AcquireAsync("r", absl::Hours(2), absl::ZeroDuration(), cb)
+                .code(),
+            absl::StatusCode::kInvalidArgument);  // > max_ttl.
+  EXPECT_EQ(
+      engine->AcquireAsync("r", absl::Seconds(1), absl::Seconds(-1), cb).code(),
       absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(engine->ReleaseAsync(Lock(), nullptr).code(),
             absl::StatusCode::kInvalidArgument);

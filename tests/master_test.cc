@@ -68,7 +68,8 @@ class MasterTest : public ::testing::Test {
   std::optional<std::string> Get(const std::string& key, int db = 0) {
     auto client = server_->Client();
     EXPECT_TRUE(client.ok()) << client.status();
-    if (db != 0) (*client)->Command({"SELECT", std::to_string(db)}).IgnoreError();
+    if (db != 0)
+      (*client)->Command({"SELECT", std::to_string(db)}).IgnoreError();
     auto value = (*client)->Get(key);
     EXPECT_TRUE(value.ok()) << value.status();
     return value.ok() ? *value : std::nullopt;
@@ -150,10 +151,9 @@ TEST_F(MasterTest, StalledConnectionIsClosedFlushedAndReconnected) {
   MakeMaster(config);
   ASSERT_TRUE(Call(AcquireCommand("warmup", "x", absl::Seconds(1))).ok());
   ASSERT_TRUE(server_->Stop().ok());
-  EXPECT_EQ(Call(AcquireCommand("k", "late", absl::Seconds(30)))
-                .status()
-                .code(),
-            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(
+      Call(AcquireCommand("k", "late", absl::Seconds(30))).status().code(),
+      absl::StatusCode::kDeadlineExceeded);
   std::optional<absl::Status> release;
   master_->Send(ReleaseCommand("k", "late"),
                 [&](absl::StatusOr<RedisReply> r) { release = r.status(); });
@@ -235,8 +235,8 @@ TEST_F(MasterAuthTest, RightPasswordWorks) {
 }
 
 TEST_F(MasterAuthTest, WrongPasswordIsAClearError) {
-  MakeMaster(Config("redis://:wrong@127.0.0.1:" +
-                    std::to_string(server_->port())));
+  MakeMaster(
+      Config("redis://:wrong@127.0.0.1:" + std::to_string(server_->port())));
   absl::StatusOr<RedisReply> reply =
       Call(AcquireCommand("k", "t", absl::Seconds(10)));
   ASSERT_FALSE(reply.ok());
@@ -264,8 +264,8 @@ TEST_F(MasterAuthTest, AclUserAndPasswordWork) {
   auto acl = (*admin)->Command(
       {"ACL", "SETUSER", "locker", "on", ">pw", "~*", "+@all"});
   ASSERT_TRUE(acl.ok() && !acl->is_error()) << acl->DebugString();
-  MakeMaster(Config("redis://locker:pw@127.0.0.1:" +
-                    std::to_string(server_->port())));
+  MakeMaster(
+      Config("redis://locker:pw@127.0.0.1:" + std::to_string(server_->port())));
   absl::StatusOr<RedisReply> reply =
       Call(AcquireCommand("k", "t", absl::Seconds(10)));
   ASSERT_TRUE(reply.ok()) << reply.status();

@@ -77,8 +77,8 @@ TEST_F(RedlockTest, ManyThreadsOnOneClientNeverHoldTheLockTogether) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < kRoundsPerThread; ++i) {
-        absl::StatusOr<Lock> lock = client->Acquire(
-            "shared", absl::Seconds(10), /*wait=*/absl::Seconds(10));
+        absl::StatusOr<Lock> lock = client->Acquire("shared", absl::Seconds(10),
+                                                    /*wait=*/absl::Seconds(10));
         if (!lock.ok()) {
           ++unexpected;
           absl::MutexLock l(&mu);
@@ -144,8 +144,8 @@ TEST_F(RedlockTest, ScopedLockReleasesOnScopeExit) {
   auto client = MakeClient();
   std::string token;
   {
-    absl::StatusOr<ScopedLock> guard =
-        client->AcquireScoped("scoped", absl::Seconds(10), absl::ZeroDuration());
+    absl::StatusOr<ScopedLock> guard = client->AcquireScoped(
+        "scoped", absl::Seconds(10), absl::ZeroDuration());
     ASSERT_TRUE(guard.ok()) << guard.status();
     token = guard->lock().token();
     if (cluster_ != nullptr) {

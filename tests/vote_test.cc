@@ -64,8 +64,8 @@ TEST(ScriptVoteTest, OtherIntegersAndTypesAreFailedVotes) {
 }
 
 TEST(ScriptVoteTest, ErrorReplyIsAFailedVote) {
-  absl::StatusOr<Vote> vote = ScriptVote(
-      RedisReply::Error("BUSY Redis is busy running a script."));
+  absl::StatusOr<Vote> vote =
+      ScriptVote(RedisReply::Error("BUSY Redis is busy running a script."));
   EXPECT_EQ(vote.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 

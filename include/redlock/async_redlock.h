@@ -55,8 +55,8 @@ class AsyncRedlock {
   // host names must already be numeric, see ResolveMasterHosts()). Does not
   // wait for any connection: a master that is down is a failed vote later,
   // not an error here. `base` must outlive the engine.
-  static absl::StatusOr<std::unique_ptr<AsyncRedlock>> Create(
-      event_base* base, Options options);
+  static absl::StatusOr<std::unique_ptr<AsyncRedlock>> Create(event_base* base,
+                                                              Options options);
 
   // Fails every pending operation's callback with kCancelled (a lock whose
   // quorum was already decided is delivered as decided), then closes every

@@ -84,8 +84,7 @@ class Redlock {
   absl::StatusOr<Lock> Acquire(absl::string_view resource, absl::Duration ttl,
                                absl::Duration wait);
   // Acquire() with Options::default_ttl.
-  absl::StatusOr<Lock> Acquire(absl::string_view resource,
-                               absl::Duration wait);
+  absl::StatusOr<Lock> Acquire(absl::string_view resource, absl::Duration wait);
 
   // Exactly one attempt: Acquire(resource, ttl, absl::ZeroDuration()).
   absl::StatusOr<Lock> TryAcquire(absl::string_view resource,

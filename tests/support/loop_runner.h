@@ -21,8 +21,8 @@ class LoopRunner {
  public:
   LoopRunner()
       : base_(event_base_new()),
-        tick_(event_new(base_, -1, EV_PERSIST, [](int, short, void*) {},
-                        nullptr)) {
+        tick_(event_new(
+            base_, -1, EV_PERSIST, [](int, short, void*) {}, nullptr)) {
     // A steady tick, so that each turn of the loop returns promptly.
     timeval tv = {0, 2000};
     event_add(tick_, &tv);
@@ -39,8 +39,8 @@ class LoopRunner {
   // Turns the loop until `done()` or `timeout`; returns done().
   bool RunUntil(const std::function<bool()>& done,
                 absl::Duration timeout = absl::Seconds(10)) {
-    const auto deadline = std::chrono::steady_clock::now() +
-                          absl::ToChronoNanoseconds(timeout);
+    const auto deadline =
+        std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(timeout);
     while (!done()) {
       if (std::chrono::steady_clock::now() >= deadline) return false;
       event_base_loop(base_, EVLOOP_ONCE);
