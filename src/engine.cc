@@ -42,25 +42,60 @@ std::shared_ptr<LockState> StateOf(const Lock& lock) { return lock.state(); }
 
 }  // namespace
 
-class Engine::Operation {
+// An acquire, extend or release in flight. Runs its quorum rounds and hands
+// its one result to Engine::Finish().
+class Engine::Operation : public std::enable_shared_from_this<Operation> {
  public:
-  explicit Operation(Engine* engine) : engine_(engine) {}
+  // `what` names it in messages: acquire "recalc-ratings".
+  Operation(Engine* engine, std::string what)
+      : engine_(engine), what_(std::move(what)) {}
   virtual ~Operation() = default;
-  // The engine is going away: answer kCancelled and send nothing more.
-  virtual void Cancel() = 0;
+
+  // The engine is going away: stop the round (nothing more is sent) and
+  // answer kCancelled.
+  void Cancel() {
+    if (round_) round_->Cancel();
+    round_.reset();
+    OnCancel();
+    Fail(absl::CancelledError(
+        absl::StrCat(what_, ": the client was shut down")));
+  }
 
  protected:
+  void StartRound(RoundConfig config) {
+    round_ =
+        QuorumRound::Start(engine_->links_, std::move(config), engine_->clock_,
+                           [self = shared_from_this()](RoundResult result) {
+                             self->round_.reset();
+                             self->OnRound(std::move(result));
+                           });
+  }
+
+  // Hands `result` to `done` on a later loop turn.
+  template <typename Callback, typename Result>
+  void Deliver(Callback& done, Result result) {
+    engine_->Finish(
+        this, [done = std::move(done), result = std::move(result)]() mutable {
+          done(std::move(result));
+        });
+  }
+
+  virtual void OnRound(RoundResult result) = 0;
+  virtual void Fail(absl::Status status) = 0;
+  virtual void OnCancel() {}
+
   Engine* const engine_;
+  const std::string what_;
+
+ private:
   std::shared_ptr<QuorumRound> round_;
 };
 
-class Engine::AcquireOp final
-    : public Engine::Operation,
-      public std::enable_shared_from_this<Engine::AcquireOp> {
+class Engine::AcquireOp final : public Engine::Operation {
  public:
   AcquireOp(Engine* engine, std::string resource, absl::Duration ttl,
             absl::Duration wait, AsyncRedlock::AcquireCallback done)
-      : Operation(engine),
+      : Operation(engine, absl::StrCat("acquire \"", resource, "\"")),
         resource_(std::move(resource)),
         key_(absl::StrCat(engine->options_.key_prefix, resource_)),
         ttl_(ttl),
@@ -74,7 +109,7 @@ class Engine::AcquireOp final
   void StartAttempt() {
     absl::StatusOr<std::string> token = NewToken();
     if (!token.ok()) {
-      Complete(token.status());
+      Fail(token.status());
       return;
     }
     token_ = *std::move(token);
@@ -82,23 +117,11 @@ class Engine::AcquireOp final
     config.command = AcquireCommand(key_, token_, ttl_);
     config.map_reply = &AcquireVote;
     config.cleanup_on_loss = ReleaseCommand(key_, token_);
-    round_ =
-        QuorumRound::Start(engine_->links_, std::move(config), engine_->clock_,
-                           [self = shared_from_this()](RoundResult result) {
-                             self->OnRound(std::move(result));
-                           });
-  }
-
-  void Cancel() override {
-    if (round_) round_->Cancel();
-    evtimer_del(retry_timer_);
-    Complete(absl::CancelledError(
-        absl::StrCat("acquire \"", resource_, "\": the client was shut down")));
+    StartRound(std::move(config));
   }
 
  private:
-  void OnRound(RoundResult result) {
-    round_.reset();
+  void OnRound(RoundResult result) override {
     if (result.status.ok()) {
       auto state = std::make_shared<LockState>();
       state->owner = engine_;
@@ -111,37 +134,32 @@ class Engine::AcquireOp final
         state->valid_until = result.valid_until;
         state->votes = std::move(result.votes);
       }
-      Complete(Lock(std::move(state)));
+      Deliver(done_, absl::StatusOr<Lock>(Lock(std::move(state))));
       return;
     }
-    // An outage ends the wait at once (see AsyncRedlock::AcquireAsync).
     std::optional<absl::Duration> delay =
         schedule_.NextDelay(engine_->clock_->Now(), engine_->bitgen_);
-    if (result.status.code() == absl::StatusCode::kUnavailable) {
-      delay.reset();
-    }
-    if (!delay.has_value()) {
-      const int attempts = schedule_.attempts();
-      Complete(absl::Status(
-          result.status.code(),
-          absl::StrCat("acquire \"", resource_, "\": ",
-                       LossSummary(result.status.code()), " (", attempts,
-                       attempts == 1 ? " attempt" : " attempts", " in ",
-                       absl::FormatDuration(
-                           ToDuration(engine_->clock_->Now() - started_)),
-                       "); last attempt: ", result.status.message())));
+    // An outage ends the wait at once (see AsyncRedlock::AcquireAsync).
+    if (result.status.code() == absl::StatusCode::kUnavailable) delay.reset();
+    if (delay.has_value()) {
+      timeval tv = absl::ToTimeval(*delay);
+      evtimer_add(retry_timer_, &tv);
       return;
     }
-    timeval tv = absl::ToTimeval(*delay);
-    evtimer_add(retry_timer_, &tv);
+    const int attempts = schedule_.attempts();
+    Fail(absl::Status(
+        result.status.code(),
+        absl::StrCat(
+            what_, ": ", LossSummary(result.status.code()), " (", attempts,
+            attempts == 1 ? " attempt" : " attempts", " in ",
+            absl::FormatDuration(ToDuration(engine_->clock_->Now() - started_)),
+            "); last attempt: ", result.status.message())));
   }
 
-  void Complete(absl::StatusOr<Lock> result) {
-    engine_->Finish(
-        this, [done = std::move(done_), result = std::move(result)]() mutable {
-          done(std::move(result));
-        });
+  void Fail(absl::Status status) override {
+    Deliver(done_, absl::StatusOr<Lock>(std::move(status)));
   }
+  void OnCancel() override { evtimer_del(retry_timer_); }
 
   static void RetryThunk(int, short, void* arg) {
     static_cast<AcquireOp*>(arg)->StartAttempt();
@@ -157,13 +175,11 @@ class Engine::AcquireOp final
   std::string token_;
 };
 
-class Engine::ExtendOp final
-    : public Engine::Operation,
-      public std::enable_shared_from_this<Engine::ExtendOp> {
+class Engine::ExtendOp final : public Engine::Operation {
  public:
   ExtendOp(Engine* engine, std::shared_ptr<LockState> state, absl::Duration ttl,
            AsyncRedlock::ExtendCallback done)
-      : Operation(engine),
+      : Operation(engine, absl::StrCat("extend \"", state->resource, "\"")),
         state_(std::move(state)),
         ttl_(ttl),
         done_(std::move(done)) {}
@@ -172,22 +188,11 @@ class Engine::ExtendOp final
     RoundConfig config = engine_->BaseRound(ttl_);
     config.command = ExtendCommand(state_->key, state_->token, ttl_);
     config.map_reply = &ScriptVote;
-    round_ =
-        QuorumRound::Start(engine_->links_, std::move(config), engine_->clock_,
-                           [self = shared_from_this()](RoundResult result) {
-                             self->OnRound(std::move(result));
-                           });
-  }
-
-  void Cancel() override {
-    if (round_) round_->Cancel();
-    Complete(absl::CancelledError(absl::StrCat(
-        "extend \"", state_->resource, "\": the client was shut down")));
+    StartRound(std::move(config));
   }
 
  private:
-  void OnRound(RoundResult result) {
-    round_.reset();
+  void OnRound(RoundResult result) override {
     {
       absl::MutexLock lock(&state_->mu);
       if (result.status.ok() && !state_->released) {
@@ -200,38 +205,32 @@ class Engine::ExtendOp final
       }
     }
     if (result.status.ok()) {
-      Complete(absl::OkStatus());
+      Deliver(done_, absl::OkStatus());
       return;
     }
     absl::string_view summary =
         result.status.code() == absl::StatusCode::kAborted
             ? "lock lost: too many masters no longer hold our token"
             : LossSummary(result.status.code());
-    Complete(absl::Status(
+    Fail(absl::Status(
         result.status.code(),
-        absl::StrCat("extend \"", state_->resource, "\": ", summary, ": ",
-                     result.status.message())));
+        absl::StrCat(what_, ": ", summary, ": ", result.status.message())));
   }
 
-  void Complete(absl::Status status) {
-    engine_->Finish(
-        this, [done = std::move(done_), status = std::move(status)]() mutable {
-          done(std::move(status));
-        });
-  }
+  void Fail(absl::Status status) override { Deliver(done_, std::move(status)); }
 
   std::shared_ptr<LockState> state_;
   const absl::Duration ttl_;
   AsyncRedlock::ExtendCallback done_;
 };
 
-class Engine::ReleaseOp final
-    : public Engine::Operation,
-      public std::enable_shared_from_this<Engine::ReleaseOp> {
+class Engine::ReleaseOp final : public Engine::Operation {
  public:
   ReleaseOp(Engine* engine, std::shared_ptr<LockState> state,
             AsyncRedlock::ReleaseCallback done)
-      : Operation(engine), state_(std::move(state)), done_(std::move(done)) {}
+      : Operation(engine, absl::StrCat("release \"", state->resource, "\"")),
+        state_(std::move(state)),
+        done_(std::move(done)) {}
 
   void Start() {
     {
@@ -245,35 +244,21 @@ class Engine::ReleaseOp final
     config.map_reply = &ScriptVote;
     config.quorum = 1;
     config.wait_for_all = true;
-    round_ =
-        QuorumRound::Start(engine_->links_, std::move(config), engine_->clock_,
-                           [self = shared_from_this()](RoundResult result) {
-                             self->OnRound(std::move(result));
-                           });
-  }
-
-  void Cancel() override {
-    if (round_) round_->Cancel();
-    Complete(absl::CancelledError(absl::StrCat(
-        "release \"", state_->resource, "\": the client was shut down")));
+    StartRound(std::move(config));
   }
 
  private:
-  void OnRound(RoundResult result) {
-    round_.reset();
+  void OnRound(RoundResult result) override {
     ReleaseReport report;
     report.released = result.granted;
     report.not_held = result.denied;
     report.failed = result.failed;
     report.votes = std::move(result.votes);
-    Complete(std::move(report));
+    Deliver(done_, absl::StatusOr<ReleaseReport>(std::move(report)));
   }
 
-  void Complete(absl::StatusOr<ReleaseReport> result) {
-    engine_->Finish(
-        this, [done = std::move(done_), result = std::move(result)]() mutable {
-          done(std::move(result));
-        });
+  void Fail(absl::Status status) override {
+    Deliver(done_, absl::StatusOr<ReleaseReport>(std::move(status)));
   }
 
   std::shared_ptr<LockState> state_;

@@ -186,16 +186,14 @@ void Master::QueueHandshake() {
 }
 
 void Master::Close(absl::Status reason) {
-  evtimer_del(connect_timer_);
-  evtimer_del(request_timer_);
-  if (ac_ == nullptr) return;
+  if (ac_ == nullptr) {
+    evtimer_del(connect_timer_);
+    evtimer_del(request_timer_);
+    return;
+  }
   redisAsyncContext* ac = ac_;
   const bool was_connected = state_ == State::kConnected;
-  ac_ = nullptr;
-  state_ = State::kDisconnected;
-  handshake_ok_ = false;
-  close_reason_ = reason;
-  last_error_ = reason;
+  ForgetContext(std::move(reason));
   if (was_connected && in_reply_callback_ == 0) {
     // Write what is still buffered (a release queued behind a stuck request)
     // before closing. On a write error hiredis frees the context itself and
@@ -209,6 +207,16 @@ void Master::Close(absl::Status reason) {
   // as soon as it returns), and are answered with close_reason_.
   if (ac != nullptr) redisAsyncFree(ac);
   ScheduleReconnect();
+}
+
+void Master::ForgetContext(absl::Status reason) {
+  ac_ = nullptr;
+  state_ = State::kDisconnected;
+  handshake_ok_ = false;
+  close_reason_ = reason;
+  last_error_ = std::move(reason);
+  evtimer_del(connect_timer_);
+  evtimer_del(request_timer_);
 }
 
 void Master::ScheduleReconnect() {
@@ -273,12 +281,9 @@ void Master::OnConnect(redisAsyncContext* ac, int status) {
   if (status != REDIS_OK) {
     // hiredis frees the context after this returns, answering every pending
     // callback with a NULL reply first: they get close_reason_.
-    ac_ = nullptr;
-    state_ = State::kDisconnected;
-    close_reason_ =
-        absl::UnavailableError(absl::StrCat("connect failed: ", ErrorText(ac)));
-    last_error_ = close_reason_;
     ++counters_.connection_failures;
+    ForgetContext(absl::UnavailableError(
+        absl::StrCat("connect failed: ", ErrorText(ac))));
     ScheduleReconnect();
     return;
   }
@@ -291,14 +296,9 @@ void Master::OnConnect(redisAsyncContext* ac, int status) {
 void Master::OnDisconnect(redisAsyncContext* ac, int status) {
   if (ac == closing_ac_) closing_ac_ = nullptr;
   if (ac == ac_) {
-    ac_ = nullptr;
-    state_ = State::kDisconnected;
-    handshake_ok_ = false;
-    close_reason_ = absl::UnavailableError(
-        absl::StrCat("connection lost: ", ErrorText(ac)));
-    last_error_ = close_reason_;
     ++counters_.connection_failures;
-    evtimer_del(request_timer_);
+    ForgetContext(absl::UnavailableError(
+        absl::StrCat("connection lost: ", ErrorText(ac))));
   }
   ScheduleReconnect();
 }
@@ -308,14 +308,9 @@ void Master::OnReply(redisAsyncContext* ac, redisReply* reply) {
   if (reply == nullptr) {
     // hiredis is tearing the connection down.
     if (ac == ac_) {
-      ac_ = nullptr;
-      state_ = State::kDisconnected;
-      handshake_ok_ = false;
-      close_reason_ = absl::UnavailableError(
-          absl::StrCat("connection lost: ", ErrorText(ac)));
-      last_error_ = close_reason_;
       ++counters_.connection_failures;
-      evtimer_del(request_timer_);
+      ForgetContext(absl::UnavailableError(
+          absl::StrCat("connection lost: ", ErrorText(ac))));
     }
     Pending p = std::move(pending_.front());
     pending_.pop_front();

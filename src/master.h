@@ -93,6 +93,10 @@ class Master final : public MasterLink {
 
   void Connect();
   void Close(absl::Status reason);
+  // The current context is gone or going (hiredis frees it, or Close()
+  // does): from now on sends fail, and the pending requests it still answers
+  // get `reason`.
+  void ForgetContext(absl::Status reason);
   void ScheduleReconnect();
   void QueueHandshake();
   // Writes argv to the connection and queues `pending`; answers it later with
