@@ -130,7 +130,7 @@ class Engine::AcquireOp final : public Engine::Operation {
       state->token = token_;
       state->acquired_at = result.start;
       {
-        absl::MutexLock lock(&state->mu);
+        std::lock_guard<std::mutex> lock(state->mu);
         state->valid_until = result.valid_until;
         state->votes = std::move(result.votes);
       }
@@ -194,7 +194,7 @@ class Engine::ExtendOp final : public Engine::Operation {
  private:
   void OnRound(RoundResult result) override {
     {
-      absl::MutexLock lock(&state_->mu);
+      std::lock_guard<std::mutex> lock(state_->mu);
       if (result.status.ok() && !state_->released) {
         state_->valid_until = result.valid_until;
         state_->votes = std::move(result.votes);
@@ -234,7 +234,7 @@ class Engine::ReleaseOp final : public Engine::Operation {
 
   void Start() {
     {
-      absl::MutexLock lock(&state_->mu);
+      std::lock_guard<std::mutex> lock(state_->mu);
       state_->released = true;
       state_->valid_until =
           std::min(state_->valid_until, engine_->clock_->Now());
@@ -351,7 +351,7 @@ absl::Status Engine::CheckLock(const Lock& lock) const {
         absl::StrCat("the lock on \"", state->resource,
                      "\" was acquired through another client"));
   }
-  absl::MutexLock guard(&state->mu);
+  std::lock_guard<std::mutex> guard(state->mu);
   if (state->released) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the lock on \"", state->resource, "\" was already released"));

@@ -9,7 +9,6 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/notification.h"
 
 namespace redlock::internal {
 namespace {
@@ -55,19 +54,19 @@ bool EventLoop::InLoopThread() const {
 
 void EventLoop::Post(absl::AnyInvocable<void()> fn) {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     posted_.push_back(std::move(fn));
   }
   event_active(wakeup_, EV_TIMEOUT, 0);
 }
 
 void EventLoop::RunAndWait(absl::AnyInvocable<void()> fn) {
-  absl::Notification done;
+  Waiter done;
   Post([&] {
     fn();
     done.Notify();
   });
-  done.WaitForNotification();
+  done.Wait();
 }
 
 void EventLoop::OnWakeup(int, short, void* arg) {
@@ -78,7 +77,7 @@ void EventLoop::RunPosted() {
   for (;;) {
     std::vector<absl::AnyInvocable<void()>> batch;
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       if (posted_.empty()) return;
       batch.swap(posted_);
     }

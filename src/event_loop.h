@@ -6,18 +6,40 @@
 #ifndef REDLOCK_SRC_EVENT_LOOP_H_
 #define REDLOCK_SRC_EVENT_LOOP_H_
 
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 
 struct event;
 struct event_base;
 
 namespace redlock::internal {
+
+// A one-shot event between threads. Built on std::mutex and
+// std::condition_variable rather than absl::Notification so that
+// ThreadSanitizer sees the synchronisation (Debian's Abseil is not built for
+// it).
+class Waiter {
+ public:
+  void Notify() {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_ = true;
+    cv_.notify_all();
+  }
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return done_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+};
 
 class EventLoop {
  public:
@@ -47,8 +69,8 @@ class EventLoop {
 
   event_base* const base_;
   event* const wakeup_;
-  absl::Mutex mu_;
-  std::vector<absl::AnyInvocable<void()>> posted_ ABSL_GUARDED_BY(mu_);
+  std::mutex mu_;
+  std::vector<absl::AnyInvocable<void()>> posted_;  // Guarded by mu_.
   std::thread thread_;  // Last: it starts running in the constructor.
 };
 

@@ -68,7 +68,7 @@ MonotonicTime Lock::acquired_at() const {
 
 MonotonicTime Lock::valid_until() const {
   if (!state_) return MonotonicTime();
-  absl::MutexLock lock(&state_->mu);
+  std::lock_guard<std::mutex> lock(state_->mu);
   return state_->valid_until;
 }
 
@@ -81,7 +81,7 @@ absl::Duration Lock::remaining() const {
 
 bool Lock::released() const {
   if (!state_) return false;
-  absl::MutexLock lock(&state_->mu);
+  std::lock_guard<std::mutex> lock(state_->mu);
   return state_->released;
 }
 
@@ -91,7 +91,7 @@ bool Lock::valid() const {
 
 std::vector<MasterVote> Lock::votes() const {
   if (!state_) return {};
-  absl::MutexLock lock(&state_->mu);
+  std::lock_guard<std::mutex> lock(state_->mu);
   return state_->votes;
 }
 

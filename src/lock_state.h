@@ -6,11 +6,10 @@
 #ifndef REDLOCK_SRC_LOCK_STATE_H_
 #define REDLOCK_SRC_LOCK_STATE_H_
 
+#include <mutex>
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "redlock/lock.h"
 
 namespace redlock::internal {
@@ -23,10 +22,12 @@ struct LockState {
   std::string token;
   MonotonicTime acquired_at;
 
-  mutable absl::Mutex mu;
-  MonotonicTime valid_until ABSL_GUARDED_BY(mu);
-  bool released ABSL_GUARDED_BY(mu) = false;
-  std::vector<MasterVote> votes ABSL_GUARDED_BY(mu);
+  // std::mutex rather than absl::Mutex: ThreadSanitizer sees through it even
+  // though Debian's Abseil is not built for it.
+  mutable std::mutex mu;
+  MonotonicTime valid_until;      // Guarded by mu.
+  bool released = false;          // Guarded by mu.
+  std::vector<MasterVote> votes;  // Guarded by mu.
 };
 
 }  // namespace redlock::internal

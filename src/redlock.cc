@@ -5,7 +5,6 @@
 #include <optional>
 #include <utility>
 
-#include "absl/synchronization/notification.h"
 #include "redlock/async_redlock.h"
 #include "src/event_loop.h"
 
@@ -44,7 +43,7 @@ class Redlock::Impl {
       return T(absl::FailedPreconditionError(
           "a blocking Redlock call was made on the client's own loop thread"));
     }
-    absl::Notification done;
+    internal::Waiter done;
     std::optional<T> result;
     loop_->Post([&] {
       absl::Status status = start([&](T value) {
@@ -56,7 +55,7 @@ class Redlock::Impl {
         done.Notify();
       }
     });
-    done.WaitForNotification();
+    done.Wait();
     return *std::move(result);
   }
 

@@ -6,12 +6,12 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/support/redis_server.h"
@@ -71,7 +71,7 @@ TEST_F(RedlockTest, ManyThreadsOnOneClientNeverHoldTheLockTogether) {
   std::atomic<int> max_holders{0};
   std::atomic<int> acquired{0};
   std::atomic<int> unexpected{0};
-  absl::Mutex mu;
+  std::mutex mu;
   std::string first_error;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
@@ -81,7 +81,7 @@ TEST_F(RedlockTest, ManyThreadsOnOneClientNeverHoldTheLockTogether) {
                                                     /*wait=*/absl::Seconds(10));
         if (!lock.ok()) {
           ++unexpected;
-          absl::MutexLock l(&mu);
+          std::lock_guard<std::mutex> l(mu);
           if (first_error.empty()) first_error = lock.status().ToString();
           continue;
         }

@@ -70,6 +70,70 @@ std::atomic<pid_t> g_owner{0};
 constexpr int kFatalSignals[] = {SIGABRT, SIGSEGV, SIGTERM, SIGINT};
 struct sigaction g_previous_actions[NSIG];
 
+// The janitor: a /bin/sh child that removes our directories once this
+// process is gone, however it went. SIGKILL (a harness timeout) and _exit()
+// (a sanitizer halting on error) run none of our handlers; PR_SET_PDEATHSIG
+// takes the servers down, and the janitor their directories. It reads one
+// directory per line from a socket and, at EOF (every copy of our end is
+// closed: we have exited), removes them. In its own session and ignoring the
+// usual signals, so the Ctrl-C or group kill that ends us does not end it.
+constexpr char kJanitorScript[] =
+    "trap '' HUP INT QUIT TERM; "
+    "while IFS= read -r dir; do set -- \"$@\" \"$dir\"; done; "
+    "[ $# -eq 0 ] && exit 0; "
+    "for try in 1 2 3 4 5; do "
+    "rm -rf -- \"$@\" 2>/dev/null && exit 0; sleep 0.1; done";
+std::atomic<int> g_janitor_fd{-1};
+
+void StartJanitor() {
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return;
+  const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return;
+  }
+  std::string script = kJanitorScript;
+  char shell[] = "/bin/sh";
+  char dash_c[] = "-c";
+  char name[] = "redlock-test-janitor";
+  char* argv[] = {shell, dash_c, script.data(), name, nullptr};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setsid();
+    dup2(fds[1], STDIN_FILENO);
+    dup2(null_fd, STDOUT_FILENO);
+    dup2(null_fd, STDERR_FILENO);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    execv(shell, argv);
+    _exit(127);
+  }
+  close(fds[1]);
+  close(null_fd);
+  if (pid < 0) {
+    close(fds[0]);
+    return;
+  }
+  g_janitor_fd.store(fds[0]);
+}
+
+void TellJanitor(const std::string& dir) {
+  const int fd = g_janitor_fd.load();
+  if (fd < 0 || dir.find('\n') != std::string::npos) return;
+  const std::string line = dir + "\n";
+  size_t sent = 0;
+  while (sent < line.size()) {
+    const ssize_t n =
+        send(fd, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // The janitor is gone; our handlers remain.
+    sent += static_cast<size_t>(n);
+  }
+}
+
 void RegisterChild(pid_t pid) {
   for (std::atomic<pid_t>& slot : g_children) {
     pid_t expected = 0;
@@ -87,7 +151,8 @@ void UnregisterChild(pid_t pid) {
 }
 
 void RegisterDir(const std::string& dir) {
-  if (dir.size() >= kMaxDirLength) return;  // Only the destructor removes it.
+  TellJanitor(dir);
+  if (dir.size() >= kMaxDirLength) return;  // Not for the signal handler.
   for (DirSlot& slot : g_dirs) {
     int expected = DirSlot::kFree;
     if (slot.state.compare_exchange_strong(expected, DirSlot::kBusy)) {
@@ -184,6 +249,7 @@ void InstallEmergencyHandlersOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
     g_owner.store(getpid());
+    StartJanitor();
     std::atexit(OnExit);
     for (int sig : kFatalSignals) {
       struct sigaction previous;

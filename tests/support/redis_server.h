@@ -15,12 +15,14 @@
 // its masters.
 //
 // A server is stopped and its directory removed when its RedisServer is
-// destroyed. Should the test binary end any other way, the servers go too:
+// destroyed. Should the test binary end any other way, they go too:
 // std::atexit and SIGABRT/SIGSEGV/SIGTERM/SIGINT handlers SIGKILL every
-// server the process started, and each child runs with
-// prctl(PR_SET_PDEATHSIG, SIGKILL) in case the test binary is SIGKILLed.
-// Because that signal follows the *thread* that forked, start servers from a
-// thread that outlives them (the test's main thread).
+// server the process started and remove the directories; each child runs
+// with prctl(PR_SET_PDEATHSIG, SIGKILL) for when no handler runs (SIGKILL, a
+// sanitizer's _exit()), and a small /bin/sh "janitor" child removes the
+// directories once the test process is gone. Because PR_SET_PDEATHSIG follows
+// the *thread* that forked, start servers from a thread that outlives them
+// (the test's main thread).
 //
 // Only processes started here are ever signalled, always by PID.
 //
