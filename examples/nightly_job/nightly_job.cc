@@ -92,6 +92,13 @@ std::string ShortToken(absl::string_view token) {
   return absl::StrCat(token.substr(0, 8), "\u2026");
 }
 
+// absl::FormatDuration(), rounded down to `precision`, with "0s" for zero.
+std::string Pretty(absl::Duration d,
+                   absl::Duration precision = absl::Microseconds(1)) {
+  d = absl::Trunc(d, precision);
+  return d == absl::ZeroDuration() ? "0s" : absl::FormatDuration(d);
+}
+
 // Did not get the lock: says why and what this replica does about it.
 int ReportLoss(const Reporter& out, absl::string_view resource,
                const absl::Status& status) {
@@ -163,25 +170,20 @@ int main(int argc, char** argv) {
       absl::FromChrono(redlock::MonotonicClock::now() - started);
   if (!lock.ok()) return ReportLoss(out, resource, lock.status());
 
-  out.Say(absl::StrCat(
-      "acquired ", resource, " in ",
-      absl::FormatDuration(absl::Trunc(took, absl::Microseconds(1))),
-      ", token ", ShortToken(lock->token()), ", valid for ",
-      absl::FormatDuration(
-          absl::Trunc(lock->remaining(), absl::Milliseconds(10))),
-      " more"));
+  out.Say(absl::StrCat("acquired ", resource, " in ", Pretty(took), ", token ",
+                       ShortToken(lock->token()), ", valid for ",
+                       Pretty(lock->remaining(), absl::Milliseconds(10)),
+                       " more"));
   out.Say(absl::StrCat("  votes: ", redlock::DescribeVotes(lock->votes())));
   if (lock->remaining() <= work) {
     out.Say(absl::StrCat(
-        "warning: the job takes ", absl::FormatDuration(work),
+        "warning: the job takes ", Pretty(work),
         " but the lock is valid for only ",
-        absl::FormatDuration(
-            absl::Trunc(lock->remaining(), absl::Milliseconds(10))),
+        Pretty(lock->remaining(), absl::Milliseconds(10)),
         " more; once it expires another replica may start the job too"));
   }
 
-  out.Say(
-      absl::StrCat("running the job (", absl::FormatDuration(work), ") ..."));
+  out.Say(absl::StrCat("running the job (", Pretty(work), ") ..."));
   absl::SleepFor(work);
   const bool outlived_lock = !lock->valid();
 
