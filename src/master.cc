@@ -104,9 +104,15 @@ void Master::Write(const std::vector<std::string>& argv, Pending pending) {
     return;
   }
   ++counters_.sent;
+  const bool has_deadline = static_cast<bool>(pending.done);
+  const MonotonicTime deadline = std::max(pending.sent_at, connected_at_) +
+                                 Chrono(config_.request_timeout);
   pending_.push_back(std::move(pending));
+  // The timer may be set for a later moment (only handshake steps, which
+  // have no deadline of their own, were pending): bring it forward.
   if (state_ == State::kConnected &&
-      !evtimer_pending(request_timer_, nullptr)) {
+      (!evtimer_pending(request_timer_, nullptr) ||
+       (has_deadline && deadline < timer_wake_))) {
     ArmRequestTimer();
   }
 }
@@ -243,6 +249,7 @@ void Master::ArmRequestTimer() {
       wake = std::min(wake, started(p) + Chrono(config_.request_timeout));
     }
   }
+  timer_wake_ = wake;
   timeval tv = TimevalOf(absl::FromChrono(wake - Now()));
   evtimer_add(request_timer_, &tv);
 }

@@ -127,6 +127,8 @@ class Master final : public MasterLink {
   // The context Close() is tearing down, until hiredis reports it gone.
   redisAsyncContext* closing_ac_ = nullptr;
   MonotonicTime connected_at_;
+  // When request_timer_ fires, while it is pending.
+  MonotonicTime timer_wake_;
   bool handshake_ok_ = false;
   bool shutting_down_ = false;
   int in_reply_callback_ = 0;

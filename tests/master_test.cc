@@ -145,6 +145,24 @@ TEST_F(MasterTest, StoppedServerIsATimeoutAndTheQueuedReleaseStillLands) {
   EXPECT_EQ(Get("k"), std::nullopt);
 }
 
+TEST_F(MasterTest, ServerStoppedBeforeConnectingTimesOutAtTheRequestTimeout) {
+  // The kernel completes the TCP handshake, so the connection "succeeds";
+  // only the handshake steps and our request hang. The request must fail at
+  // request_timeout (200ms), not at stalled_timeout (5s).
+  ASSERT_TRUE(server_->Stop().ok());
+  MakeMaster(Config(server_->Uri()));
+  // Connected, with only the handshake pending when the request comes.
+  loop_.RunFor(absl::Milliseconds(100));
+  const absl::Time start = absl::Now();
+  absl::StatusOr<RedisReply> reply =
+      Call(AcquireCommand("k", "t", absl::Seconds(10)));
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(reply.status().code(), absl::StatusCode::kDeadlineExceeded)
+      << reply.status();
+  EXPECT_LT(took, absl::Seconds(2));  // Generous: not the 5s stall.
+  ASSERT_TRUE(server_->Continue().ok());
+}
+
 TEST_F(MasterTest, StalledConnectionIsClosedFlushedAndReconnected) {
   MasterConfig config = Config(server_->Uri());
   config.stalled_timeout = absl::Milliseconds(400);
