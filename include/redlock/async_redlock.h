@@ -41,7 +41,63 @@ namespace redlock {
 
 namespace internal {
 class Engine;
+class KeepAliveOp;
 }  // namespace internal
+
+// How to acquire: what AcquireAsync(resource, ttl, wait, done) takes, plus
+// the opt-ins.
+struct AcquireOptions {
+  // Required: in (request_timeout, max_ttl].
+  absl::Duration ttl;
+  // Retry until this has passed; 0 makes one attempt. Default: 0.
+  absl::Duration wait = absl::ZeroDuration();
+  // Issue a fencing token with the grant (Lock::fence()). Costs one more
+  // round trip (the counter is written back to a quorum before success is
+  // reported, inside the validity time). Default: false.
+  bool fencing = false;
+};
+
+// How a held lock is kept alive while work runs.
+struct HoldOptions {
+  // Extend every this long. Zero: ttl / 3. Must be shorter than
+  // ttl - safety_margin. Default: 0.
+  absl::Duration extend_every = absl::ZeroDuration();
+  // The lock is declared lost when less than this validity is left and no
+  // extension has succeeded since, so the work can stop before the lock
+  // really expires. Zero: ttl / 10 (at least 2 * request_timeout).
+  // Default: 0.
+  absl::Duration safety_margin = absl::ZeroDuration();
+  // Stop extending once the lock has been held this long (the Redlock paper
+  // asks that re-acquisition be limited); the lock is then declared lost
+  // (kDeadlineExceeded) when the safety margin is reached. Default: no cap.
+  absl::Duration max_hold = absl::InfiniteDuration();
+  // Called once, on the loop thread, when the lock is declared lost, with
+  // the reason (also in Lock::lost_reason()). Must not block. Not called
+  // when the keep-alive is stopped normally. Default: none.
+  absl::AnyInvocable<void(const absl::Status&)> on_lost;
+};
+
+// Keeps a lock alive; see AsyncRedlock::KeepAlive(). Move-only. Loop thread
+// only, like the engine.
+class KeepAliveHandle {
+ public:
+  KeepAliveHandle() = default;
+  KeepAliveHandle(KeepAliveHandle&& other) noexcept = default;
+  KeepAliveHandle& operator=(KeepAliveHandle&& other) noexcept;
+  // Stop(/*release=*/true).
+  ~KeepAliveHandle();
+
+  // Stops extending; with `release`, also releases the lock (the result is
+  // not reported: use AsyncRedlock::ReleaseAsync() to see it). Does nothing
+  // if already stopped or if the engine is gone.
+  void Stop(bool release = true);
+
+ private:
+  friend class AsyncRedlock;
+  explicit KeepAliveHandle(std::weak_ptr<internal::KeepAliveOp> op)
+      : op_(std::move(op)) {}
+  std::weak_ptr<internal::KeepAliveOp> op_;
+};
 
 class AsyncRedlock {
  public:
@@ -88,6 +144,26 @@ class AsyncRedlock {
   // answer.
   absl::Status AcquireAsync(absl::string_view resource, absl::Duration ttl,
                             absl::Duration wait, AcquireCallback done);
+
+  // The same with AcquireOptions. With `fencing`, a grant additionally
+  // fails with kUnavailable ("fencing unavailable") when too few masters
+  // hold trustworthy counters to issue a token that is sure to be larger
+  // than every earlier one; the lock is then released, never handed out with
+  // a token that might not increase.
+  absl::Status AcquireAsync(absl::string_view resource,
+                            const AcquireOptions& options,
+                            AcquireCallback done);
+
+  // Extends `lock` to `ttl` every options.extend_every until the handle is
+  // stopped or destroyed (which releases the lock), or until the lock is
+  // lost: an extension fails, or validity falls below the safety margin
+  // before one succeeds. Then Lock::lost() becomes true and
+  // options.on_lost runs, once. Returns kInvalidArgument for an empty lock,
+  // a bad TTL or inconsistent options, kFailedPrecondition for a released
+  // or lost lock.
+  absl::StatusOr<KeepAliveHandle> KeepAlive(const Lock& lock,
+                                            absl::Duration ttl,
+                                            HoldOptions options);
 
   // Sets the TTL of `lock` to `ttl` again on every master that still holds
   // its token (a token-checked PEXPIRE: a key that expired or changed owner is

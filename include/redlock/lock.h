@@ -16,6 +16,7 @@
 #define REDLOCK_LOCK_H_
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -96,6 +97,21 @@ class Lock {
   bool valid() const;
   // True once a Release() of this lock has been sent.
   bool released() const;
+
+  // The fencing token of this grant, when the acquisition asked for one
+  // (AcquireOptions::fencing): for one resource, a grant that started after
+  // another completed has a larger token (see docs/lifetime-and-fencing.md
+  // for the exact guarantee). Pass it to the resource you write, which must
+  // reject a token lower than the highest it has seen. 0 when not requested.
+  uint64_t fence() const;
+
+  // True once a keep-alive (AsyncRedlock::KeepAlive, Redlock::WithLock)
+  // decided the lock can no longer be trusted: an extension failed, or
+  // validity ran below the safety margin before one succeeded. Work under the
+  // lock should poll it and stop. Never goes back to false.
+  bool lost() const;
+  // Why lost() became true; OK while it is false.
+  absl::Status lost_reason() const;
 
   // How each master voted in the attempt that won the lock, or in the last
   // successful extension.

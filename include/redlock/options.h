@@ -111,6 +111,16 @@ struct Options {
   // Default: Quorum::kMajority.
   Quorum quorum = Quorum::kMajority;
 
+  // The Redlock paper requires a master that restarted without its data to
+  // stay out of the quorum for at least the longest TTL. With the guard on,
+  // the client enforces it: a master that lost its data (it lacks the
+  // deployment marker the other masters carry) and has been up for less than
+  // max_ttl still receives every command, but its grants are not counted.
+  // A brand-new deployment (no master carries the marker) is not held back.
+  // Turn it off only for masters with fsync'd persistence (AOF
+  // appendfsync always). See docs/failure-behaviour.md. Default: true.
+  bool restart_guard = true;
+
   // Prepended to every resource name to form the Redis key. Default:
   // "redlock:".
   std::string key_prefix = "redlock:";

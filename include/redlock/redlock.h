@@ -25,10 +25,12 @@
 
 #include <memory>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "redlock/async_redlock.h"
 #include "redlock/lock.h"
 #include "redlock/options.h"
 
@@ -86,6 +88,11 @@ class Redlock {
   // Acquire() with Options::default_ttl.
   absl::StatusOr<Lock> Acquire(absl::string_view resource, absl::Duration wait);
 
+  // Acquire() with AcquireOptions (fencing); see
+  // AsyncRedlock::AcquireAsync(resource, options, done).
+  absl::StatusOr<Lock> Acquire(absl::string_view resource,
+                               const AcquireOptions& options);
+
   // Exactly one attempt: Acquire(resource, ttl, absl::ZeroDuration()).
   absl::StatusOr<Lock> TryAcquire(absl::string_view resource,
                                   absl::Duration ttl);
@@ -94,6 +101,23 @@ class Redlock {
   absl::StatusOr<ScopedLock> AcquireScoped(absl::string_view resource,
                                            absl::Duration ttl,
                                            absl::Duration wait);
+
+  // Acquires `resource` (as Acquire(resource, acquire)), runs `work` on the
+  // calling thread while the lock is extended in the background (`hold`),
+  // and releases the lock when `work` returns — or unwinds: the release is
+  // done by a destructor. `work` should poll lock.lost() and stop when it
+  // turns true; hold.on_lost runs on the loop thread the moment it does.
+  // Returns:
+  //   the acquisition's error   `work` did not run.
+  //   the loss reason           the lock was lost while `work` ran (kAborted,
+  //                             kUnavailable or kDeadlineExceeded): whatever
+  //                             `work` returned, it did not run exclusively
+  //                             to the end.
+  //   what `work` returned      otherwise.
+  absl::Status WithLock(absl::string_view resource,
+                        const AcquireOptions& acquire,
+                        absl::AnyInvocable<absl::Status(const Lock&)> work,
+                        HoldOptions hold = {});
 
   // Same contract as AsyncRedlock::ExtendAsync(); on OK every copy of `lock`
   // sees the new valid_until().

@@ -1,0 +1,35 @@
+// Copyright 2026 The redlock Authors.
+//
+// The Redis keys the library uses on every master, for tools and operators
+// who look at the masters directly (redlock status, redis-cli).
+
+#ifndef REDLOCK_KEYS_H_
+#define REDLOCK_KEYS_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "redlock/options.h"
+
+namespace redlock {
+
+// Resource names starting with this are reserved for the library's own keys
+// and rejected (kInvalidArgument).
+inline constexpr absl::string_view kReservedResourcePrefix = "__";
+
+// key_prefix + resource: holds the owner's token, with the lock's TTL.
+std::string LockKey(const Options& options, absl::string_view resource);
+
+// key_prefix + "__fence__:" + resource: the fencing counter, an integer with
+// no TTL, on every master.
+std::string FenceCounterKey(const Options& options,
+                            absl::string_view resource);
+
+// key_prefix + "__deployment__": the marker the restart guard uses to tell a
+// master that lost its data ("reborn") from a trusted one ("trusted"); no
+// TTL.
+std::string DeploymentMarkerKey(const Options& options);
+
+}  // namespace redlock
+
+#endif  // REDLOCK_KEYS_H_
