@@ -24,7 +24,42 @@ AsyncRedlock::~AsyncRedlock() = default;
 absl::Status AsyncRedlock::AcquireAsync(absl::string_view resource,
                                         absl::Duration ttl, absl::Duration wait,
                                         AcquireCallback done) {
-  return engine_->Acquire(resource, ttl, wait, std::move(done));
+  AcquireOptions options;
+  options.ttl = ttl;
+  options.wait = wait;
+  return engine_->Acquire(resource, options, std::move(done));
+}
+
+absl::Status AsyncRedlock::AcquireAsync(absl::string_view resource,
+                                        const AcquireOptions& options,
+                                        AcquireCallback done) {
+  return engine_->Acquire(resource, options, std::move(done));
+}
+
+absl::StatusOr<KeepAliveHandle> AsyncRedlock::KeepAlive(const Lock& lock,
+                                                        absl::Duration ttl,
+                                                        HoldOptions options) {
+  absl::StatusOr<std::shared_ptr<internal::KeepAliveOp>> op =
+      engine_->KeepAlive(lock, ttl, std::move(options));
+  if (!op.ok()) return op.status();
+  return KeepAliveHandle(*op);
+}
+
+KeepAliveHandle& KeepAliveHandle::operator=(KeepAliveHandle&& other) noexcept {
+  if (this != &other) {
+    Stop();
+    op_ = std::move(other.op_);
+    other.op_.reset();
+  }
+  return *this;
+}
+
+KeepAliveHandle::~KeepAliveHandle() { Stop(); }
+
+void KeepAliveHandle::Stop(bool release) {
+  std::shared_ptr<internal::KeepAliveOp> op = op_.lock();
+  op_.reset();
+  if (op) internal::StopKeepAlive(*op, release);
 }
 
 absl::Status AsyncRedlock::ExtendAsync(const Lock& lock, absl::Duration ttl,

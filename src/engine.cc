@@ -8,7 +8,9 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "redlock/keys.h"
 #include "src/lock_state.h"
 #include "src/options_internal.h"
 #include "src/quorum_round.h"
@@ -22,6 +24,8 @@ namespace redlock::internal {
 namespace {
 
 constexpr size_t kMaxResourceBytes = 4096;
+constexpr absl::string_view kTrustedMarker = "trusted";
+constexpr absl::string_view kRebornMarker = "reborn";
 // A wait longer than this is "until it succeeds"; it keeps deadlines finite.
 constexpr absl::Duration kLongestWait = absl::Hours(24 * 365);
 
@@ -80,7 +84,8 @@ class Engine::Operation : public std::enable_shared_from_this<Operation> {
         });
   }
 
-  virtual void OnRound(RoundResult result) = 0;
+  // The round started by StartRound() was decided.
+  virtual void OnRound(RoundResult result) {}
   virtual void Fail(absl::Status status) = 0;
   virtual void OnCancel() {}
 
@@ -93,15 +98,18 @@ class Engine::Operation : public std::enable_shared_from_this<Operation> {
 
 class Engine::AcquireOp final : public Engine::Operation {
  public:
-  AcquireOp(Engine* engine, std::string resource, absl::Duration ttl,
-            absl::Duration wait, AsyncRedlock::AcquireCallback done)
+  AcquireOp(Engine* engine, std::string resource, const AcquireOptions& options,
+            AsyncRedlock::AcquireCallback done)
       : Operation(engine, absl::StrCat("acquire \"", resource, "\"")),
         resource_(std::move(resource)),
-        key_(absl::StrCat(engine->options_.key_prefix, resource_)),
-        ttl_(ttl),
+        key_(LockKey(engine->options_, resource_)),
+        counter_key_(FenceCounterKey(engine->options_, resource_)),
+        ttl_(options.ttl),
+        fencing_(options.fencing),
         done_(std::move(done)),
         started_(engine->clock_->Now()),
-        schedule_(engine->options_.retry, started_, wait),
+        schedule_(engine->options_.retry, started_,
+                  std::min(options.wait, kLongestWait)),
         retry_timer_(evtimer_new(engine->base_, &AcquireOp::RetryThunk, this)) {
   }
   ~AcquireOp() override { event_free(retry_timer_); }
@@ -113,34 +121,122 @@ class Engine::AcquireOp final : public Engine::Operation {
       return;
     }
     token_ = *std::move(token);
+    fence_write_ = false;
     RoundConfig config = engine_->BaseRound(ttl_);
-    config.command = AcquireCommand(key_, token_, ttl_);
-    config.map_reply = &AcquireVote;
+    if (fencing_) {
+      config.command = FencedAcquireCommand(key_, counter_key_,
+                                            engine_->marker_key_, token_, ttl_);
+      config.map_reply = &FencedAcquireVote;
+      config.keep_replies = true;
+    } else {
+      config.command = AcquireCommand(key_, token_, ttl_);
+      config.map_reply = &AcquireVote;
+    }
     config.cleanup_on_loss = ReleaseCommand(key_, token_);
     StartRound(std::move(config));
   }
 
  private:
   void OnRound(RoundResult result) override {
-    if (result.status.ok()) {
-      auto state = std::make_shared<LockState>();
-      state->owner = engine_;
-      state->resource = resource_;
-      state->key = key_;
-      state->token = token_;
-      state->acquired_at = result.start;
-      {
-        std::lock_guard<std::mutex> lock(state->mu);
-        state->valid_until = result.valid_until;
-        state->votes = std::move(result.votes);
-      }
-      Deliver(done_, absl::StatusOr<Lock>(Lock(std::move(state))));
+    if (fence_write_) {
+      OnFenceWritten(std::move(result));
       return;
     }
+    if (!result.status.ok()) {
+      RetryOrFail(result.status);
+      return;
+    }
+    won_ = std::move(result);
+    if (!fencing_) {
+      Succeed(/*fence=*/0);
+      return;
+    }
+    // Fencing: the next token is one more than the highest counter read on
+    // masters whose counters can be trusted. A quorum of such reads is
+    // needed: any two quorums intersect, so it includes a master that
+    // carries every earlier token written back to a quorum.
+    int trusted = 0;
+    uint64_t highest = 0;
+    std::string untrusted;
+    for (size_t i = 0; i < won_.replies.size(); ++i) {
+      if (!won_.replies[i].has_value()) continue;
+      absl::StatusOr<FenceRead> read = ParseFenceRead(*won_.replies[i]);
+      if (!read.ok()) continue;
+      // Only a master that never lost its data (marker "trusted") knows that
+      // a missing counter means 0; a reborn one may have forgotten it.
+      if (read->marker != kTrustedMarker) {
+        absl::StrAppend(&untrusted, untrusted.empty() ? "" : ", ",
+                        won_.votes[i].master, " (",
+                        read->marker.empty() ? "no marker" : read->marker, ")");
+        continue;
+      }
+      ++trusted;
+      highest = std::max(highest, read->counter);
+    }
+    if (trusted < engine_->quorum_) {
+      SendToAll(ReleaseCommand(key_, token_));
+      Fail(absl::UnavailableError(absl::StrCat(
+          what_, ": fencing unavailable: only ", trusted,
+          " masters answered with counters that can be trusted, ",
+          engine_->quorum_, " needed",
+          untrusted.empty() ? "" : absl::StrCat("; untrusted: ", untrusted),
+          ". The lock was released; no token was issued.")));
+      return;
+    }
+    fence_ = highest + 1;
+    fence_write_ = true;
+    RoundConfig config;
+    config.command = FenceWriteCommand(counter_key_, fence_);
+    config.map_reply = &FenceWriteVote;
+    config.quorum = engine_->quorum_;
+    config.cleanup_on_loss = ReleaseCommand(key_, token_);
+    StartRound(std::move(config));
+  }
+
+  void OnFenceWritten(RoundResult result) {
+    if (!result.status.ok()) {
+      // The round already sent the release to every master.
+      Fail(absl::UnavailableError(
+          absl::StrCat(what_, ": the fencing token ", fence_,
+                       " could not be written to a quorum; the lock was "
+                       "released: ",
+                       result.status.message())));
+      return;
+    }
+    // The write-back counts inside the validity time.
+    const MonotonicTime now = engine_->clock_->Now();
+    if (!HasValidity(won_.valid_until, now, engine_->options_.min_validity)) {
+      SendToAll(ReleaseCommand(key_, token_));
+      RetryOrFail(absl::DeadlineExceededError(
+          absl::StrCat("writing the fencing token left ",
+                       absl::FormatDuration(Remaining(won_.valid_until, now)),
+                       " of validity")));
+      return;
+    }
+    Succeed(fence_);
+  }
+
+  void Succeed(uint64_t fence) {
+    auto state = std::make_shared<LockState>();
+    state->owner = engine_;
+    state->resource = resource_;
+    state->key = key_;
+    state->token = token_;
+    state->acquired_at = won_.start;
+    state->fence = fence;
+    {
+      std::lock_guard<std::mutex> lock(state->mu);
+      state->valid_until = won_.valid_until;
+      state->votes = std::move(won_.votes);
+    }
+    Deliver(done_, absl::StatusOr<Lock>(Lock(std::move(state))));
+  }
+
+  void RetryOrFail(const absl::Status& status) {
     std::optional<absl::Duration> delay =
         schedule_.NextDelay(engine_->clock_->Now(), engine_->bitgen_);
     // An outage ends the wait at once (see AsyncRedlock::AcquireAsync).
-    if (result.status.code() == absl::StatusCode::kUnavailable) delay.reset();
+    if (status.code() == absl::StatusCode::kUnavailable) delay.reset();
     if (delay.has_value()) {
       timeval tv = absl::ToTimeval(*delay);
       evtimer_add(retry_timer_, &tv);
@@ -148,12 +244,18 @@ class Engine::AcquireOp final : public Engine::Operation {
     }
     const int attempts = schedule_.attempts();
     Fail(absl::Status(
-        result.status.code(),
+        status.code(),
         absl::StrCat(
-            what_, ": ", LossSummary(result.status.code()), " (", attempts,
+            what_, ": ", LossSummary(status.code()), " (", attempts,
             attempts == 1 ? " attempt" : " attempts", " in ",
             absl::FormatDuration(ToDuration(engine_->clock_->Now() - started_)),
-            "); last attempt: ", result.status.message())));
+            "); last attempt: ", status.message())));
+  }
+
+  void SendToAll(const Command& command) {
+    for (MasterLink* master : engine_->links_) {
+      master->Send(command, [](absl::StatusOr<RedisReply>) {});
+    }
   }
 
   void Fail(absl::Status status) override {
@@ -167,12 +269,17 @@ class Engine::AcquireOp final : public Engine::Operation {
 
   const std::string resource_;
   const std::string key_;
+  const std::string counter_key_;
   const absl::Duration ttl_;
+  const bool fencing_;
   AsyncRedlock::AcquireCallback done_;
   const MonotonicTime started_;
   RetrySchedule schedule_;
   event* const retry_timer_;
   std::string token_;
+  RoundResult won_;  // The acquire round that reached quorum.
+  bool fence_write_ = false;
+  uint64_t fence_ = 0;
 };
 
 class Engine::ExtendOp final : public Engine::Operation {
@@ -265,6 +372,150 @@ class Engine::ReleaseOp final : public Engine::Operation {
   AsyncRedlock::ReleaseCallback done_;
 };
 
+// Keeps a lock alive: extends it every extend_every through the engine's own
+// ExtendOp, and declares it lost when an extension fails or validity falls
+// below the safety margin first.
+class KeepAliveOp final : public Engine::Operation {
+ public:
+  KeepAliveOp(Engine* engine, std::shared_ptr<LockState> state,
+              absl::Duration ttl, absl::Duration extend_every,
+              absl::Duration margin, absl::Duration max_hold,
+              absl::AnyInvocable<void(const absl::Status&)> on_lost)
+      : Operation(engine, absl::StrCat("keep-alive \"", state->resource, "\"")),
+        state_(std::move(state)),
+        ttl_(ttl),
+        extend_every_(extend_every),
+        margin_(margin),
+        max_hold_(max_hold),
+        on_lost_(std::move(on_lost)),
+        extend_timer_(
+            evtimer_new(engine->base_, &KeepAliveOp::ExtendThunk, this)),
+        margin_timer_(
+            evtimer_new(engine->base_, &KeepAliveOp::MarginThunk, this)) {}
+  ~KeepAliveOp() override {
+    event_free(extend_timer_);
+    event_free(margin_timer_);
+  }
+
+  void Start() {
+    ArmMarginTimer();
+    ArmExtendTimer();
+  }
+
+  void Stop(bool release) {
+    if (stopped_) return;
+    stopped_ = true;
+    StopTimers();
+    if (release && engine_->CheckLock(Lock(state_)).ok()) {
+      engine_->Release(Lock(state_), [](absl::StatusOr<ReleaseReport>) {})
+          .IgnoreError();
+    }
+    engine_->Finish(this, [] {});
+  }
+
+ private:
+  void ArmExtendTimer() {
+    const absl::Duration held =
+        ToDuration(engine_->clock_->Now() - state_->acquired_at);
+    if (held + extend_every_ > max_hold_) return;  // The cap: stop extending.
+    timeval tv = absl::ToTimeval(extend_every_);
+    evtimer_add(extend_timer_, &tv);
+  }
+
+  void ArmMarginTimer() {
+    MonotonicTime valid_until;
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      valid_until = state_->valid_until;
+    }
+    const absl::Duration until_margin =
+        Remaining(valid_until, engine_->clock_->Now()) - margin_;
+    timeval tv = absl::ToTimeval(std::max(until_margin, absl::ZeroDuration()));
+    evtimer_add(margin_timer_, &tv);
+  }
+
+  void StopTimers() {
+    evtimer_del(extend_timer_);
+    evtimer_del(margin_timer_);
+  }
+
+  void OnExtendTimer() {
+    std::weak_ptr<Operation> weak = shared_from_this();
+    absl::Status sent =
+        engine_->Extend(Lock(state_), ttl_, [weak](absl::Status status) {
+          if (auto self = weak.lock()) {
+            static_cast<KeepAliveOp*>(self.get())->OnExtended(status);
+          }
+        });
+    if (!sent.ok()) Lost(sent);
+  }
+
+  void OnExtended(const absl::Status& status) {
+    if (stopped_) return;
+    if (!status.ok()) {
+      Lost(status);
+      return;
+    }
+    ArmMarginTimer();
+    ArmExtendTimer();
+  }
+
+  void OnMarginTimer() {
+    const absl::Duration held =
+        ToDuration(engine_->clock_->Now() - state_->acquired_at);
+    Lost(absl::DeadlineExceededError(
+        held + extend_every_ > max_hold_
+            ? absl::StrCat(what_, ": held for ", absl::FormatDuration(held),
+                           ", the max_hold cap (",
+                           absl::FormatDuration(max_hold_),
+                           "); no longer extended")
+            : absl::StrCat(what_,
+                           ": less than the safety margin of validity left (",
+                           absl::FormatDuration(margin_),
+                           ") and no extension succeeded in time")));
+  }
+
+  // The lock can no longer be trusted: say so once, stop extending. The
+  // lock is not released here; the handle's owner does that.
+  void Lost(absl::Status reason) {
+    if (stopped_) return;
+    stopped_ = true;
+    StopTimers();
+    state_->MarkLost(reason);
+    Deliver(on_lost_, reason);
+  }
+
+  void Fail(absl::Status status) override { Lost(std::move(status)); }
+
+  template <typename Callback, typename Result>
+  void Deliver(Callback& callback, Result result) {
+    if (callback) {
+      Operation::Deliver(callback, std::move(result));
+    } else {
+      engine_->Finish(this, [] {});
+    }
+  }
+
+  static void ExtendThunk(int, short, void* arg) {
+    static_cast<KeepAliveOp*>(arg)->OnExtendTimer();
+  }
+  static void MarginThunk(int, short, void* arg) {
+    static_cast<KeepAliveOp*>(arg)->OnMarginTimer();
+  }
+
+  std::shared_ptr<LockState> state_;
+  const absl::Duration ttl_;
+  const absl::Duration extend_every_;
+  const absl::Duration margin_;
+  const absl::Duration max_hold_;
+  absl::AnyInvocable<void(const absl::Status&)> on_lost_;
+  event* const extend_timer_;
+  event* const margin_timer_;
+  bool stopped_ = false;
+};
+
+void StopKeepAlive(KeepAliveOp& op, bool release) { op.Stop(release); }
+
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(event_base* base,
                                                        Options options) {
   if (base == nullptr) {
@@ -285,7 +536,8 @@ Engine::Engine(event_base* base, Options options,
     : base_(base),
       options_(std::move(options)),
       clock_(Clock::Real()),
-      completions_(base) {
+      completions_(base),
+      marker_key_(DeploymentMarkerKey(options_)) {
   const int n = static_cast<int>(addresses.size());
   quorum_ = options_.quorum == Quorum::kUnanimous ? n : n / 2 + 1;
   for (MasterAddress& address : addresses) {
@@ -295,9 +547,92 @@ Engine::Engine(event_base* base, Options options,
     config.connect_timeout = options_.connect_timeout;
     config.stalled_timeout = options_.stalled_connection_timeout;
     config.backoff = options_.reconnect;
+    config.marker_key = marker_key_;
     masters_.push_back(std::make_unique<Master>(base, std::move(config)));
     links_.push_back(masters_.back().get());
   }
+  for (int i = 0; i < n; ++i) {
+    masters_[i]->set_on_state_change([this, i] { OnMasterStateChange(i); });
+  }
+  // A master whose handshake hangs (a stopped server accepts TCP) neither
+  // completes nor fails for a while: do not wait for it longer than this.
+  deployment_timer_ = evtimer_new(
+      base,
+      [](int, short, void* arg) {
+        static_cast<Engine*>(arg)->MarkDeploymentKnown();
+      },
+      this);
+  timeval tv =
+      absl::ToTimeval(options_.connect_timeout + 2 * options_.request_timeout);
+  evtimer_add(deployment_timer_, &tv);
+  for (int i = 0; i < n; ++i) OnMasterStateChange(i);
+}
+
+void Engine::OnMasterStateChange(int master) {
+  Master& m = *masters_[master];
+  auto marked = [](const Master& x) {
+    return x.identity().known && !x.identity().marker.empty();
+  };
+  if (m.ready() && m.identity().known && m.identity().marker.empty()) {
+    bool others_marked = false;
+    for (const auto& other : masters_) others_marked |= marked(*other);
+    if (others_marked) {
+      // It lacks the marker the others carry: it lost its data.
+      m.Send(MarkerCommand(marker_key_, kRebornMarker),
+             [](absl::StatusOr<RedisReply>) {});
+      m.set_marker(std::string(kRebornMarker));
+    }
+  }
+  bool all_known = true;
+  bool any_marked = false;
+  bool all_settled = true;
+  for (const auto& x : masters_) {
+    all_known &= x->identity().known;
+    any_marked |= marked(*x);
+    all_settled &= x->identity().known || x->ever_failed();
+  }
+  if (all_known && !any_marked && !bootstrapped_) {
+    // Every master answered and none carries the marker: a brand-new
+    // deployment. Mark them all trusted.
+    bootstrapped_ = true;
+    for (const auto& x : masters_) {
+      x->Send(MarkerCommand(marker_key_, kTrustedMarker),
+              [](absl::StatusOr<RedisReply>) {});
+      x->set_marker(std::string(kTrustedMarker));
+    }
+  }
+  if (all_settled) MarkDeploymentKnown();
+}
+
+void Engine::MarkDeploymentKnown() {
+  if (deployment_known_) return;
+  deployment_known_ = true;
+  if (deployment_timer_ != nullptr) evtimer_del(deployment_timer_);
+  for (auto& fn : deployment_waiters_) completions_.Post(std::move(fn));
+  deployment_waiters_.clear();
+}
+
+void Engine::WhenDeploymentKnown(absl::AnyInvocable<void()> fn) {
+  if (deployment_known_) {
+    fn();
+  } else {
+    deployment_waiters_.push_back(std::move(fn));
+  }
+}
+
+absl::Status Engine::GrantVeto(int master) const {
+  if (!options_.restart_guard) return absl::OkStatus();
+  const MasterIdentity& id = masters_[master]->identity();
+  if (!id.known || id.marker != kRebornMarker) return absl::OkStatus();
+  const absl::Duration uptime =
+      absl::Seconds(id.uptime_s) + ToDuration(clock_->Now() - id.seen_at);
+  if (uptime >= options_.max_ttl) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "restart guard: this master lost its data when it restarted ",
+      absl::FormatDuration(absl::Trunc(uptime, absl::Seconds(1))),
+      " ago; its grants count again in ",
+      absl::FormatDuration(
+          absl::Ceil(options_.max_ttl - uptime, absl::Seconds(1)))));
 }
 
 Engine::~Engine() {
@@ -305,6 +640,8 @@ Engine::~Engine() {
   auto operations = std::move(operations_);
   operations_.clear();
   for (const std::shared_ptr<Operation>& op : operations) op->Cancel();
+  deployment_waiters_.clear();
+  event_free(deployment_timer_);
   links_.clear();
   masters_.clear();
   completions_.RunAll();
@@ -317,6 +654,7 @@ RoundConfig Engine::BaseRound(absl::Duration ttl) const {
   config.ttl = ttl;
   config.drift_factor = options_.drift_factor;
   config.min_validity = options_.min_validity;
+  config.grant_veto = [this](int master) { return GrantVeto(master); };
   return config;
 }
 
@@ -359,11 +697,19 @@ absl::Status Engine::CheckLock(const Lock& lock) const {
   return absl::OkStatus();
 }
 
-absl::Status Engine::Acquire(absl::string_view resource, absl::Duration ttl,
-                             absl::Duration wait,
+absl::Status Engine::Acquire(absl::string_view resource,
+                             const AcquireOptions& options,
                              AsyncRedlock::AcquireCallback done) {
+  const absl::Duration ttl = options.ttl;
+  const absl::Duration wait = options.wait;
   if (resource.empty()) {
     return absl::InvalidArgumentError("resource name must not be empty");
+  }
+  if (absl::StartsWith(resource, kReservedResourcePrefix)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("resource name \"", resource, "\" starts with \"",
+                     kReservedResourcePrefix,
+                     "\", which is reserved for the library's own keys"));
   }
   if (resource.size() > kMaxResourceBytes) {
     return absl::InvalidArgumentError(
@@ -376,12 +722,48 @@ absl::Status Engine::Acquire(absl::string_view resource, absl::Duration ttl,
         "wait ", absl::FormatDuration(wait), " must not be negative"));
   }
   if (!done) return absl::InvalidArgumentError("callback must not be empty");
-  auto op = std::make_shared<AcquireOp>(this, std::string(resource), ttl,
-                                        std::min(wait, kLongestWait),
+  auto op = std::make_shared<AcquireOp>(this, std::string(resource), options,
                                         std::move(done));
   operations_.insert(op);
-  op->StartAttempt();
+  // The restart guard and fencing judge masters by the deployment marker:
+  // the first acquisitions wait until every master has been heard from
+  // (bounded by connect_timeout + 2 * request_timeout).
+  std::weak_ptr<AcquireOp> weak = op;
+  WhenDeploymentKnown([weak] {
+    if (auto self = weak.lock()) self->StartAttempt();
+  });
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<KeepAliveOp>> Engine::KeepAlive(
+    const Lock& lock, absl::Duration ttl, HoldOptions options) {
+  if (absl::Status status = CheckLock(lock); !status.ok()) return status;
+  if (absl::Status status = CheckTtl(ttl); !status.ok()) return status;
+  if (lock.lost()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the lock on \"", lock.resource(),
+                     "\" is already lost: ", lock.lost_reason().message()));
+  }
+  absl::Duration every = options.extend_every;
+  if (every == absl::ZeroDuration()) every = ttl / 3;
+  absl::Duration margin = options.safety_margin;
+  if (margin == absl::ZeroDuration()) {
+    margin = std::max(ttl / 10, 2 * options_.request_timeout);
+  }
+  if (every <= absl::ZeroDuration() || margin < absl::ZeroDuration() ||
+      every >= ttl - margin || options.max_hold <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "keep-alive: extend_every (", absl::FormatDuration(every),
+        ") must be positive and shorter than ttl - safety_margin (",
+        absl::FormatDuration(ttl), " - ", absl::FormatDuration(margin),
+        "), and max_hold positive"));
+  }
+  auto op = std::make_shared<KeepAliveOp>(this, lock.state(), ttl, every,
+                                          margin, options.max_hold,
+                                          std::move(options.on_lost));
+  operations_.insert(op);
+  op->Start();
+  return op;
 }
 
 absl::Status Engine::Extend(const Lock& lock, absl::Duration ttl,

@@ -30,6 +30,10 @@ struct event_base;
 
 namespace redlock::internal {
 
+class KeepAliveOp;
+// Stops a keep-alive (KeepAliveHandle::Stop); see engine.cc.
+void StopKeepAlive(KeepAliveOp& op, bool release);
+
 class Engine {
  public:
   // `options` must be valid and its hosts numeric (see ParseMasters()).
@@ -44,8 +48,12 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // The contracts are those of AsyncRedlock.
-  absl::Status Acquire(absl::string_view resource, absl::Duration ttl,
-                       absl::Duration wait, AsyncRedlock::AcquireCallback done);
+  absl::Status Acquire(absl::string_view resource,
+                       const AcquireOptions& options,
+                       AsyncRedlock::AcquireCallback done);
+  absl::StatusOr<std::shared_ptr<KeepAliveOp>> KeepAlive(const Lock& lock,
+                                                         absl::Duration ttl,
+                                                         HoldOptions options);
   absl::Status Extend(const Lock& lock, absl::Duration ttl,
                       AsyncRedlock::ExtendCallback done);
   absl::Status Release(const Lock& lock, AsyncRedlock::ReleaseCallback done);
@@ -61,6 +69,17 @@ class Engine {
   class AcquireOp;
   class ExtendOp;
   class ReleaseOp;
+  friend class KeepAliveOp;
+
+  // The restart guard and fencing need to know which masters carry the
+  // deployment marker. Called after each master's handshake and failure.
+  void OnMasterStateChange(int master);
+  // Runs `fn` once every master has completed a handshake or failed to
+  // connect (or a bounded time has passed), on a later loop turn.
+  void WhenDeploymentKnown(absl::AnyInvocable<void()> fn);
+  void MarkDeploymentKnown();
+  // Non-OK if master `i`'s grants must not count (restart guard).
+  absl::Status GrantVeto(int master) const;
 
   absl::Status CheckTtl(absl::Duration ttl) const;
   absl::Status CheckLock(const Lock& lock) const;
@@ -78,6 +97,11 @@ class Engine {
   absl::BitGen bitgen_;
   absl::flat_hash_set<std::shared_ptr<Operation>> operations_;
   Deferred completions_;
+  std::string marker_key_;
+  bool deployment_known_ = false;
+  bool bootstrapped_ = false;
+  std::vector<absl::AnyInvocable<void()>> deployment_waiters_;
+  event* deployment_timer_ = nullptr;
 };
 
 }  // namespace redlock::internal

@@ -86,7 +86,17 @@ bool Lock::released() const {
 }
 
 bool Lock::valid() const {
-  return state_ && !released() && remaining() > absl::ZeroDuration();
+  return state_ && !released() && !lost() && remaining() > absl::ZeroDuration();
+}
+
+uint64_t Lock::fence() const { return state_ ? state_->fence : 0; }
+
+bool Lock::lost() const { return !lost_reason().ok(); }
+
+absl::Status Lock::lost_reason() const {
+  if (!state_) return absl::OkStatus();
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->lost;
 }
 
 std::vector<MasterVote> Lock::votes() const {

@@ -6,10 +6,12 @@
 #ifndef REDLOCK_SRC_LOCK_STATE_H_
 #define REDLOCK_SRC_LOCK_STATE_H_
 
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "redlock/lock.h"
 
 namespace redlock::internal {
@@ -21,6 +23,7 @@ struct LockState {
   std::string key;
   std::string token;
   MonotonicTime acquired_at;
+  uint64_t fence = 0;
 
   // std::mutex rather than absl::Mutex: ThreadSanitizer sees through it even
   // though Debian's Abseil is not built for it.
@@ -28,6 +31,15 @@ struct LockState {
   MonotonicTime valid_until;      // Guarded by mu.
   bool released = false;          // Guarded by mu.
   std::vector<MasterVote> votes;  // Guarded by mu.
+  absl::Status lost;              // Guarded by mu. OK until lost.
+
+  // Marks the lock lost (first reason wins). Returns false if it already was.
+  bool MarkLost(absl::Status reason) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!lost.ok()) return false;
+    lost = std::move(reason);
+    return true;
+  }
 };
 
 }  // namespace redlock::internal

@@ -12,7 +12,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "src/redis_reply.h"
 #include "src/vote.h"
 
@@ -182,6 +186,11 @@ void Master::QueueHandshake() {
     steps.push_back(
         {Kind::kScriptLoad, {"SCRIPT", "LOAD", std::string(script->source)}});
   }
+  if (!config_.marker_key.empty()) {
+    steps.push_back({Kind::kInfo, {"INFO", "server"}});
+    steps.push_back({Kind::kMarker, {"GET", config_.marker_key}});
+  }
+  pending_identity_ = MasterIdentity();
   for (size_t i = 0; i < steps.size(); ++i) {
     Pending pending;
     pending.sent_at = Now();
@@ -225,7 +234,22 @@ void Master::ForgetContext(absl::Status reason) {
   evtimer_del(request_timer_);
 }
 
+void ParseInfoServer(absl::string_view info, std::string* run_id,
+                     int64_t* uptime_s) {
+  for (absl::string_view line : absl::StrSplit(info, '\n')) {
+    line = absl::StripTrailingAsciiWhitespace(line);
+    if (absl::ConsumePrefix(&line, "run_id:")) {
+      *run_id = std::string(line);
+    } else if (absl::ConsumePrefix(&line, "uptime_in_seconds:")) {
+      int64_t value = 0;
+      if (absl::SimpleAtoi(line, &value)) *uptime_s = value;
+    }
+  }
+}
+
 void Master::ScheduleReconnect() {
+  ever_failed_ = true;
+  if (on_state_change_ && !shutting_down_) on_state_change_();
   if (shutting_down_ || evtimer_pending(reconnect_timer_, nullptr)) return;
   timeval tv = TimevalOf(next_backoff_);
   evtimer_add(reconnect_timer_, &tv);
@@ -349,9 +373,24 @@ void Master::OnReply(redisAsyncContext* ac, redisReply* reply) {
 }
 
 void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
-  absl::string_view step = pending.kind == Kind::kAuth     ? "AUTH"
-                           : pending.kind == Kind::kSelect ? "SELECT"
-                                                           : "SCRIPT LOAD";
+  absl::string_view step;
+  switch (pending.kind) {
+    case Kind::kAuth:
+      step = "AUTH";
+      break;
+    case Kind::kSelect:
+      step = "SELECT";
+      break;
+    case Kind::kInfo:
+      step = "INFO";
+      break;
+    case Kind::kMarker:
+      step = "GET marker";
+      break;
+    default:
+      step = "SCRIPT LOAD";
+      break;
+  }
   if (reply.type == RedisReply::Type::kError) {
     absl::Status error = ErrorReplyStatus(reply.str);
     Close(
@@ -370,10 +409,24 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
       return;
     }
   }
+  if (pending.kind == Kind::kInfo) {
+    ParseInfoServer(reply.str, &pending_identity_.run_id,
+                    &pending_identity_.uptime_s);
+    pending_identity_.seen_at = Now();
+  }
+  if (pending.kind == Kind::kMarker) {
+    pending_identity_.marker =
+        reply.type == RedisReply::Type::kString ? reply.str : "";
+  }
   if (pending.last_handshake_step) {
     handshake_ok_ = true;
     last_error_ = absl::OkStatus();
     next_backoff_ = config_.backoff.initial;
+    if (!config_.marker_key.empty()) {
+      identity_ = pending_identity_;
+      identity_.known = true;
+    }
+    if (on_state_change_) on_state_change_();
   }
 }
 

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -46,7 +47,24 @@ struct MasterConfig {
   absl::Duration connect_timeout = absl::Milliseconds(250);
   absl::Duration stalled_timeout = absl::Seconds(1);
   ReconnectBackoff backoff;
+  // If set, the handshake also reads INFO server and this key (the
+  // deployment marker), for MasterIdentity.
+  std::string marker_key;
 };
+
+// What the last handshake learned about the server process.
+struct MasterIdentity {
+  bool known = false;     // A handshake completed at least once.
+  std::string run_id;     // INFO server run_id.
+  int64_t uptime_s = 0;   // INFO server uptime_in_seconds...
+  MonotonicTime seen_at;  // ...as of this moment.
+  // The deployment marker: "trusted", "reborn", or empty if absent.
+  std::string marker;
+};
+
+// "run_id" and "uptime_in_seconds" from an INFO server reply. Pure.
+void ParseInfoServer(absl::string_view info, std::string* run_id,
+                     int64_t* uptime_s);
 
 struct MasterCounters {
   int64_t sent = 0;
@@ -74,12 +92,23 @@ class Master final : public MasterLink {
   // Connected and handshake answered.
   bool ready() const { return state_ == State::kConnected && handshake_ok_; }
   const MasterCounters& counters() const { return counters_; }
+  const MasterIdentity& identity() const { return identity_; }
+  // The engine's view of the marker, once it has written one.
+  void set_marker(std::string marker) { identity_.marker = std::move(marker); }
+  // Called on the loop thread after every handshake that completes and after
+  // every failed connection attempt. It may Send(); it must not destroy the
+  // master.
+  void set_on_state_change(std::function<void()> fn) {
+    on_state_change_ = std::move(fn);
+  }
+  // A connection attempt failed at least once since the master was made.
+  bool ever_failed() const { return ever_failed_; }
   // Why the last connection failed or closed; OK if none did.
   const absl::Status& last_error() const { return last_error_; }
 
  private:
   enum class State { kDisconnected, kConnecting, kConnected };
-  enum class Kind { kUser, kAuth, kSelect, kScriptLoad };
+  enum class Kind { kUser, kAuth, kSelect, kScriptLoad, kInfo, kMarker };
 
   struct Pending {
     MonotonicTime sent_at;
@@ -142,6 +171,10 @@ class Master final : public MasterLink {
   event* connect_timer_;
   event* reconnect_timer_;
   MasterCounters counters_;
+  MasterIdentity identity_;
+  MasterIdentity pending_identity_;  // Filled by the handshake in progress.
+  std::function<void()> on_state_change_;
+  bool ever_failed_ = false;
 };
 
 }  // namespace redlock::internal

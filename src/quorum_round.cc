@@ -48,6 +48,7 @@ QuorumRound::QuorumRound(std::vector<MasterLink*> masters, RoundConfig config,
       done_(std::move(done)),
       tally_(static_cast<int>(masters_.size()), config_.quorum) {
   votes_.resize(masters_.size());
+  replies_.resize(masters_.size());
   for (size_t i = 0; i < masters_.size(); ++i) {
     votes_[i].master = masters_[i]->name();
   }
@@ -72,6 +73,14 @@ void QuorumRound::OnReply(int master, absl::StatusOr<RedisReply> reply) {
   if (cancelled_ || decided_) return;  // Late: the decision stands.
   absl::StatusOr<Vote> vote = reply.ok() ? config_.map_reply(*reply)
                                          : absl::StatusOr<Vote>(reply.status());
+  if (vote.ok() && *vote == Vote::kGranted && config_.grant_veto) {
+    if (absl::Status veto = config_.grant_veto(master); !veto.ok()) {
+      vote = std::move(veto);
+    }
+  }
+  if (config_.keep_replies && reply.ok()) {
+    replies_[master] = *std::move(reply);
+  }
   if (!tally_.Record(master, vote)) return;
 
   MasterVote& record = votes_[master];
@@ -121,6 +130,7 @@ void QuorumRound::Decide(absl::Status status) {
   result.failed = tally_.failed();
   result.pending = tally_.pending();
   result.votes = votes_;
+  result.replies = std::move(replies_);
   std::string counts = absl::StrFormat(
       "%d granted, %d denied, %d failed, %d no reply (quorum %d of %d): %s",
       result.granted, result.denied, result.failed, result.pending,

@@ -13,6 +13,7 @@
 #ifndef REDLOCK_SRC_QUORUM_ROUND_H_
 #define REDLOCK_SRC_QUORUM_ROUND_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -77,6 +78,13 @@ struct RoundConfig {
   absl::Duration ttl;
   double drift_factor = 0.01;
   absl::Duration min_validity;
+  // Per master: a non-OK status turns that master's grant into a failed
+  // vote with this reason (the restart guard). Empty: every grant counts.
+  // Asked when a master grants, so it sees what the master's connection
+  // learned in its handshake just before.
+  std::function<absl::Status(int master)> grant_veto;
+  // Keep every reply received before the decision (RoundResult::replies).
+  bool keep_replies = false;
   // Sent to every master when the round is lost.
   std::optional<Command> cleanup_on_loss;
 };
@@ -95,6 +103,8 @@ struct RoundResult {
   int failed = 0;
   int pending = 0;
   std::vector<MasterVote> votes;
+  // With keep_replies: master i's reply, if one came before the decision.
+  std::vector<std::optional<RedisReply>> replies;
 };
 
 class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
@@ -129,6 +139,7 @@ class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
   VoteTally tally_;
   MonotonicTime start_;
   std::vector<MasterVote> votes_;
+  std::vector<std::optional<RedisReply>> replies_;
   bool decided_ = false;
   bool cancelled_ = false;
 };

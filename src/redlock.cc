@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "redlock/async_redlock.h"
 #include "src/event_loop.h"
 
@@ -59,6 +60,12 @@ class Redlock::Impl {
     return *std::move(result);
   }
 
+  // Runs `fn` on the loop thread and waits for it.
+  void RunOnLoop(absl::AnyInvocable<void()> fn) {
+    loop_->RunAndWait(std::move(fn));
+  }
+  bool InLoopThread() const { return loop_->InLoopThread(); }
+
   AsyncRedlock& engine() { return *engine_; }
   const Options& options() const { return options_; }
 
@@ -99,6 +106,64 @@ absl::StatusOr<Lock> Redlock::Acquire(absl::string_view resource,
 absl::StatusOr<Lock> Redlock::Acquire(absl::string_view resource,
                                       absl::Duration wait) {
   return Acquire(resource, impl_->options().default_ttl, wait);
+}
+
+absl::StatusOr<Lock> Redlock::Acquire(absl::string_view resource,
+                                      const AcquireOptions& options) {
+  using Result = absl::StatusOr<Lock>;
+  return impl_->Call<Result>([&](auto done) {
+    return impl_->engine().AcquireAsync(resource, options, std::move(done));
+  });
+}
+
+absl::Status Redlock::WithLock(
+    absl::string_view resource, const AcquireOptions& acquire,
+    absl::AnyInvocable<absl::Status(const Lock&)> work, HoldOptions hold) {
+  if (!work) return absl::InvalidArgumentError("work must not be empty");
+  if (impl_->InLoopThread()) {
+    return absl::FailedPreconditionError(
+        "WithLock was called on the client's own loop thread");
+  }
+  absl::StatusOr<Lock> lock = Acquire(resource, acquire);
+  if (!lock.ok()) return lock.status();
+
+  // The keep-alive handle lives on the loop thread, like the engine.
+  std::optional<KeepAliveHandle> keeper;
+  absl::Status started;
+  impl_->RunOnLoop([&] {
+    absl::StatusOr<KeepAliveHandle> handle =
+        impl_->engine().KeepAlive(*lock, acquire.ttl, std::move(hold));
+    if (handle.ok()) {
+      keeper.emplace(*std::move(handle));
+    } else {
+      started = handle.status();
+    }
+  });
+  // Stops extending and releases on every way out of this function,
+  // unwinding included.
+  struct Finisher {
+    Redlock* client;
+    Impl* impl;
+    std::optional<KeepAliveHandle>* keeper;
+    const Lock* lock;
+    ~Finisher() {
+      impl->RunOnLoop([this] {
+        if (keeper->has_value()) (*keeper)->Stop(/*release=*/false);
+        keeper->reset();
+      });
+      if (!lock->released()) client->Release(*lock).IgnoreError();
+    }
+  } finisher{this, impl_.get(), &keeper, &*lock};
+  if (!started.ok()) return started;
+
+  absl::Status result = work(*lock);
+  if (lock->lost()) {
+    absl::Status lost = lock->lost_reason();
+    return absl::Status(
+        lost.code(),
+        absl::StrCat("the lock was lost while the work ran: ", lost.message()));
+  }
+  return result;
 }
 
 absl::StatusOr<Lock> Redlock::TryAcquire(absl::string_view resource,

@@ -25,6 +25,20 @@ constexpr absl::string_view kExtendSource =
     "end\n"
     "return 0\n";
 
+constexpr absl::string_view kFencedAcquireSource =
+    "local set = redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])\n"
+    "return {set and 1 or 0, redis.call('get', KEYS[2]) or '',\n"
+    "        redis.call('get', KEYS[3]) or ''}\n";
+
+constexpr absl::string_view kFenceWriteSource =
+    "local current = tonumber(redis.call('get', KEYS[1]) or '0') or 0\n"
+    "local wanted = tonumber(ARGV[1])\n"
+    "if wanted > current then\n"
+    "  redis.call('set', KEYS[1], ARGV[1])\n"
+    "  return wanted\n"
+    "end\n"
+    "return current\n";
+
 Script MakeScript(absl::string_view name, absl::string_view source) {
   return Script{name, source, Sha1Hex(source)};
 }
@@ -43,10 +57,49 @@ const Script& ExtendScript() {
   return *script;
 }
 
+const Script& FencedAcquireScript() {
+  static const Script* const script =
+      new Script(MakeScript("fenced acquire", kFencedAcquireSource));
+  return *script;
+}
+
+const Script& FenceWriteScript() {
+  static const Script* const script =
+      new Script(MakeScript("fence write", kFenceWriteSource));
+  return *script;
+}
+
 const std::vector<const Script*>& AllScripts() {
-  static const auto* const scripts =
-      new std::vector<const Script*>{&ReleaseScript(), &ExtendScript()};
+  static const auto* const scripts = new std::vector<const Script*>{
+      &ReleaseScript(), &ExtendScript(), &FencedAcquireScript(),
+      &FenceWriteScript()};
   return *scripts;
+}
+
+Command FencedAcquireCommand(absl::string_view key,
+                             absl::string_view counter_key,
+                             absl::string_view marker_key,
+                             absl::string_view token, absl::Duration ttl) {
+  Command c;
+  c.script = &FencedAcquireScript();
+  c.num_keys = 3;
+  c.args = {std::string(key), std::string(counter_key), std::string(marker_key),
+            std::string(token), TtlMillis(ttl)};
+  return c;
+}
+
+Command FenceWriteCommand(absl::string_view counter_key, uint64_t fence) {
+  Command c;
+  c.script = &FenceWriteScript();
+  c.num_keys = 1;
+  c.args = {std::string(counter_key), absl::StrCat(fence)};
+  return c;
+}
+
+Command MarkerCommand(absl::string_view marker_key, absl::string_view value) {
+  Command c;
+  c.args = {"SET", std::string(marker_key), std::string(value), "NX"};
+  return c;
 }
 
 std::string TtlMillis(absl::Duration ttl) {

@@ -9,6 +9,7 @@
 #ifndef REDLOCK_SRC_SCRIPTS_H_
 #define REDLOCK_SRC_SCRIPTS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,13 @@ const Script& ReleaseScript();
 // Sets the TTL of KEYS[1] to ARGV[2] ms if it holds ARGV[1]; never creates the
 // key. Returns 1 if extended, else 0.
 const Script& ExtendScript();
+// Fenced acquire: SET KEYS[1] ARGV[1] NX PX ARGV[2], and read the fencing
+// counter KEYS[2] and the deployment marker KEYS[3] in the same step.
+// Returns {1 or 0 (set or not), counter or "", marker or ""}.
+const Script& FencedAcquireScript();
+// Raises the counter KEYS[1] to ARGV[1] if lower (never lowers it). Returns
+// the counter afterwards.
+const Script& FenceWriteScript();
 // Every script a connection loads when it connects.
 const std::vector<const Script*>& AllScripts();
 
@@ -45,6 +53,13 @@ Command AcquireCommand(absl::string_view key, absl::string_view token,
 Command ReleaseCommand(absl::string_view key, absl::string_view token);
 Command ExtendCommand(absl::string_view key, absl::string_view token,
                       absl::Duration ttl);
+Command FencedAcquireCommand(absl::string_view key,
+                             absl::string_view counter_key,
+                             absl::string_view marker_key,
+                             absl::string_view token, absl::Duration ttl);
+Command FenceWriteCommand(absl::string_view counter_key, uint64_t fence);
+// SET marker_key value NX.
+Command MarkerCommand(absl::string_view marker_key, absl::string_view value);
 
 // The argv to send: the plain command, or EVALSHA sha numkeys ... (or, with
 // `eval`, EVAL source numkeys ...).

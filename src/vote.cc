@@ -3,6 +3,7 @@
 #include "src/vote.h"
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace redlock::internal {
@@ -70,6 +71,49 @@ absl::StatusOr<Vote> AcquireVote(const RedisReply& reply) {
       break;
   }
   return Unexpected("SET NX", reply);
+}
+
+absl::StatusOr<Vote> FencedAcquireVote(const RedisReply& reply) {
+  if (reply.type == RedisReply::Type::kError) {
+    return ErrorReplyStatus(reply.str);
+  }
+  if (reply.type == RedisReply::Type::kArray && reply.elements.size() == 3 &&
+      reply.elements[0].type == RedisReply::Type::kInteger) {
+    if (reply.elements[0].integer == 1) return Vote::kGranted;
+    if (reply.elements[0].integer == 0) return Vote::kDenied;
+  }
+  return Unexpected("fenced acquire", reply);
+}
+
+absl::StatusOr<Vote> FenceWriteVote(const RedisReply& reply) {
+  if (reply.type == RedisReply::Type::kInteger) return Vote::kGranted;
+  if (reply.type == RedisReply::Type::kError) {
+    return ErrorReplyStatus(reply.str);
+  }
+  return Unexpected("fence write", reply);
+}
+
+absl::StatusOr<FenceRead> ParseFenceRead(const RedisReply& reply) {
+  if (!FencedAcquireVote(reply).ok()) {
+    return Unexpected("fenced acquire", reply);
+  }
+  const RedisReply& counter = reply.elements[1];
+  const RedisReply& marker = reply.elements[2];
+  if (counter.type != RedisReply::Type::kString ||
+      marker.type != RedisReply::Type::kString) {
+    return Unexpected("fenced acquire", reply);
+  }
+  FenceRead read;
+  read.marker = marker.str;
+  if (!counter.str.empty()) {
+    if (!absl::SimpleAtoi(counter.str, &read.counter)) {
+      return absl::InternalError(
+          absl::StrCat("fencing counter is not a number: \"",
+                       counter.str.substr(0, 32), "\""));
+    }
+    read.counter_present = true;
+  }
+  return read;
 }
 
 absl::StatusOr<Vote> ScriptVote(const RedisReply& reply) {

@@ -6,6 +6,9 @@
 #ifndef REDLOCK_SRC_VOTE_H_
 #define REDLOCK_SRC_VOTE_H_
 
+#include <cstdint>
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -26,6 +29,23 @@ absl::StatusOr<Vote> AcquireVote(const RedisReply& reply);
 
 // The token-checked extend and release scripts: 1 granted, 0 denied.
 absl::StatusOr<Vote> ScriptVote(const RedisReply& reply);
+
+// The fenced acquire script: {1|0, counter, marker}; 1 granted, 0 denied.
+absl::StatusOr<Vote> FencedAcquireVote(const RedisReply& reply);
+
+// The fence write-back script: any integer (the counter afterwards) is
+// granted.
+absl::StatusOr<Vote> FenceWriteVote(const RedisReply& reply);
+
+// What a fenced acquire read on one master.
+struct FenceRead {
+  bool counter_present = false;
+  uint64_t counter = 0;
+  std::string marker;  // "trusted", "reborn" or empty.
+};
+// kInternal if `reply` is not a well-formed fenced acquire reply (a
+// counter that is not a non-negative integer included).
+absl::StatusOr<FenceRead> ParseFenceRead(const RedisReply& reply);
 
 // A Redis error reply as a status, by its error code prefix:
 //   OOM                                   kResourceExhausted

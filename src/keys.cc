@@ -1,0 +1,24 @@
+// Copyright 2026 The redlock Authors.
+
+#include "redlock/keys.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace redlock {
+
+std::string LockKey(const Options& options, absl::string_view resource) {
+  return absl::StrCat(options.key_prefix, resource);
+}
+
+std::string FenceCounterKey(const Options& options,
+                            absl::string_view resource) {
+  return absl::StrCat(options.key_prefix, kReservedResourcePrefix, "fence",
+                      kReservedResourcePrefix, ":", resource);
+}
+
+std::string DeploymentMarkerKey(const Options& options) {
+  return absl::StrCat(options.key_prefix, kReservedResourcePrefix, "deployment",
+                      kReservedResourcePrefix);
+}
+
+}  // namespace redlock
