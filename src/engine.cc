@@ -162,9 +162,14 @@ class Engine::AcquireOp final : public Engine::Operation {
       if (!won_.replies[i].has_value()) continue;
       absl::StatusOr<FenceRead> read = ParseFenceRead(*won_.replies[i]);
       if (!read.ok()) continue;
-      // Only a master that never lost its data (marker "trusted") knows that
-      // a missing counter means 0; a reborn one may have forgotten it.
-      if (read->marker != kTrustedMarker) {
+      // A master that never lost its data (marker "trusted") knows that a
+      // missing counter means 0. A reborn one may have forgotten it; a counter
+      // it holds was written back after its restart by an acquisition that
+      // read a trusted quorum, so that one can be trusted.
+      const bool trusted_read =
+          read->marker == kTrustedMarker ||
+          (read->marker == kRebornMarker && read->counter_present);
+      if (!trusted_read) {
         absl::StrAppend(&untrusted, untrusted.empty() ? "" : ", ",
                         won_.votes[i].master, " (",
                         read->marker.empty() ? "no marker" : read->marker, ")");
