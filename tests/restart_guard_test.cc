@@ -1,0 +1,170 @@
+// Copyright 2026 The redlock Authors.
+//
+// The restart guard on real masters: a master that restarts without its data
+// while a lock is held must not let a second owner in.
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "redlock/keys.h"
+#include "redlock/redlock.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/test_options.h"
+
+namespace redlock {
+namespace {
+
+using ::redlock::testing::RedisCluster;
+using ::redlock::testing::RedisServer;
+using ::redlock::testing::TestOptions;
+
+constexpr char kJob[] = "job";
+constexpr char kMarker[] = "redlock:__deployment__";
+
+class RestartGuardTest : public ::testing::Test {
+ protected:
+  void StartCluster(RedisServer::Persistence persistence) {
+    if (RedisServer::UsingExternalMasters()) {
+      GTEST_SKIP() << "needs servers it can restart";
+    }
+    RedisServer::Config config;
+    config.persistence = persistence;
+    auto cluster = RedisCluster::Start(5, config);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = *std::move(cluster);
+  }
+
+  std::unique_ptr<Redlock> MakeClient(bool guard,
+                                      absl::Duration max_ttl = absl::Hours(1)) {
+    Options options = TestOptions(cluster_->Uris());
+    options.restart_guard = guard;
+    options.max_ttl = max_ttl;
+    options.default_ttl = std::min(options.default_ttl, max_ttl);
+    auto client = Redlock::Create(options);
+    EXPECT_TRUE(client.ok()) << client.status();
+    return client.ok() ? *std::move(client) : nullptr;
+  }
+
+  std::string Marker(int i) {
+    auto client = cluster_->Client(i);
+    EXPECT_TRUE(client.ok()) << client.status();
+    auto value = (*client)->Get(kMarker);
+    EXPECT_TRUE(value.ok()) << value.status();
+    return value.ok() && value->has_value() ? **value : "";
+  }
+
+  // A holds `kJob` on exactly masters 0, 1 and 2 (3 and 4 were paused while
+  // it acquired), then master 2 restarts without its data. Returns A's lock.
+  absl::StatusOr<Lock> HoldOnThreeThenRestartOneEmpty(Redlock& a) {
+    // Every master has been seen and marked before the scene starts.
+    auto warmup = a.TryAcquire("warmup", absl::Seconds(1));
+    if (!warmup.ok()) return warmup.status();
+    for (int i : {3, 4}) {
+      if (auto s = cluster_->server(i).Stop(); !s.ok()) return s;
+    }
+    absl::StatusOr<Lock> lock = a.TryAcquire(kJob, absl::Seconds(30));
+    for (int i : {3, 4}) cluster_->server(i).Continue().IgnoreError();
+    if (!lock.ok()) return lock.status();
+    // The SETs queued on 3 and 4 ran once they woke: drop them, as if they
+    // had been lost on the way, so that A holds exactly a quorum.
+    absl::SleepFor(absl::Milliseconds(50));
+    for (int i : {3, 4}) {
+      auto client = cluster_->Client(i);
+      if (!client.ok()) return client.status();
+      if (auto r = (*client)->Command({"DEL", LockKey(Options(), kJob)});
+          !r.ok()) {
+        return r.status();
+      }
+    }
+    if (auto s = cluster_->server(2).Restart(); !s.ok()) return s;
+    return lock;
+  }
+
+  std::unique_ptr<RedisCluster> cluster_;
+};
+
+TEST_F(RestartGuardTest, AFreshDeploymentIsMarkedTrustedAndNotHeldBack) {
+  StartCluster(RedisServer::Persistence::kNone);
+  auto client = MakeClient(/*guard=*/true);
+  absl::StatusOr<Lock> lock = client->TryAcquire(kJob, absl::Seconds(5));
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  absl::SleepFor(absl::Milliseconds(50));
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(Marker(i), "trusted") << i;
+}
+
+TEST_F(RestartGuardTest, WithoutTheGuardARestartWithoutDataAllowsADoubleGrant) {
+  // The known unsafe case the Redlock paper describes, reproduced.
+  StartCluster(RedisServer::Persistence::kNone);
+  auto a = MakeClient(/*guard=*/false);
+  absl::StatusOr<Lock> held = HoldOnThreeThenRestartOneEmpty(*a);
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto b = MakeClient(/*guard=*/false);
+  absl::StatusOr<Lock> second = b->TryAcquire(kJob, absl::Seconds(30));
+  ASSERT_TRUE(second.ok()) << "expected the double grant: " << second.status();
+  EXPECT_TRUE(held->valid());
+  EXPECT_TRUE(second->valid());  // Two holders at once.
+}
+
+TEST_F(RestartGuardTest, WithTheGuardTheRestartedMastersGrantDoesNotCount) {
+  StartCluster(RedisServer::Persistence::kNone);
+  auto a = MakeClient(/*guard=*/true);
+  absl::StatusOr<Lock> held = HoldOnThreeThenRestartOneEmpty(*a);
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto b = MakeClient(/*guard=*/true);
+  absl::StatusOr<Lock> second = b->TryAcquire(kJob, absl::Seconds(30));
+  ASSERT_FALSE(second.ok()) << "double grant";
+  EXPECT_NE(second.status().message().find("restart guard"), std::string::npos)
+      << second.status();
+  // The restarted master was recognised as having lost its data.
+  EXPECT_EQ(Marker(2), "reborn");
+  // And the first holder still holds a quorum.
+  EXPECT_TRUE(held->valid());
+}
+
+TEST_F(RestartGuardTest, TheGuardLiftsOnceTheMasterHasBeenUpForMaxTtl) {
+  StartCluster(RedisServer::Persistence::kNone);
+  auto a = MakeClient(/*guard=*/true, /*max_ttl=*/absl::Seconds(2));
+  ASSERT_TRUE(a->TryAcquire("warmup", absl::Seconds(1)).ok());
+  ASSERT_TRUE(cluster_->server(0).Restart().ok());
+  ASSERT_TRUE(cluster_->server(1).Restart().ok());
+  ASSERT_TRUE(cluster_->server(2).Restart().ok());
+  // A majority lost its data: no lock is granted while the guard holds...
+  absl::StatusOr<Lock> early = a->TryAcquire(kJob, absl::Seconds(1));
+  EXPECT_FALSE(early.ok());
+  // ...and once they have been up for max_ttl (every lock they forgot has
+  // expired by then), their grants count again.
+  absl::SleepFor(absl::Milliseconds(2200));
+  absl::StatusOr<Lock> later = a->TryAcquire(kJob, absl::Seconds(1));
+  EXPECT_TRUE(later.ok()) << later.status();
+}
+
+TEST_F(RestartGuardTest, ARestartWithAofKeepsTheMarkerAndIsNotHeldBack) {
+  StartCluster(RedisServer::Persistence::kAofAlways);
+  auto a = MakeClient(/*guard=*/true);
+  absl::StatusOr<Lock> held = a->TryAcquire(kJob, absl::Seconds(30));
+  ASSERT_TRUE(held.ok()) << held.status();
+  absl::SleepFor(absl::Milliseconds(50));
+  for (int i : {0, 1, 2}) ASSERT_TRUE(cluster_->server(i).Restart().ok());
+  for (int i : {0, 1, 2}) EXPECT_EQ(Marker(i), "trusted") << i;
+  // The lock survived on disk: a second owner is refused by the restarted
+  // masters themselves.
+  auto b = MakeClient(/*guard=*/true);
+  EXPECT_EQ(b->TryAcquire(kJob, absl::Seconds(30)).status().code(),
+            absl::StatusCode::kAborted);
+  // And their grants count at once: a new resource is granted by all five.
+  absl::StatusOr<Lock> other = b->TryAcquire("other", absl::Seconds(5));
+  ASSERT_TRUE(other.ok()) << other.status();
+  absl::SleepFor(absl::Milliseconds(50));
+  int granted = 0;
+  for (const MasterVote& v : other->votes()) {
+    granted += v.kind == MasterVote::Kind::kGranted;
+  }
+  EXPECT_GE(granted, 3);
+}
+
+}  // namespace
+}  // namespace redlock
