@@ -228,6 +228,8 @@ class FaultProxy::Impl {
     bufferevent* client = nullptr;
     bufferevent* upstream = nullptr;
     bool upstream_connected = false;
+    // Lost bytes in a blackhole: forwards nothing ever again.
+    bool blackholed = false;
     int64_t forwarded = 0;
     Flow flows[2];
     Side client_side{this, true};
@@ -393,7 +395,10 @@ class FaultProxy::Impl {
     if (n == 0) return;
     std::string bytes(n, '\0');
     evbuffer_remove(input, bytes.data(), n);
-    if (mode_ == Mode::kBlackhole) return;  // Read and dropped.
+    if (mode_ == Mode::kBlackhole || c->blackholed) {
+      c->blackholed = true;  // Read and dropped, for good.
+      return;
+    }
     Flow& flow = c->flows[from_client ? kToServer : kToClient];
     const auto latency = latency_[flow.dir];
     if (latency == SteadyClock::duration::zero() && flow.queue.empty()) {

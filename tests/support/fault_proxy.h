@@ -34,7 +34,10 @@ class FaultProxy {
     // Forward both ways (with the configured latency). Default.
     kPass,
     // Accept new connections and read from every connection, forward nothing
-    // either way: the master looks alive to TCP but never answers.
+    // either way: the master looks alive to TCP but never answers. A
+    // connection that lost bytes this way stays a blackhole after the mode
+    // changes (a byte stream with a hole in it cannot be resumed, like a
+    // connection whose middlebox state was lost); new connections pass.
     kBlackhole,
     // Reset (RST, via SO_LINGER 0) every existing connection now and every
     // new one as soon as it is accepted.

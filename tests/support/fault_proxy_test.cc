@@ -220,6 +220,28 @@ TEST_F(FaultProxyTest, BlackholeMakesAClientTimeOutWhileTheServerStaysHealthy) {
   EXPECT_TRUE((*after)->Ping().ok());
 }
 
+TEST_F(FaultProxyTest, AConnectionThatLostBytesInABlackholeNeverPassesAgain) {
+  auto raw = RawSocket::Connect(proxy_->port());
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  ASSERT_TRUE(raw->Send("PING\r\n"));
+  int error = 0;
+  bool eof = false;
+  ASSERT_EQ(raw->Read(7, absl::Seconds(2), &error, &eof), "+PONG\r\n");
+  proxy_->SetMode(FaultProxy::Mode::kBlackhole);
+  ASSERT_TRUE(raw->Send("SET lost 1\r\n"));
+  EXPECT_EQ(raw->Read(1, absl::Milliseconds(200), &error, &eof), "");
+  proxy_->SetMode(FaultProxy::Mode::kPass);
+  // Passing the next command would pair its reply with the lost one.
+  ASSERT_TRUE(raw->Send("PING\r\n"));
+  EXPECT_EQ(raw->Read(1, absl::Milliseconds(200), &error, &eof), "");
+  auto direct = Direct();
+  ASSERT_NE(direct, nullptr);
+  EXPECT_EQ(*direct->Get("lost"), std::nullopt);
+  auto fresh = ThroughProxy();
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_TRUE((*fresh)->Ping().ok());
+}
+
 TEST_F(FaultProxyTest, ResetModeResetsOpenAndNewConnections) {
   auto raw = RawSocket::Connect(proxy_->port());
   ASSERT_TRUE(raw.ok()) << raw.status();
