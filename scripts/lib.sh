@@ -19,7 +19,7 @@ REDLOCK_DEPS=(
   build-essential cmake ninja-build pkg-config
   libhiredis-dev libevent-dev libabsl-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
-  redis-server redis-tools
+  redis-server redis-tools docker-compose
 )
 
 # Runs a command as root: directly if we are root, else through sudo.
