@@ -44,6 +44,32 @@ absl::string_view LossSummary(absl::StatusCode code) {
 
 std::shared_ptr<LockState> StateOf(const Lock& lock) { return lock.state(); }
 
+// Counts the fenced-acquire replies whose counter can be trusted, and the
+// highest such counter. A master that never lost its data (marker "trusted")
+// knows that a missing counter means 0. A reborn one may have forgotten it;
+// a counter it holds was written back after its restart by an acquisition
+// that read a trusted quorum, so that one can be trusted. `untrusted`, if
+// not null, names the others (by index).
+int TrustedFenceReads(const std::vector<std::optional<RedisReply>>& replies,
+                      uint64_t* highest, std::string* untrusted) {
+  int trusted = 0;
+  for (size_t i = 0; i < replies.size(); ++i) {
+    if (!replies[i].has_value()) continue;
+    absl::StatusOr<FenceRead> read = ParseFenceRead(*replies[i]);
+    if (!read.ok()) continue;
+    if (read->marker == kTrustedMarker ||
+        (read->marker == kRebornMarker && read->counter_present)) {
+      ++trusted;
+      if (highest != nullptr) *highest = std::max(*highest, read->counter);
+    } else if (untrusted != nullptr) {
+      absl::StrAppend(untrusted, untrusted->empty() ? "" : ", ", "master ",
+                      i + 1, " (",
+                      read->marker.empty() ? "no marker" : read->marker, ")");
+    }
+  }
+  return trusted;
+}
+
 }  // namespace
 
 // An acquire, extend or release in flight. Runs its quorum rounds and hands
@@ -128,6 +154,11 @@ class Engine::AcquireOp final : public Engine::Operation {
                                             engine_->marker_key_, token_, ttl_);
       config.map_reply = &FencedAcquireVote;
       config.keep_replies = true;
+      config.ready_to_win =
+          [quorum = engine_->quorum_](
+              const std::vector<std::optional<RedisReply>>& replies) {
+            return TrustedFenceReads(replies, nullptr, nullptr) >= quorum;
+          };
     } else {
       config.command = AcquireCommand(key_, token_, ttl_);
       config.map_reply = &AcquireVote;
@@ -155,29 +186,9 @@ class Engine::AcquireOp final : public Engine::Operation {
     // masters whose counters can be trusted. A quorum of such reads is
     // needed: any two quorums intersect, so it includes a master that
     // carries every earlier token written back to a quorum.
-    int trusted = 0;
     uint64_t highest = 0;
     std::string untrusted;
-    for (size_t i = 0; i < won_.replies.size(); ++i) {
-      if (!won_.replies[i].has_value()) continue;
-      absl::StatusOr<FenceRead> read = ParseFenceRead(*won_.replies[i]);
-      if (!read.ok()) continue;
-      // A master that never lost its data (marker "trusted") knows that a
-      // missing counter means 0. A reborn one may have forgotten it; a counter
-      // it holds was written back after its restart by an acquisition that
-      // read a trusted quorum, so that one can be trusted.
-      const bool trusted_read =
-          read->marker == kTrustedMarker ||
-          (read->marker == kRebornMarker && read->counter_present);
-      if (!trusted_read) {
-        absl::StrAppend(&untrusted, untrusted.empty() ? "" : ", ",
-                        won_.votes[i].master, " (",
-                        read->marker.empty() ? "no marker" : read->marker, ")");
-        continue;
-      }
-      ++trusted;
-      highest = std::max(highest, read->counter);
-    }
+    const int trusted = TrustedFenceReads(won_.replies, &highest, &untrusted);
     if (trusted < engine_->quorum_) {
       SendToAll(ReleaseCommand(key_, token_));
       Fail(absl::UnavailableError(absl::StrCat(
@@ -573,19 +584,20 @@ Engine::Engine(event_base* base, Options options,
   for (int i = 0; i < n; ++i) OnMasterStateChange(i);
 }
 
-void Engine::OnMasterStateChange(int master) {
-  Master& m = *masters_[master];
+void Engine::OnMasterStateChange(int /*master*/) {
   auto marked = [](const Master& x) {
     return x.identity().known && !x.identity().marker.empty();
   };
-  if (m.ready() && m.identity().known && m.identity().marker.empty()) {
-    bool others_marked = false;
-    for (const auto& other : masters_) others_marked |= marked(*other);
-    if (others_marked) {
-      // It lacks the marker the others carry: it lost its data.
-      m.Send(MarkerCommand(marker_key_, kRebornMarker),
-             [](absl::StatusOr<RedisReply>) {});
-      m.set_marker(std::string(kRebornMarker));
+  bool others_marked = false;
+  for (const auto& x : masters_) others_marked |= marked(*x);
+  if (others_marked) {
+    // A master that lacks the marker the others carry lost its data. Every
+    // master is looked at again: one that answered before the others did
+    // could not be judged then.
+    for (const auto& x : masters_) {
+      if (x->ready() && x->identity().known && x->identity().marker.empty()) {
+        WriteMarker(*x, kRebornMarker);
+      }
     }
   }
   bool all_known = true;
@@ -601,12 +613,25 @@ void Engine::OnMasterStateChange(int master) {
     // deployment. Mark them all trusted.
     bootstrapped_ = true;
     for (const auto& x : masters_) {
-      x->Send(MarkerCommand(marker_key_, kTrustedMarker),
-              [](absl::StatusOr<RedisReply>) {});
-      x->set_marker(std::string(kTrustedMarker));
+      WriteMarker(*x, kTrustedMarker);
     }
   }
   if (all_settled) MarkDeploymentKnown();
+}
+
+void Engine::WriteMarker(Master& master, absl::string_view value) {
+  // The local view follows the reply: another client may have written first
+  // (a bootstrap racing a restart check), and then its marker is the one.
+  master.Send(MarkerCommand(marker_key_, value),
+              [&master, value = std::string(value)](
+                  absl::StatusOr<RedisReply> reply) {
+                if (!reply.ok()) return;  // The next handshake reads it.
+                if (reply->type == RedisReply::Type::kNil) {
+                  master.set_marker(value);
+                } else if (reply->type == RedisReply::Type::kString) {
+                  master.set_marker(reply->str);
+                }
+              });
 }
 
 void Engine::MarkDeploymentKnown() {

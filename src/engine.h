@@ -78,6 +78,9 @@ class Engine {
   // connect (or a bounded time has passed), on a later loop turn.
   void WhenDeploymentKnown(absl::AnyInvocable<void()> fn);
   void MarkDeploymentKnown();
+  // Writes the deployment marker to `master` unless one is there; its local
+  // view follows the reply.
+  void WriteMarker(Master& master, absl::string_view value);
   // Non-OK if master `i`'s grants must not count (restart guard).
   absl::Status GrantVeto(int master) const;
 

@@ -100,7 +100,10 @@ void QuorumRound::OnReply(int master, absl::StatusOr<RedisReply> reply) {
     return;
   }
   if (tally_.QuorumReached()) {
-    Decide(absl::OkStatus());
+    if (!config_.ready_to_win || tally_.AllVoted() ||
+        config_.ready_to_win(replies_)) {
+      Decide(absl::OkStatus());
+    }
   } else if (tally_.QuorumImpossible()) {
     Decide(absl::Status(tally_.LossCode(), ""));
   }

@@ -85,6 +85,11 @@ struct RoundConfig {
   std::function<absl::Status(int master)> grant_veto;
   // Keep every reply received before the decision (RoundResult::replies).
   bool keep_replies = false;
+  // With keep_replies: once quorum granted, the round is won only when this
+  // also holds for the replies so far, or when every master has answered.
+  // Fencing uses it to wait for enough trustworthy counter reads.
+  std::function<bool(const std::vector<std::optional<RedisReply>>&)>
+      ready_to_win;
   // Sent to every master when the round is lost.
   std::optional<Command> cleanup_on_loss;
 };

@@ -98,7 +98,7 @@ Command FenceWriteCommand(absl::string_view counter_key, uint64_t fence) {
 
 Command MarkerCommand(absl::string_view marker_key, absl::string_view value) {
   Command c;
-  c.args = {"SET", std::string(marker_key), std::string(value), "NX"};
+  c.args = {"SET", std::string(marker_key), std::string(value), "NX", "GET"};
   return c;
 }
 

@@ -58,7 +58,8 @@ Command FencedAcquireCommand(absl::string_view key,
                              absl::string_view marker_key,
                              absl::string_view token, absl::Duration ttl);
 Command FenceWriteCommand(absl::string_view counter_key, uint64_t fence);
-// SET marker_key value NX.
+// SET marker_key value NX GET: sets the marker unless one is there, and
+// returns the one that was there (nil if ours was set). Redis >= 7.0.
 Command MarkerCommand(absl::string_view marker_key, absl::string_view value);
 
 // The argv to send: the plain command, or EVALSHA sha numkeys ... (or, with

@@ -292,3 +292,20 @@ TEST_F(MasterAuthTest, AclUserAndPasswordWork) {
 
 }  // namespace
 }  // namespace redlock::internal
+
+namespace redlock::internal {
+namespace {
+
+TEST(ParseInfoServerTest, ReadsRunIdAndUptime) {
+  std::string run_id;
+  int64_t uptime = -1;
+  ParseInfoServer(
+      "# Server\r\nredis_version:7.0.15\r\nrun_id:abc123\r\n"
+      "uptime_in_seconds:42\r\nuptime_in_days:0\r\n",
+      &run_id, &uptime);
+  EXPECT_EQ(run_id, "abc123");
+  EXPECT_EQ(uptime, 42);
+}
+
+}  // namespace
+}  // namespace redlock::internal

@@ -97,3 +97,52 @@ TEST(IsNoScriptTest, OnlyTheNoscriptErrorCounts) {
 
 }  // namespace
 }  // namespace redlock::internal
+
+namespace redlock::internal {
+namespace {
+
+RedisReply FencedReply(int64_t set, std::string counter, std::string marker) {
+  return RedisReply::Array({RedisReply::Integer(set),
+                            RedisReply::String(std::move(counter)),
+                            RedisReply::String(std::move(marker))});
+}
+
+TEST(FencedAcquireVoteTest, FirstElementDecidesTheVote) {
+  EXPECT_EQ(FencedAcquireVote(FencedReply(1, "7", "trusted")).value(),
+            Vote::kGranted);
+  EXPECT_EQ(FencedAcquireVote(FencedReply(0, "7", "trusted")).value(),
+            Vote::kDenied);
+  EXPECT_FALSE(FencedAcquireVote(FencedReply(2, "", "")).ok());
+  EXPECT_FALSE(FencedAcquireVote(RedisReply::Array({})).ok());
+  EXPECT_EQ(FencedAcquireVote(RedisReply::Error("OOM no")).status().code(),
+            absl::StatusCode::kResourceExhausted);
+}
+
+TEST(ParseFenceReadTest, ReadsCounterAndMarker) {
+  absl::StatusOr<FenceRead> read =
+      ParseFenceRead(FencedReply(1, "41", "reborn"));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_TRUE(read->counter_present);
+  EXPECT_EQ(read->counter, 41u);
+  EXPECT_EQ(read->marker, "reborn");
+}
+
+TEST(ParseFenceReadTest, AnEmptyCounterIsAbsentNotZero) {
+  absl::StatusOr<FenceRead> read = ParseFenceRead(FencedReply(0, "", ""));
+  ASSERT_TRUE(read.ok());
+  EXPECT_FALSE(read->counter_present);
+  EXPECT_TRUE(read->marker.empty());
+}
+
+TEST(ParseFenceReadTest, ACounterThatIsNotANumberIsAnError) {
+  EXPECT_FALSE(ParseFenceRead(FencedReply(1, "-3", "trusted")).ok());
+  EXPECT_FALSE(ParseFenceRead(FencedReply(1, "12abc", "trusted")).ok());
+}
+
+TEST(FenceWriteVoteTest, AnyIntegerIsGranted) {
+  EXPECT_EQ(FenceWriteVote(RedisReply::Integer(12)).value(), Vote::kGranted);
+  EXPECT_FALSE(FenceWriteVote(RedisReply::Nil()).ok());
+}
+
+}  // namespace
+}  // namespace redlock::internal
