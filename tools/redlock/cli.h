@@ -1,0 +1,83 @@
+// Copyright 2026 The redlock Authors.
+//
+// What every subcommand of the `redlock` tool shares: the parsed command
+// line (Config), the exit codes and how messages reach stderr. The flags
+// themselves live in main.cc; everything here is plain data.
+
+#ifndef REDLOCK_TOOLS_REDLOCK_CLI_H_
+#define REDLOCK_TOOLS_REDLOCK_CLI_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "redlock/options.h"
+
+namespace redlock::cli {
+
+// Exit codes (docs/cli.md). The child's own code passes through `run`
+// unchanged, so these sit where sysexits(3) puts them, away from the codes
+// commands commonly use.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitUsage = 64;        // EX_USAGE: bad command line.
+inline constexpr int kExitUnavailable = 69;  // EX_UNAVAILABLE: no quorum.
+inline constexpr int kExitSoftware = 70;     // EX_SOFTWARE: internal error.
+inline constexpr int kExitConflict = 75;     // EX_TEMPFAIL: held elsewhere.
+inline constexpr int kExitLost = 76;         // The lock was lost.
+inline constexpr int kExitCannotExecute = 126;
+inline constexpr int kExitNotFound = 127;
+// A child killed by signal N, or the tool interrupted by it, exits 128 + N.
+inline constexpr int kExitSignalBase = 128;
+
+enum class Verbosity { kQuiet, kNormal, kVerbose };
+
+enum class Subcommand { kRun, kAcquire, kRelease, kExtend, kStatus };
+
+// The command line after parsing and checking. Built by main.cc.
+struct Config {
+  Subcommand subcommand = Subcommand::kRun;
+  // Validated; masters carry the password from REDLOCK_PASSWORD or
+  // --password-file where their URI had none.
+  Options options;
+  // options.masters, parsed, in the same order.
+  std::vector<MasterAddress> masters;
+  // How many masters make a quorum (from options.quorum).
+  int quorum = 1;
+
+  std::string resource;
+  std::string token;  // release, extend.
+  absl::Duration ttl = absl::Seconds(30);
+  absl::Duration wait = absl::ZeroDuration();  // May be infinite.
+  absl::Duration grace = absl::Seconds(10);    // May be infinite.
+  int conflict_exit_code = kExitConflict;
+  bool fencing = false;
+  bool json = false;
+  Verbosity verbosity = Verbosity::kNormal;
+  // run: the command and its arguments, exactly as given after "--".
+  std::vector<std::string> command;
+};
+
+// N/2 + 1, or N for Quorum::kUnanimous.
+int QuorumSize(Quorum quorum, int masters);
+
+// Writes "redlock: <message>\n" to stderr in one write, with any newline in
+// `message` replaced by a space: every message is one line.
+void PrintError(absl::string_view message);
+
+// PrintError() unless `verbosity` is kQuiet.
+void PrintInfo(Verbosity verbosity, absl::string_view message);
+
+// PrintError() only with kVerbose.
+void PrintDebug(Verbosity verbosity, absl::string_view message);
+
+// "1.25s", "340ms", "0s": a duration for people, rounded to `precision`.
+std::string Pretty(absl::Duration d,
+                   absl::Duration precision = absl::Milliseconds(1));
+
+// The first 8 characters of a token: enough to tell owners apart.
+std::string TokenPrefix(absl::string_view token);
+
+}  // namespace redlock::cli
+
+#endif  // REDLOCK_TOOLS_REDLOCK_CLI_H_

@@ -1,0 +1,415 @@
+// Copyright 2026 The redlock Authors.
+
+#include "tools/redlock/commands.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "redlock/async_redlock.h"
+#include "redlock/keys.h"
+#include "redlock/lock.h"
+#include "tools/redlock/attempts.h"
+#include "tools/redlock/direct.h"
+#include "tools/redlock/progress.h"
+#include "tools/redlock/run.h"
+
+namespace redlock::cli {
+namespace {
+
+// A JSON string literal.
+std::string Json(absl::string_view text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          absl::StrAppendFormat(&out, "\\u%04x", c);
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out += "\"";
+  return out;
+}
+
+std::string JsonOrNull(const std::optional<std::string>& text) {
+  return text.has_value() ? Json(*text) : "null";
+}
+
+// A fence counter as a JSON number when it is one (it always should be).
+std::string JsonCounter(const std::optional<std::string>& value) {
+  uint64_t n = 0;
+  if (value.has_value() && absl::SimpleAtoi(*value, &n)) return absl::StrCat(n);
+  return JsonOrNull(value);
+}
+
+std::string Millis(absl::Duration d) {
+  return absl::StrFormat("%.3f", absl::ToDoubleMilliseconds(d));
+}
+
+void Print(absl::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+Timeouts TimeoutsOf(const Config& config) {
+  return Timeouts{config.options.connect_timeout,
+                  config.options.request_timeout};
+}
+
+// --- release and extend ----------------------------------------------------
+
+struct TokenWords {
+  absl::string_view op;       // "release"
+  absl::string_view granted;  // "released"
+};
+
+absl::string_view VoteWord(const TokenWords& words, MasterVote::Kind kind) {
+  switch (kind) {
+    case MasterVote::Kind::kGranted:
+      return words.granted;
+    case MasterVote::Kind::kDenied:
+      return "not_held";
+    default:
+      return "failed";
+  }
+}
+
+// Prints the outcome (stdout) and says what went wrong (stderr); returns the
+// exit code.
+int ReportTokenOutcome(const Config& config, const TokenWords& words,
+                       const TokenOutcome& outcome, bool extend) {
+  const bool too_late = extend && outcome.result == TokenOutcome::Result::kOk &&
+                        outcome.validity <= absl::ZeroDuration();
+  std::string result;
+  switch (outcome.result) {
+    case TokenOutcome::Result::kOk:
+      result = too_late ? "too_late" : std::string(words.granted);
+      break;
+    case TokenOutcome::Result::kLost:
+      result = "lost";
+      break;
+    case TokenOutcome::Result::kUnavailable:
+      result = "unavailable";
+      break;
+  }
+  const int n = static_cast<int>(outcome.votes.size());
+  // Validity only counts when a quorum extended the lock in time.
+  const int64_t valid_ms =
+      outcome.result == TokenOutcome::Result::kOk && !too_late
+          ? absl::ToInt64Milliseconds(outcome.validity)
+          : 0;
+  if (config.json) {
+    std::vector<std::string> masters;
+    for (const MasterVote& v : outcome.votes) {
+      std::string m =
+          absl::StrCat("{\"master\":", Json(v.master),
+                       ",\"result\":", Json(VoteWord(words, v.kind)),
+                       ",\"latency_ms\":", Millis(v.latency));
+      if (!v.error.ok())
+        absl::StrAppend(&m, ",\"error\":", Json(v.error.ToString()));
+      masters.push_back(m + "}");
+    }
+    std::string json = absl::StrCat(
+        "{\"resource\":", Json(config.resource), ",\"result\":", Json(result),
+        ",\"", words.granted, "\":", outcome.granted,
+        ",\"not_held\":", outcome.denied, ",\"failed\":", outcome.failed,
+        ",\"quorum\":", outcome.quorum, ",\"masters_total\":", n);
+    if (extend) {
+      absl::StrAppend(&json,
+                      ",\"ttl_ms\":", absl::ToInt64Milliseconds(config.ttl),
+                      ",\"valid_ms\":", valid_ms);
+    }
+    absl::StrAppend(&json, ",\"masters\":[", absl::StrJoin(masters, ","),
+                    "]}\n");
+    Print(json);
+  } else {
+    std::string text =
+        absl::StrCat("resource=", config.resource, "\nresult=", result, "\n",
+                     words.granted, "=", outcome.granted,
+                     "\nnot_held=", outcome.denied, "\nfailed=", outcome.failed,
+                     "\nquorum=", outcome.quorum, "\nmasters=", n, "\n");
+    if (extend) {
+      absl::StrAppend(&text, "ttl_ms=", absl::ToInt64Milliseconds(config.ttl),
+                      "\nvalid_ms=", valid_ms, "\n");
+    }
+    for (const MasterVote& v : outcome.votes) {
+      absl::StrAppend(&text, "master.", v.master, "=", VoteWord(words, v.kind),
+                      "\n");
+    }
+    Print(text);
+  }
+
+  std::vector<std::string> per_master;
+  for (const MasterVote& v : outcome.votes) {
+    per_master.push_back(
+        absl::StrCat(v.master, " ", VoteWord(words, v.kind), " (",
+                     v.error.ok() ? Pretty(v.latency, absl::Microseconds(10))
+                                  : v.error.ToString(),
+                     ")"));
+  }
+  const std::string counts = absl::StrCat(
+      outcome.granted, " ", words.granted, ", ", outcome.denied, " not held, ",
+      outcome.failed, " failed (quorum ", outcome.quorum, " of ", n,
+      "): ", absl::StrJoin(per_master, ", "));
+  if (too_late) {
+    PrintError(absl::StrCat(words.op, " ", config.resource,
+                            ": the quorum came too late to leave validity (",
+                            Pretty(outcome.elapsed), " for a ",
+                            Pretty(config.ttl), " TTL); ", counts));
+    return kExitUnavailable;
+  }
+  switch (outcome.result) {
+    case TokenOutcome::Result::kOk:
+      PrintDebug(config.verbosity,
+                 absl::StrCat(words.op, " ", config.resource, ": ", counts));
+      return kExitOk;
+    case TokenOutcome::Result::kLost:
+      PrintError(absl::StrCat(
+          words.op, " ", config.resource,
+          ": the token is not held on a quorum (expired, released or taken); ",
+          counts));
+      return kExitLost;
+    case TokenOutcome::Result::kUnavailable:
+      PrintError(absl::StrCat(words.op, " ", config.resource,
+                              ": too few masters answered; ", counts));
+      return kExitUnavailable;
+  }
+  return kExitSoftware;
+}
+
+// --- status ----------------------------------------------------------------
+
+std::string JsonMasterStatus(const MasterStatus& s) {
+  std::string json =
+      absl::StrCat("{\"master\":", Json(s.master),
+                   ",\"reachable\":", s.reachable ? "true" : "false");
+  if (!s.reachable) {
+    absl::StrAppend(&json, ",\"error\":", Json(s.error.ToString()), "}");
+    return json;
+  }
+  const bool held = s.token.has_value();
+  absl::StrAppend(
+      &json, ",\"latency_ms\":", Millis(s.latency),
+      ",\"held\":", held ? "true" : "false",
+      ",\"token_prefix\":", held ? Json(TokenPrefix(*s.token)) : "null",
+      ",\"pttl_ms\":",
+      held && s.pttl_ms >= -1 ? absl::StrCat(s.pttl_ms) : "null",
+      ",\"fence\":", JsonCounter(s.fence),
+      ",\"run_id\":", s.run_id.empty() ? "null" : Json(s.run_id),
+      ",\"uptime_s\":",
+      s.uptime_s.has_value() ? absl::StrCat(*s.uptime_s) : "null",
+      ",\"marker\":", JsonOrNull(s.marker),
+      ",\"error\":", s.error.ok() ? "null" : Json(s.error.ToString()), "}");
+  return json;
+}
+
+// Left-aligned columns, two spaces apart.
+std::string Table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (size_t i = 0; i < row.size(); ++i) {
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      absl::StrAppend(&line, row[i]);
+      if (i + 1 < row.size()) {
+        line.append(widths[i] - row[i].size() + 2, ' ');
+      }
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    absl::StrAppend(&out, line, "\n");
+  }
+  return out;
+}
+
+std::string HumanStatus(const Config& config, const StatusKeys& keys,
+                        const std::vector<MasterStatus>& statuses,
+                        const HolderSummary& summary) {
+  const int n = static_cast<int>(statuses.size());
+  std::vector<std::vector<std::string>> rows = {
+      {"MASTER", "STATE", "LATENCY", "HOLDER", "PTTL", "FENCE", "RUN_ID",
+       "UPTIME", "MARKER", "NOTE"}};
+  for (const MasterStatus& s : statuses) {
+    if (!s.reachable) {
+      rows.push_back({s.master, "down", "-", "-", "-", "-", "-", "-", "-",
+                      s.error.ToString()});
+      continue;
+    }
+    const bool held = s.token.has_value();
+    rows.push_back({
+        s.master,
+        "up",
+        Pretty(s.latency, absl::Microseconds(10)),
+        held ? TokenPrefix(*s.token) : "-",
+        !held             ? "-"
+        : s.pttl_ms == -1 ? "no TTL"
+                          : Pretty(absl::Milliseconds(s.pttl_ms)),
+        s.fence.value_or("-"),
+        s.run_id.empty() ? "-" : TokenPrefix(s.run_id),
+        s.uptime_s.has_value() ? Pretty(absl::Seconds(*s.uptime_s)) : "-",
+        s.marker.value_or("-"),
+        s.error.ok() ? "" : s.error.ToString(),
+    });
+  }
+  std::string out =
+      absl::StrCat("resource ", config.resource, " (key ", keys.lock, "), ", n,
+                   " masters, quorum ", config.quorum, "\n");
+  absl::StrAppend(&out, Table(rows));
+  if (summary.holders >= config.quorum) {
+    absl::StrAppend(&out, "held by ", TokenPrefix(summary.token), " on ",
+                    summary.holders, "/", n, " masters, expires in ~",
+                    Pretty(summary.expires_in), "\n");
+  } else if (summary.holders > 0) {
+    absl::StrAppend(&out, "not held by a quorum: ", TokenPrefix(summary.token),
+                    " on ", summary.holders, "/", n, " masters\n");
+  } else {
+    absl::StrAppend(&out, "not held\n");
+  }
+  if (summary.reachable < config.quorum) {
+    absl::StrAppend(&out, "only ", summary.reachable, "/", n,
+                    " masters reachable: no lock can be acquired (quorum ",
+                    config.quorum, ")\n");
+  }
+  return out;
+}
+
+}  // namespace
+
+int AcquireCommand(const Config& config, Redlock& client,
+                   SignalWatch& signals) {
+  ProgressDisplay progress(config, TimeoutsOf(config), MonotonicClock::now());
+  std::optional<Lock> lock;
+  const AttemptsResult attempts =
+      RetryAttempts(config, signals, progress, [&]() -> AttemptResult {
+        AcquireOptions acquire;
+        acquire.ttl = config.ttl;
+        acquire.wait = absl::ZeroDuration();
+        acquire.fencing = config.fencing;
+        absl::StatusOr<Lock> acquired =
+            client.Acquire(config.resource, acquire);
+        if (acquired.ok()) {
+          lock = *std::move(acquired);
+          return {absl::OkStatus(), false};
+        }
+        const absl::Status& s = acquired.status();
+        return {s, absl::IsAborted(s) || absl::IsDeadlineExceeded(s)};
+      });
+  int signo = attempts.signal;
+  if (lock.has_value()) {
+    // Interrupted during the winning attempt: nobody will get the token.
+    for (int s : signals.Drain()) {
+      if (SignalWatch::IsTermination(s)) signo = s;
+    }
+    if (signo != 0) (void)client.Release(*lock);
+  }
+  if (signo != 0) {
+    PrintInfo(config.verbosity,
+              absl::StrCat("interrupted while acquiring ", config.resource));
+    return kExitSignalBase + signo;
+  }
+  if (!lock.has_value()) {
+    return AcquireFailure(config, attempts.status, "not acquired");
+  }
+  const int64_t valid_ms = absl::ToInt64Milliseconds(lock->remaining());
+  const int64_t ttl_ms = absl::ToInt64Milliseconds(config.ttl);
+  if (config.json) {
+    std::string json = absl::StrCat(
+        "{\"resource\":", Json(config.resource), ",\"key\":", Json(lock->key()),
+        ",\"token\":", Json(lock->token()), ",\"ttl_ms\":", ttl_ms,
+        ",\"valid_ms\":", valid_ms);
+    if (config.fencing) absl::StrAppend(&json, ",\"fence\":", lock->fence());
+    Print(absl::StrCat(json, "}\n"));
+  } else {
+    std::string text =
+        absl::StrCat("resource=", config.resource, "\nkey=", lock->key(),
+                     "\ntoken=", lock->token(), "\nttl_ms=", ttl_ms,
+                     "\nvalid_ms=", valid_ms, "\n");
+    if (config.fencing) absl::StrAppend(&text, "fence=", lock->fence(), "\n");
+    Print(text);
+  }
+  PrintDebug(
+      config.verbosity,
+      absl::StrCat("acquired ", config.resource, " after ", attempts.attempts,
+                   " attempt(s); votes: ", DescribeVotes(lock->votes())));
+  return kExitOk;
+}
+
+int ReleaseCommand(const Config& config) {
+  const TokenOutcome outcome =
+      ReleaseToken(config.masters, config.quorum, TimeoutsOf(config),
+                   LockKey(config.options, config.resource), config.token);
+  return ReportTokenOutcome(config, {"release", "released"}, outcome,
+                            /*extend=*/false);
+}
+
+int ExtendCommand(const Config& config) {
+  const TokenOutcome outcome =
+      ExtendToken(config.masters, config.quorum, TimeoutsOf(config),
+                  LockKey(config.options, config.resource), config.token,
+                  config.ttl, config.options.drift_factor);
+  return ReportTokenOutcome(config, {"extend", "extended"}, outcome,
+                            /*extend=*/true);
+}
+
+int StatusCommand(const Config& config) {
+  const StatusKeys keys{LockKey(config.options, config.resource),
+                        FenceCounterKey(config.options, config.resource),
+                        DeploymentMarkerKey(config.options)};
+  const std::vector<MasterStatus> statuses =
+      ProbeMasters(config.masters, TimeoutsOf(config), keys, /*full=*/true);
+  const HolderSummary summary = Summarize(statuses, config.quorum);
+  if (config.json) {
+    std::vector<std::string> masters;
+    for (const MasterStatus& s : statuses)
+      masters.push_back(JsonMasterStatus(s));
+    const bool held = summary.holders >= config.quorum;
+    Print(absl::StrCat(
+        "{\"resource\":", Json(config.resource), ",\"key\":", Json(keys.lock),
+        ",\"quorum\":", config.quorum, ",\"reachable\":", summary.reachable,
+        ",\"held\":", held ? "true" : "false", ",\"holder\":",
+        summary.holders > 0 ? Json(TokenPrefix(summary.token)) : "null",
+        ",\"holders\":", summary.holders, ",\"expires_in_ms\":",
+        held ? (summary.expires_in == absl::InfiniteDuration()
+                    ? "null"
+                    : absl::StrCat(
+                          absl::ToInt64Milliseconds(summary.expires_in)))
+             : "null",
+        ",\"masters\":[", absl::StrJoin(masters, ","), "]}\n"));
+  } else {
+    Print(HumanStatus(config, keys, statuses, summary));
+  }
+  return summary.reachable >= config.quorum ? kExitOk : kExitUnavailable;
+}
+
+}  // namespace redlock::cli

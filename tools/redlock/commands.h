@@ -1,0 +1,25 @@
+// Copyright 2026 The redlock Authors.
+//
+// The subcommands for scripts and operators: `acquire` (through the
+// library), `release` and `extend` (token-checked scripts on each master,
+// for a lock an earlier process acquired) and `status` (what each master
+// holds). Each returns the tool's exit code; see docs/cli.md for the output
+// formats.
+
+#ifndef REDLOCK_TOOLS_REDLOCK_COMMANDS_H_
+#define REDLOCK_TOOLS_REDLOCK_COMMANDS_H_
+
+#include "redlock/redlock.h"
+#include "tools/redlock/cli.h"
+#include "tools/redlock/signals.h"
+
+namespace redlock::cli {
+
+int AcquireCommand(const Config& config, Redlock& client, SignalWatch& signals);
+int ReleaseCommand(const Config& config);
+int ExtendCommand(const Config& config);
+int StatusCommand(const Config& config);
+
+}  // namespace redlock::cli
+
+#endif  // REDLOCK_TOOLS_REDLOCK_COMMANDS_H_

@@ -1,0 +1,360 @@
+// Copyright 2026 The redlock Authors.
+
+#include "tools/redlock/direct.h"
+
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace redlock::cli {
+namespace {
+
+constexpr absl::string_view kReleaseScript =
+    "if redis.call('get',KEYS[1])==ARGV[1] then "
+    "return redis.call('del',KEYS[1]) end return 0";
+constexpr absl::string_view kExtendScript =
+    "if redis.call('get',KEYS[1])==ARGV[1] then "
+    "return redis.call('pexpire',KEYS[1],ARGV[2]) end return 0";
+
+absl::Duration Since(MonotonicTime start) {
+  return absl::FromChrono(MonotonicClock::now() - start);
+}
+
+// One reply, copied out of hiredis. Arrays are not needed here.
+struct Reply {
+  int type = REDIS_REPLY_NIL;
+  std::string str;
+  long long integer = 0;
+
+  bool is_error() const { return type == REDIS_REPLY_ERROR; }
+};
+
+// One blocking connection. Not thread-safe; each thread opens its own.
+class Connection {
+ public:
+  static absl::StatusOr<std::unique_ptr<Connection>> Open(
+      const MasterAddress& address, const Timeouts& timeouts) {
+    redisContext* context = redisConnectWithTimeout(
+        address.host.c_str(), address.port, absl::ToTimeval(timeouts.connect));
+    if (context == nullptr) {
+      return absl::ResourceExhaustedError("cannot allocate a connection");
+    }
+    auto connection =
+        std::unique_ptr<Connection>(new Connection(context, timeouts));
+    if (context->err != 0) {
+      return absl::UnavailableError(
+          absl::StrCat("connect failed: ", context->errstr));
+    }
+    if (redisSetTimeout(context, absl::ToTimeval(timeouts.command)) !=
+        REDIS_OK) {
+      return absl::InternalError("cannot set the socket timeout");
+    }
+    if (address.has_password) {
+      std::vector<std::string> auth = {"AUTH"};
+      if (!address.user.empty()) auth.push_back(address.user);
+      auth.push_back(address.password);
+      absl::StatusOr<Reply> reply = connection->Command(auth);
+      if (!reply.ok()) return reply.status();
+      if (reply->is_error()) {
+        return absl::UnauthenticatedError(
+            absl::StrCat("AUTH failed: ", reply->str));
+      }
+    }
+    if (address.db != 0) {
+      absl::StatusOr<Reply> reply =
+          connection->Command({"SELECT", absl::StrCat(address.db)});
+      if (!reply.ok()) return reply.status();
+      if (reply->is_error()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("SELECT failed: ", reply->str));
+      }
+    }
+    return connection;
+  }
+
+  ~Connection() { redisFree(context_); }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Non-OK only when the connection failed; an error reply is a Reply.
+  absl::StatusOr<Reply> Command(const std::vector<std::string>& args) {
+    if (broken_) return absl::UnavailableError("connection already failed");
+    std::vector<const char*> argv;
+    std::vector<size_t> lengths;
+    for (const std::string& a : args) {
+      argv.push_back(a.data());
+      lengths.push_back(a.size());
+    }
+    errno = 0;
+    void* raw = redisCommandArgv(context_, static_cast<int>(argv.size()),
+                                 argv.data(), lengths.data());
+    const int saved_errno = errno;
+    if (raw == nullptr) {
+      broken_ = true;
+      if (context_->err == REDIS_ERR_IO &&
+          (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK)) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            "no reply within ", absl::FormatDuration(timeouts_.command)));
+      }
+      if (context_->err == REDIS_ERR_EOF) {
+        return absl::UnavailableError("connection closed by the server");
+      }
+      return absl::UnavailableError(context_->errstr);
+    }
+    auto* r = static_cast<redisReply*>(raw);
+    Reply reply;
+    reply.type = r->type;
+    reply.integer = r->integer;
+    if (r->str != nullptr) reply.str.assign(r->str, r->len);
+    freeReplyObject(r);
+    return reply;
+  }
+
+ private:
+  Connection(redisContext* context, const Timeouts& timeouts)
+      : context_(context), timeouts_(timeouts) {}
+
+  redisContext* context_;  // Owned.
+  Timeouts timeouts_;
+  bool broken_ = false;
+};
+
+// Runs fn(i) for every i < n, each on its own thread, and waits for all.
+void ForEachInParallel(size_t n, const std::function<void(size_t)>& fn) {
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  for (size_t i = 0; i < n; ++i) threads.emplace_back(fn, i);
+  for (std::thread& t : threads) t.join();
+}
+
+MasterVote RunScriptOn(const MasterAddress& address, const Timeouts& timeouts,
+                       const std::vector<std::string>& command) {
+  MasterVote vote;
+  vote.master = address.Name();
+  const MonotonicTime start = MonotonicClock::now();
+  absl::StatusOr<std::unique_ptr<Connection>> connection =
+      Connection::Open(address, timeouts);
+  absl::StatusOr<Reply> reply =
+      connection.ok() ? (*connection)->Command(command)
+                      : absl::StatusOr<Reply>(connection.status());
+  vote.latency = Since(start);
+  if (!reply.ok()) {
+    vote.kind = MasterVote::Kind::kFailed;
+    vote.error = reply.status();
+  } else if (reply->type == REDIS_REPLY_INTEGER && reply->integer == 1) {
+    vote.kind = MasterVote::Kind::kGranted;
+  } else if (reply->type == REDIS_REPLY_INTEGER && reply->integer == 0) {
+    vote.kind = MasterVote::Kind::kDenied;
+  } else {
+    vote.kind = MasterVote::Kind::kFailed;
+    vote.error = absl::InternalError(
+        reply->is_error()
+            ? reply->str
+            : absl::StrCat("unexpected reply of type ", reply->type));
+  }
+  return vote;
+}
+
+TokenOutcome RunTokenScript(const std::vector<MasterAddress>& masters,
+                            int quorum, const Timeouts& timeouts,
+                            const std::vector<std::string>& command) {
+  TokenOutcome outcome;
+  outcome.quorum = quorum;
+  outcome.votes.resize(masters.size());
+  const MonotonicTime start = MonotonicClock::now();
+  ForEachInParallel(masters.size(), [&](size_t i) {
+    outcome.votes[i] = RunScriptOn(masters[i], timeouts, command);
+  });
+  outcome.elapsed = Since(start);
+  for (const MasterVote& vote : outcome.votes) {
+    switch (vote.kind) {
+      case MasterVote::Kind::kGranted:
+        ++outcome.granted;
+        break;
+      case MasterVote::Kind::kDenied:
+        ++outcome.denied;
+        break;
+      default:
+        ++outcome.failed;
+        break;
+    }
+  }
+  const int n = static_cast<int>(masters.size());
+  if (outcome.granted >= quorum) {
+    outcome.result = TokenOutcome::Result::kOk;
+  } else if (outcome.denied > n - quorum) {
+    outcome.result = TokenOutcome::Result::kLost;
+  } else {
+    outcome.result = TokenOutcome::Result::kUnavailable;
+  }
+  return outcome;
+}
+
+// "run_id:abc\r\nuptime_in_seconds:12\r\n..." -> the two fields.
+void ParseInfoServer(absl::string_view info, MasterStatus& status) {
+  for (absl::string_view line : absl::StrSplit(info, '\n')) {
+    line = absl::StripSuffix(line, "\r");
+    if (absl::ConsumePrefix(&line, "run_id:")) {
+      status.run_id = std::string(line);
+    } else if (absl::ConsumePrefix(&line, "uptime_in_seconds:")) {
+      int64_t uptime = 0;
+      if (absl::SimpleAtoi(line, &uptime)) status.uptime_s = uptime;
+    }
+  }
+}
+
+MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
+                   const StatusKeys& keys, bool full) {
+  MasterStatus status;
+  status.master = address.Name();
+  absl::StatusOr<std::unique_ptr<Connection>> opened =
+      Connection::Open(address, timeouts);
+  if (!opened.ok()) {
+    status.error = opened.status();
+    return status;
+  }
+  Connection& connection = **opened;
+
+  const MonotonicTime ping_start = MonotonicClock::now();
+  absl::StatusOr<Reply> ping = connection.Command({"PING"});
+  status.latency = Since(ping_start);
+  if (!ping.ok()) {
+    status.error = ping.status();
+    return status;
+  }
+  // A master that refuses us (NOAUTH, WRONGPASS, LOADING) is no use to a
+  // lock either.
+  if (ping->is_error()) {
+    status.error = absl::UnavailableError(ping->str);
+    return status;
+  }
+  status.reachable = true;
+
+  // A failed command ends the probe (the connection is gone); an error
+  // reply is recorded and the next command still goes out.
+  auto run = [&](const std::vector<std::string>& args) -> std::optional<Reply> {
+    if (!status.error.ok() && !absl::IsInternal(status.error)) {
+      return std::nullopt;
+    }
+    absl::StatusOr<Reply> reply = connection.Command(args);
+    if (!reply.ok()) {
+      status.error = reply.status();
+      return std::nullopt;
+    }
+    if (reply->is_error()) {
+      if (status.error.ok()) status.error = absl::InternalError(reply->str);
+      return std::nullopt;
+    }
+    return *std::move(reply);
+  };
+  auto string_or_nil =
+      [](const std::optional<Reply>& reply) -> std::optional<std::string> {
+    if (!reply.has_value() || reply->type != REDIS_REPLY_STRING) {
+      return std::nullopt;
+    }
+    return reply->str;
+  };
+
+  status.token = string_or_nil(run({"GET", keys.lock}));
+  if (std::optional<Reply> pttl = run({"PTTL", keys.lock});
+      pttl.has_value() && pttl->type == REDIS_REPLY_INTEGER) {
+    status.pttl_ms = pttl->integer;
+  }
+  if (!full) return status;
+  status.fence = string_or_nil(run({"GET", keys.fence}));
+  if (std::optional<Reply> info = run({"INFO", "server"});
+      info.has_value() && info->type == REDIS_REPLY_STRING) {
+    ParseInfoServer(info->str, status);
+  }
+  status.marker = string_or_nil(run({"GET", keys.marker}));
+  return status;
+}
+
+}  // namespace
+
+absl::string_view TokenResultName(TokenOutcome::Result result) {
+  switch (result) {
+    case TokenOutcome::Result::kOk:
+      return "ok";
+    case TokenOutcome::Result::kLost:
+      return "lost";
+    case TokenOutcome::Result::kUnavailable:
+      return "unavailable";
+  }
+  return "unknown";
+}
+
+TokenOutcome ReleaseToken(const std::vector<MasterAddress>& masters, int quorum,
+                          const Timeouts& timeouts, const std::string& key,
+                          const std::string& token) {
+  return RunTokenScript(masters, quorum, timeouts,
+                        {"EVAL", std::string(kReleaseScript), "1", key, token});
+}
+
+TokenOutcome ExtendToken(const std::vector<MasterAddress>& masters, int quorum,
+                         const Timeouts& timeouts, const std::string& key,
+                         const std::string& token, absl::Duration ttl,
+                         double drift_factor) {
+  const int64_t ttl_ms = std::max<int64_t>(1, absl::ToInt64Milliseconds(ttl));
+  TokenOutcome outcome =
+      RunTokenScript(masters, quorum, timeouts,
+                     {"EVAL", std::string(kExtendScript), "1", key, token,
+                      absl::StrCat(ttl_ms)});
+  const absl::Duration drift = ttl * drift_factor + absl::Milliseconds(2);
+  outcome.validity = ttl - outcome.elapsed - drift;
+  return outcome;
+}
+
+std::vector<MasterStatus> ProbeMasters(
+    const std::vector<MasterAddress>& masters, const Timeouts& timeouts,
+    const StatusKeys& keys, bool full) {
+  std::vector<MasterStatus> statuses(masters.size());
+  ForEachInParallel(masters.size(), [&](size_t i) {
+    statuses[i] = Probe(masters[i], timeouts, keys, full);
+  });
+  return statuses;
+}
+
+HolderSummary Summarize(const std::vector<MasterStatus>& statuses, int quorum) {
+  HolderSummary summary;
+  absl::flat_hash_map<std::string, int> counts;
+  for (const MasterStatus& s : statuses) {
+    if (s.reachable) ++summary.reachable;
+    if (s.token.has_value()) ++counts[*s.token];
+  }
+  for (const auto& [token, count] : counts) {
+    if (count > summary.holders ||
+        (count == summary.holders && token < summary.token)) {
+      summary.token = token;
+      summary.holders = count;
+    }
+  }
+  if (summary.holders < quorum) return summary;
+  std::vector<absl::Duration> left;
+  for (const MasterStatus& s : statuses) {
+    if (s.token != summary.token) continue;
+    left.push_back(s.pttl_ms == -1
+                       ? absl::InfiniteDuration()
+                       : absl::Milliseconds(std::max<int64_t>(0, s.pttl_ms)));
+  }
+  std::sort(left.begin(), left.end(), std::greater<absl::Duration>());
+  summary.expires_in = left[quorum - 1];
+  return summary;
+}
+
+}  // namespace redlock::cli

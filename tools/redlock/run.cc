@@ -1,0 +1,504 @@
+// Copyright 2026 The redlock Authors.
+
+#include "tools/redlock/run.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "redlock/async_redlock.h"
+#include "redlock/lock.h"
+#include "tools/redlock/attempts.h"
+#include "tools/redlock/direct.h"
+#include "tools/redlock/progress.h"
+
+extern char** environ;
+
+namespace redlock::cli {
+namespace {
+
+// The child's view of the lock. Inherited values of these are dropped first,
+// so a nested `redlock run` never shows its child the outer lock's fence.
+constexpr absl::string_view kEnvToken = "REDLOCK_TOKEN";
+constexpr absl::string_view kEnvResource = "REDLOCK_RESOURCE";
+constexpr absl::string_view kEnvValidMs = "REDLOCK_VALID_UNTIL_MS";
+constexpr absl::string_view kEnvFence = "REDLOCK_FENCE";
+
+absl::flat_hash_set<int>* inherited_fds = nullptr;
+
+std::vector<int> OpenFds() {
+  std::vector<int> fds;
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return fds;
+  const int own = dirfd(dir);
+  while (dirent* entry = readdir(dir)) {
+    int fd = 0;
+    if (absl::SimpleAtoi(entry->d_name, &fd) && fd != own) fds.push_back(fd);
+  }
+  closedir(dir);
+  return fds;
+}
+
+// Marks every descriptor the tool opened itself close-on-exec (the
+// library's sockets may not be), so the child gets only what the tool got.
+void KeepOwnFdsFromChild() {
+  if (inherited_fds == nullptr) return;
+  for (int fd : OpenFds()) {
+    if (inherited_fds->contains(fd)) continue;
+    const int flags = fcntl(fd, F_GETFD);
+    if (flags >= 0 && (flags & FD_CLOEXEC) == 0) {
+      fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+    }
+  }
+}
+
+std::string SignalName(int signo) {
+  const char* abbrev = sigabbrev_np(signo);
+  return abbrev != nullptr ? absl::StrCat("SIG", abbrev)
+                           : absl::StrCat("signal ", signo);
+}
+
+// "KEY=value" strings for execve: our environment without the REDLOCK_*
+// variables that describe a lock, then this lock's.
+std::vector<std::string> ChildEnvironment(const Config& config,
+                                          const Lock& lock) {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const absl::string_view entry(*e);
+    const absl::string_view name = entry.substr(0, entry.find('='));
+    if (name == kEnvToken || name == kEnvResource || name == kEnvValidMs ||
+        name == kEnvFence) {
+      continue;
+    }
+    env.emplace_back(entry);
+  }
+  env.push_back(absl::StrCat(kEnvToken, "=", lock.token()));
+  env.push_back(absl::StrCat(kEnvResource, "=", config.resource));
+  env.push_back(absl::StrCat(kEnvValidMs, "=",
+                             absl::ToInt64Milliseconds(lock.remaining())));
+  if (config.fencing) {
+    env.push_back(absl::StrCat(kEnvFence, "=", lock.fence()));
+  }
+  return env;
+}
+
+std::vector<char*> CStrings(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  pointers.reserve(strings.size() + 1);
+  for (std::string& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+// Between fork and exec in a multi-threaded process: async-signal-safe calls
+// only (no allocation, no stdio).
+[[noreturn]] void ExecChild(const char* path, char* const argv[],
+                            char* const envp[], const sigset_t& mask,
+                            bool take_terminal, pid_t parent) {
+  // Should the tool die without a chance to stop the command (SIGKILL, OOM),
+  // nobody extends the lock any more: the command gets SIGTERM rather than
+  // run on after the lock expires.
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != parent) _exit(kExitSignalBase + SIGTERM);
+  setpgid(0, 0);
+  // SIGTTOU is still blocked here, so a background group may take it.
+  if (take_terminal) tcsetpgrp(STDIN_FILENO, getpid());
+  sigprocmask(SIG_SETMASK, &mask, nullptr);
+  execve(path, argv, envp);
+  const int err = errno;
+  const char* parts[] = {"redlock: cannot run ", argv[0], ": ",
+                         strerrordesc_np(err), "\n"};
+  for (const char* part : parts) {
+    if (part != nullptr) {
+      ssize_t ignored = write(STDERR_FILENO, part, strlen(part));
+      (void)ignored;
+    }
+  }
+  _exit(err == ENOENT ? kExitNotFound : kExitCannotExecute);
+}
+
+// The lost-lock notice, written on the library's loop thread (on_lost must
+// not block) and read by the supervising thread. Shared so that it stays
+// open as long as a callback may still hold it.
+class LostNotice {
+ public:
+  LostNotice() : fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+  ~LostNotice() {
+    if (fd_ >= 0) close(fd_);
+  }
+  LostNotice(const LostNotice&) = delete;
+  LostNotice& operator=(const LostNotice&) = delete;
+
+  int fd() const { return fd_; }
+  void Notify() {
+    const uint64_t one = 1;
+    ssize_t ignored = write(fd_, &one, sizeof(one));
+    (void)ignored;
+  }
+  void Clear() {
+    uint64_t value = 0;
+    ssize_t ignored = read(fd_, &value, sizeof(value));
+    (void)ignored;
+  }
+
+ private:
+  int fd_;
+};
+
+// Everything one `redlock run` learns while its lock is held.
+struct RunState {
+  bool work_ran = false;
+  Lock lock;
+  int signal_before_start = 0;
+  std::optional<int> exit_code;  // The child's, once it is reaped.
+  bool lost_reported = false;
+};
+
+class Supervisor {
+ public:
+  Supervisor(const Config& config, SignalWatch& signals, LostNotice& lost,
+             RunState& state)
+      : config_(config), signals_(signals), lost_(lost), state_(state) {}
+
+  // Starts the child and waits for it; OK once it has been reaped.
+  absl::Status Run(const std::string& path, const Lock& lock) {
+    std::vector<std::string> argv_strings = config_.command;
+    std::vector<char*> argv = CStrings(argv_strings);
+    std::vector<std::string> env_strings = ChildEnvironment(config_, lock);
+    std::vector<char*> envp = CStrings(env_strings);
+    foreground_ = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+    KeepOwnFdsFromChild();
+
+    const pid_t parent = getpid();
+    child_ = fork();
+    if (child_ < 0) {
+      return absl::InternalError(
+          absl::StrCat("fork failed: ", strerrordesc_np(errno)));
+    }
+    if (child_ == 0) {
+      ExecChild(path.c_str(), argv.data(), envp.data(),
+                signals_.original_mask(), foreground_, parent);
+    }
+    // Also here, so that neither kill(-child_) nor tcsetpgrp() can come
+    // before the child's own setpgid(). EACCES once it has exec'd is fine.
+    setpgid(child_, child_);
+    if (foreground_) tcsetpgrp(STDIN_FILENO, child_);
+    Supervise();
+    if (foreground_) TakeTerminalBack();
+    if (state_.lost_reported) WaitForGroupToGo();
+    return absl::OkStatus();
+  }
+
+ private:
+  void Supervise() {
+    while (!state_.exit_code.has_value()) {
+      pollfd fds[2] = {{signals_.fd(), POLLIN, 0}, {lost_.fd(), POLLIN, 0}};
+      const absl::Duration until_kill =
+          kill_at_.has_value()
+              ? absl::FromChrono(*kill_at_ - MonotonicClock::now())
+              : absl::InfiniteDuration();
+      const int ready = poll(fds, 2, PollTimeoutMs(until_kill));
+      if (ready < 0 && errno != EINTR) {
+        // Cannot happen with valid descriptors; do not spin.
+        absl::SleepFor(absl::Milliseconds(10));
+      }
+      if (fds[1].revents & POLLIN) OnLost();
+      for (int signo : signals_.Drain()) {
+        if (signo == SIGCHLD) {
+          Reap();
+        } else if (SignalWatch::IsTermination(signo)) {
+          PrintDebug(config_.verbosity,
+                     absl::StrCat("forwarding ", SignalName(signo),
+                                  " to the command"));
+          SignalGroup(signo);
+        }
+      }
+      if (kill_at_.has_value() && MonotonicClock::now() >= *kill_at_ &&
+          !state_.exit_code.has_value()) {
+        kill_at_.reset();
+        PrintError(absl::StrCat("the command did not stop within ",
+                                Pretty(config_.grace), "; sending SIGKILL"));
+        SignalGroup(SIGKILL);
+      }
+    }
+  }
+
+  void OnLost() {
+    lost_.Clear();
+    if (state_.lost_reported) return;
+    state_.lost_reported = true;
+    PrintError(absl::StrCat(
+        "lost the lock on ", config_.resource, " while the command ran (",
+        state_.lock.lost_reason().ToString(), "); stopping it: SIGTERM now",
+        config_.grace == absl::InfiniteDuration()
+            ? ""
+            : absl::StrCat(", SIGKILL after ", Pretty(config_.grace))));
+    SignalGroup(SIGTERM);
+    if (config_.grace != absl::InfiniteDuration()) {
+      kill_at_ =
+          MonotonicClock::now() + absl::ToChronoNanoseconds(config_.grace);
+    }
+  }
+
+  void Reap() {
+    int status = 0;
+    while (true) {
+      const pid_t r =
+          waitpid(child_, &status, (foreground_ ? WUNTRACED : 0) | WNOHANG);
+      if (r < 0 && errno == EINTR) continue;
+      if (r != child_) return;
+      break;
+    }
+    if (WIFSTOPPED(status)) {
+      OnChildStopped();
+    } else if (WIFEXITED(status)) {
+      state_.exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+      state_.exit_code = kExitSignalBase + WTERMSIG(status);
+    }
+  }
+
+  // Ctrl-Z on the terminal stopped the child's group: stop too, so the shell
+  // sees the job stopped, and resume the child when the shell resumes us.
+  // While stopped the lock is not extended and is likely lost on resume.
+  void OnChildStopped() {
+    TakeTerminalBack();
+    kill(getpid(), SIGTSTP);
+    // Continues here after SIGCONT.
+    tcsetpgrp(STDIN_FILENO, child_);
+    SignalGroup(SIGCONT);
+  }
+
+  void TakeTerminalBack() {
+    if (tcgetpgrp(STDIN_FILENO) == child_) {
+      tcsetpgrp(STDIN_FILENO, getpgrp());
+    }
+  }
+
+  void SignalGroup(int signo) {
+    if (kill(-child_, signo) != 0) kill(child_, signo);
+  }
+
+  // After a lost lock the child has exited, but processes it started in its
+  // group may not have: they get the rest of the grace period, then SIGKILL,
+  // so no part of the job outlives the lock by more than --grace.
+  void WaitForGroupToGo() {
+    // Without a pending deadline SIGKILL went to the group already, or
+    // --grace is infinite: nothing to wait for.
+    if (!kill_at_.has_value()) return;
+    while (kill(-child_, 0) == 0) {
+      if (MonotonicClock::now() >= *kill_at_) {
+        kill(-child_, SIGKILL);
+        return;
+      }
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+  }
+
+  const Config& config_;
+  SignalWatch& signals_;
+  LostNotice& lost_;
+  RunState& state_;
+  pid_t child_ = -1;
+  bool foreground_ = false;
+  std::optional<MonotonicTime> kill_at_;
+};
+
+}  // namespace
+
+void RecordInheritedFds() {
+  inherited_fds = new absl::flat_hash_set<int>();
+  for (int fd : OpenFds()) inherited_fds->insert(fd);
+}
+
+int CheckCommand(const Config& config, std::string* path) {
+  const std::string& name = config.command.front();
+  auto usable = [](const std::string& candidate, int* error) {
+    struct stat st;
+    if (stat(candidate.c_str(), &st) != 0) {
+      *error = errno;
+      return false;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      *error = EISDIR;
+      return false;
+    }
+    if (access(candidate.c_str(), X_OK) != 0) {
+      *error = errno;
+      return false;
+    }
+    return true;
+  };
+  int error = ENOENT;
+  if (absl::StrContains(name, '/')) {
+    if (usable(name, &error)) {
+      *path = name;
+      return kExitOk;
+    }
+  } else if (!name.empty()) {
+    const char* env_path = std::getenv("PATH");
+    int found_error = ENOENT;
+    for (absl::string_view dir : absl::StrSplit(
+             env_path != nullptr ? env_path : "/usr/local/bin:/usr/bin:/bin",
+             ':')) {
+      const std::string candidate =
+          absl::StrCat(dir.empty() ? "." : dir, "/", name);
+      int candidate_error = 0;
+      if (usable(candidate, &candidate_error)) {
+        *path = candidate;
+        return kExitOk;
+      }
+      // A match that exists but cannot run beats "not found", as in sh.
+      if (candidate_error != ENOENT && candidate_error != ENOTDIR) {
+        found_error = candidate_error;
+      }
+    }
+    error = found_error;
+    if (error == ENOENT) {
+      PrintError(absl::StrCat("cannot run ", name, ": command not found"));
+      return kExitNotFound;
+    }
+  }
+  PrintError(absl::StrCat("cannot run ", name, ": ", strerrordesc_np(error)));
+  return error == ENOENT ? kExitNotFound : kExitCannotExecute;
+}
+
+int AcquireFailure(const Config& config, const absl::Status& status,
+                   absl::string_view what) {
+  switch (status.code()) {
+    case absl::StatusCode::kAborted:
+      PrintInfo(
+          config.verbosity,
+          absl::StrCat(config.resource, " is held by another owner; ", what,
+                       config.verbosity == Verbosity::kVerbose
+                           ? absl::StrCat(" (", status.message(), ")")
+                           : ""));
+      return config.conflict_exit_code;
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+      PrintError(absl::StrCat("cannot lock ", config.resource,
+                              ": too few masters answered in time; ", what,
+                              " (", status.ToString(), ")"));
+      return kExitUnavailable;
+    case absl::StatusCode::kInvalidArgument:
+      PrintError(status.message());
+      return kExitUsage;
+    default:
+      PrintError(absl::StrCat("cannot lock ", config.resource, ": ",
+                              status.ToString()));
+      return kExitSoftware;
+  }
+}
+
+int RunCommand(const Config& config, const std::string& path, Redlock& client,
+               SignalWatch& signals) {
+  auto lost = std::make_shared<LostNotice>();
+  if (lost->fd() < 0) {
+    PrintError(absl::StrCat("eventfd failed: ", strerrordesc_np(errno)));
+    return kExitSoftware;
+  }
+  RunState state;
+  ProgressDisplay progress(
+      config,
+      Timeouts{config.options.connect_timeout, config.options.request_timeout},
+      MonotonicClock::now());
+
+  auto work = [&](const Lock& lock) -> absl::Status {
+    state.work_ran = true;
+    state.lock = lock;
+    progress.Stop();
+    // A signal that came while the lock was being acquired: the user wanted
+    // out before the command started, so it never starts.
+    for (int signo : signals.Drain()) {
+      if (SignalWatch::IsTermination(signo)) state.signal_before_start = signo;
+    }
+    if (state.signal_before_start != 0) {
+      return absl::CancelledError("interrupted before the command started");
+    }
+    // Lost between the grant and now (a slow start): never start.
+    if (lock.lost()) return lock.lost_reason();
+    PrintDebug(
+        config.verbosity,
+        absl::StrCat(
+            "acquired ", config.resource, " (token ", TokenPrefix(lock.token()),
+            config.fencing ? absl::StrCat(", fence ", lock.fence()) : "",
+            "), valid for ", Pretty(lock.remaining()),
+            "; votes: ", DescribeVotes(lock.votes())));
+    Supervisor supervisor(config, signals, *lost, state);
+    return supervisor.Run(path, lock);
+  };
+
+  const AttemptsResult attempts =
+      RetryAttempts(config, signals, progress, [&]() -> AttemptResult {
+        AcquireOptions acquire;
+        acquire.ttl = config.ttl;
+        acquire.wait = absl::ZeroDuration();
+        acquire.fencing = config.fencing;
+        HoldOptions hold;
+        hold.on_lost = [lost](const absl::Status&) { lost->Notify(); };
+        const absl::Status status =
+            client.WithLock(config.resource, acquire, work, std::move(hold));
+        return {status, !state.work_ran && (absl::IsAborted(status) ||
+                                            absl::IsDeadlineExceeded(status))};
+      });
+
+  if (attempts.signal != 0) {
+    PrintInfo(config.verbosity,
+              absl::StrCat("interrupted by ", SignalName(attempts.signal),
+                           " while waiting for ", config.resource));
+    return kExitSignalBase + attempts.signal;
+  }
+  if (!state.work_ran) {
+    return AcquireFailure(config, attempts.status, "not running the command");
+  }
+  if (state.lock.lost()) {
+    if (!state.lost_reported) {
+      PrintError(absl::StrCat("lost the lock on ", config.resource,
+                              " while the command ran (",
+                              state.lock.lost_reason().ToString(), ")"));
+    }
+    return kExitLost;
+  }
+  if (state.signal_before_start != 0) {
+    PrintInfo(config.verbosity,
+              absl::StrCat("interrupted by ",
+                           SignalName(state.signal_before_start), "; released ",
+                           config.resource, " without running the command"));
+    return kExitSignalBase + state.signal_before_start;
+  }
+  if (!attempts.status.ok() || !state.exit_code.has_value()) {
+    PrintError(absl::StrCat("running the command under ", config.resource,
+                            " failed: ", attempts.status.ToString()));
+    return kExitSoftware;
+  }
+  PrintDebug(config.verbosity,
+             absl::StrCat("the command exited with ", *state.exit_code,
+                          "; released ", config.resource));
+  return *state.exit_code;
+}
+
+}  // namespace redlock::cli
