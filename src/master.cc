@@ -3,6 +3,7 @@
 #include "src/master.h"
 
 #include <event2/event.h>
+#include <fcntl.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 // The adapter is a header of static functions: included in this one file.
@@ -146,6 +147,11 @@ void Master::Connect() {
     ++counters_.connection_failures;
     ScheduleReconnect();
     return;
+  }
+  // hiredis 0.14 opens sockets without SOCK_CLOEXEC: a process that forks
+  // (the CLI runs a child) must not hand its lock connections down.
+  if (int flags = fcntl(ac->c.fd, F_GETFD); flags >= 0) {
+    fcntl(ac->c.fd, F_SETFD, flags | FD_CLOEXEC);
   }
   ac->data = this;
   if (redisLibeventAttach(ac, base_) != REDIS_OK) {

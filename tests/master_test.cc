@@ -6,6 +6,11 @@
 
 #include "src/master.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -305,6 +310,33 @@ TEST(ParseInfoServerTest, ReadsRunIdAndUptime) {
       &run_id, &uptime);
   EXPECT_EQ(run_id, "abc123");
   EXPECT_EQ(uptime, 42);
+}
+
+}  // namespace
+}  // namespace redlock::internal
+
+namespace redlock::internal {
+namespace {
+
+TEST_F(MasterTest, ConnectionsAreNotInheritedByChildProcesses) {
+  MakeMaster(Config(server_->Uri()));
+  ASSERT_TRUE(Call(AcquireCommand("k", "t", absl::Seconds(10))).ok());
+  // Every socket of this process connected to the server's port must be
+  // close-on-exec.
+  int checked = 0;
+  for (int fd = 0; fd < 1024; ++fd) {
+    sockaddr_in peer{};
+    socklen_t len = sizeof(peer);
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0 ||
+        peer.sin_family != AF_INET || ntohs(peer.sin_port) != server_->port()) {
+      continue;
+    }
+    // The test's own blocking clients are closed by now; only the master's
+    // connection remains.
+    EXPECT_TRUE(fcntl(fd, F_GETFD) & FD_CLOEXEC) << "fd " << fd;
+    ++checked;
+  }
+  EXPECT_GE(checked, 1);
 }
 
 }  // namespace
