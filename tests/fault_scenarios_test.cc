@@ -33,6 +33,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "redlock/async_redlock.h"
+#include "redlock/keys.h"
 #include "redlock/redlock.h"
 #include "tests/support/fault_proxy.h"
 #include "tests/support/loop_runner.h"
@@ -890,6 +891,46 @@ TEST_F(RestartWithoutPersistence,
       Run(/*restart_guard=*/true, /*survivor_delay=*/absl::Milliseconds(100));
   if (IsSkipped() || HasFatalFailure()) return;
   ExpectRefusedByTheGuard(outcome);
+}
+
+// Two clients of a brand-new deployment start at about the same time. The
+// first has seen every master unmarked and is writing "trusted" to each; its
+// write to master 1 is still on the way (a slow link) when the second client
+// connects and sees masters 0 and 2 marked, master 1 not. No master has lost
+// any data, so none may be held back.
+TEST_F(FaultScenariosTest,
+       AFreshDeploymentStartedByTwoClientsAtOnceIsNotHeldBack) {
+  START_OWN_MASTERS(3);
+  const std::vector<std::string> direct = uris_;
+  Proxy(1).SetLatency(absl::Milliseconds(800), absl::ZeroDuration());
+  Options first_options = BaseOptions();
+  first_options.request_timeout = absl::Seconds(2);
+  AsyncRedlock& first = MakeEngine(first_options);
+  const std::string marker = DeploymentMarkerKey(first_options);
+  ASSERT_TRUE(loop_.RunUntil(
+      [&] {
+        return Value(0, marker) == "trusted" && Value(2, marker) == "trusted";
+      },
+      absl::Seconds(10)));
+  ASSERT_EQ(Value(1, marker), std::nullopt) << "the first client's marker "
+                                               "reached master 1 too early";
+
+  Options second_options = BaseOptions();
+  second_options.masters = direct;
+  AsyncRedlock& second = MakeEngine(second_options);
+  loop_.RunFor(absl::Milliseconds(1500));  // Every marker write has landed.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(Value(i, marker), std::string("trusted")) << "master " << i;
+  }
+
+  // Master 1's grants must count: with master 0 down, 1 and 2 are a quorum.
+  ASSERT_TRUE(cluster_->server(0).Kill().ok());
+  for (AsyncRedlock* engine : {&second, &first}) {
+    absl::StatusOr<Lock> lock =
+        Acquire(*engine, Resource("fresh-deployment"), absl::Seconds(10));
+    ASSERT_TRUE(lock.ok()) << lock.status();
+    ASSERT_TRUE(Release(*engine, *lock).ok());
+  }
 }
 
 // ---- Holders and time ----
