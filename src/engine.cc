@@ -26,6 +26,9 @@ namespace {
 constexpr size_t kMaxResourceBytes = 4096;
 constexpr absl::string_view kTrustedMarker = "trusted";
 constexpr absl::string_view kRebornMarker = "reborn";
+// INFO reports uptime in whole seconds of the server's wall clock, so it can
+// be off by up to this much.
+constexpr absl::Duration kUptimeResolution = absl::Seconds(1);
 // A wait longer than this is "until it succeeds"; it keeps deadlines finite.
 constexpr absl::Duration kLongestWait = absl::Hours(24 * 365);
 
@@ -588,16 +591,41 @@ void Engine::OnMasterStateChange(int /*master*/) {
   auto marked = [](const Master& x) {
     return x.identity().known && !x.identity().marker.empty();
   };
+  const MonotonicTime now = clock_->Now();
   bool others_marked = false;
-  for (const auto& x : masters_) others_marked |= marked(*x);
+  // The age of the oldest "trusted" marker — about the deployment's age —
+  // each measured on its own server's clock. Unknown (-1) if none has a time.
+  absl::Duration deployment_age = absl::Seconds(-1);
+  for (const auto& x : masters_) {
+    if (!marked(*x)) continue;
+    others_marked = true;
+    const MasterIdentity& id = x->identity();
+    if (id.marker == kTrustedMarker && id.marker_time_us > 0 &&
+        id.server_time_us > 0) {
+      deployment_age =
+          std::max(deployment_age,
+                   absl::Microseconds(id.server_time_us - id.marker_time_us) +
+                       ToDuration(now - id.seen_at));
+    }
+  }
   if (others_marked) {
-    // A master that lacks the marker the others carry lost its data. Every
-    // master is looked at again: one that answered before the others did
-    // could not be judged then.
+    // A master without the marker the others carry either restarted since
+    // the deployment was marked (it lost its data: reborn), or has been up
+    // since before and only missed the marking (a client bootstrapping the
+    // deployment right now, or it was unreachable then: trusted). Uptime is
+    // known to the second, so a master counts as up since before only if its
+    // uptime is at least the deployment's age less that resolution; without
+    // a dated trusted marker to compare with, it is judged reborn. Every
+    // unmarked master is looked at again each time: one that answered before
+    // the others could not be judged then.
     for (const auto& x : masters_) {
-      if (x->ready() && x->identity().known && x->identity().marker.empty()) {
-        WriteMarker(*x, kRebornMarker);
-      }
+      const MasterIdentity& id = x->identity();
+      if (!x->ready() || !id.known || !id.marker.empty()) continue;
+      const absl::Duration uptime =
+          absl::Seconds(id.uptime_s) + ToDuration(now - id.seen_at);
+      const bool restarted_since = deployment_age < absl::ZeroDuration() ||
+                                   uptime + kUptimeResolution < deployment_age;
+      WriteMarker(*x, restarted_since ? kRebornMarker : kTrustedMarker);
     }
   }
   bool all_known = true;
@@ -623,12 +651,10 @@ void Engine::WriteMarker(Master& master, absl::string_view value) {
   // The local view follows the reply: another client may have written first
   // (a bootstrap racing a restart check), and then its marker is the one.
   master.Send(MarkerCommand(marker_key_, value),
-              [&master, value = std::string(value)](
-                  absl::StatusOr<RedisReply> reply) {
-                if (!reply.ok()) return;  // The next handshake reads it.
-                if (reply->type == RedisReply::Type::kNil) {
-                  master.set_marker(value);
-                } else if (reply->type == RedisReply::Type::kString) {
+              [&master](absl::StatusOr<RedisReply> reply) {
+                // Whatever is stored now, ours or another client's. On an
+                // error the next handshake reads it again.
+                if (reply.ok() && reply->type == RedisReply::Type::kString) {
                   master.set_marker(reply->str);
                 }
               });

@@ -194,6 +194,7 @@ void Master::QueueHandshake() {
   }
   if (!config_.marker_key.empty()) {
     steps.push_back({Kind::kInfo, {"INFO", "server"}});
+    steps.push_back({Kind::kTime, {"TIME"}});
     steps.push_back({Kind::kMarker, {"GET", config_.marker_key}});
   }
   pending_identity_ = MasterIdentity();
@@ -393,6 +394,9 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
     case Kind::kMarker:
       step = "GET marker";
       break;
+    case Kind::kTime:
+      step = "TIME";
+      break;
     default:
       step = "SCRIPT LOAD";
       break;
@@ -415,14 +419,22 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
       return;
     }
   }
+  if (pending.kind == Kind::kTime && reply.elements.size() == 2) {
+    int64_t seconds = 0, micros = 0;
+    if (absl::SimpleAtoi(reply.elements[0].str, &seconds) &&
+        absl::SimpleAtoi(reply.elements[1].str, &micros)) {
+      pending_identity_.server_time_us = seconds * 1000000 + micros;
+      pending_identity_.seen_at = Now();
+    }
+  }
   if (pending.kind == Kind::kInfo) {
     ParseInfoServer(reply.str, &pending_identity_.run_id,
                     &pending_identity_.uptime_s);
     pending_identity_.seen_at = Now();
   }
   if (pending.kind == Kind::kMarker) {
-    pending_identity_.marker =
-        reply.type == RedisReply::Type::kString ? reply.str : "";
+    ParseMarker(reply.type == RedisReply::Type::kString ? reply.str : "",
+                &pending_identity_.marker, &pending_identity_.marker_time_us);
   }
   if (pending.last_handshake_step) {
     handshake_ok_ = true;

@@ -54,12 +54,15 @@ struct MasterConfig {
 
 // What the last handshake learned about the server process.
 struct MasterIdentity {
-  bool known = false;     // A handshake completed at least once.
-  std::string run_id;     // INFO server run_id.
-  int64_t uptime_s = 0;   // INFO server uptime_in_seconds...
-  MonotonicTime seen_at;  // ...as of this moment.
-  // The deployment marker: "trusted", "reborn", or empty if absent.
+  bool known = false;          // A handshake completed at least once.
+  std::string run_id;          // INFO server run_id.
+  int64_t uptime_s = 0;        // INFO server uptime_in_seconds...
+  MonotonicTime seen_at;       // ...as of this moment.
+  int64_t server_time_us = 0;  // TIME on the server, as of seen_at.
+  // The deployment marker's state: "trusted", "reborn", or empty if absent.
   std::string marker;
+  // When the marker was written, on that server's clock (0 if unknown).
+  int64_t marker_time_us = 0;
 };
 
 // "run_id" and "uptime_in_seconds" from an INFO server reply. Pure.
@@ -94,7 +97,9 @@ class Master final : public MasterLink {
   const MasterCounters& counters() const { return counters_; }
   const MasterIdentity& identity() const { return identity_; }
   // The engine's view of the marker, once it has written one.
-  void set_marker(std::string marker) { identity_.marker = std::move(marker); }
+  void set_marker(absl::string_view value) {
+    ParseMarker(value, &identity_.marker, &identity_.marker_time_us);
+  }
   // Called on the loop thread after every handshake that completes and after
   // every failed connection attempt. It may Send(); it must not destroy the
   // master.
@@ -108,7 +113,7 @@ class Master final : public MasterLink {
 
  private:
   enum class State { kDisconnected, kConnecting, kConnected };
-  enum class Kind { kUser, kAuth, kSelect, kScriptLoad, kInfo, kMarker };
+  enum class Kind { kUser, kAuth, kSelect, kScriptLoad, kInfo, kTime, kMarker };
 
   struct Pending {
     MonotonicTime sent_at;

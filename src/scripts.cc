@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "src/sha1.h"
 
@@ -39,6 +40,15 @@ constexpr absl::string_view kFenceWriteSource =
     "end\n"
     "return current\n";
 
+constexpr absl::string_view kMarkerSource =
+    "local current = redis.call('get', KEYS[1])\n"
+    "if current then return current end\n"
+    "local now = redis.call('time')\n"
+    "local value = ARGV[1] .. ':' .. now[1] ..\n"
+    "    string.sub('000000' .. now[2], -6)\n"
+    "redis.call('set', KEYS[1], value)\n"
+    "return value\n";
+
 Script MakeScript(absl::string_view name, absl::string_view source) {
   return Script{name, source, Sha1Hex(source)};
 }
@@ -69,10 +79,16 @@ const Script& FenceWriteScript() {
   return *script;
 }
 
+const Script& MarkerScript() {
+  static const Script* const script =
+      new Script(MakeScript("marker", kMarkerSource));
+  return *script;
+}
+
 const std::vector<const Script*>& AllScripts() {
   static const auto* const scripts = new std::vector<const Script*>{
       &ReleaseScript(), &ExtendScript(), &FencedAcquireScript(),
-      &FenceWriteScript()};
+      &FenceWriteScript(), &MarkerScript()};
   return *scripts;
 }
 
@@ -96,10 +112,23 @@ Command FenceWriteCommand(absl::string_view counter_key, uint64_t fence) {
   return c;
 }
 
-Command MarkerCommand(absl::string_view marker_key, absl::string_view value) {
+Command MarkerCommand(absl::string_view marker_key, absl::string_view state) {
   Command c;
-  c.args = {"SET", std::string(marker_key), std::string(value), "NX", "GET"};
+  c.script = &MarkerScript();
+  c.num_keys = 1;
+  c.args = {std::string(marker_key), std::string(state)};
   return c;
+}
+
+void ParseMarker(absl::string_view value, std::string* state,
+                 int64_t* time_us) {
+  const size_t colon = value.find(':');
+  *state = std::string(value.substr(0, colon));
+  *time_us = 0;
+  if (colon != absl::string_view::npos) {
+    int64_t t = 0;
+    if (absl::SimpleAtoi(value.substr(colon + 1), &t)) *time_us = t;
+  }
 }
 
 std::string TtlMillis(absl::Duration ttl) {

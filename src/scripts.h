@@ -58,9 +58,15 @@ Command FencedAcquireCommand(absl::string_view key,
                              absl::string_view marker_key,
                              absl::string_view token, absl::Duration ttl);
 Command FenceWriteCommand(absl::string_view counter_key, uint64_t fence);
-// SET marker_key value NX GET: sets the marker unless one is there, and
-// returns the one that was there (nil if ours was set). Redis >= 7.0.
-Command MarkerCommand(absl::string_view marker_key, absl::string_view value);
+// Writes the deployment marker "<state>:<server TIME in microseconds>"
+// unless one is there, and returns the marker now stored (ours or the one
+// that was there).
+Command MarkerCommand(absl::string_view marker_key, absl::string_view state);
+const Script& MarkerScript();
+
+// A marker's value is "<state>:<server time in microseconds>". Splits it;
+// a value without a time gives time 0.
+void ParseMarker(absl::string_view value, std::string* state, int64_t* time_us);
 
 // The argv to send: the plain command, or EVALSHA sha numkeys ... (or, with
 // `eval`, EVAL source numkeys ...).

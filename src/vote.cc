@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "src/scripts.h"
 
 namespace redlock::internal {
 namespace {
@@ -104,7 +105,8 @@ absl::StatusOr<FenceRead> ParseFenceRead(const RedisReply& reply) {
     return Unexpected("fenced acquire", reply);
   }
   FenceRead read;
-  read.marker = marker.str;
+  int64_t marker_time_us = 0;
+  ParseMarker(marker.str, &read.marker, &marker_time_us);
   if (!counter.str.empty()) {
     if (!absl::SimpleAtoi(counter.str, &read.counter)) {
       return absl::InternalError(

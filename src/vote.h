@@ -41,7 +41,7 @@ absl::StatusOr<Vote> FenceWriteVote(const RedisReply& reply);
 struct FenceRead {
   bool counter_present = false;
   uint64_t counter = 0;
-  std::string marker;  // "trusted", "reborn" or empty.
+  std::string marker;  // The marker's state: "trusted", "reborn" or empty.
 };
 // kInternal if `reply` is not a well-formed fenced acquire reply (a
 // counter that is not a non-negative integer included).

@@ -6,6 +6,7 @@
 #ifndef REDLOCK_TESTS_SUPPORT_TEST_OPTIONS_H_
 #define REDLOCK_TESTS_SUPPORT_TEST_OPTIONS_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,13 @@ inline Options TestOptions(std::vector<std::string> masters) {
   options.retry.min_delay = absl::Milliseconds(5);
   options.retry.max_delay = absl::Milliseconds(20);
   return options;
+}
+
+// The state of a deployment marker value ("trusted:1764470000123456" ->
+// "trusted"); empty for no marker.
+inline std::string MarkerState(const std::optional<std::string>& value) {
+  if (!value.has_value()) return "";
+  return value->substr(0, value->find(':'));
 }
 
 }  // namespace redlock::testing
