@@ -1,0 +1,338 @@
+#!/usr/bin/env bash
+# Builds and runs the benchmarks, and regenerates docs/benchmarks.md with
+# docs/benchmarks/results.json and docs/benchmarks/latency.svg.
+#
+#   ./scripts/bench.sh            # full run (a few minutes), rewrites the docs
+#   ./scripts/bench.sh --quick    # smoke run (under a minute), prints the
+#                                 # report and leaves the docs alone
+#
+# REDLOCK_MASTERS=redis://127.0.0.1:7001,... runs against those masters (for
+# example the docker-compose deployment) instead of servers the harness
+# starts on free loopback ports. Every server this script or the harness
+# starts is stopped again, by PID.
+#
+# Steps: micro benchmarks (Google Benchmark); the end-to-end harness
+# (redlock-e2e-bench: latency vs an interleaved floor, one slow master,
+# throughput vs redis-benchmark, contention, client CPU); instructions per
+# cycle under valgrind --tool=callgrind and system calls per cycle under
+# strace, each from two runs of a fixed number of cycles (the difference
+# cancels start-up); a gnuplot latency plot.
+set -euo pipefail
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+QUICK=0
+for arg in "$@"; do
+  case "$arg" in
+    --quick) QUICK=1 ;;
+    -h | --help)
+      sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *)
+      echo "usage: $0 [--quick]" >&2
+      exit 2
+      ;;
+  esac
+done
+
+cd "$REDLOCK_ROOT"
+ensure_deps
+
+# Tools only the benchmarks need; not part of REDLOCK_DEPS.
+bench_tools=(gnuplot-nox valgrind strace)
+missing=()
+for pkg in "${bench_tools[@]}"; do
+  if [[ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" != "install ok installed" ]]; then
+    missing+=("$pkg")
+  fi
+done
+if ((${#missing[@]} > 0)); then
+  echo "Installing missing packages: ${missing[*]}" >&2
+  _redlock_as_root apt-get update
+  _redlock_as_root env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# build_project configures build/ only when it has no CMakeCache.txt; a
+# configure that stopped half-way leaves one without a build file.
+if [[ -f build/CMakeCache.txt && ! -f build/build.ninja && ! -f build/Makefile ]]; then
+  cmake -S "$REDLOCK_ROOT" -B "$REDLOCK_ROOT/build" >/dev/null
+fi
+build_project --target micro_bench --target redlock-e2e-bench
+BIN="$REDLOCK_ROOT/build/bench"
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/redlock-bench.XXXXXX")"
+cleanup() {
+  stop_masters
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT
+trap 'cleanup; exit 143' TERM
+
+if ((QUICK)); then
+  OUT="$WORK/out"
+else
+  OUT="$REDLOCK_ROOT/docs/benchmarks"
+fi
+mkdir -p "$OUT"
+
+declare -A WALL
+step() { # step NAME COMMAND...: runs it, records its wall time in WALL[NAME]
+  local name=$1 started=$SECONDS
+  shift
+  echo "== $name" >&2
+  "$@"
+  WALL[$name]=$((SECONDS - started))
+}
+
+# --- Micro benchmarks ----------------------------------------------------------
+MICRO_CMD=("$BIN/micro_bench" --benchmark_min_time=0.05)
+step micro "${MICRO_CMD[@]}" >"$WORK/micro.txt"
+
+# --- End-to-end harness ----------------------------------------------------------
+E2E_CMD=("$BIN/redlock-e2e-bench" --out_json="$OUT/results.json"
+  --out_cdf="$OUT/latency")
+((QUICK)) && E2E_CMD+=(--quick)
+if [[ -n "${REDLOCK_MASTERS:-}" ]]; then
+  E2E_CMD+=(--masters="$REDLOCK_MASTERS")
+fi
+step e2e "${E2E_CMD[@]}" >"$WORK/e2e.md"
+
+# --- Instructions and system calls per cycle ------------------------------------
+# A fixed number of cycles of one configuration, twice (few and many cycles):
+# the difference divided by the extra cycles is the cost of one cycle,
+# without start-up, connecting and warm-up. valgrind does not follow the
+# masters: they run natively, started here (or given).
+start_masters 5
+# start_masters installs its own traps; ours stop the masters too.
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT
+trap 'cleanup; exit 143' TERM
+CG_FEW=100
+CG_MANY=400
+((QUICK)) && CG_MANY=200
+CG_CONFIGS=(floor raw async blocking)
+declare -A IR SYSCALLS
+callgrind_runs() {
+  local cfg n
+  for cfg in "${CG_CONFIGS[@]}"; do
+    for n in "$CG_FEW" "$CG_MANY"; do
+      valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.$cfg.$n" \
+        "$BIN/redlock-e2e-bench" --masters="$REDLOCK_MASTERS" \
+        --callgrind="$cfg" --callgrind_masters=5 --callgrind_cycles="$n" \
+        >"$WORK/cg.$cfg.$n.log" 2>&1 || {
+        echo "error: callgrind run $cfg/$n failed:" >&2
+        tail -n 20 "$WORK/cg.$cfg.$n.log" >&2
+        return 1
+      }
+    done
+    local few many
+    few=$(sed -n 's/^summary: *//p' "$WORK/cg.$cfg.$CG_FEW")
+    many=$(sed -n 's/^summary: *//p' "$WORK/cg.$cfg.$CG_MANY")
+    IR[$cfg]=$(((many - few) / (CG_MANY - CG_FEW)))
+  done
+}
+step callgrind callgrind_runs
+
+ST_FEW=200
+ST_MANY=1200
+((QUICK)) && ST_MANY=600
+strace_runs() {
+  local cfg n
+  for cfg in "${CG_CONFIGS[@]}"; do
+    for n in "$ST_FEW" "$ST_MANY"; do
+      strace -f -c -o "$WORK/st.$cfg.$n" "$BIN/redlock-e2e-bench" \
+        --masters="$REDLOCK_MASTERS" --callgrind="$cfg" \
+        --callgrind_masters=5 --callgrind_cycles="$n" >/dev/null 2>&1
+    done
+    # "syscall=calls" per line, per-cycle difference of the two runs.
+    SYSCALLS[$cfg]=$(awk -v few="$ST_FEW" -v many="$ST_MANY" '
+      FNR == 1 { file++ }
+      $1 ~ /^[0-9.]+$/ && $NF != "total" {
+        c[$NF, file] = $4; names[$NF] = 1
+      }
+      END {
+        total = 0
+        for (n in names) {
+          d = (c[n, 2] - c[n, 1]) / (many - few)
+          total += d
+          if (d >= 0.5) out = out sprintf("%s %.1f, ", n, d)
+        }
+        printf "%.1f|%s", total, substr(out, 1, length(out) - 2)
+      }' "$WORK/st.$cfg.$ST_FEW" "$WORK/st.$cfg.$ST_MANY")
+  done
+}
+step strace strace_runs
+stop_masters
+
+# Per-cycle inclusive instructions of the library's own functions (src/) and
+# of the hiredis and libevent entry points they lead to, from the difference
+# of the two profiles.
+top_functions() {
+  local cfg=$1 few many
+  few="$WORK/cg.$cfg.$CG_FEW"
+  many="$WORK/cg.$cfg.$CG_MANY"
+  awk -v cycles=$((CG_MANY - CG_FEW)) '
+    FNR == 1 { file++ }
+    /^ *[0-9,]+ +\(/ && $0 !~ /PROGRAM TOTALS/ {
+      ir = $1; gsub(",", "", ir)
+      fn = $0; sub(/^ *[0-9,]+ +\( *[0-9.]+%\) +/, "", fn)
+      v[fn, file] = ir; names[fn] = 1
+    }
+    END {
+      for (fn in names) {
+        d = (v[fn, 2] - v[fn, 1]) / cycles
+        lib = fn ~ /(redisAsyncCommandArgv|redisFormatSdsCommandArgv|redisProcessCallbacks|redisAsyncHandleWrite|event_base_loop) \[/
+        if ((fn ~ /(^|\/)src\// || lib) && d >= 500) {
+          name = fn
+          sub(/ \[.*$/, "", name)
+          gsub(/std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >/, "std::string", name)
+          gsub(/absl::debian3::/, "absl::", name)
+          gsub(/redlock::internal::/, "", name)
+          sub(/^.*\/src\//, "src/", name)
+          sub(/^\?\?\?:/, "", name)
+          if (lib) name = name " (" (fn ~ /libevent/ ? "libevent" : "hiredis") ")"
+          if (length(name) > 110) name = substr(name, 1, 107) "..."
+          printf "%d\t%s\n", d, name
+        }
+      }
+    }' <(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$few") \
+    <(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$many") |
+    sort -rn | awk -F'\t' '!seen[$2]++' | head -n 30
+}
+top_functions async >"$WORK/top_async.tsv"
+
+# --- Plot ----------------------------------------------------------------------
+plot() {
+  gnuplot <<EOF
+set terminal svg size 1000,430 dynamic font "sans,11" background "white"
+set output "$OUT/latency.svg"
+set multiplot layout 1,2
+set logscale xy
+set xtics ("p0" 1, "p50" 2, "p90" 10, "p99" 100, "p99.9" 1000)
+set xlabel "percentile"
+set ylabel "latency (µs)"
+set grid xtics ytics mytics
+set key top left font ",9"
+set style data linespoints
+set pointsize 0.4
+set linetype 1 lc rgb "#000000" lw 2
+set linetype 2 lc rgb "#1b9e77" lw 1.5
+set linetype 3 lc rgb "#7570b3" lw 1.5
+set linetype 4 lc rgb "#e7298a" lw 1.5
+set linetype 5 lc rgb "#d95f02" lw 1.5
+set linetype 6 lc rgb "#66a61e" lw 1.5
+set linetype 7 lc rgb "#a6761d" lw 1.5
+set linetype 8 lc rgb "#666666" lw 1.5
+set key opaque box
+stats "$OUT/latency-cycle.tsv" using 1 nooutput
+n = STATS_blocks
+set title "Lock cycle (acquire + release), sequential"
+plot for [i=0:n-1] "$OUT/latency-cycle.tsv" index i using (1/(1-\$2)):1 title columnheader(1)
+stats "$OUT/latency-acquire.tsv" using 1 nooutput
+m = STATS_blocks
+set title "Acquire, N=5, one master slow"
+plot for [i=0:m-1] "$OUT/latency-acquire.tsv" index i using (1/(1-\$2)):1 title columnheader(1)
+unset multiplot
+EOF
+}
+step plot plot
+
+# --- Report ----------------------------------------------------------------------
+ir_row() { # ir_row CFG LABEL MASTERS
+  local cfg=$1 label=$2 n=$3 floor=${IR[floor]}
+  local ratio_floor ratio_n
+  ratio_floor=$(awk -v a="${IR[$cfg]}" -v b="$floor" 'BEGIN { printf "%.2f×", a / b }')
+  ratio_n=$(awk -v a="${IR[$cfg]}" -v b="$floor" -v n="$n" 'BEGIN { printf "%.2f×", a / (n * b) }')
+  local sc=${SYSCALLS[$cfg]}
+  echo "| $label | ${IR[$cfg]} | $ratio_floor | $ratio_n | ${sc%%|*} | ${sc#*|} |"
+}
+
+report() {
+  local e2e_cmd_shown="${E2E_CMD[*]}"
+  e2e_cmd_shown="${e2e_cmd_shown//$REDLOCK_ROOT\//}"
+  e2e_cmd_shown="${e2e_cmd_shown//$WORK\//\$TMP\/}"
+  cat <<EOF
+# Benchmarks
+
+Generated by \`./scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC') (commit
+\`$(git -C "$REDLOCK_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)\`$(git -C "$REDLOCK_ROOT" diff --quiet HEAD -- src include 2>/dev/null || echo ", with local changes in src/ or include/")).
+Every table below is rewritten by that script; the analysis at the end is
+written by hand from the run it names. All figures:
+[\`benchmarks/results.json\`](benchmarks/results.json).
+
+## How to read these numbers
+
+This machine is shared and noisy: loopback round trips flip between about
+30 µs and 150 µs for seconds at a time, and medians move 1.5–5× between
+runs. So no figure here is compared with another run. Each configuration
+runs in blocks, and right before each of its blocks the **floor** runs a
+block of the same size: one blocking hiredis connection to one master doing
+\`SET key token NX PX ttl\` and the \`EVALSHA\` compare-and-delete, a fresh
+getrandom() token each time — one lock cycle with no quorum. The headline of
+a configuration is its ratio to its own floor blocks; the per-round spread of
+that ratio shows how much the noise moved it. The client, every master and
+redis-benchmark share the machine's cores.
+
+Commands and wall times of this run:
+
+| step | command | wall time |
+|---|---|--:|
+| micro benchmarks | \`build/bench/micro_bench --benchmark_min_time=0.05\` | ${WALL[micro]} s |
+| end-to-end harness | \`${e2e_cmd_shown}\` | ${WALL[e2e]} s |
+| instructions per cycle | \`valgrind --tool=callgrind build/bench/redlock-e2e-bench --masters=… --callgrind=CONFIG --callgrind_masters=5 --callgrind_cycles=N\` for N = ${CG_FEW} and ${CG_MANY} | ${WALL[callgrind]} s |
+| system calls per cycle | \`strace -f -c build/bench/redlock-e2e-bench --masters=… --callgrind=CONFIG --callgrind_masters=5 --callgrind_cycles=N\` for N = ${ST_FEW} and ${ST_MANY} | ${WALL[strace]} s |
+| plot | gnuplot | ${WALL[plot]} s |
+
+## End to end
+
+![Latency distributions](benchmarks/latency.svg)
+
+$(cat "$WORK/e2e.md")
+
+## Instructions and system calls per cycle (N=5)
+
+Deterministic where wall-clock times are not: user-space instructions
+(callgrind \`Ir\`) and system calls of one acquire + release cycle, each the
+difference between a run of ${CG_MANY} (strace: ${ST_MANY}) and a run of
+${CG_FEW} (${ST_FEW}) cycles divided by the extra cycles, against 5 masters
+started for it. Kernel work (system calls, wake-ups) is not in \`Ir\`; the
+system call counts show it.
+
+| configuration | Ir per cycle | ÷ floor | ÷ (N × floor) | system calls per cycle | of which |
+|---|--:|--:|--:|--:|---|
+$(ir_row floor "floor (1 master)" 1)
+$(ir_row raw "raw fan-out N=5" 5)
+$(ir_row async "async N=5" 5)
+$(ir_row blocking "blocking N=5" 5)
+
+The library's own functions, async N=5, inclusive instructions per cycle
+(a function's callees included, so the rows overlap):
+
+| Ir per cycle | function |
+|--:|---|
+$(awk -F'\t' '{ printf "| %d | `%s` |\n", $1, $2 }' "$WORK/top_async.tsv")
+
+## Micro benchmarks
+
+\`micro_bench --benchmark_min_time=0.05\`: the pure pieces on the data path,
+CPU time per operation on this machine (compare them with each other).
+
+\`\`\`
+$(grep -v '^\*\*\*WARNING' "$WORK/micro.txt")
+\`\`\`
+
+EOF
+  if [[ -f "$REDLOCK_ROOT/docs/benchmarks/analysis.md" ]]; then
+    cat "$REDLOCK_ROOT/docs/benchmarks/analysis.md"
+  fi
+}
+
+if ((QUICK)); then
+  report
+else
+  report >"$REDLOCK_ROOT/docs/benchmarks.md"
+  echo "Wrote docs/benchmarks.md, docs/benchmarks/results.json, docs/benchmarks/latency.svg" >&2
+fi
