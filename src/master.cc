@@ -6,8 +6,6 @@
 #include <fcntl.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
-// The adapter is a header of static functions: included in this one file.
-#include <hiredis/adapters/libevent.h>
 
 #include <algorithm>
 #include <utility>
@@ -18,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "src/event_adapter.h"
 #include "src/redis_reply.h"
 #include "src/vote.h"
 
@@ -154,7 +153,7 @@ void Master::Connect() {
     fcntl(ac->c.fd, F_SETFD, flags | FD_CLOEXEC);
   }
   ac->data = this;
-  if (redisLibeventAttach(ac, base_) != REDIS_OK) {
+  if (AttachToEventLoop(ac, base_) != REDIS_OK) {
     last_error_ = absl::InternalError("cannot attach to the event loop");
     redisAsyncFree(ac);
     ScheduleReconnect();
