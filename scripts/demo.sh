@@ -7,6 +7,9 @@
 #            no lock key is left afterwards.
 #   Scene 2: a replica that wins only 2 of 5 masters fails, and gives back
 #            what it won.
+#   Scene 3: the same race from cron and shell: three `redlock run` processes
+#            (the command-line tool); one runs the job, two exit with the
+#            conflict code 75.
 #
 # Starts its own masters on free loopback ports and stops exactly those at
 # the end; with REDLOCK_MASTERS set (five URIs) it uses those instead.
@@ -17,9 +20,10 @@ source scripts/lib.sh
 readonly RESOURCE=recalc-ratings
 readonly KEY="redlock:$RESOURCE"
 readonly WORKER=build/examples/nightly_job
+readonly CLI=build/tools/redlock
 
 ensure_deps
-build_project --target nightly_job
+build_project --target nightly_job redlock_cli
 start_masters 5
 
 if ((${#MASTER_URIS[@]} != 5)); then
@@ -172,6 +176,47 @@ if ((DEMO_OK)); then
 fi
 for i in "${FOREIGN_ON[@]}"; do cli "$i" DEL "$KEY" >/dev/null; done
 FOREIGN_ON=()
+
+# ---------------------------------------------------------------------------
+heading "Scene 3: the same race from cron, with the redlock tool"
+say "Operators write it as a crontab line instead of C++. Three copies of"
+say "  redlock run --ttl 10s --wait 500ms recalc-ratings -- sh -c '...'"
+say "start at once; the tool extends the lock while the job runs and"
+say "releases it when the job exits."
+echo
+export REDLOCK_MASTERS
+pids=()
+for i in 1 2 3; do
+  "$CLI" run --ttl 10s --wait 500ms "$RESOURCE" -- \
+    sh -c "echo \"[cron-$i] running the job (2s), token \${REDLOCK_TOKEN%????????????????????????}…\"; sleep 2" \
+    >"$WORK_DIR/cli-$i.out" 2>&1 &
+  pids+=($!)
+done
+ran=0
+for i in 1 2 3; do
+  code=0
+  wait "${pids[$((i - 1))]}" || code=$?
+  if ((code == 0)); then
+    ran=$((ran + 1))
+    cat "$WORK_DIR/cli-$i.out"
+    echo "[cron-$i] exit 0: it ran the job"
+  elif ((code == 75)); then
+    echo "[cron-$i] exit 75: $(tail -n 1 "$WORK_DIR/cli-$i.out")"
+  else
+    cat "$WORK_DIR/cli-$i.out"
+    fail "cron-$i exited with $code"
+  fi
+done
+echo
+left=0
+for i in 0 1 2 3 4; do
+  [[ -n "$(cli "$i" GET "$KEY")" ]] && left=$((left + 1))
+done
+if ((ran == 1 && left == 0)); then
+  say "Check: exactly one cron copy ran the job, and the lock is gone from every master."
+else
+  fail "$ran copies ran the job; the key is left on $left masters"
+fi
 
 # ---------------------------------------------------------------------------
 echo
