@@ -301,18 +301,6 @@ absl::Status ParseAfterScheme(absl::string_view rest, MasterAddress& address) {
   return absl::OkStatus();
 }
 
-// The URI ResolveMasterHosts() writes back: ParseMasterUri() gives `address`
-// again, with the credentials decoded to the same bytes.
-std::string FormatMasterUri(const MasterAddress& address) {
-  std::string uri(kScheme);
-  if (address.has_password) {
-    absl::StrAppend(&uri, PercentEncode(address.user), ":",
-                    PercentEncode(address.password), "@");
-  }
-  absl::StrAppend(&uri, address.Name());
-  return uri;
-}
-
 // The first address the system resolver gives for `host`, in numeric form.
 absl::StatusOr<std::string> ResolveHost(const std::string& host) {
   addrinfo hints;
@@ -401,6 +389,16 @@ std::string MasterAddress::Name() const {
                          : absl::StrCat("[", host, "]:", port);
   if (db != 0) absl::StrAppend(&name, "/", db);
   return name;
+}
+
+std::string MasterAddress::Uri() const {
+  std::string uri(kScheme);
+  if (has_password) {
+    absl::StrAppend(&uri, PercentEncode(user), ":", PercentEncode(password),
+                    "@");
+  }
+  absl::StrAppend(&uri, Name());
+  return uri;
 }
 
 absl::StatusOr<MasterAddress> ParseMasterUri(absl::string_view uri) {
@@ -590,7 +588,7 @@ absl::Status ResolveMasterHosts(Options& options) {
       }
       address->host = *std::move(numeric);
     }
-    resolved[i] = FormatMasterUri(*address);
+    resolved[i] = address->Uri();
   }
   options.masters = std::move(resolved);
   return absl::OkStatus();

@@ -927,3 +927,26 @@ TEST(ResolveMasterHostsTest, ReportsUriThatDoesNotParse) {
 
 }  // namespace
 }  // namespace redlock
+
+namespace redlock {
+namespace {
+
+TEST(MasterAddressUriTest, RoundTripsThroughParseMasterUri) {
+  for (const char* uri :
+       {"redis://127.0.0.1:6379", "redis://:p%40ss%2Fw0rd@10.0.0.1:7001/3",
+        "redis://alice:s3cret@[::1]:7002", "redis://db1.example.com:6380"}) {
+    absl::StatusOr<MasterAddress> address = ParseMasterUri(uri);
+    ASSERT_TRUE(address.ok()) << uri << ": " << address.status();
+    absl::StatusOr<MasterAddress> again = ParseMasterUri(address->Uri());
+    ASSERT_TRUE(again.ok()) << address->Uri() << ": " << again.status();
+    EXPECT_EQ(again->host, address->host);
+    EXPECT_EQ(again->port, address->port);
+    EXPECT_EQ(again->db, address->db);
+    EXPECT_EQ(again->user, address->user);
+    EXPECT_EQ(again->password, address->password);
+    EXPECT_EQ(again->has_password, address->has_password);
+  }
+}
+
+}  // namespace
+}  // namespace redlock

@@ -144,6 +144,10 @@ struct MasterAddress {
   // "host:port" or "host:port/db", never the password. Used to name the
   // master in results and errors.
   std::string Name() const;
+
+  // The URI again, credentials percent-encoded: ParseMasterUri(Uri())
+  // gives this address back. Contains the password, if any.
+  std::string Uri() const;
 };
 
 // Parses one master URI. kInvalidArgument names the URI (without its

@@ -28,8 +28,6 @@
 namespace redlock::cli {
 namespace {
 
-constexpr absl::string_view kScheme = "redis://";
-
 // The option as the user should see it in messages: "--request-timeout".
 std::string Spelling(absl::string_view name) {
   return absl::StrCat("--", absl::StrReplaceAll(name, {{"_", "-"}}));
@@ -62,22 +60,6 @@ absl::Status SetFlag(absl::string_view name, absl::string_view value) {
 bool IsBoolFlag(absl::string_view name) {
   absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
   return flag != nullptr && flag->IsOfType<bool>();
-}
-
-bool IsUnreserved(char c) {
-  return absl::ascii_isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~';
-}
-
-std::string PercentEncode(absl::string_view text) {
-  std::string encoded;
-  for (char c : text) {
-    if (IsUnreserved(c)) {
-      encoded.push_back(c);
-    } else {
-      absl::StrAppendFormat(&encoded, "%%%02X", static_cast<unsigned char>(c));
-    }
-  }
-  return encoded;
 }
 
 }  // namespace
@@ -181,11 +163,9 @@ absl::StatusOr<std::vector<std::string>> ApplyPassword(
       result.push_back(uri);
       continue;
     }
-    // A URI without a password has no user info either (ParseMasterUri
-    // rejects a user alone), so the scheme is followed by the host.
-    result.push_back(
-        absl::StrCat(kScheme, ":", PercentEncode(password), "@",
-                     absl::string_view(uri).substr(kScheme.size())));
+    address->password = std::string(password);
+    address->has_password = true;
+    result.push_back(address->Uri());
   }
   return result;
 }
