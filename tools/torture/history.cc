@@ -1,0 +1,533 @@
+// Copyright 2026 The redlock Authors.
+
+#include "tools/torture/history.h"
+
+#include <dirent.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace redlock::torture {
+
+int64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void AppendLine(int fd, const std::string& line) {
+  std::string buf = line + "\n";
+  const char* p = buf.data();
+  size_t left = buf.size();
+  while (left > 0) {
+    ssize_t n = write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+int64_t Section::HoldEnd() const {
+  if (work_end == 0) return valid_until;
+  return std::min(work_end, valid_until);
+}
+
+namespace {
+
+constexpr int kMaxDetails = 40;
+
+using Fields = absl::flat_hash_map<std::string, std::string>;
+
+int64_t I(const Fields& f, const std::string& k) {
+  auto it = f.find(k);
+  int64_t v = 0;
+  if (it != f.end()) (void)absl::SimpleAtoi(it->second, &v);
+  return v;
+}
+std::string S(const Fields& f, const std::string& k) {
+  auto it = f.find(k);
+  return it == f.end() ? std::string() : it->second;
+}
+
+void Detail(Summary& s, std::string line) {
+  if (static_cast<int>(s.details.size()) < kMaxDetails) {
+    s.details.push_back(std::move(line));
+  }
+}
+
+double Sec(const Summary& s, int64_t t) { return (t - s.t0) / 1e9; }
+
+}  // namespace
+
+absl::StatusOr<History> CheckHistory(const std::string& dir) {
+  History h;
+  Summary& s = h.summary;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) {
+    return absl::NotFoundError(absl::StrCat("cannot open ", dir));
+  }
+  std::vector<std::string> files;
+  while (dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (absl::EndsWith(name, ".log")) files.push_back(dir + "/" + name);
+  }
+  closedir(d);
+  std::sort(files.begin(), files.end());
+  if (files.empty()) return absl::NotFoundError("no *.log in " + dir);
+
+  std::map<std::pair<int, int64_t>, Section> sections;
+  std::vector<std::pair<int64_t, int64_t>> rel_times;  // unused placeholder
+  std::map<std::pair<int, int64_t>, std::pair<int64_t, bool>> releases;
+  std::set<std::string> resources;
+  bool have_run = false;
+  for (const std::string& path : files) {
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::vector<std::string> parts = absl::StrSplit(line, ' ');
+      if (parts.empty()) continue;
+      const std::string kind = parts[0];
+      Fields f;
+      for (size_t i = 1; i < parts.size(); ++i) {
+        std::pair<std::string, std::string> kv =
+            absl::StrSplit(parts[i], absl::MaxSplits('=', 1));
+        f[kv.first] = kv.second;
+      }
+      const auto key = std::make_pair(static_cast<int>(I(f, "c")), I(f, "s"));
+      if (kind == "RUN") {
+        have_run = true;
+        s.t0 = I(f, "t0");
+        s.end = I(f, "end");
+        s.heal = I(f, "heal");
+        s.ttl_ns = I(f, "ttl_ms") * 1000000;
+        s.retry_max_ns = I(f, "retry_max_ms") * 1000000;
+        for (absl::string_view r :
+             absl::StrSplit(S(f, "resources"), ',', absl::SkipEmpty())) {
+          resources.insert(std::string(r));
+        }
+      } else if (kind == "FAULT") {
+        h.faults.push_back(
+            {S(f, "kind"), S(f, "targets"), I(f, "start"), I(f, "end")});
+        s.faults_by_kind[S(f, "kind")]++;
+      } else if (kind == "HEAL") {
+        s.heal = I(f, "t");
+      } else if (kind == "LEFTCHECK") {
+        s.leftover_check_ran = true;
+      } else if (kind == "LEFTOVER") {
+        s.leftovers++;
+        Detail(s, absl::StrCat("leftover: key ", S(f, "key"), " on master ",
+                               S(f, "master"), " = ", S(f, "value")));
+      } else if (kind == "ACQFAIL") {
+        s.acquire_failures++;
+        s.acquire_failures_by_code[S(f, "code")]++;
+      } else if (kind == "ACQ") {
+        Section& x = sections[key];
+        x.client = key.first;
+        x.seq = key.second;
+        x.resource = S(f, "res");
+        x.token = S(f, "token");
+        x.fence = I(f, "fence");
+        x.start = I(f, "start");
+        x.ret = I(f, "ret");
+        x.valid_until = I(f, "vu");
+        resources.insert(x.resource);
+      } else if (kind == "WS") {
+        sections[key].work_start = I(f, "t");
+      } else if (kind == "WE") {
+        sections[key].work_end = I(f, "t");
+      } else if (kind == "FW") {
+        sections[key].fenced.push_back(
+            {I(f, "fence"), I(f, "send"), I(f, "ans"), S(f, "result")});
+      } else if (kind == "UW") {
+        Section& x = sections[key];
+        x.unfenced++;
+        s.unfenced_writes++;
+        if (x.valid_until != 0 && I(f, "send") > x.valid_until) {
+          x.unfenced_late++;
+        }
+      } else if (kind == "REL") {
+        sections[key].release = S(f, "result");
+        releases[key] = {I(f, "t"), S(f, "result") == "ok"};
+      }
+    }
+  }
+  if (!have_run) return absl::NotFoundError("no RUN line (nemesis.log)");
+  h.resources.assign(resources.begin(), resources.end());
+  for (auto& [k, x] : sections) {
+    if (x.ret == 0) continue;  // Events without an ACQ: ignore.
+    h.sections.push_back(x);
+  }
+  s.acquisitions = static_cast<int64_t>(h.sections.size());
+
+  // Mutual exclusion: per resource, by acquire-return.
+  for (const std::string& r : h.resources) {
+    std::vector<const Section*> v;
+    for (const Section& x : h.sections) {
+      if (x.resource == r) v.push_back(&x);
+    }
+    std::sort(v.begin(), v.end(), [](const Section* a, const Section* b) {
+      return a->ret < b->ret;
+    });
+    const Section* holder = nullptr;
+    for (const Section* x : v) {
+      if (holder != nullptr && x->ret < holder->HoldEnd()) {
+        s.mutual_exclusion++;
+        Detail(
+            s,
+            absl::StrFormat(
+                "mutual exclusion: %s held by client %d (fence %d, "
+                "%.3fs-%.3fs) and client %d (fence %d, from %.3fs): "
+                "overlap %.1fms",
+                r, holder->client, holder->fence, Sec(s, holder->ret),
+                Sec(s, holder->HoldEnd()), x->client, x->fence, Sec(s, x->ret),
+                (std::min(holder->HoldEnd(), x->HoldEnd()) - x->ret) / 1e6));
+      }
+      if (holder == nullptr || x->HoldEnd() > holder->HoldEnd()) holder = x;
+    }
+
+    // Fencing: an accepted write whose token is lower than one accepted
+    // (answered) before it was sent.
+    struct W {
+      int64_t fence, send, ans;
+      const Section* sec;
+      bool accepted;
+    };
+    std::vector<W> ws;
+    for (const Section* x : v) {
+      for (const FencedWrite& w : x->fenced) {
+        ws.push_back({w.fence, w.send, w.ans, x, w.result == "accepted"});
+      }
+    }
+    std::sort(ws.begin(), ws.end(),
+              [](const W& a, const W& b) { return a.ans < b.ans; });
+    for (const W& w : ws) {
+      bool superseded = false;
+      int64_t higher = 0;
+      for (const W& o : ws) {
+        if (o.ans >= w.send) break;
+        if (o.accepted && o.fence > w.fence) {
+          superseded = true;
+          higher = o.fence;
+        }
+      }
+      const bool late = w.send > w.sec->valid_until;
+      if (late) {
+        s.late_fenced_writes++;
+        if (!w.accepted) s.late_fenced_rejected++;
+      }
+      if (w.accepted && superseded) {
+        s.stale_fenced_accepted++;
+        if (late) s.late_fenced_accepted_superseded++;
+        Detail(s, absl::StrFormat(
+                      "stale fenced write accepted: %s token %d from client "
+                      "%d at %.3fs after token %d was accepted%s",
+                      r, w.fence, w.sec->client, Sec(s, w.ans), higher,
+                      late ? " (sent past valid_until)" : ""));
+      }
+    }
+
+    // Liveness: after the heal, the lock is free again and a waiting client
+    // gets it within one TTL + the longest retry delay (+ slack for round
+    // trips and the fencing write-back on a 2-core machine).
+    if (s.heal > 0 && s.end > s.heal) {
+      const int64_t bound = s.ttl_ns + s.retry_max_ns + 300000000;
+      int64_t free_at = s.heal;
+      bool any_after = false;
+      for (const Section* x : v) {
+        if (x->ret >= s.heal && x->ret <= s.end) {
+          any_after = true;
+          const int64_t from = std::max({free_at, x->start, s.heal});
+          const int64_t gap = x->ret - from;
+          s.max_gap_after_heal_ns = std::max(s.max_gap_after_heal_ns, gap);
+          if (gap > bound) {
+            s.liveness++;
+            Detail(s, absl::StrFormat(
+                          "liveness: %s free since %.3fs, next acquired at "
+                          "%.3fs (%.0fms > %.0fms)",
+                          r, Sec(s, from), Sec(s, x->ret), gap / 1e6,
+                          bound / 1e6));
+          }
+        }
+        auto rel = releases.find({x->client, x->seq});
+        int64_t f = x->start + s.ttl_ns;  // Key expiry at the latest.
+        if (rel != releases.end() && rel->second.second) {
+          f = std::min(f, rel->second.first);
+        }
+        free_at = std::max(free_at, f);
+      }
+      if (!any_after && s.end - s.heal > bound) {
+        s.liveness++;
+        Detail(s, absl::StrFormat("liveness: %s never acquired after the heal",
+                                  r));
+      }
+    }
+  }
+  for (const Section& x : h.sections) {
+    if (x.work_end > x.valid_until) s.late_holders++;
+    s.late_unfenced_writes += x.unfenced_late;
+    for (const FencedWrite& w : x.fenced) {
+      s.fenced_writes++;
+      if (w.result == "accepted") {
+        s.fenced_accepted++;
+      } else if (w.result == "rejected") {
+        s.fenced_rejected++;
+      } else {
+        s.fenced_errors++;
+      }
+    }
+  }
+  if (!s.leftover_check_ran) {
+    s.leftovers++;
+    Detail(s, "leftovers: the leftover-key check did not run");
+  }
+  return h;
+}
+
+std::string FormatSummary(const Summary& s) {
+  std::string out;
+  auto row = [&out](const std::string& k, const std::string& v) {
+    absl::StrAppendFormat(&out, "  %-44s %s\n", k, v);
+  };
+  out += "operations\n";
+  row("run length",
+      absl::StrFormat("%.1fs (faults until %.1fs)", (s.end - s.t0) / 1e9,
+                      (s.heal - s.t0) / 1e9));
+  row("locks acquired (critical sections)", absl::StrCat(s.acquisitions));
+  std::vector<std::string> codes;
+  for (const auto& [k, v] : s.acquire_failures_by_code) {
+    codes.push_back(absl::StrCat(k, " ", v));
+  }
+  row("acquisitions failed",
+      absl::StrCat(s.acquire_failures, codes.empty() ? "" : " (",
+                   absl::StrJoin(codes, ", "), codes.empty() ? "" : ")"));
+  row("fenced writes (accepted/rejected/error)",
+      absl::StrFormat("%d (%d/%d/%d)", s.fenced_writes, s.fenced_accepted,
+                      s.fenced_rejected, s.fenced_errors));
+  row("unfenced writes", absl::StrCat(s.unfenced_writes));
+  out += "faults injected\n";
+  int64_t total = 0;
+  for (const auto& [k, v] : s.faults_by_kind) {
+    row(k, absl::StrCat(v));
+    total += v;
+  }
+  row("total", absl::StrCat(total));
+  out += "violations\n";
+  row("mutual exclusion (overlapping holders)",
+      absl::StrCat(s.mutual_exclusion));
+  row("stale fenced writes accepted", absl::StrCat(s.stale_fenced_accepted));
+  row("liveness (lock not re-acquired in time)", absl::StrCat(s.liveness));
+  row("leftover lock keys", absl::StrCat(s.leftovers));
+  row("total", absl::StrCat(s.violations()));
+  out += "informational\n";
+  row("holders working past valid_until", absl::StrCat(s.late_holders));
+  row("their fenced writes past valid_until",
+      absl::StrFormat("%d (rejected %d, accepted though superseded %d)",
+                      s.late_fenced_writes, s.late_fenced_rejected,
+                      s.late_fenced_accepted_superseded));
+  row("their unfenced writes past valid_until (landed)",
+      absl::StrCat(s.late_unfenced_writes));
+  row("longest wait for a free lock after heal",
+      absl::StrFormat("%.0fms", s.max_gap_after_heal_ns / 1e6));
+  if (!s.details.empty()) {
+    out += "details (first " + std::to_string(kMaxDetails) + ")\n";
+    for (const std::string& d : s.details) out += "  " + d + "\n";
+  }
+  return out;
+}
+
+namespace {
+
+std::string JsonEscape(const std::string& in) {
+  std::string out;
+  for (char c : in) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      absl::StrAppendFormat(&out, "\\u%04x", c);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  FILE* f = fopen(path.c_str(), "w");
+  if (f == nullptr) return absl::InternalError("cannot write " + path);
+  fwrite(text.data(), 1, text.size(), f);
+  fclose(f);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status WriteJson(const History& h, const std::string& path) {
+  const Summary& s = h.summary;
+  std::string o = "{\n  \"summary\": {";
+  absl::StrAppendFormat(
+      &o,
+      "\"duration_s\": %.3f, \"heal_s\": %.3f, \"acquisitions\": %d, "
+      "\"acquire_failures\": %d, \"fenced_writes\": %d, "
+      "\"fenced_accepted\": %d, \"fenced_rejected\": %d, "
+      "\"unfenced_writes\": %d, \"violations\": {\"mutual_exclusion\": %d, "
+      "\"stale_fenced_accepted\": %d, \"liveness\": %d, \"leftovers\": %d}, "
+      "\"late_holders\": %d, \"late_fenced_writes\": %d, "
+      "\"late_fenced_rejected\": %d, \"late_unfenced_writes\": %d, "
+      "\"faults\": {",
+      (s.end - s.t0) / 1e9, (s.heal - s.t0) / 1e9, s.acquisitions,
+      s.acquire_failures, s.fenced_writes, s.fenced_accepted, s.fenced_rejected,
+      s.unfenced_writes, s.mutual_exclusion, s.stale_fenced_accepted,
+      s.liveness, s.leftovers, s.late_holders, s.late_fenced_writes,
+      s.late_fenced_rejected, s.late_unfenced_writes);
+  bool first = true;
+  for (const auto& [k, v] : s.faults_by_kind) {
+    absl::StrAppendFormat(&o, "%s\"%s\": %d", first ? "" : ", ", k, v);
+    first = false;
+  }
+  o += "}, \"details\": [";
+  for (size_t i = 0; i < s.details.size(); ++i) {
+    absl::StrAppendFormat(&o, "%s\"%s\"", i ? ", " : "",
+                          JsonEscape(s.details[i]));
+  }
+  o += "]},\n  \"faults\": [\n";
+  for (size_t i = 0; i < h.faults.size(); ++i) {
+    const Fault& f = h.faults[i];
+    absl::StrAppendFormat(
+        &o,
+        "    {\"kind\": \"%s\", \"targets\": \"%s\", \"start_s\": %.6f, "
+        "\"end_s\": %.6f}%s\n",
+        f.kind, f.targets, Sec(s, f.start), Sec(s, f.end),
+        i + 1 < h.faults.size() ? "," : "");
+  }
+  o += "  ],\n  \"sections\": [\n";
+  for (size_t i = 0; i < h.sections.size(); ++i) {
+    const Section& x = h.sections[i];
+    absl::StrAppendFormat(
+        &o,
+        "    {\"client\": %d, \"seq\": %d, \"resource\": \"%s\", \"token\": "
+        "\"%s\", \"fence\": %d, \"acquire_start_s\": %.6f, "
+        "\"acquire_return_s\": %.6f, \"valid_until_s\": %.6f, "
+        "\"work_start_s\": %.6f, \"work_end_s\": %.6f, \"release\": \"%s\", "
+        "\"fenced_writes\": [",
+        x.client, x.seq, x.resource, x.token, x.fence, Sec(s, x.start),
+        Sec(s, x.ret), Sec(s, x.valid_until), Sec(s, x.work_start),
+        Sec(s, x.work_end), x.release);
+    for (size_t j = 0; j < x.fenced.size(); ++j) {
+      absl::StrAppendFormat(
+          &o,
+          "%s{\"fence\": %d, \"send_s\": %.6f, \"answer_s\": %.6f, "
+          "\"result\": \"%s\"}",
+          j ? ", " : "", x.fenced[j].fence, Sec(s, x.fenced[j].send),
+          Sec(s, x.fenced[j].ans), x.fenced[j].result);
+    }
+    absl::StrAppendFormat(&o, "]}%s\n", i + 1 < h.sections.size() ? "," : "");
+  }
+  o += "  ]\n}\n";
+  return WriteFile(path, o);
+}
+
+absl::Status WriteSvg(const History& h, const std::string& path) {
+  const Summary& s = h.summary;
+  int max_client = 0;
+  for (const Section& x : h.sections)
+    max_client = std::max(max_client, x.client);
+  const int clients = max_client + 1;
+  const double left = 90, width = 1400, row = 10;
+  const double span = std::max<double>(1, (s.end - s.t0) / 1e9 + 3);
+  auto X = [&](int64_t t) { return left + (t - s.t0) / 1e9 / span * width; };
+  const double fault_top = 30;
+  std::map<std::string, int> kinds;
+  for (const Fault& f : h.faults) kinds.emplace(f.kind, 0);
+  int k = 0;
+  for (auto& [name, i] : kinds) i = k++;
+  const double res_top = fault_top + row * (kinds.size() + 1) + 20;
+  const double lane = row * clients + 20;
+  const double height = res_top + lane * h.resources.size() + 40;
+  std::string o = absl::StrFormat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+      "height=\"%.0f\" font-family=\"monospace\" font-size=\"10\">\n"
+      "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+      "<text x=\"5\" y=\"15\">redlock-torture: holders per resource (one row "
+      "per client; green: within valid_until, red: past it), faults above; "
+      "violations: %d mutual exclusion, %d stale fenced, %d liveness, %d "
+      "leftovers</text>\n",
+      left + width + 20, height, s.mutual_exclusion, s.stale_fenced_accepted,
+      s.liveness, s.leftovers);
+  for (int t = 0; t <= static_cast<int>(span); t += 5) {
+    const double x = left + t / span * width;
+    absl::StrAppendFormat(&o,
+                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                          "y2=\"%.1f\" stroke=\"#ddd\"/><text x=\"%.1f\" "
+                          "y=\"%.1f\">%ds</text>\n",
+                          x, fault_top - 5, x, height - 25, x, height - 12, t);
+  }
+  if (s.heal > 0) {
+    absl::StrAppendFormat(&o,
+                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                          "y2=\"%.1f\" stroke=\"blue\"/>\n",
+                          X(s.heal), fault_top - 5, X(s.heal), height - 25);
+  }
+  for (const auto& [name, i] : kinds) {
+    absl::StrAppendFormat(&o, "<text x=\"5\" y=\"%.1f\">%s</text>\n",
+                          fault_top + row * i + 8, name);
+  }
+  for (const Fault& f : h.faults) {
+    const double y = fault_top + row * kinds[f.kind];
+    absl::StrAppendFormat(
+        &o,
+        "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+        "fill=\"orange\"><title>%s %s</title></rect>\n",
+        X(f.start), y, std::max(1.0, X(f.end) - X(f.start)), row - 2, f.kind,
+        f.targets);
+  }
+  for (size_t r = 0; r < h.resources.size(); ++r) {
+    const double top = res_top + lane * r;
+    absl::StrAppendFormat(&o, "<text x=\"5\" y=\"%.1f\">%s</text>\n", top + 10,
+                          h.resources[r]);
+    for (const Section& x : h.sections) {
+      if (x.resource != h.resources[r]) continue;
+      const double y = top + row * x.client;
+      const int64_t end = x.work_end ? x.work_end : x.valid_until;
+      const int64_t ok_end = std::min(end, x.valid_until);
+      absl::StrAppendFormat(
+          &o,
+          "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+          "fill=\"green\"><title>client %d fence %d</title></rect>\n",
+          X(x.ret), y, std::max(0.5, X(ok_end) - X(x.ret)), row - 2, x.client,
+          x.fence);
+      if (end > x.valid_until) {
+        absl::StrAppendFormat(
+            &o,
+            "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+            "fill=\"red\"><title>client %d fence %d past valid_until"
+            "</title></rect>\n",
+            X(x.valid_until), y, std::max(0.5, X(end) - X(x.valid_until)),
+            row - 2, x.client, x.fence);
+      }
+    }
+  }
+  o += "</svg>\n";
+  return WriteFile(path, o);
+}
+
+}  // namespace redlock::torture

@@ -1,0 +1,609 @@
+// Copyright 2026 The redlock Authors.
+//
+// redlock-torture: a Jepsen-style torture run of the library. K client
+// processes (this binary in --client mode) contend for R resources on N
+// redis-server masters, each through its own FaultProxy, while a nemesis on
+// a seeded schedule kills and restarts masters, stops them, delays,
+// blackholes and resets their connections and pauses client processes. Each
+// client records every critical section with plain write(2) (history.h); a
+// checker that reads only those files reports mutual-exclusion, fencing,
+// liveness and leftover-key violations. See docs/safety-under-faults.md.
+//
+//   redlock-torture --out=/tmp/t --duration=60 --seed=1
+//   redlock-torture --check=/tmp/t/history
+//   redlock-torture --majority --nemesis=kill --restart_guard=off
+//       --expect_violations    (exits 0 iff mutual exclusion was violated)
+//
+// Every process, server and proxy is on 127.0.0.1 and is stopped by PID.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "redlock/fencing.h"
+#include "redlock/keys.h"
+#include "redlock/options.h"
+#include "redlock/redlock.h"
+#include "tests/support/fault_proxy.h"
+#include "tests/support/redis_client.h"
+#include "tests/support/redis_server.h"
+#include "tools/torture/history.h"
+
+ABSL_FLAG(int, clients, 8, "Client processes.");
+ABSL_FLAG(int, resources, 2, "Resources contended for.");
+ABSL_FLAG(int, masters, 5, "Redis masters.");
+ABSL_FLAG(int, duration, 60, "Run length in seconds.");
+ABSL_FLAG(int, quiet, 10,
+          "The nemesis stops and heals everything this many seconds before "
+          "the end.");
+ABSL_FLAG(uint64_t, seed, 1, "Seed of the nemesis schedule and the clients.");
+ABSL_FLAG(std::string, persistence, "none", "Masters' persistence: none|aof.");
+ABSL_FLAG(std::string, restart_guard, "on", "Options::restart_guard: on|off.");
+ABSL_FLAG(std::string, fencing, "on",
+          "Acquire with fencing tokens (AcquireOptions::fencing) and write "
+          "the fenced resource: on|off. With it on, the library refuses "
+          "(kUnavailable) once a majority restarted empty, so showing the "
+          "unsafe configuration's double grants needs it off.");
+ABSL_FLAG(std::string, nemesis, "all",
+          "Comma-separated fault kinds: kill,stop,latency,blackhole,reset,"
+          "pause; or all, or none.");
+ABSL_FLAG(bool, majority, false,
+          "Master faults hit a majority (the fixed set of masters 0..N/2, so "
+          "the others always keep their data) instead of a random minority.");
+ABSL_FLAG(std::string, out, "", "Output directory (required for a run).");
+ABSL_FLAG(std::string, check, "",
+          "Only check the history files in this directory.");
+ABSL_FLAG(bool, expect_violations, false,
+          "Exit 0 iff mutual-exclusion violations were found (for showing an "
+          "unsafe configuration fail).");
+ABSL_FLAG(int, ttl_ms, 1000, "Lock TTL.");
+ABSL_FLAG(int, wait_ms, 2000, "Acquire wait budget.");
+ABSL_FLAG(int, work_ms, 300,
+          "Work in a critical section: two steps of uniform [work_ms/2, "
+          "work_ms] each, a fenced write after each.");
+// --client mode (internal).
+ABSL_FLAG(bool, client, false, "Internal: run as a client process.");
+ABSL_FLAG(int, client_id, 0, "Internal.");
+ABSL_FLAG(std::string, client_masters, "", "Internal.");
+ABSL_FLAG(int, storage_port, 0, "Internal.");
+ABSL_FLAG(std::string, history_file, "", "Internal.");
+ABSL_FLAG(std::string, resource_names, "", "Internal.");
+ABSL_FLAG(int64_t, deadline_ns, 0, "Internal.");
+
+namespace {
+
+using redlock::testing::FaultProxy;
+using redlock::testing::RedisClient;
+using redlock::testing::RedisServer;
+using redlock::torture::AppendLine;
+using redlock::torture::NowNs;
+
+constexpr int kRetryMaxMs = 60;  // RetryPolicy default max_delay.
+
+void SleepMs(int64_t ms) {
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+void SleepUntilNs(int64_t t) {
+  const int64_t d = t - NowNs();
+  if (d > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(d));
+}
+
+redlock::Options ClientOptions(std::vector<std::string> masters, bool guard,
+                               int ttl_ms) {
+  redlock::Options o;
+  o.masters = std::move(masters);
+  o.request_timeout = absl::Milliseconds(100);
+  // A reborn master stays out for max_ttl: keep it as small as the TTL in
+  // use allows (docs/failure-behaviour.md).
+  o.max_ttl = absl::Milliseconds(std::max(2000, 2 * ttl_ms));
+  o.default_ttl = absl::Milliseconds(ttl_ms);
+  o.restart_guard = guard;
+  return o;
+}
+
+// ---------------------------------------------------------------- client
+
+class Storage {
+ public:
+  explicit Storage(int port) : port_(port) {}
+  // EVAL kFencedSetScript: "accepted", "rejected" or "error".
+  std::string Fenced(const std::string& res, uint64_t fence,
+                     const std::string& value) {
+    if (!Ensure()) return "error";
+    auto reply = client_->Command(
+        redlock::FencedSetArgv("fence:" + res, "data:" + res, fence, value));
+    if (!reply.ok() || reply->type != redlock::testing::Reply::Type::kInteger) {
+      client_.reset();
+      return "error";
+    }
+    return reply->integer == 1 ? "accepted" : "rejected";
+  }
+  // INCR: the new value, or -1.
+  int64_t Incr(const std::string& res) {
+    if (!Ensure()) return -1;
+    auto reply = client_->Command({"INCR", "unfenced:" + res});
+    if (!reply.ok() || reply->type != redlock::testing::Reply::Type::kInteger) {
+      client_.reset();
+      return -1;
+    }
+    return reply->integer;
+  }
+
+ private:
+  bool Ensure() {
+    if (client_ != nullptr) return true;
+    auto c = RedisClient::Connect("127.0.0.1", port_, absl::Seconds(1));
+    if (!c.ok()) return false;
+    client_ = std::move(*c);
+    return true;
+  }
+  int port_;
+  std::unique_ptr<RedisClient> client_;
+};
+
+int RunClient() {
+  const int id = absl::GetFlag(FLAGS_client_id);
+  const int fd = open(absl::GetFlag(FLAGS_history_file).c_str(),
+                      O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return 2;
+  const int ttl_ms = absl::GetFlag(FLAGS_ttl_ms);
+  const int work_ms = std::max(2, absl::GetFlag(FLAGS_work_ms));
+  std::vector<std::string> masters =
+      absl::StrSplit(absl::GetFlag(FLAGS_client_masters), ',');
+  std::vector<std::string> resources =
+      absl::StrSplit(absl::GetFlag(FLAGS_resource_names), ',');
+  auto client = redlock::Redlock::Create(ClientOptions(
+      masters, absl::GetFlag(FLAGS_restart_guard) != "off", ttl_ms));
+  if (!client.ok()) {
+    fprintf(stderr, "client %d: %s\n", id, client.status().ToString().c_str());
+    return 2;
+  }
+  Storage storage(absl::GetFlag(FLAGS_storage_port));
+  std::mt19937_64 rng(absl::GetFlag(FLAGS_seed) * 7919 + id);
+  const int64_t deadline = absl::GetFlag(FLAGS_deadline_ns);
+  redlock::AcquireOptions ao;
+  ao.ttl = absl::Milliseconds(ttl_ms);
+  ao.wait = absl::Milliseconds(absl::GetFlag(FLAGS_wait_ms));
+  ao.fencing = absl::GetFlag(FLAGS_fencing) != "off";
+  int64_t seq = 0;
+  while (NowNs() < deadline) {
+    const std::string& res = resources[rng() % resources.size()];
+    const int64_t start = NowNs();
+    absl::StatusOr<redlock::Lock> lock = (*client)->Acquire(res, ao);
+    const int64_t ret = NowNs();
+    if (!lock.ok()) {
+      AppendLine(
+          fd, absl::StrFormat("ACQFAIL c=%d res=%s start=%d ret=%d code=%s", id,
+                              res, start, ret,
+                              absl::StatusCodeToString(lock.status().code())));
+      SleepMs(20);  // An outage fails at once: do not spin.
+      continue;
+    }
+    const int64_t s = seq++;
+    const int64_t vu = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           lock->valid_until().time_since_epoch())
+                           .count();
+    const uint64_t fence = lock->fence();
+    AppendLine(
+        fd, absl::StrFormat("ACQ c=%d s=%d res=%s token=%s fence=%d start=%d "
+                            "ret=%d vu=%d",
+                            id, s, res, lock->token(), fence, start, ret, vu));
+    AppendLine(fd, absl::StrFormat("WS c=%d s=%d t=%d", id, s, NowNs()));
+    for (int step = 0; step < 2; ++step) {
+      SleepMs(work_ms / 2 + static_cast<int64_t>(rng() % (work_ms / 2 + 1)));
+      int64_t send = NowNs();
+      int64_t ans = 0;
+      if (ao.fencing) {
+        std::string r = storage.Fenced(res, fence, absl::StrCat(id, ":", s));
+        ans = NowNs();
+        AppendLine(
+            fd, absl::StrFormat("FW c=%d s=%d res=%s fence=%d send=%d ans=%d "
+                                "result=%s",
+                                id, s, res, fence, send, ans, r));
+      }
+      if (step == 0) {
+        send = NowNs();
+        const int64_t v = storage.Incr(res);
+        ans = NowNs();
+        AppendLine(fd, absl::StrFormat(
+                           "UW c=%d s=%d res=%s send=%d ans=%d result=%s "
+                           "value=%d",
+                           id, s, res, send, ans, v < 0 ? "error" : "ok", v));
+      }
+    }
+    AppendLine(fd, absl::StrFormat("WE c=%d s=%d t=%d", id, s, NowNs()));
+    auto rel = (*client)->Release(*lock);
+    AppendLine(fd, absl::StrFormat("REL c=%d s=%d t=%d result=%s released=%d",
+                                   id, s, NowNs(), rel.ok() ? "ok" : "error",
+                                   rel.ok() ? rel->released : -1));
+  }
+  client->reset();
+  close(fd);
+  return 0;
+}
+
+// ---------------------------------------------------------------- nemesis
+
+struct Episode {
+  int64_t at_ms = 0;  // From t0.
+  std::string kind;
+  std::vector<int> targets;
+  int64_t dur_ms = 0;
+  int latency_ms = 0;
+};
+
+std::vector<Episode> MakeSchedule(uint64_t seed,
+                                  const std::vector<std::string>& kinds,
+                                  int masters, int clients, bool majority,
+                                  int64_t heal_ms, int64_t max_ttl_ms) {
+  std::mt19937_64 rng(seed);
+  auto uni = [&rng](int64_t lo, int64_t hi) {
+    return lo +
+           static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1));
+  };
+  std::vector<Episode> out;
+  if (kinds.empty()) return out;
+  // Start once the deployment is older than Redis' uptime resolution, so the
+  // restart guard can tell a restarted master (docs/failure-behaviour.md).
+  int64_t t = 4000;
+  while (true) {
+    Episode e;
+    e.at_ms = t;
+    e.kind = kinds[uni(0, kinds.size() - 1)];
+    if (e.kind == "pause") {
+      const int n = static_cast<int>(uni(1, std::min(2, clients)));
+      std::vector<int> all(clients);
+      for (int i = 0; i < clients; ++i) all[i] = i;
+      std::shuffle(all.begin(), all.end(), rng);
+      e.targets.assign(all.begin(), all.begin() + n);
+    } else if (majority) {
+      for (int i = 0; i <= masters / 2; ++i) e.targets.push_back(i);
+    } else {
+      const int n = static_cast<int>(uni(1, std::max(1, (masters - 1) / 2)));
+      std::vector<int> all(masters);
+      for (int i = 0; i < masters; ++i) all[i] = i;
+      std::shuffle(all.begin(), all.end(), rng);
+      e.targets.assign(all.begin(), all.begin() + n);
+    }
+    std::sort(e.targets.begin(), e.targets.end());
+    int64_t gap = uni(300, 1500);
+    if (e.kind == "kill") {
+      e.dur_ms = uni(0, 300);   // Down time between SIGKILL and restart.
+      gap += max_ttl_ms + 500;  // A reborn master stays out for max_ttl.
+    } else if (e.kind == "stop") {
+      e.dur_ms = uni(500, 2000);
+    } else if (e.kind == "latency") {
+      e.dur_ms = uni(1000, 3000);
+      e.latency_ms = static_cast<int>(uni(150, 400));
+    } else if (e.kind == "blackhole") {
+      e.dur_ms = uni(1000, 2500);
+    } else if (e.kind == "reset") {
+      e.dur_ms = uni(100, 800);
+    } else {  // pause: longer than the TTL, a GC pause
+      e.dur_ms = uni(1200, 2500);
+    }
+    if (e.at_ms + e.dur_ms + 500 > heal_ms) break;
+    out.push_back(e);
+    t = e.at_ms + e.dur_ms + gap;
+  }
+  return out;
+}
+
+std::string Targets(const Episode& e) { return absl::StrJoin(e.targets, "+"); }
+
+int Report(const std::string& out_dir, const std::string& history_dir,
+           bool expect_violations) {
+  absl::StatusOr<redlock::torture::History> h =
+      redlock::torture::CheckHistory(history_dir);
+  if (!h.ok()) {
+    fprintf(stderr, "check: %s\n", h.status().ToString().c_str());
+    return 2;
+  }
+  printf("%s", redlock::torture::FormatSummary(h->summary).c_str());
+  absl::Status s = redlock::torture::WriteJson(*h, out_dir + "/history.json");
+  if (s.ok()) s = redlock::torture::WriteSvg(*h, out_dir + "/timeline.svg");
+  if (!s.ok()) {
+    fprintf(stderr, "%s\n", s.ToString().c_str());
+    return 2;
+  }
+  printf("wrote %s/history.json and %s/timeline.svg\n", out_dir.c_str(),
+         out_dir.c_str());
+  if (expect_violations) {
+    const bool ok = h->summary.mutual_exclusion > 0;
+    printf("RESULT: %s (expected mutual-exclusion violations, found %lld)\n",
+           ok ? "PASS" : "FAIL",
+           static_cast<long long>(h->summary.mutual_exclusion));
+    return ok ? 0 : 1;
+  }
+  const bool ok = h->summary.violations() == 0;
+  printf("RESULT: %s (%lld violations)\n", ok ? "PASS" : "FAIL",
+         static_cast<long long>(h->summary.violations()));
+  return ok ? 0 : 1;
+}
+
+int RunOrchestrator(const char* argv0) {
+  const std::string out = absl::GetFlag(FLAGS_out);
+  if (out.empty()) {
+    fprintf(stderr, "--out is required\n");
+    return 2;
+  }
+  const std::string hist = out + "/history";
+  mkdir(out.c_str(), 0755);
+  if (mkdir(hist.c_str(), 0755) != 0 && errno != EEXIST) {
+    fprintf(stderr, "cannot create %s\n", hist.c_str());
+    return 2;
+  }
+  // Stale files of an earlier run would be read by the checker.
+  for (int i = 0; i < 1000; ++i) {
+    unlink(absl::StrFormat("%s/client-%d.log", hist, i).c_str());
+  }
+  unlink((hist + "/nemesis.log").c_str());
+
+  const int n = absl::GetFlag(FLAGS_masters);
+  const int k = absl::GetFlag(FLAGS_clients);
+  const int r = absl::GetFlag(FLAGS_resources);
+  const int ttl_ms = absl::GetFlag(FLAGS_ttl_ms);
+  const uint64_t seed = absl::GetFlag(FLAGS_seed);
+  const bool guard = absl::GetFlag(FLAGS_restart_guard) != "off";
+  std::vector<std::string> kinds;
+  const std::string nem = absl::GetFlag(FLAGS_nemesis);
+  if (nem == "all") {
+    kinds = {"kill", "stop", "latency", "blackhole", "reset", "pause"};
+  } else if (nem != "none") {
+    kinds = absl::StrSplit(nem, ',', absl::SkipEmpty());
+    for (const std::string& x : kinds) {
+      if (x != "kill" && x != "stop" && x != "latency" && x != "blackhole" &&
+          x != "reset" && x != "pause") {
+        fprintf(stderr, "unknown nemesis kind %s\n", x.c_str());
+        return 2;
+      }
+    }
+  }
+  RedisServer::Config config;
+  config.persistence = absl::GetFlag(FLAGS_persistence) == "aof"
+                           ? RedisServer::Persistence::kAofAlways
+                           : RedisServer::Persistence::kNone;
+  auto storage = RedisServer::Start({});
+  if (!storage.ok()) {
+    fprintf(stderr, "storage: %s\n", storage.status().ToString().c_str());
+    return 2;
+  }
+  std::vector<std::unique_ptr<RedisServer>> servers;
+  std::vector<std::unique_ptr<FaultProxy>> proxies;
+  std::vector<std::string> uris;
+  for (int i = 0; i < n; ++i) {
+    auto s = RedisServer::Start(config);
+    if (!s.ok()) {
+      fprintf(stderr, "master %d: %s\n", i, s.status().ToString().c_str());
+      return 2;
+    }
+    FaultProxy::Config pc;
+    pc.upstream_port = (*s)->port();
+    auto p = FaultProxy::Start(pc);
+    if (!p.ok()) {
+      fprintf(stderr, "proxy %d: %s\n", i, p.status().ToString().c_str());
+      return 2;
+    }
+    uris.push_back((*p)->Uri());
+    servers.push_back(std::move(*s));
+    proxies.push_back(std::move(*p));
+  }
+  std::vector<std::string> resources;
+  for (int i = 0; i < r; ++i) resources.push_back(absl::StrCat("r", i));
+
+  const int nfd = open((hist + "/nemesis.log").c_str(),
+                       O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  const int64_t t0 = NowNs();
+  const int64_t end = t0 + absl::GetFlag(FLAGS_duration) * 1000000000LL;
+  const int64_t heal_ms = std::max<int64_t>(
+      0, (absl::GetFlag(FLAGS_duration) - absl::GetFlag(FLAGS_quiet)) * 1000);
+  const std::vector<Episode> schedule = MakeSchedule(
+      seed, kinds, n, k, absl::GetFlag(FLAGS_majority), heal_ms,
+      absl::ToInt64Milliseconds(ClientOptions({}, guard, ttl_ms).max_ttl));
+  AppendLine(
+      nfd,
+      absl::StrFormat(
+          "RUN t0=%d end=%d heal=%d ttl_ms=%d retry_max_ms=%d "
+          "clients=%d masters=%d resources=%s seed=%d "
+          "persistence=%s guard=%s nemesis=%s majority=%d fencing=%s",
+          t0, end, t0 + heal_ms * 1000000, ttl_ms, kRetryMaxMs, k, n,
+          absl::StrJoin(resources, ","), seed, absl::GetFlag(FLAGS_persistence),
+          guard ? "on" : "off", nem, absl::GetFlag(FLAGS_majority) ? 1 : 0,
+          absl::GetFlag(FLAGS_fencing)));
+  printf(
+      "redlock-torture: %d clients, %d resources, %d masters, %ds, seed "
+      "%llu, persistence %s, restart_guard %s, nemesis %s%s: %zu fault "
+      "episodes scheduled\n",
+      k, r, n, absl::GetFlag(FLAGS_duration),
+      static_cast<unsigned long long>(seed),
+      absl::GetFlag(FLAGS_persistence).c_str(), guard ? "on" : "off",
+      nem.c_str(), absl::GetFlag(FLAGS_majority) ? " (majority)" : "",
+      schedule.size());
+  fflush(stdout);
+
+  // Clients: fork + exec of this binary.
+  char exe[4096];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  std::string self = len > 0 ? std::string(exe, len) : std::string(argv0);
+  std::vector<pid_t> pids;
+  for (int i = 0; i < k; ++i) {
+    std::vector<std::string> args = {
+        self,
+        "--client",
+        absl::StrCat("--client_id=", i),
+        absl::StrCat("--client_masters=", absl::StrJoin(uris, ",")),
+        absl::StrCat("--storage_port=", (*storage)->port()),
+        absl::StrFormat("--history_file=%s/client-%d.log", hist, i),
+        absl::StrCat("--resource_names=", absl::StrJoin(resources, ",")),
+        absl::StrCat("--deadline_ns=", end),
+        absl::StrCat("--restart_guard=", guard ? "on" : "off"),
+        absl::StrCat("--ttl_ms=", ttl_ms),
+        absl::StrCat("--fencing=", absl::GetFlag(FLAGS_fencing)),
+        absl::StrCat("--work_ms=", absl::GetFlag(FLAGS_work_ms)),
+        absl::StrCat("--wait_ms=", absl::GetFlag(FLAGS_wait_ms)),
+        absl::StrCat("--seed=", seed)};
+    const std::string log = absl::StrFormat("%s/client-%d.stderr", out, i);
+    pid_t pid = fork();
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      int lfd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (lfd >= 0) {
+        dup2(lfd, 1);
+        dup2(lfd, 2);
+      }
+      std::vector<char*> cargv;
+      for (std::string& a : args) cargv.push_back(a.data());
+      cargv.push_back(nullptr);
+      execv(self.c_str(), cargv.data());
+      _exit(127);
+    }
+    if (pid > 0) pids.push_back(pid);
+  }
+
+  // The nemesis.
+  for (const Episode& e : schedule) {
+    SleepUntilNs(t0 + e.at_ms * 1000000);
+    const int64_t fs = NowNs();
+    std::string note;
+    if (e.kind == "kill") {
+      for (int i : e.targets) (void)servers[i]->Kill();
+      SleepMs(e.dur_ms);
+      for (int i : e.targets) {
+        absl::Status st = servers[i]->Restart();
+        if (!st.ok()) note += " restart-error:" + std::to_string(i);
+      }
+    } else if (e.kind == "stop") {
+      for (int i : e.targets) (void)servers[i]->Stop();
+      SleepMs(e.dur_ms);
+      for (int i : e.targets) (void)servers[i]->Continue();
+    } else if (e.kind == "latency") {
+      const absl::Duration l = absl::Milliseconds(e.latency_ms);
+      for (int i : e.targets) proxies[i]->SetLatency(l, l);
+      SleepMs(e.dur_ms);
+      for (int i : e.targets) {
+        proxies[i]->SetLatency(absl::ZeroDuration(), absl::ZeroDuration());
+      }
+      note = absl::StrCat(" latency_ms=", e.latency_ms);
+    } else if (e.kind == "blackhole" || e.kind == "reset") {
+      const FaultProxy::Mode m = e.kind == "reset"
+                                     ? FaultProxy::Mode::kReset
+                                     : FaultProxy::Mode::kBlackhole;
+      for (int i : e.targets) proxies[i]->SetMode(m);
+      SleepMs(e.dur_ms);
+      for (int i : e.targets) proxies[i]->SetMode(FaultProxy::Mode::kPass);
+    } else if (e.kind == "pause") {
+      for (int i : e.targets) {
+        if (i < static_cast<int>(pids.size())) kill(pids[i], SIGSTOP);
+      }
+      SleepMs(e.dur_ms);
+      for (int i : e.targets) {
+        if (i < static_cast<int>(pids.size())) kill(pids[i], SIGCONT);
+      }
+    }
+    AppendLine(nfd,
+               absl::StrFormat("FAULT kind=%s targets=%s start=%d end=%d%s",
+                               e.kind, Targets(e), fs, NowNs(), note));
+  }
+  SleepUntilNs(t0 + heal_ms * 1000000);
+  // Everything is healed here (each episode heals itself).
+  AppendLine(nfd, absl::StrFormat("HEAL t=%d", NowNs()));
+
+  // Clients stop at `end` after their current section; give them time.
+  SleepUntilNs(end);
+  const int64_t give_up = end + 20LL * 1000000000;
+  std::vector<bool> done(pids.size(), false);
+  int left = static_cast<int>(pids.size());
+  while (left > 0 && NowNs() < give_up) {
+    for (size_t i = 0; i < pids.size(); ++i) {
+      if (done[i]) continue;
+      int st = 0;
+      if (waitpid(pids[i], &st, WNOHANG) == pids[i]) {
+        done[i] = true;
+        --left;
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+          fprintf(stderr, "client %zu exited abnormally (status %d)\n", i, st);
+        }
+      }
+    }
+    SleepMs(50);
+  }
+  for (size_t i = 0; i < pids.size(); ++i) {
+    if (done[i]) continue;
+    fprintf(stderr, "client %zu did not exit; SIGKILL\n", i);
+    kill(pids[i], SIGCONT);
+    kill(pids[i], SIGKILL);
+    waitpid(pids[i], nullptr, 0);
+  }
+
+  // Leftovers, read on the masters directly (not through the proxies).
+  const redlock::Options key_options;
+  int checked = 0;
+  for (int i = 0; i < n; ++i) {
+    auto c =
+        RedisClient::Connect("127.0.0.1", servers[i]->port(), absl::Seconds(2));
+    if (!c.ok()) {
+      AppendLine(nfd, absl::StrFormat("LEFTOVER master=%d key=? value=%s", i,
+                                      "unreachable"));
+      continue;
+    }
+    ++checked;
+    for (const std::string& res : resources) {
+      const std::string key = redlock::LockKey(key_options, res);
+      auto v = (*c)->Get(key);
+      if (!v.ok() || v->has_value()) {
+        AppendLine(nfd,
+                   absl::StrFormat("LEFTOVER master=%d key=%s value=%s", i, key,
+                                   v.ok() ? **v : std::string("error")));
+      }
+    }
+  }
+  AppendLine(nfd,
+             absl::StrFormat("LEFTCHECK masters=%d t=%d", checked, NowNs()));
+  close(nfd);
+  proxies.clear();
+  servers.clear();
+  storage->reset();
+  return Report(out, hist, absl::GetFlag(FLAGS_expect_violations));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Jepsen-style torture run of redlock; see docs/safety-under-faults.md");
+  absl::ParseCommandLine(argc, argv);
+  if (absl::GetFlag(FLAGS_client)) return RunClient();
+  if (!absl::GetFlag(FLAGS_check).empty()) {
+    const std::string dir = absl::GetFlag(FLAGS_check);
+    std::string out = absl::GetFlag(FLAGS_out);
+    if (out.empty()) out = dir;
+    return Report(out, dir, absl::GetFlag(FLAGS_expect_violations));
+  }
+  return RunOrchestrator(argv[0]);
+}
