@@ -82,7 +82,7 @@ absl::StatusOr<History> CheckHistory(const std::string& dir) {
   History h;
   Summary& s = h.summary;
   DIR* d = opendir(dir.c_str());
-  if (d == nullptr) {
+  if (d == nullptr) {  // NOLINT
     return absl::NotFoundError(absl::StrCat("cannot open ", dir));
   }
   std::vector<std::string> files;
@@ -268,7 +268,9 @@ absl::StatusOr<History> CheckHistory(const std::string& dir) {
           }
         }
         auto rel = releases.find({x->client, x->seq});
-        int64_t f = x->start + s.ttl_ns;  // Key expiry at the latest.
+        // The key was set by the winning attempt, before `ret`: it expires
+        // by ret + ttl at the latest, or went with a successful release.
+        int64_t f = x->ret + s.ttl_ns;
         if (rel != releases.end() && rel->second.second) {
           f = std::min(f, rel->second.first);
         }

@@ -603,6 +603,7 @@ int main(int argc, char** argv) {
     const std::string dir = absl::GetFlag(FLAGS_check);
     std::string out = absl::GetFlag(FLAGS_out);
     if (out.empty()) out = dir;
+    mkdir(out.c_str(), 0755);
     return Report(out, dir, absl::GetFlag(FLAGS_expect_violations));
   }
   return RunOrchestrator(argv[0]);
