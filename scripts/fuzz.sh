@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets in fuzz/ with clang (ASan + UBSan) into
+# build-fuzz/ and runs each one for a bounded time, starting from the seed
+# corpus committed in fuzz/corpus/<name>/.
+#
+#   scripts/fuzz.sh            # CI: 30s per target
+#   scripts/fuzz.sh --long     # 10 minutes per target
+#   scripts/fuzz.sh --time N   # N seconds per target
+#   scripts/fuzz.sh --build    # build only
+#
+# New interesting inputs go to build-fuzz/corpus/<name>/ (kept between runs,
+# never into the committed seeds). A crash or broken invariant stops the run
+# with the fuzzer's report; the input is saved as
+# build-fuzz/artifacts/<name>-crash-*. Turn it into a case in
+# tests/fuzz_regressions_test.cc, fix the bug, then commit both.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/lib.sh
+
+seconds=30
+build_only=0
+while (($# > 0)); do
+  case "$1" in
+    --long) seconds=600 ;;
+    --time) seconds="${2:?--time needs seconds}"; shift ;;
+    --build) build_only=1 ;;
+    *) echo "usage: $0 [--long | --time SECONDS] [--build]" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+FUZZERS=(uri reply)
+# Library sources the targets need: the option parser, the reply copy and the
+# vote mappers (with what they call).
+LIB_SOURCES=(src/options.cc src/redis_reply.cc src/vote.cc src/scripts.cc
+  src/sha1.cc)
+CXX="${FUZZ_CXX:-clang++-14}"
+SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all"
+CXXFLAGS=(-std=c++17 -O1 -g -fno-omit-frame-pointer -I. -Iinclude)
+OUT=build-fuzz
+
+# clang and its runtime libraries (libFuzzer is in libclang-rt-14-dev), on
+# top of the project's usual dependencies.
+ensure_fuzz_deps() {
+  ensure_deps
+  local pkg missing=()
+  for pkg in clang-14 libclang-rt-14-dev; do
+    if [[ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" != "install ok installed" ]]; then
+      missing+=("$pkg")
+    fi
+  done
+  ((${#missing[@]} == 0)) && return 0
+  echo "Installing missing packages: ${missing[*]}" >&2
+  _redlock_as_root apt-get update
+  _redlock_as_root env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+# Compiles the library sources once (instrumented for coverage) and links
+# each target. One line on success, the compiler's output on failure.
+build_fuzzers() {
+  local started=$SECONDS log rc=0 src obj objs=() name libs
+  log="$(mktemp "${TMPDIR:-/tmp}/redlock-fuzz-build.XXXXXX")"
+  mkdir -p "$OUT/obj"
+  # shellcheck disable=SC2207
+  libs=($(pkg-config --libs hiredis absl_status absl_statusor absl_strings \
+    absl_str_format absl_time)) || rc=$?
+  for src in "${LIB_SOURCES[@]}"; do
+    ((rc == 0)) || break
+    obj="$OUT/obj/$(basename "$src" .cc).o"
+    objs+=("$obj")
+    # shellcheck disable=SC2086
+    "$CXX" "${CXXFLAGS[@]}" $SANITIZE -fsanitize=fuzzer-no-link \
+      -c "$src" -o "$obj" >>"$log" 2>&1 || rc=$?
+  done
+  for name in "${FUZZERS[@]}"; do
+    ((rc == 0)) || break
+    # shellcheck disable=SC2086
+    "$CXX" "${CXXFLAGS[@]}" $SANITIZE -fsanitize=fuzzer \
+      "fuzz/${name}_fuzzer.cc" "${objs[@]}" "${libs[@]}" \
+      -o "$OUT/${name}_fuzzer" >>"$log" 2>&1 || rc=$?
+  done
+  if ((rc != 0)); then
+    cat "$log" >&2
+    rm -f "$log"
+    echo "error: fuzzer build failed (exit $rc)" >&2
+    return "$rc"
+  fi
+  rm -f "$log"
+  echo "Built ${FUZZERS[*]} fuzzers in $OUT ($((SECONDS - started))s)."
+}
+
+# run_fuzzer NAME: SECONDS of fuzzing. Prints one summary line; the whole
+# log (with the crash report) if it finds something.
+run_fuzzer() {
+  local name=$1 log rc=0 started=$SECONDS
+  mkdir -p "$OUT/corpus/$name" "$OUT/artifacts" "$OUT/logs"
+  log="$OUT/logs/$name.log"
+  ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1" \
+  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+    "$OUT/${name}_fuzzer" -max_total_time="$seconds" -timeout=10 \
+      -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
+      -artifact_prefix="$OUT/artifacts/$name-" \
+      "$OUT/corpus/$name" "fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
+  if ((rc != 0)); then
+    cat "$log" >&2
+    echo "error: the $name fuzzer failed (exit $rc); input saved in $OUT/artifacts/" >&2
+    return "$rc"
+  fi
+  local runs cov
+  runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
+  cov="$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)"
+  echo "Fuzzed $name for $((SECONDS - started))s: ${runs:-?} inputs, ${cov:-cov: ?} edges, corpus $(find "$OUT/corpus/$name" -type f | wc -l) files, no crash."
+}
+
+ensure_fuzz_deps
+build_fuzzers
+((build_only)) && exit 0
+rc=0
+for name in "${FUZZERS[@]}"; do
+  run_fuzzer "$name" || rc=1
+done
+exit "$rc"
