@@ -598,6 +598,8 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Jepsen-style torture run of redlock; see docs/safety-under-faults.md");
   absl::ParseCommandLine(argc, argv);
+  // A write to a connection the proxy reset must be an error, not death.
+  signal(SIGPIPE, SIG_IGN);
   if (absl::GetFlag(FLAGS_client)) return RunClient();
   if (!absl::GetFlag(FLAGS_check).empty()) {
     const std::string dir = absl::GetFlag(FLAGS_check);
