@@ -5,6 +5,9 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <mutex>
 #include <utility>
 
@@ -36,6 +39,14 @@ EventLoop::EventLoop(event_base* base)
     : base_(base),
       wakeup_(event_new(base, -1, 0, &EventLoop::OnWakeup, this)),
       thread_([this] {
+        // hiredis writes with write(2): a master that reset its connection
+        // would raise SIGPIPE, whose default action ends the process. Blocked
+        // on this thread, the write fails with EPIPE instead and the master
+        // counts as a failed vote.
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
         event_base_loop(base_, EVLOOP_NO_EXIT_ON_EMPTY);
         // Whatever was posted before the stop still runs, exactly once.
         RunPosted();

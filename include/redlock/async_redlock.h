@@ -16,6 +16,11 @@
 //                           [](absl::StatusOr<redlock::Lock> lock) { ... });
 //   event_base_dispatch(base);
 //
+// Signals: hiredis writes with write(2), so a master that resets its
+// connection can raise SIGPIPE on the loop thread. Ignore or block SIGPIPE in
+// programs that use AsyncRedlock (the blocking Redlock does it for its own
+// loop thread).
+//
 // Thread safety: an AsyncRedlock is used on its loop thread only: create it,
 // call it and destroy it there (or before the loop runs). Callbacks run on the
 // loop thread. The Lock values it hands out may be read from any thread.
