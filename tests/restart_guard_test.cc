@@ -135,18 +135,26 @@ TEST_F(RestartGuardTest, WithTheGuardTheRestartedMastersGrantDoesNotCount) {
 
 TEST_F(RestartGuardTest, TheGuardLiftsOnceTheMasterHasBeenUpForMaxTtl) {
   StartCluster(RedisServer::Persistence::kNone);
-  auto a = MakeClient(/*guard=*/true, /*max_ttl=*/absl::Seconds(2));
+  // max_ttl long enough that three restarts on a loaded (or sanitized) build
+  // finish well inside it.
+  constexpr absl::Duration kMaxTtl = absl::Seconds(6);
+  auto a = MakeClient(/*guard=*/true, kMaxTtl);
   ASSERT_TRUE(a->TryAcquire("warmup", absl::Seconds(1)).ok());
   AgePastUptimeResolution();
+  const absl::Time first_restart = absl::Now();
   ASSERT_TRUE(cluster_->server(0).Restart().ok());
   ASSERT_TRUE(cluster_->server(1).Restart().ok());
   ASSERT_TRUE(cluster_->server(2).Restart().ok());
   // A majority lost its data: no lock is granted while the guard holds...
   absl::StatusOr<Lock> early = a->TryAcquire(kJob, absl::Seconds(1));
+  ASSERT_LT(absl::Now() - first_restart, kMaxTtl - absl::Seconds(1))
+      << "the machine was too slow for this test's timing";
   EXPECT_FALSE(early.ok());
   // ...and once they have been up for max_ttl (every lock they forgot has
-  // expired by then), their grants count again.
-  absl::SleepFor(absl::Milliseconds(2200));
+  // expired by then), their grants count again. Uptime comes in whole
+  // seconds: allow one more.
+  absl::SleepFor(kMaxTtl + absl::Milliseconds(1500) -
+                 (absl::Now() - first_restart));
   absl::StatusOr<Lock> later = a->TryAcquire(kJob, absl::Seconds(1));
   EXPECT_TRUE(later.ok()) << later.status();
 }
