@@ -12,8 +12,8 @@
 # a TTL), which a sanitizer's several-fold slowdown on two cores distorts;
 # they run in the plain build (scripts/test.sh). A test that fails is run
 # once more (--repeat until-pass:2): the redis suites bound waits generously,
-# but a sanitized build on two loaded cores can still miss one; a sanitizer
-# report fails the test on every run, and any report is printed either way.
+# but a sanitized build on two loaded cores can still miss one. The price: a
+# sanitizer report that shows in one run only would pass on the retry.
 # Arguments go to both ctest runs (e.g. `-R fault_`).
 # Usage: scripts/sanitizers.sh [--asan-only|--tsan-only] [CTEST ARGS...]
 set -euo pipefail
