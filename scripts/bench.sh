@@ -40,19 +40,7 @@ cd "$REDLOCK_ROOT"
 ensure_deps
 
 # Tools only the benchmarks need; not part of REDLOCK_DEPS.
-bench_tools=(gnuplot-nox valgrind strace)
-missing=()
-for pkg in "${bench_tools[@]}"; do
-  if [[ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" != "install ok installed" ]]; then
-    missing+=("$pkg")
-  fi
-done
-if ((${#missing[@]} > 0)); then
-  echo "Installing missing packages: ${missing[*]}" >&2
-  _redlock_as_root apt-get update
-  _redlock_as_root env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y --no-install-recommends "${missing[@]}"
-fi
+ensure_packages gnuplot-nox valgrind strace
 
 # build_project configures build/ only when it has no CMakeCache.txt; a
 # configure that stopped half-way leaves one without a build file.

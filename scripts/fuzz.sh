@@ -43,17 +43,7 @@ OUT=build-fuzz
 # top of the project's usual dependencies.
 ensure_fuzz_deps() {
   ensure_deps
-  local pkg missing=()
-  for pkg in clang-14 libclang-rt-14-dev; do
-    if [[ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" != "install ok installed" ]]; then
-      missing+=("$pkg")
-    fi
-  done
-  ((${#missing[@]} == 0)) && return 0
-  echo "Installing missing packages: ${missing[*]}" >&2
-  _redlock_as_root apt-get update
-  _redlock_as_root env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y --no-install-recommends "${missing[@]}"
+  ensure_packages clang-14 libclang-rt-14-dev
 }
 
 # Compiles the library sources once (instrumented for coverage) and links

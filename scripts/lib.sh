@@ -37,12 +37,18 @@ _redlock_as_root() {
 # Installs whichever of REDLOCK_DEPS is missing. Prints nothing when all of
 # them are installed.
 ensure_deps() {
+  ensure_packages "${REDLOCK_DEPS[@]}"
+}
+
+# ensure_packages PKG...: installs whichever of the Debian packages is
+# missing (apt-get update first). Prints nothing when all are installed.
+ensure_packages() {
   if ! command -v dpkg-query >/dev/null 2>&1; then
-    echo "warning: no dpkg-query (not Debian?); not checking for: ${REDLOCK_DEPS[*]}" >&2
+    echo "warning: no dpkg-query (not Debian?); not checking for: $*" >&2
     return 0
   fi
   local pkg missing=()
-  for pkg in "${REDLOCK_DEPS[@]}"; do
+  for pkg in "$@"; do
     if [[ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" != "install ok installed" ]]; then
       missing+=("$pkg")
     fi
@@ -51,7 +57,7 @@ ensure_deps() {
   echo "Installing missing packages: ${missing[*]}" >&2
   _redlock_as_root apt-get update
   _redlock_as_root env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y --no-install-recommends "${REDLOCK_DEPS[@]}"
+    apt-get install -y --no-install-recommends "${missing[@]}"
 }
 
 # Configures build/ (Ninja, RelWithDebInfo) unless it already is, then builds.
