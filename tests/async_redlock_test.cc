@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/support/await_call.h"
 #include "tests/support/loop_runner.h"
 #include "tests/support/redis_server.h"
 
@@ -55,40 +56,23 @@ class AsyncRedlockTest : public ::testing::Test {
   absl::StatusOr<Lock> Acquire(AsyncRedlock& engine, absl::Duration ttl,
                                absl::Duration wait = absl::ZeroDuration(),
                                const std::string& resource = "res") {
-    std::optional<absl::StatusOr<Lock>> result;
-    absl::Status call =
-        engine.AcquireAsync(resource, ttl, wait, [&](absl::StatusOr<Lock> r) {
-          EXPECT_FALSE(result.has_value()) << "callback ran twice";
-          result.emplace(std::move(r));
-        });
-    if (!call.ok()) return call;
-    EXPECT_FALSE(result.has_value()) << "callback ran before the call returned";
-    EXPECT_TRUE(
-        loop_.RunUntil([&] { return result.has_value(); }, absl::Seconds(20)));
-    if (!result.has_value()) return absl::InternalError("no answer");
-    return *std::move(result);
+    return testing::AwaitCall<absl::StatusOr<Lock>>(loop_, [&](auto done) {
+      return engine.AcquireAsync(resource, ttl, wait, std::move(done));
+    });
   }
 
   absl::Status Extend(AsyncRedlock& engine, const Lock& lock,
                       absl::Duration ttl) {
-    std::optional<absl::Status> result;
-    absl::Status call = engine.ExtendAsync(
-        lock, ttl, [&](absl::Status s) { result.emplace(std::move(s)); });
-    if (!call.ok()) return call;
-    EXPECT_TRUE(loop_.RunUntil([&] { return result.has_value(); }));
-    return result.value_or(absl::InternalError("no answer"));
+    return testing::AwaitCall<absl::Status>(loop_, [&](auto done) {
+      return engine.ExtendAsync(lock, ttl, std::move(done));
+    });
   }
 
   absl::StatusOr<ReleaseReport> Release(AsyncRedlock& engine,
                                         const Lock& lock) {
-    std::optional<absl::StatusOr<ReleaseReport>> result;
-    absl::Status call = engine.ReleaseAsync(
-        lock,
-        [&](absl::StatusOr<ReleaseReport> r) { result.emplace(std::move(r)); });
-    if (!call.ok()) return call;
-    EXPECT_TRUE(loop_.RunUntil([&] { return result.has_value(); }));
-    if (!result.has_value()) return absl::InternalError("no answer");
-    return *std::move(result);
+    return testing::AwaitCall<absl::StatusOr<ReleaseReport>>(
+        loop_,
+        [&](auto done) { return engine.ReleaseAsync(lock, std::move(done)); });
   }
 
   // What master i holds under kKey.

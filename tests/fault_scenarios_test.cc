@@ -35,6 +35,7 @@
 #include "redlock/async_redlock.h"
 #include "redlock/keys.h"
 #include "redlock/redlock.h"
+#include "tests/support/await_call.h"
 #include "tests/support/fault_proxy.h"
 #include "tests/support/loop_runner.h"
 #include "tests/support/redis_client.h"
@@ -163,41 +164,23 @@ class FaultScenariosTest : public ::testing::Test {
   absl::StatusOr<Lock> Acquire(AsyncRedlock& engine,
                                const std::string& resource, absl::Duration ttl,
                                absl::Duration wait = absl::ZeroDuration()) {
-    std::optional<absl::StatusOr<Lock>> result;
-    absl::Status call =
-        engine.AcquireAsync(resource, ttl, wait, [&](absl::StatusOr<Lock> r) {
-          EXPECT_FALSE(result.has_value()) << "callback ran twice";
-          result.emplace(std::move(r));
-        });
-    if (!call.ok()) return call;
-    EXPECT_TRUE(
-        loop_.RunUntil([&] { return result.has_value(); }, absl::Seconds(30)));
-    if (!result.has_value()) return absl::InternalError("no answer");
-    return *std::move(result);
+    return testing::AwaitCall<absl::StatusOr<Lock>>(loop_, [&](auto done) {
+      return engine.AcquireAsync(resource, ttl, wait, std::move(done));
+    });
   }
 
   absl::Status Extend(AsyncRedlock& engine, const Lock& lock,
                       absl::Duration ttl) {
-    std::optional<absl::Status> result;
-    absl::Status call = engine.ExtendAsync(
-        lock, ttl, [&](absl::Status s) { result.emplace(std::move(s)); });
-    if (!call.ok()) return call;
-    EXPECT_TRUE(
-        loop_.RunUntil([&] { return result.has_value(); }, absl::Seconds(30)));
-    return result.value_or(absl::InternalError("no answer"));
+    return testing::AwaitCall<absl::Status>(loop_, [&](auto done) {
+      return engine.ExtendAsync(lock, ttl, std::move(done));
+    });
   }
 
   absl::StatusOr<ReleaseReport> Release(AsyncRedlock& engine,
                                         const Lock& lock) {
-    std::optional<absl::StatusOr<ReleaseReport>> result;
-    absl::Status call = engine.ReleaseAsync(
-        lock,
-        [&](absl::StatusOr<ReleaseReport> r) { result.emplace(std::move(r)); });
-    if (!call.ok()) return call;
-    EXPECT_TRUE(
-        loop_.RunUntil([&] { return result.has_value(); }, absl::Seconds(30)));
-    if (!result.has_value()) return absl::InternalError("no answer");
-    return *std::move(result);
+    return testing::AwaitCall<absl::StatusOr<ReleaseReport>>(
+        loop_,
+        [&](auto done) { return engine.ReleaseAsync(lock, std::move(done)); });
   }
 
   // A blocking client to master i itself, around any proxy.

@@ -1,0 +1,44 @@
+// Copyright 2026 The redlock Authors.
+//
+// AwaitCall: starts one AsyncRedlock call on a LoopRunner and turns the loop
+// until its callback ran, checking the callback contract on the way (never
+// before the call returns, never twice).
+//
+//   absl::StatusOr<Lock> lock = AwaitCall<absl::StatusOr<Lock>>(
+//       loop, [&](auto done) {
+//         return engine.AcquireAsync("res", ttl, wait, std::move(done));
+//       });
+
+#ifndef REDLOCK_TESTS_SUPPORT_AWAIT_CALL_H_
+#define REDLOCK_TESTS_SUPPORT_AWAIT_CALL_H_
+
+#include <optional>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "tests/support/loop_runner.h"
+
+namespace redlock::testing {
+
+// `start(done)` makes the call and returns its immediate status; a non-OK
+// one is the result. T is the callback's argument type.
+template <typename T, typename Start>
+T AwaitCall(LoopRunner& loop, Start start,
+            absl::Duration timeout = absl::Seconds(30)) {
+  std::optional<T> result;
+  absl::Status call = start([&](T value) {
+    EXPECT_FALSE(result.has_value()) << "callback ran twice";
+    result.emplace(std::move(value));
+  });
+  if (!call.ok()) return T(call);
+  EXPECT_FALSE(result.has_value()) << "callback ran before the call returned";
+  EXPECT_TRUE(loop.RunUntil([&] { return result.has_value(); }, timeout));
+  if (!result.has_value()) return T(absl::InternalError("no answer"));
+  return *std::move(result);
+}
+
+}  // namespace redlock::testing
+
+#endif  // REDLOCK_TESTS_SUPPORT_AWAIT_CALL_H_
