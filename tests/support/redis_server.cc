@@ -469,6 +469,20 @@ absl::Status RedisServer::Launch(int port, bool* port_taken) {
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  // The environment: ours, with config_.env added over it.
+  std::vector<std::string> env_entries = config_.env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const absl::string_view entry(*e);
+    const absl::string_view name = entry.substr(0, entry.find('='));
+    const bool replaced = std::any_of(
+        config_.env.begin(), config_.env.end(), [name](const std::string& x) {
+          return absl::StartsWith(x, absl::StrCat(name, "="));
+        });
+    if (!replaced) env_entries.emplace_back(entry);
+  }
+  std::vector<char*> envp;
+  for (std::string& entry : env_entries) envp.push_back(entry.data());
+  envp.push_back(nullptr);
 
   const std::string stdout_path = absl::StrCat(dir_, "/redis.stdout");
   const int out_fd = open(stdout_path.c_str(),
@@ -511,7 +525,7 @@ absl::Status RedisServer::Launch(int port, bool* port_taken) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    execvp(argv[0], argv.data());
+    execvpe(argv[0], argv.data(), envp.data());
     const int err = errno;
     (void)!write(exec_pipe[1], &err, sizeof(err));
     _exit(127);

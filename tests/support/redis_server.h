@@ -64,6 +64,10 @@ class RedisServer {
     // Appended to the command line after everything else, so they win.
     // Default: none.
     std::vector<std::string> extra_args;
+    // NAME=VALUE entries added to the server's environment (replacing
+    // inherited ones of the same name), e.g. SkewedClock::ServerEnv().
+    // Default: none.
+    std::vector<std::string> env;
     // 0: a free loopback port, picked anew (up to 5 times) if another
     // process takes it before redis-server binds it. Default: 0.
     int port = 0;
