@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -95,7 +96,6 @@ absl::StatusOr<History> CheckHistory(const std::string& dir) {
   if (files.empty()) return absl::NotFoundError("no *.log in " + dir);
 
   std::map<std::pair<int, int64_t>, Section> sections;
-  std::vector<std::pair<int64_t, int64_t>> rel_times;  // unused placeholder
   std::map<std::pair<int, int64_t>, std::pair<int64_t, bool>> releases;
   std::set<std::string> resources;
   bool have_run = false;
@@ -191,6 +191,8 @@ absl::StatusOr<History> CheckHistory(const std::string& dir) {
     for (const Section* x : v) {
       if (holder != nullptr && x->ret < holder->HoldEnd()) {
         s.mutual_exclusion++;
+        s.marks.push_back({"mutual exclusion", r, x->ret,
+                           std::min(holder->HoldEnd(), x->HoldEnd())});
         Detail(
             s,
             absl::StrFormat(
@@ -236,6 +238,7 @@ absl::StatusOr<History> CheckHistory(const std::string& dir) {
       }
       if (w.accepted && superseded) {
         s.stale_fenced_accepted++;
+        s.marks.push_back({"stale fenced write", r, w.send, w.ans});
         if (late) s.late_fenced_accepted_superseded++;
         Detail(s, absl::StrFormat(
                       "stale fenced write accepted: %s token %d from client "
@@ -260,6 +263,7 @@ absl::StatusOr<History> CheckHistory(const std::string& dir) {
           s.max_gap_after_heal_ns = std::max(s.max_gap_after_heal_ns, gap);
           if (gap > bound) {
             s.liveness++;
+            s.marks.push_back({"liveness", r, from, x->ret});
             Detail(s, absl::StrFormat(
                           "liveness: %s free since %.3fs, next acquired at "
                           "%.3fs (%.0fms > %.0fms)",
@@ -278,6 +282,7 @@ absl::StatusOr<History> CheckHistory(const std::string& dir) {
       }
       if (!any_after && s.end - s.heal > bound) {
         s.liveness++;
+        s.marks.push_back({"liveness", r, s.heal, s.end});
         Detail(s, absl::StrFormat("liveness: %s never acquired after the heal",
                                   r));
       }
@@ -448,42 +453,64 @@ absl::Status WriteJson(const History& h, const std::string& path) {
   return WriteFile(path, o);
 }
 
-absl::Status WriteSvg(const History& h, const std::string& path) {
+absl::Status WriteSvg(const History& h, const std::string& path, double from_s,
+                      double to_s) {
   const Summary& s = h.summary;
   int max_client = 0;
-  for (const Section& x : h.sections)
+  for (const Section& x : h.sections) {
     max_client = std::max(max_client, x.client);
+  }
   const int clients = max_client + 1;
-  const double left = 90, width = 1400, row = 10;
-  const double span = std::max<double>(1, (s.end - s.t0) / 1e9 + 3);
-  auto X = [&](int64_t t) { return left + (t - s.t0) / 1e9 / span * width; };
-  const double fault_top = 30;
+  const double run_s = std::max(1.0, (s.end - s.t0) / 1e9 + 3);
+  if (to_s <= from_s) to_s = run_s;
+  from_s = std::max(0.0, from_s);
+  const double span = std::max(0.001, to_s - from_s);
+  const int64_t lo = s.t0 + static_cast<int64_t>(from_s * 1e9);
+  const int64_t hi = s.t0 + static_cast<int64_t>(to_s * 1e9);
+  const double left = 110, width = 1400, row = 10;
+  // x of time t, clamped to the window.
+  auto X = [&](int64_t t) {
+    const double x = ((t - s.t0) / 1e9 - from_s) / span * width;
+    return left + std::clamp(x, 0.0, width);
+  };
+  auto visible = [&](int64_t a, int64_t b) { return b >= lo && a <= hi; };
+  const double fault_top = 45;
   std::map<std::string, int> kinds;
   for (const Fault& f : h.faults) kinds.emplace(f.kind, 0);
   int k = 0;
   for (auto& [name, i] : kinds) i = k++;
-  const double res_top = fault_top + row * (kinds.size() + 1) + 20;
+  const double violation_top = fault_top + row * kinds.size() + 5;
+  const double res_top = violation_top + row + 20;
   const double lane = row * clients + 20;
   const double height = res_top + lane * h.resources.size() + 40;
   std::string o = absl::StrFormat(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
       "height=\"%.0f\" font-family=\"monospace\" font-size=\"10\">\n"
       "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-      "<text x=\"5\" y=\"15\">redlock-torture: holders per resource (one row "
-      "per client; green: within valid_until, red: past it), faults above; "
-      "violations: %d mutual exclusion, %d stale fenced, %d liveness, %d "
-      "leftovers</text>\n",
-      left + width + 20, height, s.mutual_exclusion, s.stale_fenced_accepted,
-      s.liveness, s.leftovers);
-  for (int t = 0; t <= static_cast<int>(span); t += 5) {
-    const double x = left + t / span * width;
+      "<text x=\"5\" y=\"14\">redlock-torture, %.0fs-%.0fs of the run: one "
+      "lane per resource, one row per client; green: holding within "
+      "valid_until, red: working past it; orange: faults; blue line: "
+      "heal</text>\n"
+      "<text x=\"5\" y=\"28\">violations in the whole run: %d mutual "
+      "exclusion, %d stale fenced write, %d liveness, %d leftovers (marked "
+      "as red bands)</text>\n",
+      left + width + 20, height, from_s, to_s, s.mutual_exclusion,
+      s.stale_fenced_accepted, s.liveness, s.leftovers);
+  // About twenty ticks, on round numbers of seconds.
+  double step = 1;
+  for (double c : {1, 2, 5, 10, 20, 30, 60, 120, 300, 600}) {
+    step = c;
+    if (span / c <= 25) break;
+  }
+  for (double t = std::ceil(from_s / step) * step; t <= to_s; t += step) {
+    const double x = left + (t - from_s) / span * width;
     absl::StrAppendFormat(&o,
                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
                           "y2=\"%.1f\" stroke=\"#ddd\"/><text x=\"%.1f\" "
-                          "y=\"%.1f\">%ds</text>\n",
+                          "y=\"%.1f\">%.0fs</text>\n",
                           x, fault_top - 5, x, height - 25, x, height - 12, t);
   }
-  if (s.heal > 0) {
+  if (s.heal > 0 && visible(s.heal, s.heal)) {
     absl::StrAppendFormat(&o,
                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
                           "y2=\"%.1f\" stroke=\"blue\"/>\n",
@@ -494,6 +521,7 @@ absl::Status WriteSvg(const History& h, const std::string& path) {
                           fault_top + row * i + 8, name);
   }
   for (const Fault& f : h.faults) {
+    if (!visible(f.start, f.end)) continue;
     const double y = fault_top + row * kinds[f.kind];
     absl::StrAppendFormat(
         &o,
@@ -502,14 +530,44 @@ absl::Status WriteSvg(const History& h, const std::string& path) {
         X(f.start), y, std::max(1.0, X(f.end) - X(f.start)), row - 2, f.kind,
         f.targets);
   }
+  absl::StrAppendFormat(&o, "<text x=\"5\" y=\"%.1f\">violations</text>\n",
+                        violation_top + 8);
+  std::map<std::string, size_t> lane_of;
+  for (size_t r = 0; r < h.resources.size(); ++r) lane_of[h.resources[r]] = r;
+  for (const Summary::Mark& m : s.marks) {
+    if (!visible(m.start, m.end)) continue;
+    const double x = X(m.start);
+    const double w = std::max(2.0, X(m.end) - x);
+    absl::StrAppendFormat(
+        &o,
+        "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+        "fill=\"red\"><title>%s on %s</title></rect>\n",
+        x, violation_top, w, row - 2, m.kind, m.resource);
+    auto it = lane_of.find(m.resource);
+    if (it == lane_of.end()) continue;
+    absl::StrAppendFormat(
+        &o,
+        "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+        "fill=\"red\" fill-opacity=\"0.2\" stroke=\"red\"><title>%s on "
+        "%s</title></rect>\n",
+        x, res_top + lane * it->second - 2, w, row * clients + 2, m.kind,
+        m.resource);
+  }
   for (size_t r = 0; r < h.resources.size(); ++r) {
     const double top = res_top + lane * r;
     absl::StrAppendFormat(&o, "<text x=\"5\" y=\"%.1f\">%s</text>\n", top + 10,
                           h.resources[r]);
+    for (int c = 0; c < clients; ++c) {
+      absl::StrAppendFormat(&o,
+                            "<text x=\"%.0f\" y=\"%.1f\" font-size=\"8\" "
+                            "fill=\"#888\">client %d</text>\n",
+                            left - 45, top + row * c + 7, c);
+    }
     for (const Section& x : h.sections) {
       if (x.resource != h.resources[r]) continue;
-      const double y = top + row * x.client;
       const int64_t end = x.work_end ? x.work_end : x.valid_until;
+      if (!visible(x.ret, end)) continue;
+      const double y = top + row * x.client;
       const int64_t ok_end = std::min(end, x.valid_until);
       absl::StrAppendFormat(
           &o,

@@ -90,6 +90,14 @@ struct Summary {
   int64_t late_unfenced_writes = 0;
   int64_t max_gap_after_heal_ns = 0;
   std::vector<std::string> details;  // One line per violation (capped).
+  // Every violation, for the timeline: its kind ("mutual exclusion", "stale
+  // fenced write", "liveness"), resource and time span.
+  struct Mark {
+    std::string kind;
+    std::string resource;
+    int64_t start = 0, end = 0;
+  };
+  std::vector<Mark> marks;
 
   int64_t violations() const {
     return mutual_exclusion + stale_fenced_accepted + liveness + leftovers;
@@ -110,7 +118,10 @@ absl::StatusOr<History> CheckHistory(const std::string& dir);
 std::string FormatSummary(const Summary& s);
 // history.json and timeline.svg into `out_dir`.
 absl::Status WriteJson(const History& h, const std::string& path);
-absl::Status WriteSvg(const History& h, const std::string& path);
+// The timeline shows the run from `from_s` to `to_s` seconds after its
+// start; to_s <= from_s means up to the end.
+absl::Status WriteSvg(const History& h, const std::string& path,
+                      double from_s = 0, double to_s = 0);
 
 }  // namespace redlock::torture
 

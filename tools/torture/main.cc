@@ -52,6 +52,7 @@
 #include "tests/support/fault_proxy.h"
 #include "tests/support/redis_client.h"
 #include "tests/support/redis_server.h"
+#include "tests/support/skewed_clock.h"
 #include "tools/torture/history.h"
 
 ABSL_FLAG(int, clients, 8, "Client processes.");
@@ -62,7 +63,9 @@ ABSL_FLAG(int, quiet, 10,
           "The nemesis stops and heals everything this many seconds before "
           "the end.");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of the nemesis schedule and the clients.");
-ABSL_FLAG(std::string, persistence, "none", "Masters' persistence: none|aof.");
+ABSL_FLAG(std::string, persistence, "none",
+          "Masters' persistence: none, aof (appendfsync always), or mixed "
+          "(aof on the even-numbered masters, none on the others).");
 ABSL_FLAG(std::string, restart_guard, "on", "Options::restart_guard: on|off.");
 ABSL_FLAG(std::string, fencing, "on",
           "Acquire with fencing tokens (AcquireOptions::fencing) and write "
@@ -71,7 +74,17 @@ ABSL_FLAG(std::string, fencing, "on",
           "unsafe configuration's double grants needs it off.");
 ABSL_FLAG(std::string, nemesis, "all",
           "Comma-separated fault kinds: kill,stop,latency,blackhole,reset,"
-          "pause; or all, or none.");
+          "pause,clock; or all, or none.");
+ABSL_FLAG(std::string, clock_masters, "",
+          "Comma-separated indices of masters whose wall clock runs at "
+          "--clock_speed for the whole run (the clock shim, "
+          "tests/support/clock_shim.c).");
+ABSL_FLAG(double, clock_speed, 1.5,
+          "Rate of the --clock_masters' wall clock: 1.5 = 1.5 seconds per "
+          "second.");
+ABSL_FLAG(double, drift_factor, 0.01,
+          "Options::drift_factor of the clients: the clock rate difference "
+          "the lock's validity allows for.");
 ABSL_FLAG(bool, majority, false,
           "Master faults hit a majority (the fixed set of masters 0..N/2, so "
           "the others always keep their data) instead of a random minority.");
@@ -81,6 +94,10 @@ ABSL_FLAG(std::string, check, "",
 ABSL_FLAG(bool, expect_violations, false,
           "Exit 0 iff mutual-exclusion violations were found (for showing an "
           "unsafe configuration fail).");
+ABSL_FLAG(double, svg_from, 0,
+          "timeline.svg starts this many seconds into the run.");
+ABSL_FLAG(double, svg_to, 0,
+          "timeline.svg ends this many seconds into the run (0: at the end).");
 ABSL_FLAG(int, ttl_ms, 1000, "Lock TTL.");
 ABSL_FLAG(int, wait_ms, 2000, "Acquire wait budget.");
 ABSL_FLAG(int, work_ms, 300,
@@ -100,6 +117,7 @@ namespace {
 using redlock::testing::FaultProxy;
 using redlock::testing::RedisClient;
 using redlock::testing::RedisServer;
+using redlock::testing::SkewedClock;
 using redlock::torture::AppendLine;
 using redlock::torture::NowNs;
 
@@ -115,8 +133,9 @@ void SleepUntilNs(int64_t t) {
 }
 
 redlock::Options ClientOptions(std::vector<std::string> masters, bool guard,
-                               int ttl_ms) {
+                               int ttl_ms, double drift_factor) {
   redlock::Options o;
+  o.drift_factor = drift_factor;
   o.masters = std::move(masters);
   o.request_timeout = absl::Milliseconds(100);
   // A reborn master stays out for max_ttl: keep it as small as the TTL in
@@ -178,8 +197,9 @@ int RunClient() {
       absl::StrSplit(absl::GetFlag(FLAGS_client_masters), ',');
   std::vector<std::string> resources =
       absl::StrSplit(absl::GetFlag(FLAGS_resource_names), ',');
-  auto client = redlock::Redlock::Create(ClientOptions(
-      masters, absl::GetFlag(FLAGS_restart_guard) != "off", ttl_ms));
+  auto client = redlock::Redlock::Create(
+      ClientOptions(masters, absl::GetFlag(FLAGS_restart_guard) != "off",
+                    ttl_ms, absl::GetFlag(FLAGS_drift_factor)));
   if (!client.ok()) {
     fprintf(stderr, "client %d: %s\n", id, client.status().ToString().c_str());
     return 2;
@@ -256,6 +276,8 @@ struct Episode {
   std::vector<int> targets;
   int64_t dur_ms = 0;
   int latency_ms = 0;
+  int jump_ms = 0;    // clock: how far the wall clock jumps forward,
+  double rate = 1.0;  // and how fast it runs for dur_ms.
 };
 
 std::vector<Episode> MakeSchedule(uint64_t seed,
@@ -305,6 +327,12 @@ std::vector<Episode> MakeSchedule(uint64_t seed,
       e.dur_ms = uni(1000, 2500);
     } else if (e.kind == "reset") {
       e.dur_ms = uni(100, 800);
+    } else if (e.kind == "clock") {
+      // A wall clock that jumps ahead and then races (NTP gone wrong): on a
+      // minority, keys expire early there and the quorum still holds.
+      e.dur_ms = uni(1000, 3000);
+      e.jump_ms = static_cast<int>(uni(200, 3000));
+      e.rate = static_cast<double>(uni(2, 4));
     } else {  // pause: longer than the TTL, a GC pause
       e.dur_ms = uni(1200, 2500);
     }
@@ -327,7 +355,11 @@ int Report(const std::string& out_dir, const std::string& history_dir,
   }
   printf("%s", redlock::torture::FormatSummary(h->summary).c_str());
   absl::Status s = redlock::torture::WriteJson(*h, out_dir + "/history.json");
-  if (s.ok()) s = redlock::torture::WriteSvg(*h, out_dir + "/timeline.svg");
+  if (s.ok()) {
+    s = redlock::torture::WriteSvg(*h, out_dir + "/timeline.svg",
+                                   absl::GetFlag(FLAGS_svg_from),
+                                   absl::GetFlag(FLAGS_svg_to));
+  }
   if (!s.ok()) {
     fprintf(stderr, "%s\n", s.ToString().c_str());
     return 2;
@@ -374,21 +406,56 @@ int RunOrchestrator(const char* argv0) {
   std::vector<std::string> kinds;
   const std::string nem = absl::GetFlag(FLAGS_nemesis);
   if (nem == "all") {
-    kinds = {"kill", "stop", "latency", "blackhole", "reset", "pause"};
+    kinds = {"kill", "stop", "latency", "blackhole", "reset", "pause", "clock"};
   } else if (nem != "none") {
     kinds = absl::StrSplit(nem, ',', absl::SkipEmpty());
     for (const std::string& x : kinds) {
       if (x != "kill" && x != "stop" && x != "latency" && x != "blackhole" &&
-          x != "reset" && x != "pause") {
+          x != "reset" && x != "pause" && x != "clock") {
         fprintf(stderr, "unknown nemesis kind %s\n", x.c_str());
         return 2;
       }
     }
   }
+  const double drift_factor = absl::GetFlag(FLAGS_drift_factor);
+  const double clock_speed = absl::GetFlag(FLAGS_clock_speed);
+  std::vector<bool> fast_clock(n, false);
+  for (absl::string_view x : absl::StrSplit(absl::GetFlag(FLAGS_clock_masters),
+                                            ',', absl::SkipEmpty())) {
+    int i = -1;
+    if (!absl::SimpleAtoi(x, &i) || i < 0 || i >= n) {
+      fprintf(stderr, "--clock_masters: %s is not a master index 0..%d\n",
+              std::string(x).c_str(), n - 1);
+      return 2;
+    }
+    fast_clock[i] = true;
+  }
+  if (!(clock_speed > 0 && clock_speed <= 1000)) {
+    fprintf(stderr, "--clock_speed must be in (0, 1000]\n");
+    return 2;
+  }
+  {
+    redlock::Options check =
+        ClientOptions({"redis://127.0.0.1:1"}, guard, ttl_ms, drift_factor);
+    absl::Status st = redlock::ValidateOptions(check);
+    if (!st.ok()) {
+      fprintf(stderr, "%s\n", st.ToString().c_str());
+      return 2;
+    }
+  }
+  // Masters get the clock shim when a clock may be skewed: each its own
+  // control page, kept across restarts.
+  const bool skew =
+      std::find(fast_clock.begin(), fast_clock.end(), true) !=
+          fast_clock.end() ||
+      std::find(kinds.begin(), kinds.end(), "clock") != kinds.end();
+  std::vector<std::unique_ptr<SkewedClock>> clocks(n);
+  const std::string persistence = absl::GetFlag(FLAGS_persistence);
+  if (persistence != "none" && persistence != "aof" && persistence != "mixed") {
+    fprintf(stderr, "--persistence must be none, aof or mixed\n");
+    return 2;
+  }
   RedisServer::Config config;
-  config.persistence = absl::GetFlag(FLAGS_persistence) == "aof"
-                           ? RedisServer::Persistence::kAofAlways
-                           : RedisServer::Persistence::kNone;
   auto storage = RedisServer::Start({});
   if (!storage.ok()) {
     fprintf(stderr, "storage: %s\n", storage.status().ToString().c_str());
@@ -398,7 +465,22 @@ int RunOrchestrator(const char* argv0) {
   std::vector<std::unique_ptr<FaultProxy>> proxies;
   std::vector<std::string> uris;
   for (int i = 0; i < n; ++i) {
-    auto s = RedisServer::Start(config);
+    RedisServer::Config master_config = config;
+    master_config.persistence =
+        persistence == "aof" || (persistence == "mixed" && i % 2 == 0)
+            ? RedisServer::Persistence::kAofAlways
+            : RedisServer::Persistence::kNone;
+    if (skew) {
+      auto c = SkewedClock::Create(absl::StrFormat("%s/clock-%d", out, i));
+      if (!c.ok()) {
+        fprintf(stderr, "clock %d: %s\n", i, c.status().ToString().c_str());
+        return 2;
+      }
+      if (fast_clock[i]) (void)(*c)->SetRate(clock_speed);
+      master_config.env = (*c)->ServerEnv();
+      clocks[i] = std::move(*c);
+    }
+    auto s = RedisServer::Start(master_config);
     if (!s.ok()) {
       fprintf(stderr, "master %d: %s\n", i, s.status().ToString().c_str());
       return 2;
@@ -423,19 +505,25 @@ int RunOrchestrator(const char* argv0) {
   const int64_t end = t0 + absl::GetFlag(FLAGS_duration) * 1000000000LL;
   const int64_t heal_ms = std::max<int64_t>(
       0, (absl::GetFlag(FLAGS_duration) - absl::GetFlag(FLAGS_quiet)) * 1000);
-  const std::vector<Episode> schedule = MakeSchedule(
-      seed, kinds, n, k, absl::GetFlag(FLAGS_majority), heal_ms,
-      absl::ToInt64Milliseconds(ClientOptions({}, guard, ttl_ms).max_ttl));
+  const std::vector<Episode> schedule =
+      MakeSchedule(seed, kinds, n, k, absl::GetFlag(FLAGS_majority), heal_ms,
+                   absl::ToInt64Milliseconds(
+                       ClientOptions({}, guard, ttl_ms, drift_factor).max_ttl));
   AppendLine(
       nfd,
       absl::StrFormat(
           "RUN t0=%d end=%d heal=%d ttl_ms=%d retry_max_ms=%d "
           "clients=%d masters=%d resources=%s seed=%d "
-          "persistence=%s guard=%s nemesis=%s majority=%d fencing=%s",
+          "persistence=%s guard=%s nemesis=%s majority=%d fencing=%s "
+          "drift_factor=%g clock_masters=%s clock_speed=%g",
           t0, end, t0 + heal_ms * 1000000, ttl_ms, kRetryMaxMs, k, n,
           absl::StrJoin(resources, ","), seed, absl::GetFlag(FLAGS_persistence),
           guard ? "on" : "off", nem, absl::GetFlag(FLAGS_majority) ? 1 : 0,
-          absl::GetFlag(FLAGS_fencing)));
+          absl::GetFlag(FLAGS_fencing), drift_factor,
+          absl::GetFlag(FLAGS_clock_masters).empty()
+              ? "-"
+              : absl::GetFlag(FLAGS_clock_masters),
+          clock_speed));
   printf(
       "redlock-torture: %d clients, %d resources, %d masters, %ds, seed "
       "%llu, persistence %s, restart_guard %s, nemesis %s%s: %zu fault "
@@ -467,6 +555,7 @@ int RunOrchestrator(const char* argv0) {
         absl::StrCat("--fencing=", absl::GetFlag(FLAGS_fencing)),
         absl::StrCat("--work_ms=", absl::GetFlag(FLAGS_work_ms)),
         absl::StrCat("--wait_ms=", absl::GetFlag(FLAGS_wait_ms)),
+        absl::StrCat("--drift_factor=", drift_factor),
         absl::StrCat("--seed=", seed)};
     const std::string log = absl::StrFormat("%s/client-%d.stderr", out, i);
     pid_t pid = fork();
@@ -517,6 +606,17 @@ int RunOrchestrator(const char* argv0) {
       for (int i : e.targets) proxies[i]->SetMode(m);
       SleepMs(e.dur_ms);
       for (int i : e.targets) proxies[i]->SetMode(FaultProxy::Mode::kPass);
+    } else if (e.kind == "clock") {
+      for (int i : e.targets) {
+        clocks[i]->Jump(absl::Milliseconds(e.jump_ms));
+        (void)clocks[i]->SetRate(e.rate);
+      }
+      SleepMs(e.dur_ms);
+      // The rate comes back; the clock stays ahead, as a stepped clock does.
+      for (int i : e.targets) {
+        (void)clocks[i]->SetRate(fast_clock[i] ? clock_speed : 1.0);
+      }
+      note = absl::StrFormat(" jump_ms=%d rate=%g", e.jump_ms, e.rate);
     } else if (e.kind == "pause") {
       for (int i : e.targets) {
         if (i < static_cast<int>(pids.size())) kill(pids[i], SIGSTOP);
