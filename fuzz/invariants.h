@@ -147,10 +147,9 @@ inline std::string CheckValidateOptions(absl::string_view input) {
     for (absl::string_view uri : uris) {
       absl::StatusOr<MasterAddress> address = ParseMasterUri(uri);
       if (!address.ok()) {
-        return absl::StrCat("ValidateOptions accepted \"",
-                            absl::CHexEscape(uri),
-                            "\" which ParseMasterUri rejects: ",
-                            address.status().ToString());
+        return absl::StrCat(
+            "ValidateOptions accepted \"", absl::CHexEscape(uri),
+            "\" which ParseMasterUri rejects: ", address.status().ToString());
       }
       if (std::string problem = CheckAddress(*address); !problem.empty()) {
         return problem;
@@ -238,9 +237,9 @@ inline std::string CheckVotes(const internal::RedisReply& reply) {
                         "\", integer ", reply.integer, ", ",
                         reply.elements.size(), " elements)");
   };
-  auto error_is_failure = [&reply](absl::string_view mapper,
-                                   const absl::StatusOr<Vote>& vote)
-      -> std::string {
+  auto error_is_failure = [&reply](
+                              absl::string_view mapper,
+                              const absl::StatusOr<Vote>& vote) -> std::string {
     if (reply.type == Type::kError && vote.ok()) {
       return absl::StrCat(mapper, " turned an error reply into a vote");
     }
@@ -264,9 +263,9 @@ inline std::string CheckVotes(const internal::RedisReply& reply) {
   // Token-checked scripts: 1 granted, 0 denied.
   const absl::StatusOr<Vote> script = internal::ScriptVote(reply);
   if (script.ok()) {
-    problem = shape("ScriptVote", reply.type == Type::kInteger &&
-                                      reply.integer ==
-                                          (*script == Vote::kGranted ? 1 : 0));
+    problem = shape("ScriptVote",
+                    reply.type == Type::kInteger &&
+                        reply.integer == (*script == Vote::kGranted ? 1 : 0));
     if (!problem.empty()) return problem;
   }
   if (problem = error_is_failure("ScriptVote", script); !problem.empty()) {
@@ -276,11 +275,11 @@ inline std::string CheckVotes(const internal::RedisReply& reply) {
   // Fenced acquire: {1|0, counter, marker}.
   const absl::StatusOr<Vote> fenced = internal::FencedAcquireVote(reply);
   if (fenced.ok()) {
-    problem = shape("FencedAcquireVote",
-                    reply.type == Type::kArray && reply.elements.size() == 3 &&
-                        reply.elements[0].type == Type::kInteger &&
-                        reply.elements[0].integer ==
-                            (*fenced == Vote::kGranted ? 1 : 0));
+    problem = shape(
+        "FencedAcquireVote",
+        reply.type == Type::kArray && reply.elements.size() == 3 &&
+            reply.elements[0].type == Type::kInteger &&
+            reply.elements[0].integer == (*fenced == Vote::kGranted ? 1 : 0));
     if (!problem.empty()) return problem;
   }
   if (problem = error_is_failure("FencedAcquireVote", fenced);
@@ -291,8 +290,8 @@ inline std::string CheckVotes(const internal::RedisReply& reply) {
   // Fence write-back: any integer is granted, nothing is denied.
   const absl::StatusOr<Vote> write = internal::FenceWriteVote(reply);
   if (write.ok()) {
-    problem = shape("FenceWriteVote", reply.type == Type::kInteger &&
-                                          *write == Vote::kGranted);
+    problem = shape("FenceWriteVote",
+                    reply.type == Type::kInteger && *write == Vote::kGranted);
     if (!problem.empty()) return problem;
   }
   if (problem = error_is_failure("FenceWriteVote", write); !problem.empty()) {
@@ -313,17 +312,19 @@ inline std::string CheckVotes(const internal::RedisReply& reply) {
       return "ParseFenceRead: counter_present disagrees with the reply";
     }
     if (read->counter_present && IsStrictDecimal(counter.str) &&
-        absl::StrCat(read->counter) != counter.str.substr(
-            counter.str.find_first_not_of('0') == std::string::npos
-                ? counter.str.size() - 1
-                : counter.str.find_first_not_of('0'))) {
+        absl::StrCat(read->counter) !=
+            counter.str.substr(counter.str.find_first_not_of('0') ==
+                                       std::string::npos
+                                   ? counter.str.size() - 1
+                                   : counter.str.find_first_not_of('0'))) {
       return absl::StrCat("ParseFenceRead read counter ", read->counter,
                           " from \"", absl::CHexEscape(counter.str), "\"");
     }
   }
 
   // ErrorReplyStatus and IsNoScript: an error is never OK.
-  if (reply.type == Type::kError && internal::ErrorReplyStatus(reply.str).ok()) {
+  if (reply.type == Type::kError &&
+      internal::ErrorReplyStatus(reply.str).ok()) {
     return "ErrorReplyStatus gave OK";
   }
   if (internal::IsNoScript(reply) && reply.type != Type::kError) {
@@ -336,7 +337,8 @@ inline std::string CheckVotes(const internal::RedisReply& reply) {
 // replies that arrive in parts), converts and checks every reply it gives.
 inline std::string CheckRespStream(absl::string_view data, size_t split) {
   redisReader* reader = redisReaderCreate();
-  if (reader == nullptr) return "";  // Out of memory: nothing to check.
+  if (reader == nullptr) return "";    // Out of memory: nothing to check.
+  internal::BoundReplyReader(reader);  // As every connection of the library.
   std::string problem;
   split = split > data.size() ? data.size() : split;
   const absl::string_view pieces[2] = {data.substr(0, split),

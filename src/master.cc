@@ -35,6 +35,11 @@ MonotonicClock::duration Chrono(absl::Duration d) {
 }
 
 std::string ErrorText(const redisAsyncContext* ac) {
+  if (ac != nullptr && ac->err == REDIS_ERR_OOM) {
+    // Also what BoundReplyReader's refusal looks like.
+    return absl::StrCat("reply refused: it declares more than ",
+                        kMaxReplyElements, " elements (or out of memory)");
+  }
   if (ac != nullptr && ac->errstr != nullptr && ac->errstr[0] != '\0') {
     return ac->errstr;
   }
@@ -152,6 +157,9 @@ void Master::Connect() {
   if (int flags = fcntl(ac->c.fd, F_GETFD); flags >= 0) {
     fcntl(ac->c.fd, F_SETFD, flags | FD_CLOEXEC);
   }
+  // A reply declaring millions of elements closes the connection instead of
+  // making hiredis allocate them (src/redis_reply.h).
+  BoundReplyReader(ac->c.reader);
   ac->data = this;
   if (AttachToEventLoop(ac, base_) != REDIS_OK) {
     last_error_ = absl::InternalError("cannot attach to the event loop");

@@ -88,4 +88,36 @@ RedisReply RedisReply::Array(std::vector<RedisReply> elements) {
 
 RedisReply FromHiredis(const redisReply* reply) { return Convert(reply, 0); }
 
+namespace {
+
+// hiredis's own reply functions (static in hiredis.c, reachable only
+// through a reader), and ours, which check array sizes and delegate.
+const redisReplyObjectFunctions* g_hiredis_functions = nullptr;
+
+void* CreateBoundedArray(const redisReadTask* task, int elements) {
+  if (elements < 0 || elements > kMaxReplyElements) return nullptr;
+  return g_hiredis_functions->createArray(task, elements);
+}
+
+redisReplyObjectFunctions* BoundedFunctions(
+    const redisReplyObjectFunctions* hiredis) {
+  static redisReplyObjectFunctions bounded = [hiredis] {
+    g_hiredis_functions = hiredis;
+    redisReplyObjectFunctions f = *hiredis;
+    f.createArray = &CreateBoundedArray;
+    return f;
+  }();
+  return &bounded;
+}
+
+}  // namespace
+
+void BoundReplyReader(redisReader* reader) {
+  if (reader == nullptr || reader->fn == nullptr) return;
+  redisReplyObjectFunctions* bounded = BoundedFunctions(reader->fn);
+  // Every reader starts with hiredis's one table, so the table captured by
+  // the first call is the one each of them would have used.
+  if (reader->fn == g_hiredis_functions) reader->fn = bounded;
+}
+
 }  // namespace redlock::internal

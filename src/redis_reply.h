@@ -11,6 +11,7 @@
 #include <vector>
 
 struct redisReply;
+struct redisReader;
 
 namespace redlock::internal {
 
@@ -33,6 +34,22 @@ struct RedisReply {
 // Copies a hiredis reply. `reply` must not be null. Replies nested deeper
 // than a sane limit are cut off (we never send commands that return them).
 RedisReply FromHiredis(const redisReply* reply);
+
+// The most elements one reply may declare ("*N"). hiredis 0.14 allocates an
+// array's element slots as soon as it reads the header, so "*380000000" from
+// a broken or hostile master would make the client calloc 3 GB before a
+// single element arrives. Every reply the library asks for has a handful of
+// elements (INFO is one string).
+inline constexpr int kMaxReplyElements = 1 << 16;
+
+// Makes `reader` refuse a reply that declares more than kMaxReplyElements
+// elements (or a negative count other than -1, the nil array): its next
+// redisReaderGetReply fails and the connection is closed, before anything is
+// allocated. hiredis then reports the error as REDIS_ERR_OOM ("Out of
+// memory"), the only error its reader can raise from an object function.
+// Replies are otherwise built by hiredis's own functions, so they are freed
+// as usual. A reader without object functions is left alone.
+void BoundReplyReader(redisReader* reader);
 
 }  // namespace redlock::internal
 

@@ -5,6 +5,8 @@
 // crashed on (add it to the lists below with a comment naming the bug). Also
 // checks that the invariant checks themselves catch what they should.
 
+#include <hiredis/hiredis.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -115,8 +117,7 @@ TEST(UriInvariantsTest, PasswordCheckCatchesALeak) {
   // ...one that has the same bytes for another reason is not.
   auto fixed = [](absl::string_view) { return std::string("topsecret"); };
   EXPECT_EQ(CheckPasswordHidden("topsecret", input, password, fixed), "");
-  EXPECT_EQ(CheckPasswordHidden("no secrets here", input, password, echo),
-            "");
+  EXPECT_EQ(CheckPasswordHidden("no secrets here", input, password, echo), "");
 }
 
 TEST(UriInvariantsTest, WrittenPasswordSplitsLikeTheParser) {
@@ -160,12 +161,65 @@ TEST(ReplyInvariantsTest, MalformedStreamsHold) {
       "+OK \r\n+ok\r\n+OKAY\r\n$2\r\nOK\r\n",
       ":2\r\n:-1\r\n",
       "-\r\n-NOSCRIPT\r\n-ERR\r\n",
+      // reply_fuzzer's out-of-memory in CI (2026-11-30): hiredis 0.14
+      // callocs the declared elements at once (3 GB here).
+      "*380000000\r\n",
+      "*2147483647\r\n",
+      "*99999999999\r\n",
+      "*65537\r\n:1\r\n",
   };
   for (const std::string& input : cases) {
     for (size_t split = 0; split <= input.size(); ++split) {
       EXPECT_EQ(CheckRespStream(input, split), "") << input << " @" << split;
     }
   }
+}
+
+// Feeds `input` to a reader and returns redisReaderGetReply's result.
+int ReadOnce(redisReader* reader, const std::string& input, void** reply) {
+  EXPECT_EQ(redisReaderFeed(reader, input.data(), input.size()), REDIS_OK);
+  return redisReaderGetReply(reader, reply);
+}
+
+TEST(BoundReplyReaderTest, RefusesArraysDeclaringMoreThanTheLimit) {
+  // (A negative count other than -1 hiredis refuses itself.)
+  for (const std::string header : {"*380000000\r\n", "*65537\r\n"}) {
+    redisReader* reader = redisReaderCreate();
+    internal::BoundReplyReader(reader);
+    void* reply = nullptr;
+    EXPECT_EQ(ReadOnce(reader, header, &reply), REDIS_ERR) << header;
+    EXPECT_EQ(reader->err, REDIS_ERR_OOM) << header;
+    EXPECT_EQ(reply, nullptr);
+    redisReaderFree(reader);
+  }
+  // Without the bound, hiredis takes the header and waits for the elements.
+  redisReader* plain = redisReaderCreate();
+  void* reply = nullptr;
+  EXPECT_EQ(ReadOnce(plain, "*65537\r\n", &reply), REDIS_OK);
+  EXPECT_EQ(reply, nullptr);
+  redisReaderFree(plain);
+}
+
+TEST(BoundReplyReaderTest, ReadsRepliesWithinTheLimitAsBefore) {
+  redisReader* reader = redisReaderCreate();
+  internal::BoundReplyReader(reader);
+  internal::BoundReplyReader(reader);  // Twice is the same as once.
+  void* raw = nullptr;
+  ASSERT_EQ(ReadOnce(reader, "*3\r\n:1\r\n$2\r\n42\r\n*-1\r\n", &raw),
+            REDIS_OK);
+  ASSERT_NE(raw, nullptr);
+  const RedisReply reply =
+      internal::FromHiredis(static_cast<const redisReply*>(raw));
+  freeReplyObject(raw);
+  ASSERT_EQ(reply.type, RedisReply::Type::kArray);
+  ASSERT_EQ(reply.elements.size(), 3u);
+  EXPECT_EQ(reply.elements[0].integer, 1);
+  EXPECT_EQ(reply.elements[1].str, "42");
+  EXPECT_EQ(reply.elements[2].type, RedisReply::Type::kNil);
+  // The limit itself is allowed: the header is taken, elements awaited.
+  ASSERT_EQ(ReadOnce(reader, "*65536\r\n", &raw), REDIS_OK);
+  EXPECT_EQ(raw, nullptr);
+  redisReaderFree(reader);
 }
 
 TEST(ReplyInvariantsTest, VoteCheckAcceptsTheDocumentedShapes) {
@@ -178,10 +232,10 @@ TEST(ReplyInvariantsTest, VoteCheckAcceptsTheDocumentedShapes) {
                                           RedisReply::String("7"),
                                           RedisReply::String("trusted:1")})),
             "");
-  EXPECT_EQ(CheckVotes(RedisReply::Array({RedisReply::Integer(0),
-                                          RedisReply::Nil(),
-                                          RedisReply::Nil()})),
-            "");
+  EXPECT_EQ(
+      CheckVotes(RedisReply::Array(
+          {RedisReply::Integer(0), RedisReply::Nil(), RedisReply::Nil()})),
+      "");
 }
 
 }  // namespace
