@@ -572,7 +572,8 @@ absl::Status WriteSvg(const History& h, const std::string& path, double from_s,
       absl::StrAppendFormat(
           &o,
           "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
-          "fill=\"green\"><title>client %d fence %d</title></rect>\n",
+          "fill=\"green\" stroke=\"white\" stroke-width=\"0.5\"><title>client "
+          "%d fence %d</title></rect>\n",
           X(x.ret), y, std::max(0.5, X(ok_end) - X(x.ret)), row - 2, x.client,
           x.fence);
       if (end > x.valid_until) {
