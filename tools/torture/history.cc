@@ -149,6 +149,7 @@ absl::StatusOr<History> CheckHistory(const std::string& dir) {
         x.start = I(f, "start");
         x.ret = I(f, "ret");
         x.valid_until = I(f, "vu");
+        x.votes = S(f, "votes");
         resources.insert(x.resource);
       } else if (kind == "WS") {
         sections[key].work_start = I(f, "t");
@@ -193,15 +194,15 @@ absl::StatusOr<History> CheckHistory(const std::string& dir) {
         s.mutual_exclusion++;
         s.marks.push_back({"mutual exclusion", r, x->ret,
                            std::min(holder->HoldEnd(), x->HoldEnd())});
-        Detail(
-            s,
-            absl::StrFormat(
-                "mutual exclusion: %s held by client %d (fence %d, "
-                "%.3fs-%.3fs) and client %d (fence %d, from %.3fs): "
-                "overlap %.1fms",
-                r, holder->client, holder->fence, Sec(s, holder->ret),
-                Sec(s, holder->HoldEnd()), x->client, x->fence, Sec(s, x->ret),
-                (std::min(holder->HoldEnd(), x->HoldEnd()) - x->ret) / 1e6));
+        Detail(s,
+               absl::StrFormat(
+                   "mutual exclusion: %s held by client %d (fence %d, votes "
+                   "%s, %.3fs-%.3fs) and client %d (fence %d, votes %s, from "
+                   "%.3fs): overlap %.1fms",
+                   r, holder->client, holder->fence, holder->votes,
+                   Sec(s, holder->ret), Sec(s, holder->HoldEnd()), x->client,
+                   x->fence, x->votes, Sec(s, x->ret),
+                   (std::min(holder->HoldEnd(), x->HoldEnd()) - x->ret) / 1e6));
       }
       if (holder == nullptr || x->HoldEnd() > holder->HoldEnd()) holder = x;
     }
@@ -432,11 +433,11 @@ absl::Status WriteJson(const History& h, const std::string& path) {
     absl::StrAppendFormat(
         &o,
         "    {\"client\": %d, \"seq\": %d, \"resource\": \"%s\", \"token\": "
-        "\"%s\", \"fence\": %d, \"acquire_start_s\": %.6f, "
+        "\"%s\", \"fence\": %d, \"votes\": \"%s\", \"acquire_start_s\": %.6f, "
         "\"acquire_return_s\": %.6f, \"valid_until_s\": %.6f, "
         "\"work_start_s\": %.6f, \"work_end_s\": %.6f, \"release\": \"%s\", "
         "\"fenced_writes\": [",
-        x.client, x.seq, x.resource, x.token, x.fence, Sec(s, x.start),
+        x.client, x.seq, x.resource, x.token, x.fence, x.votes, Sec(s, x.start),
         Sec(s, x.ret), Sec(s, x.valid_until), Sec(s, x.work_start),
         Sec(s, x.work_end), x.release);
     for (size_t j = 0; j < x.fenced.size(); ++j) {

@@ -7,7 +7,7 @@
 // is a kind followed by key=value fields; every time is CLOCK_MONOTONIC in
 // nanoseconds, the clock all processes of the machine share:
 //
-//   ACQ     c s res token fence start ret vu   a lock was won
+//   ACQ     c s res token fence start ret vu   a lock was won (and votes)
 //   ACQFAIL c res start ret code                an acquisition failed
 //   WS/WE   c s t                               work started / ended
 //   FW      c s res fence send ans result       fenced write (accepted,
@@ -52,6 +52,9 @@ struct Section {
   std::string resource;
   std::string token;
   int64_t fence = 0;
+  // The library's own account of the winning attempt, one letter per
+  // master: g granted, d denied, f failed, p pending. Informational.
+  std::string votes;
   int64_t start = 0, ret = 0, valid_until = 0;
   int64_t work_start = 0, work_end = 0;  // 0: not recorded
   std::vector<FencedWrite> fenced;

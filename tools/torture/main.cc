@@ -74,7 +74,8 @@ ABSL_FLAG(std::string, fencing, "on",
           "unsafe configuration's double grants needs it off.");
 ABSL_FLAG(std::string, nemesis, "all",
           "Comma-separated fault kinds: kill,stop,latency,blackhole,reset,"
-          "pause,clock; or all, or none.");
+          "pause,clock,clockjump; or all (every kind but clockjump, which "
+          "breaks Redlock's clock assumption by design), or none.");
 ABSL_FLAG(std::string, clock_masters, "",
           "Comma-separated indices of masters whose wall clock runs at "
           "--clock_speed for the whole run (the clock shim, "
@@ -230,10 +231,17 @@ int RunClient() {
                            lock->valid_until().time_since_epoch())
                            .count();
     const uint64_t fence = lock->fence();
+    // How each master voted, one letter per master in order (granted,
+    // denied, failed, pending): for reading a violation, not for judging.
+    std::string votes;
+    for (const redlock::MasterVote& v : lock->votes()) {
+      votes += "gdfp"[static_cast<int>(v.kind)];
+    }
     AppendLine(
         fd, absl::StrFormat("ACQ c=%d s=%d res=%s token=%s fence=%d start=%d "
-                            "ret=%d vu=%d",
-                            id, s, res, lock->token(), fence, start, ret, vu));
+                            "ret=%d vu=%d votes=%s",
+                            id, s, res, lock->token(), fence, start, ret, vu,
+                            votes));
     AppendLine(fd, absl::StrFormat("WS c=%d s=%d t=%d", id, s, NowNs()));
     for (int step = 0; step < 2; ++step) {
       SleepMs(work_ms / 2 + static_cast<int64_t>(rng() % (work_ms / 2 + 1)));
@@ -276,14 +284,15 @@ struct Episode {
   std::vector<int> targets;
   int64_t dur_ms = 0;
   int latency_ms = 0;
-  int jump_ms = 0;    // clock: how far the wall clock jumps forward,
-  double rate = 1.0;  // and how fast it runs for dur_ms.
+  int jump_ms = 0;    // clock, clockjump: how far the wall clock jumps
+  double rate = 1.0;  // forward, and how fast it runs for dur_ms.
 };
 
 std::vector<Episode> MakeSchedule(uint64_t seed,
                                   const std::vector<std::string>& kinds,
                                   int masters, int clients, bool majority,
-                                  int64_t heal_ms, int64_t max_ttl_ms) {
+                                  int64_t heal_ms, int64_t max_ttl_ms,
+                                  double drift_factor) {
   std::mt19937_64 rng(seed);
   auto uni = [&rng](int64_t lo, int64_t hi) {
     return lo +
@@ -328,8 +337,21 @@ std::vector<Episode> MakeSchedule(uint64_t seed,
     } else if (e.kind == "reset") {
       e.dur_ms = uni(100, 800);
     } else if (e.kind == "clock") {
-      // A wall clock that jumps ahead and then races (NTP gone wrong): on a
-      // minority, keys expire early there and the quorum still holds.
+      // A wall clock that runs fast, but within what drift_factor allows
+      // for: a key set for ttl lives ttl/rate, and the lock's validity is
+      // at most ttl * (1 - drift_factor), so rate <= 1/(1 - drift_factor).
+      // Drawn from the upper half of 80% of that allowance. Safe, also on a
+      // majority.
+      e.dur_ms = uni(1000, 3000);
+      const double allowed = 0.8 * (1 / (1 - drift_factor) - 1);
+      e.rate =
+          1 + allowed * (0.5 + 0.5 * static_cast<double>(uni(0, 1000)) / 1000);
+    } else if (e.kind == "clockjump") {
+      // A wall clock that jumps ahead and then races (NTP gone wrong):
+      // beyond any drift_factor. Keys expire early on those masters, and a
+      // holder whose quorum includes one of them (a split vote makes a
+      // bare quorum common) loses the lock without knowing: unsafe even on
+      // a minority (docs/safety-under-faults.md).
       e.dur_ms = uni(1000, 3000);
       e.jump_ms = static_cast<int>(uni(200, 3000));
       e.rate = static_cast<double>(uni(2, 4));
@@ -411,7 +433,7 @@ int RunOrchestrator(const char* argv0) {
     kinds = absl::StrSplit(nem, ',', absl::SkipEmpty());
     for (const std::string& x : kinds) {
       if (x != "kill" && x != "stop" && x != "latency" && x != "blackhole" &&
-          x != "reset" && x != "pause" && x != "clock") {
+          x != "reset" && x != "pause" && x != "clock" && x != "clockjump") {
         fprintf(stderr, "unknown nemesis kind %s\n", x.c_str());
         return 2;
       }
@@ -448,7 +470,8 @@ int RunOrchestrator(const char* argv0) {
   const bool skew =
       std::find(fast_clock.begin(), fast_clock.end(), true) !=
           fast_clock.end() ||
-      std::find(kinds.begin(), kinds.end(), "clock") != kinds.end();
+      std::find(kinds.begin(), kinds.end(), "clock") != kinds.end() ||
+      std::find(kinds.begin(), kinds.end(), "clockjump") != kinds.end();
   std::vector<std::unique_ptr<SkewedClock>> clocks(n);
   const std::string persistence = absl::GetFlag(FLAGS_persistence);
   if (persistence != "none" && persistence != "aof" && persistence != "mixed") {
@@ -508,7 +531,8 @@ int RunOrchestrator(const char* argv0) {
   const std::vector<Episode> schedule =
       MakeSchedule(seed, kinds, n, k, absl::GetFlag(FLAGS_majority), heal_ms,
                    absl::ToInt64Milliseconds(
-                       ClientOptions({}, guard, ttl_ms, drift_factor).max_ttl));
+                       ClientOptions({}, guard, ttl_ms, drift_factor).max_ttl),
+                   drift_factor);
   AppendLine(
       nfd,
       absl::StrFormat(
@@ -606,7 +630,7 @@ int RunOrchestrator(const char* argv0) {
       for (int i : e.targets) proxies[i]->SetMode(m);
       SleepMs(e.dur_ms);
       for (int i : e.targets) proxies[i]->SetMode(FaultProxy::Mode::kPass);
-    } else if (e.kind == "clock") {
+    } else if (e.kind == "clock" || e.kind == "clockjump") {
       for (int i : e.targets) {
         clocks[i]->Jump(absl::Milliseconds(e.jump_ms));
         (void)clocks[i]->SetRate(e.rate);
