@@ -311,7 +311,11 @@ inline std::string CheckVotes(const internal::RedisReply& reply) {
     if (read->counter_present == counter.str.empty()) {
       return "ParseFenceRead: counter_present disagrees with the reply";
     }
-    if (read->counter_present && IsStrictDecimal(counter.str) &&
+    if (read->counter_present && !IsStrictDecimal(counter.str)) {
+      return absl::StrCat("ParseFenceRead accepted counter \"",
+                          absl::CHexEscape(counter.str), "\"");
+    }
+    if (read->counter_present &&
         absl::StrCat(read->counter) !=
             counter.str.substr(counter.str.find_first_not_of('0') ==
                                        std::string::npos

@@ -2,6 +2,8 @@
 
 #include "src/vote.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -108,7 +110,12 @@ absl::StatusOr<FenceRead> ParseFenceRead(const RedisReply& reply) {
   int64_t marker_time_us = 0;
   ParseMarker(marker.str, &read.marker, &marker_time_us);
   if (!counter.str.empty()) {
-    if (!absl::SimpleAtoi(counter.str, &read.counter)) {
+    // Only what INCR stores: plain decimal digits (SimpleAtoi alone would
+    // also take " 42" and "+42").
+    const bool digits =
+        std::all_of(counter.str.begin(), counter.str.end(),
+                    [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || !absl::SimpleAtoi(counter.str, &read.counter)) {
       return absl::InternalError(
           absl::StrCat("fencing counter is not a number: \"",
                        counter.str.substr(0, 32), "\""));

@@ -137,6 +137,10 @@ TEST(ParseFenceReadTest, AnEmptyCounterIsAbsentNotZero) {
 TEST(ParseFenceReadTest, ACounterThatIsNotANumberIsAnError) {
   EXPECT_FALSE(ParseFenceRead(FencedReply(1, "-3", "trusted")).ok());
   EXPECT_FALSE(ParseFenceRead(FencedReply(1, "12abc", "trusted")).ok());
+  // Only INCR's own spelling: no sign, no spaces.
+  EXPECT_FALSE(ParseFenceRead(FencedReply(1, "+42", "trusted")).ok());
+  EXPECT_FALSE(ParseFenceRead(FencedReply(1, " 42", "trusted")).ok());
+  EXPECT_FALSE(ParseFenceRead(FencedReply(1, "42\n", "trusted")).ok());
 }
 
 TEST(FenceWriteVoteTest, AnyIntegerIsGranted) {
