@@ -193,6 +193,72 @@ TEST_F(FencingTest, AnEmptyIntersectionMasterGivesALargerTokenOrARefusal) {
   }
 }
 
+// The recovery in docs/lifetime-and-fencing.md, as an operator would run it
+// with redis-cli: raise the counter on every master to a floor no issued
+// token exceeds (raise-only, so a master that is ahead keeps its value).
+constexpr char kRaiseCounterLua[] =
+    "local c = tonumber(redis.call('get', KEYS[1]) or '0') "
+    "if c < tonumber(ARGV[1]) then redis.call('set', KEYS[1], ARGV[1]) end "
+    "return redis.call('get', KEYS[1])";
+
+TEST_F(FencingTest,
+       AfterAMajorityRestartedEmptyOnlyAnOperatorRaiseRestoresFencing) {
+  Options options = TestOptions(cluster_->Uris());
+  options.max_ttl = absl::Seconds(2);
+  options.default_ttl = absl::Seconds(1);
+  auto created = Redlock::Create(options);
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::unique_ptr<Redlock> a = *std::move(created);
+  ASSERT_TRUE(a->Acquire("warmup", Fenced(absl::Seconds(1))).ok());
+  absl::SleepFor(absl::Milliseconds(2200));  // Past uptime's resolution.
+  absl::StatusOr<Lock> first = a->Acquire(kResource, Fenced(absl::Seconds(1)));
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(a->Release(*first).ok());
+
+  // A majority loses everything, counters included.
+  for (int i : {0, 1, 2}) ASSERT_TRUE(cluster_->server(i).Restart().ok());
+  // Past max_ttl, the reborn masters' grants count again; their counters do
+  // not come back by themselves.
+  absl::SleepFor(absl::Milliseconds(2500));
+  AcquireOptions no_wait = Fenced(absl::Seconds(1));
+  no_wait.wait = absl::ZeroDuration();
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    absl::StatusOr<Lock> refused = a->Acquire(kResource, no_wait);
+    ASSERT_FALSE(refused.ok()) << "fence " << refused->fence();
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable);
+    EXPECT_NE(refused.status().message().find("fencing unavailable"),
+              std::string::npos)
+        << refused.status();
+  }
+  // A plain acquisition still works: only fencing is refused.
+  absl::StatusOr<Lock> plain = a->TryAcquire(kResource, absl::Seconds(1));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_TRUE(a->Release(*plain).ok());
+
+  // The operator raises every counter to 1000, e.g. the highest token the
+  // resource accepted rounded up, with the documented EVAL.
+  const std::string key = FenceCounterKey(Options(), kResource);
+  for (int i = 0; i < 5; ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok()) << client.status();
+    auto raised =
+        (*client)->Command({"EVAL", kRaiseCounterLua, "1", key, "1000"});
+    ASSERT_TRUE(raised.ok()) << raised.status();
+    EXPECT_EQ(raised->str, "1000") << raised->DebugString();
+  }
+  absl::StatusOr<Lock> after = a->Acquire(kResource, no_wait);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->fence(), 1001u);
+  // Raise-only: a floor below the counter changes nothing.
+  auto client = cluster_->Client(0);
+  ASSERT_TRUE(client.ok());
+  auto lower = (*client)->Command({"EVAL", kRaiseCounterLua, "1", key, "5"});
+  ASSERT_TRUE(lower.ok());
+  int64_t now = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(lower->str, &now)) << lower->DebugString();
+  EXPECT_GE(now, 1000);  // 1001 once the write-back reached master 0.
+}
+
 TEST_F(FencingTest, RandomMinorityRestartsNeverIssueASmallerToken) {
   // A resource guarded by the fenced write, on a server of its own.
   auto resource = RedisServer::Start({});
