@@ -570,8 +570,8 @@ Engine::Engine(event_base* base, Options options,
     masters_.push_back(std::make_unique<Master>(base, std::move(config)));
     links_.push_back(masters_.back().get());
   }
-  for (int i = 0; i < n; ++i) {
-    masters_[i]->set_on_state_change([this, i] { OnMasterStateChange(i); });
+  for (const auto& master : masters_) {
+    master->set_on_state_change([this] { OnMasterStateChange(); });
   }
   // A master whose handshake hangs (a stopped server accepts TCP) neither
   // completes nor fails for a while: do not wait for it longer than this.
@@ -584,10 +584,10 @@ Engine::Engine(event_base* base, Options options,
   timeval tv =
       absl::ToTimeval(options_.connect_timeout + 2 * options_.request_timeout);
   evtimer_add(deployment_timer_, &tv);
-  for (int i = 0; i < n; ++i) OnMasterStateChange(i);
+  OnMasterStateChange();
 }
 
-void Engine::OnMasterStateChange(int /*master*/) {
+void Engine::OnMasterStateChange() {
   auto marked = [](const Master& x) {
     return x.identity().known && !x.identity().marker.empty();
   };

@@ -72,8 +72,10 @@ class Engine {
   friend class KeepAliveOp;
 
   // The restart guard and fencing need to know which masters carry the
-  // deployment marker. Called after each master's handshake and failure.
-  void OnMasterStateChange(int master);
+  // deployment marker. Called after any master's handshake or failure; every
+  // master is judged again each time (one that answered before the others
+  // could not be judged then).
+  void OnMasterStateChange();
   // Runs `fn` once every master has completed a handshake or failed to
   // connect (or a bounded time has passed), on a later loop turn.
   void WhenDeploymentKnown(absl::AnyInvocable<void()> fn);
