@@ -74,4 +74,8 @@ absl::Status AsyncRedlock::ReleaseAsync(const Lock& lock,
 
 const Options& AsyncRedlock::options() const { return engine_->options(); }
 
+std::vector<MasterHealth> AsyncRedlock::Health() const {
+  return engine_->Health();
+}
+
 }  // namespace redlock

@@ -676,6 +676,30 @@ void Engine::WhenDeploymentKnown(absl::AnyInvocable<void()> fn) {
   }
 }
 
+std::vector<MasterHealth> Engine::Health() const {
+  std::vector<MasterHealth> out;
+  out.reserve(masters_.size());
+  for (size_t i = 0; i < masters_.size(); ++i) {
+    const Master& m = *masters_[i];
+    MasterHealth h;
+    h.master = m.name();
+    h.connected = m.ready();
+    h.last_error = m.last_error();
+    if (m.identity().known) h.marker = m.identity().marker;
+    h.grants_count = GrantVeto(static_cast<int>(i));
+    const MasterCounters& c = m.counters();
+    h.requests = c.sent;
+    h.replies = c.replies;
+    h.error_replies = c.error_replies;
+    h.timeouts = c.timeouts;
+    h.connects = c.connects;
+    h.connection_failures = c.connection_failures;
+    h.noscript_fallbacks = c.noscript_fallbacks;
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
 absl::Status Engine::GrantVeto(int master) const {
   if (!options_.restart_guard) return absl::OkStatus();
   const MasterIdentity& id = masters_[master]->identity();

@@ -19,6 +19,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "redlock/async_redlock.h"
+#include "redlock/health.h"
 #include "redlock/lock.h"
 #include "redlock/options.h"
 #include "src/clock.h"
@@ -60,6 +61,8 @@ class Engine {
 
   const Options& options() const { return options_; }
   int quorum() const { return quorum_; }
+  // AsyncRedlock::Health().
+  std::vector<MasterHealth> Health() const;
   const std::vector<std::unique_ptr<Master>>& masters() const {
     return masters_;
   }

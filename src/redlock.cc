@@ -194,6 +194,13 @@ absl::StatusOr<ReleaseReport> Redlock::Release(const Lock& lock) {
 
 const Options& Redlock::options() const { return impl_->options(); }
 
+std::vector<MasterHealth> Redlock::Health() const {
+  if (impl_->InLoopThread()) return impl_->engine().Health();
+  std::vector<MasterHealth> health;
+  impl_->RunOnLoop([&] { health = impl_->engine().Health(); });
+  return health;
+}
+
 ScopedLock::ScopedLock(Redlock* client, Lock lock)
     : client_(client), lock_(std::move(lock)) {}
 

@@ -103,6 +103,54 @@ TEST_F(RedlockTest, ManyThreadsOnOneClientNeverHoldTheLockTogether) {
   EXPECT_EQ(acquired.load(), kThreads * kRoundsPerThread);
 }
 
+TEST_F(RedlockTest, HealthListsEveryMasterConnectedWithItsCounts) {
+  auto client = MakeClient();
+  absl::StatusOr<Lock> lock = client->TryAcquire("health", absl::Seconds(5));
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  ASSERT_TRUE(client->Release(*lock).ok());
+  const std::vector<MasterHealth> health = client->Health();
+  ASSERT_EQ(health.size(), uris_.size());
+  for (size_t i = 0; i < health.size(); ++i) {
+    SCOPED_TRACE(health[i].master);
+    absl::StatusOr<MasterAddress> address = ParseMasterUri(uris_[i]);
+    ASSERT_TRUE(address.ok());
+    EXPECT_EQ(health[i].master, address->Name());  // In Options order.
+    EXPECT_TRUE(health[i].connected);
+    EXPECT_TRUE(health[i].last_error.ok()) << health[i].last_error;
+    EXPECT_TRUE(health[i].grants_count.ok()) << health[i].grants_count;
+    EXPECT_EQ(health[i].marker, "trusted");
+    // The handshake, the SET and the release at least.
+    EXPECT_GE(health[i].requests, 3);
+    EXPECT_EQ(health[i].replies, health[i].requests);
+    EXPECT_EQ(health[i].timeouts, 0);
+    EXPECT_EQ(health[i].connects, 1);
+    EXPECT_EQ(health[i].connection_failures, 0);
+  }
+}
+
+TEST_F(RedlockTest, HealthShowsAKilledMasterDisconnectedWithTheReason) {
+  if (cluster_ == nullptr) GTEST_SKIP() << "needs servers it can kill";
+  auto client = MakeClient();
+  ASSERT_TRUE(client->TryAcquire("health", absl::Seconds(5)).ok());
+  ASSERT_TRUE(cluster_->server(0).Kill().ok());
+  // The next request finds the connection gone; reconnects are refused.
+  (void)client->TryAcquire("health-2", absl::Seconds(5));
+  std::vector<MasterHealth> health;
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  do {
+    health = client->Health();
+    if (!health[0].connected && health[0].connection_failures > 0) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  } while (absl::Now() < deadline);
+  EXPECT_FALSE(health[0].connected);
+  EXPECT_GT(health[0].connection_failures, 0);
+  EXPECT_EQ(health[0].last_error.code(), absl::StatusCode::kUnavailable)
+      << health[0].last_error;
+  for (size_t i = 1; i < health.size(); ++i) {
+    EXPECT_TRUE(health[i].connected) << health[i].master;
+  }
+}
+
 TEST_F(RedlockTest, TryAcquireOnAHeldResourceIsAborted) {
   auto client = MakeClient();
   absl::StatusOr<Lock> held = client->TryAcquire("job", absl::Seconds(10));

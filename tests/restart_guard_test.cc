@@ -131,6 +131,19 @@ TEST_F(RestartGuardTest, WithTheGuardTheRestartedMastersGrantDoesNotCount) {
   EXPECT_EQ(Marker(2), "reborn");
   // And the first holder still holds a quorum.
   EXPECT_TRUE(held->valid());
+  // Health() tells an operator the same.
+  const std::vector<MasterHealth> health = b->Health();
+  ASSERT_EQ(health.size(), 5u);
+  EXPECT_EQ(health[2].marker, "reborn");
+  EXPECT_EQ(health[2].grants_count.code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(health[2].grants_count.message().find("restart guard"),
+            std::string::npos)
+      << health[2].grants_count;
+  for (int i : {0, 1, 3, 4}) {
+    EXPECT_EQ(health[i].marker, "trusted") << i;
+    EXPECT_TRUE(health[i].grants_count.ok()) << i << health[i].grants_count;
+  }
 }
 
 TEST_F(RestartGuardTest, TheGuardLiftsOnceTheMasterHasBeenUpForMaxTtl) {
@@ -157,6 +170,10 @@ TEST_F(RestartGuardTest, TheGuardLiftsOnceTheMasterHasBeenUpForMaxTtl) {
                  (absl::Now() - first_restart));
   absl::StatusOr<Lock> later = a->TryAcquire(kJob, absl::Seconds(1));
   EXPECT_TRUE(later.ok()) << later.status();
+  // Still reborn, but counting again.
+  for (const MasterHealth& h : a->Health()) {
+    EXPECT_TRUE(h.grants_count.ok()) << h.master << ": " << h.grants_count;
+  }
 }
 
 TEST_F(RestartGuardTest, ARestartWithAofKeepsTheMarkerAndIsNotHeldBack) {

@@ -30,12 +30,14 @@
 #define REDLOCK_ASYNC_REDLOCK_H_
 
 #include <memory>
+#include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "redlock/health.h"
 #include "redlock/lock.h"
 #include "redlock/options.h"
 
@@ -200,6 +202,11 @@ class AsyncRedlock {
 
   // The options in force (validated).
   const Options& options() const;
+
+  // One entry per master, in the order of Options::masters: connection
+  // state, the restart guard's view and request counts (health.h). A
+  // snapshot for monitoring; never needed for using a lock.
+  std::vector<MasterHealth> Health() const;
 
  private:
   explicit AsyncRedlock(std::unique_ptr<internal::Engine> engine);

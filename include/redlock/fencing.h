@@ -37,8 +37,7 @@ extern const absl::string_view kFencedSetScript;
 // {"EVAL", kFencedSetScript, "2", fence_key, data_key, token, value}.
 std::vector<std::string> FencedSetArgv(absl::string_view fence_key,
                                        absl::string_view data_key,
-                                       uint64_t token,
-                                       absl::string_view value);
+                                       uint64_t token, absl::string_view value);
 
 }  // namespace redlock
 

@@ -22,8 +22,7 @@ std::string LockKey(const Options& options, absl::string_view resource);
 
 // key_prefix + "__fence__:" + resource: the fencing counter, an integer with
 // no TTL, on every master.
-std::string FenceCounterKey(const Options& options,
-                            absl::string_view resource);
+std::string FenceCounterKey(const Options& options, absl::string_view resource);
 
 // key_prefix + "__deployment__": the marker the restart guard uses to tell a
 // master that lost its data ("reborn") from a trusted one ("trusted"); no

@@ -24,6 +24,7 @@
 #define REDLOCK_REDLOCK_H_
 
 #include <memory>
+#include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
@@ -31,6 +32,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "redlock/async_redlock.h"
+#include "redlock/health.h"
 #include "redlock/lock.h"
 #include "redlock/options.h"
 
@@ -128,6 +130,11 @@ class Redlock {
 
   // The options in force (validated, host names resolved).
   const Options& options() const;
+
+  // AsyncRedlock::Health(): one entry per master, in the order of
+  // Options::masters (health.h). Taken on the loop thread; waits for it
+  // (safe to call from the client's own callbacks too).
+  std::vector<MasterHealth> Health() const;
 
  private:
   class Impl;

@@ -1,0 +1,50 @@
+// Copyright 2026 The redlock Authors.
+//
+// MasterHealth: what a client knows about each of its masters right now, for
+// dashboards and alerts (AsyncRedlock::Health(), Redlock::Health()). It is a
+// snapshot for people; the lock itself never relies on it — every decision
+// is made from the votes of the request at hand.
+
+#ifndef REDLOCK_HEALTH_H_
+#define REDLOCK_HEALTH_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace redlock {
+
+struct MasterHealth {
+  // MasterAddress::Name(): "host:port" or "host:port/db".
+  std::string master;
+  // Connected, and the connection's handshake (AUTH, SELECT, script loads)
+  // answered. A master that is stopped but still accepts TCP stays
+  // connected until its requests time out and the connection is closed.
+  bool connected = false;
+  // Why the connection last failed or was closed, e.g. kUnavailable
+  // "connect failed: Connection refused" or kUnauthenticated "AUTH failed:
+  // ...". OK once a handshake has succeeded since.
+  absl::Status last_error;
+  // The restart guard's view of the master (docs/failure-behaviour.md):
+  // "trusted", "reborn" (it restarted without its data), or empty while
+  // unknown (no handshake yet) or without the restart guard's marker.
+  std::string marker;
+  // OK if its grants count. Otherwise kFailedPrecondition saying why not:
+  // the restart guard holds a reborn master back until it has been up for
+  // max_ttl, and the message says for how much longer.
+  absl::Status grants_count;
+
+  // Counts since the client was created.
+  int64_t requests = 0;             // Commands sent, handshake included.
+  int64_t replies = 0;              // Replies received.
+  int64_t error_replies = 0;        // Of those, Redis errors (-ERR, -OOM, ...).
+  int64_t timeouts = 0;             // Requests answered by our own timeout.
+  int64_t connects = 0;             // Connections whose handshake completed.
+  int64_t connection_failures = 0;  // Connects that failed or broke.
+  int64_t noscript_fallbacks = 0;   // EVALSHA answered NOSCRIPT; sent EVAL.
+};
+
+}  // namespace redlock
+
+#endif  // REDLOCK_HEALTH_H_
