@@ -40,7 +40,7 @@ struct MasterHealth {
   int64_t replies = 0;              // Replies received.
   int64_t error_replies = 0;        // Of those, Redis errors (-ERR, -OOM, ...).
   int64_t timeouts = 0;             // Requests answered by our own timeout.
-  int64_t connects = 0;             // Connections whose handshake completed.
+  int64_t connects = 0;             // Connections established.
   int64_t connection_failures = 0;  // Connects that failed or broke.
   int64_t noscript_fallbacks = 0;   // EVALSHA answered NOSCRIPT; sent EVAL.
 };
