@@ -56,23 +56,17 @@ class AsyncRedlockTest : public ::testing::Test {
   absl::StatusOr<Lock> Acquire(AsyncRedlock& engine, absl::Duration ttl,
                                absl::Duration wait = absl::ZeroDuration(),
                                const std::string& resource = "res") {
-    return testing::AwaitCall<absl::StatusOr<Lock>>(loop_, [&](auto done) {
-      return engine.AcquireAsync(resource, ttl, wait, std::move(done));
-    });
+    return testing::AwaitAcquire(loop_, engine, resource, ttl, wait);
   }
 
   absl::Status Extend(AsyncRedlock& engine, const Lock& lock,
                       absl::Duration ttl) {
-    return testing::AwaitCall<absl::Status>(loop_, [&](auto done) {
-      return engine.ExtendAsync(lock, ttl, std::move(done));
-    });
+    return testing::AwaitExtend(loop_, engine, lock, ttl);
   }
 
   absl::StatusOr<ReleaseReport> Release(AsyncRedlock& engine,
                                         const Lock& lock) {
-    return testing::AwaitCall<absl::StatusOr<ReleaseReport>>(
-        loop_,
-        [&](auto done) { return engine.ReleaseAsync(lock, std::move(done)); });
+    return testing::AwaitRelease(loop_, engine, lock);
   }
 
   // What master i holds under kKey.

@@ -85,6 +85,19 @@ bool ContainsAll(absl::string_view text,
   return true;
 }
 
+// Generous: these tests are about decisions, not speed, and CI is slow. The
+// 200ms request timeout is what the timing scenarios below assume.
+Options ScenarioOptions(std::vector<std::string> masters) {
+  Options options;
+  options.masters = std::move(masters);
+  options.request_timeout = absl::Milliseconds(200);
+  options.connect_timeout = absl::Milliseconds(500);
+  options.stalled_connection_timeout = absl::Seconds(5);
+  options.reconnect.initial = absl::Milliseconds(10);
+  options.reconnect.max = absl::Milliseconds(100);
+  return options;
+}
+
 class FaultScenariosTest : public ::testing::Test {
  protected:
   ~FaultScenariosTest() override {
@@ -141,17 +154,7 @@ class FaultScenariosTest : public ::testing::Test {
     return uris_[i].substr(std::string("redis://").size());
   }
 
-  Options BaseOptions() const {
-    Options options;
-    options.masters = uris_;
-    // Generous: these tests are about decisions, not speed, and CI is slow.
-    options.request_timeout = absl::Milliseconds(200);
-    options.connect_timeout = absl::Milliseconds(500);
-    options.stalled_connection_timeout = absl::Seconds(5);
-    options.reconnect.initial = absl::Milliseconds(10);
-    options.reconnect.max = absl::Milliseconds(100);
-    return options;
-  }
+  Options BaseOptions() const { return ScenarioOptions(uris_); }
 
   AsyncRedlock& MakeEngine(Options options) {
     auto engine = AsyncRedlock::Create(loop_.base(), std::move(options));
@@ -164,23 +167,17 @@ class FaultScenariosTest : public ::testing::Test {
   absl::StatusOr<Lock> Acquire(AsyncRedlock& engine,
                                const std::string& resource, absl::Duration ttl,
                                absl::Duration wait = absl::ZeroDuration()) {
-    return testing::AwaitCall<absl::StatusOr<Lock>>(loop_, [&](auto done) {
-      return engine.AcquireAsync(resource, ttl, wait, std::move(done));
-    });
+    return testing::AwaitAcquire(loop_, engine, resource, ttl, wait);
   }
 
   absl::Status Extend(AsyncRedlock& engine, const Lock& lock,
                       absl::Duration ttl) {
-    return testing::AwaitCall<absl::Status>(loop_, [&](auto done) {
-      return engine.ExtendAsync(lock, ttl, std::move(done));
-    });
+    return testing::AwaitExtend(loop_, engine, lock, ttl);
   }
 
   absl::StatusOr<ReleaseReport> Release(AsyncRedlock& engine,
                                         const Lock& lock) {
-    return testing::AwaitCall<absl::StatusOr<ReleaseReport>>(
-        loop_,
-        [&](auto done) { return engine.ReleaseAsync(lock, std::move(done)); });
+    return testing::AwaitRelease(loop_, engine, lock);
   }
 
   // A blocking client to master i itself, around any proxy.
@@ -967,21 +964,10 @@ TEST_F(FaultScenariosTest,
   ASSERT_TRUE(Release(next, *taken).ok());
 }
 
-Options BlockingOptions(const std::vector<std::string>& masters) {
-  Options options;
-  options.masters = masters;
-  options.request_timeout = absl::Milliseconds(200);
-  options.connect_timeout = absl::Milliseconds(500);
-  options.stalled_connection_timeout = absl::Seconds(5);
-  options.reconnect.initial = absl::Milliseconds(10);
-  options.reconnect.max = absl::Milliseconds(100);
-  return options;
-}
-
 TEST_F(FaultScenariosTest, TtlShorterThanTheWorkLetsASecondWorkerIn) {
   USE_ANY_MASTERS(5);
-  auto first = Redlock::Create(BlockingOptions(uris_));
-  auto second = Redlock::Create(BlockingOptions(uris_));
+  auto first = Redlock::Create(ScenarioOptions(uris_));
+  auto second = Redlock::Create(ScenarioOptions(uris_));
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE(second.ok()) << second.status();
   const std::string resource = Resource("short-ttl");
@@ -1033,7 +1019,7 @@ TEST_F(FaultScenariosTest,
   std::vector<std::string> errors;
   std::vector<std::unique_ptr<Redlock>> clients;
   for (int c = 0; c < kContenders; ++c) {
-    auto client = Redlock::Create(BlockingOptions(uris_));
+    auto client = Redlock::Create(ScenarioOptions(uris_));
     ASSERT_TRUE(client.ok()) << client.status();
     clients.push_back(*std::move(client));
   }

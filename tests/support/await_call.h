@@ -8,16 +8,20 @@
 //       loop, [&](auto done) {
 //         return engine.AcquireAsync("res", ttl, wait, std::move(done));
 //       });
+//
+// AwaitAcquire, AwaitExtend and AwaitRelease are that for the three calls.
 
 #ifndef REDLOCK_TESTS_SUPPORT_AWAIT_CALL_H_
 #define REDLOCK_TESTS_SUPPORT_AWAIT_CALL_H_
 
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "redlock/async_redlock.h"
 #include "tests/support/loop_runner.h"
 
 namespace redlock::testing {
@@ -37,6 +41,30 @@ T AwaitCall(LoopRunner& loop, Start start,
   EXPECT_TRUE(loop.RunUntil([&] { return result.has_value(); }, timeout));
   if (!result.has_value()) return T(absl::InternalError("no answer"));
   return *std::move(result);
+}
+
+inline absl::StatusOr<Lock> AwaitAcquire(LoopRunner& loop, AsyncRedlock& engine,
+                                         const std::string& resource,
+                                         absl::Duration ttl,
+                                         absl::Duration wait) {
+  return AwaitCall<absl::StatusOr<Lock>>(loop, [&](auto done) {
+    return engine.AcquireAsync(resource, ttl, wait, std::move(done));
+  });
+}
+
+inline absl::Status AwaitExtend(LoopRunner& loop, AsyncRedlock& engine,
+                                const Lock& lock, absl::Duration ttl) {
+  return AwaitCall<absl::Status>(loop, [&](auto done) {
+    return engine.ExtendAsync(lock, ttl, std::move(done));
+  });
+}
+
+inline absl::StatusOr<ReleaseReport> AwaitRelease(LoopRunner& loop,
+                                                  AsyncRedlock& engine,
+                                                  const Lock& lock) {
+  return AwaitCall<absl::StatusOr<ReleaseReport>>(loop, [&](auto done) {
+    return engine.ReleaseAsync(lock, std::move(done));
+  });
 }
 
 }  // namespace redlock::testing
