@@ -37,8 +37,7 @@ MonotonicClock::duration Chrono(absl::Duration d) {
 std::string ErrorText(const redisAsyncContext* ac) {
   if (ac != nullptr && ac->err == REDIS_ERR_OOM) {
     // Also what BoundReplyReader's refusal looks like.
-    return absl::StrCat("reply refused: it declares more than ",
-                        kMaxReplyElements, " elements (or out of memory)");
+    return RefusedReplyText();
   }
   if (ac != nullptr && ac->errstr != nullptr && ac->errstr[0] != '\0') {
     return ac->errstr;

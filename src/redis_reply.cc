@@ -4,6 +4,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <string>
 #include <utility>
 
 namespace redlock::internal {
@@ -111,6 +112,11 @@ redisReplyObjectFunctions* BoundedFunctions(
 }
 
 }  // namespace
+
+std::string RefusedReplyText() {
+  return "reply refused: it declares more than " +
+         std::to_string(kMaxReplyElements) + " elements (or out of memory)";
+}
 
 void BoundReplyReader(redisReader* reader) {
   if (reader == nullptr || reader->fn == nullptr) return;

@@ -51,6 +51,10 @@ inline constexpr int kMaxReplyElements = 1 << 16;
 // as usual. A reader without object functions is left alone.
 void BoundReplyReader(redisReader* reader);
 
+// What to report for a reader's REDIS_ERR_OOM: "reply refused: it declares
+// more than 65536 elements (or out of memory)".
+std::string RefusedReplyText();
+
 }  // namespace redlock::internal
 
 #endif  // REDLOCK_SRC_REDIS_REPLY_H_

@@ -38,6 +38,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "tests/support/hostile_peer.h"
 #include "tests/support/redis_server.h"
 
 extern char** environ;
@@ -752,6 +753,26 @@ TEST_F(CliTest, ReleaseAndExtendCountAQuorumLikeTheLibrary) {
   EXPECT_EQ(released.exit_code, kUnavailable) << released;
   EXPECT_EQ(KeyValues(released.out)["released"], "2");
   EXPECT_EQ(MastersWithKey("redlock:job"), 0);
+}
+
+TEST_F(CliTest, StatusShowsAMasterSendingAHugeReplyAsUnreachable) {
+  testing::HugeHeaderPeer peer;
+  ASSERT_NE(peer.port(), 0);
+  std::vector<std::string> uris = cluster_->Uris();
+  uris.back() = peer.Uri();  // 4 real masters and the hostile peer.
+  const Finished status =
+      StartWithEnv(Args({"status", "--json", "job"}),
+                   {absl::StrCat("REDLOCK_MASTERS=", absl::StrJoin(uris, ","))})
+          ->Wait();
+  EXPECT_EQ(status.exit_code, 0) << status;  // 4 reachable: a quorum.
+  std::optional<Json> json = JsonParser(status.out).Parse();
+  ASSERT_TRUE(json.has_value()) << status.out;
+  EXPECT_EQ((*json)["reachable"].number, 4);
+  const std::vector<Json>& masters = (*json)["masters"].array;
+  ASSERT_EQ(masters.size(), 5u);
+  EXPECT_FALSE(masters[4]["reachable"].boolean);
+  EXPECT_TRUE(absl::StrContains(masters[4]["error"].string, "reply refused"))
+      << status.out;
 }
 
 TEST_F(CliTest, StatusJsonMatchesTheMasters) {

@@ -15,10 +15,10 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "gtest/gtest.h"
 #include "src/scripts.h"
+#include "tests/support/hostile_peer.h"
 #include "tests/support/loop_runner.h"
 #include "tests/support/redis_server.h"
 
@@ -341,53 +341,8 @@ TEST_F(MasterTest, ConnectionsAreNotInheritedByChildProcesses) {
   EXPECT_GE(checked, 1);
 }
 
-// A peer on loopback that answers whatever it is sent with an array header
-// declaring 380 million elements — what a broken or hostile master could
-// send. Not a Redis: a fault, like the proxy's.
-class HugeHeaderPeer {
- public:
-  HugeHeaderPeer() {
-    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (bind(listener_, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
-        listen(listener_, 4) != 0 ||
-        getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      return;
-    }
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] {
-      const int fd = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) return;  // The listener was shut down.
-      char buf[4096];
-      if (read(fd, buf, sizeof(buf)) > 0) {
-        static constexpr char kHeader[] = "*380000000\r\n";
-        (void)!write(fd, kHeader, sizeof(kHeader) - 1);
-      }
-      // Keep the connection open until the test is done: the client must
-      // give up on its own.
-      while (read(fd, buf, sizeof(buf)) > 0) {
-      }
-      close(fd);
-    });
-  }
-  ~HugeHeaderPeer() {
-    shutdown(listener_, SHUT_RDWR);
-    if (thread_.joinable()) thread_.join();
-    close(listener_);
-  }
-  int port() const { return port_; }
-
- private:
-  int listener_ = -1;
-  int port_ = 0;
-  std::thread thread_;
-};
-
 TEST_F(MasterTest, HugeArrayHeaderClosesTheConnectionInsteadOfAllocating) {
-  auto peer = std::make_unique<HugeHeaderPeer>();
+  auto peer = std::make_unique<testing::HugeHeaderPeer>();
   ASSERT_NE(peer->port(), 0);
   MakeMaster(Config("redis://127.0.0.1:" + std::to_string(peer->port())));
   absl::StatusOr<RedisReply> reply =

@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "src/redis_reply.h"
 
 namespace redlock::cli {
 namespace {
@@ -60,6 +61,9 @@ class Connection {
       return absl::UnavailableError(
           absl::StrCat("connect failed: ", context->errstr));
     }
+    // As the library's own connections: a reply declaring millions of
+    // elements is refused before hiredis allocates them.
+    internal::BoundReplyReader(context->reader);
     if (redisSetTimeout(context, absl::ToTimeval(timeouts.command)) !=
         REDIS_OK) {
       return absl::InternalError("cannot set the socket timeout");
@@ -113,6 +117,9 @@ class Connection {
       }
       if (context_->err == REDIS_ERR_EOF) {
         return absl::UnavailableError("connection closed by the server");
+      }
+      if (context_->err == REDIS_ERR_OOM) {
+        return absl::UnavailableError(internal::RefusedReplyText());
       }
       return absl::UnavailableError(context_->errstr);
     }
