@@ -85,16 +85,13 @@ bool ContainsAll(absl::string_view text,
   return true;
 }
 
-// Generous: these tests are about decisions, not speed, and CI is slow. The
-// 200ms request timeout is what the timing scenarios below assume.
+// TestOptions, with a 200ms request timeout (what the timing scenarios below
+// assume), a longer stall timeout and the library's own retry delays.
 Options ScenarioOptions(std::vector<std::string> masters) {
-  Options options;
-  options.masters = std::move(masters);
+  Options options = testing::TestOptions(std::move(masters));
   options.request_timeout = absl::Milliseconds(200);
-  options.connect_timeout = absl::Milliseconds(500);
   options.stalled_connection_timeout = absl::Seconds(5);
-  options.reconnect.initial = absl::Milliseconds(10);
-  options.reconnect.max = absl::Milliseconds(100);
+  options.retry = Options().retry;
   return options;
 }
 
