@@ -79,6 +79,72 @@ double Sec(const Summary& s, int64_t t) { return (t - s.t0) / 1e9; }
 
 }  // namespace
 
+void CheckFenceTokens(const std::vector<Section>& sections, Summary* s) {
+  std::map<std::string, std::vector<const Section*>> by_resource;
+  for (const Section& x : sections) {
+    if (x.fence > 0) by_resource[x.resource].push_back(&x);
+  }
+  for (auto& [r, by_start] : by_resource) {
+    // Order: walk the sections by acquisition start, first taking in every
+    // section that returned strictly before it and keeping the largest token
+    // among them. If this one's token does not exceed that largest, it is
+    // out of order; comparing with the largest alone keeps this O(n log n)
+    // and names the earlier token the storage may already have seen.
+    std::vector<const Section*> by_ret = by_start;
+    std::sort(
+        by_start.begin(), by_start.end(),
+        [](const Section* a, const Section* b) { return a->start < b->start; });
+    std::sort(
+        by_ret.begin(), by_ret.end(),
+        [](const Section* a, const Section* b) { return a->ret < b->ret; });
+    const Section* highest = nullptr;
+    size_t returned = 0;
+    for (const Section* x : by_start) {
+      for (; returned < by_ret.size() && by_ret[returned]->ret < x->start;
+           ++returned) {
+        if (highest == nullptr || by_ret[returned]->fence > highest->fence) {
+          highest = by_ret[returned];
+        }
+      }
+      // highest == x only if a record has ret < start: no ordering to judge.
+      if (highest != nullptr && highest != x && x->fence <= highest->fence) {
+        s->fence_order++;
+        s->marks.push_back({"fence order", r, x->start, x->ret});
+        Detail(*s,
+               absl::StrFormat(
+                   "fence order: %s client %d got fence %d (acquiring "
+                   "%.3fs-%.3fs) after client %d's fence %d had returned "
+                   "at %.3fs",
+                   r, x->client, x->fence, Sec(*s, x->start), Sec(*s, x->ret),
+                   highest->client, highest->fence, Sec(*s, highest->ret)));
+      }
+    }
+
+    // Duplicates: equal tokens are neighbours once sorted by token; every
+    // section after the first (by return) of a run is one token issued again.
+    std::vector<const Section*> by_fence = std::move(by_ret);
+    std::stable_sort(
+        by_fence.begin(), by_fence.end(),
+        [](const Section* a, const Section* b) { return a->fence < b->fence; });
+    for (size_t i = 1, first = 0; i < by_fence.size(); ++i) {
+      if (by_fence[i]->fence != by_fence[first]->fence) {
+        first = i;
+        continue;
+      }
+      const Section* a = by_fence[first];
+      const Section* x = by_fence[i];
+      s->fence_duplicate++;
+      s->marks.push_back({"fence duplicate", r, x->start, x->ret});
+      Detail(*s, absl::StrFormat(
+                     "fence duplicate: %s fence %d given to client %d "
+                     "(acquiring %.3fs-%.3fs) and again to client %d "
+                     "(acquiring %.3fs-%.3fs)",
+                     r, x->fence, a->client, Sec(*s, a->start), Sec(*s, a->ret),
+                     x->client, Sec(*s, x->start), Sec(*s, x->ret)));
+    }
+  }
+}
+
 absl::StatusOr<History> CheckHistory(const std::string& dir) {
   History h;
   Summary& s = h.summary;
@@ -289,6 +355,7 @@ absl::StatusOr<History> CheckHistory(const std::string& dir) {
       }
     }
   }
+  CheckFenceTokens(h.sections, &s);
   for (const Section& x : h.sections) {
     if (x.work_end > x.valid_until) s.late_holders++;
     s.late_unfenced_writes += x.unfenced_late;
@@ -342,6 +409,8 @@ std::string FormatSummary(const Summary& s) {
   row("mutual exclusion (overlapping holders)",
       absl::StrCat(s.mutual_exclusion));
   row("stale fenced writes accepted", absl::StrCat(s.stale_fenced_accepted));
+  row("fence tokens out of real-time order", absl::StrCat(s.fence_order));
+  row("fence tokens issued twice", absl::StrCat(s.fence_duplicate));
   row("liveness (lock not re-acquired in time)", absl::StrCat(s.liveness));
   row("leftover lock keys", absl::StrCat(s.leftovers));
   row("total", absl::StrCat(s.violations()));
@@ -398,15 +467,16 @@ absl::Status WriteJson(const History& h, const std::string& path) {
       "\"acquire_failures\": %d, \"fenced_writes\": %d, "
       "\"fenced_accepted\": %d, \"fenced_rejected\": %d, "
       "\"unfenced_writes\": %d, \"violations\": {\"mutual_exclusion\": %d, "
-      "\"stale_fenced_accepted\": %d, \"liveness\": %d, \"leftovers\": %d}, "
+      "\"stale_fenced_accepted\": %d, \"fence_order\": %d, "
+      "\"fence_duplicate\": %d, \"liveness\": %d, \"leftovers\": %d}, "
       "\"late_holders\": %d, \"late_fenced_writes\": %d, "
       "\"late_fenced_rejected\": %d, \"late_unfenced_writes\": %d, "
       "\"faults\": {",
       (s.end - s.t0) / 1e9, (s.heal - s.t0) / 1e9, s.acquisitions,
       s.acquire_failures, s.fenced_writes, s.fenced_accepted, s.fenced_rejected,
       s.unfenced_writes, s.mutual_exclusion, s.stale_fenced_accepted,
-      s.liveness, s.leftovers, s.late_holders, s.late_fenced_writes,
-      s.late_fenced_rejected, s.late_unfenced_writes);
+      s.fence_order, s.fence_duplicate, s.liveness, s.leftovers, s.late_holders,
+      s.late_fenced_writes, s.late_fenced_rejected, s.late_unfenced_writes);
   bool first = true;
   for (const auto& [k, v] : s.faults_by_kind) {
     absl::StrAppendFormat(&o, "%s\"%s\": %d", first ? "" : ", ", k, v);
@@ -493,10 +563,11 @@ absl::Status WriteSvg(const History& h, const std::string& path, double from_s,
       "valid_until, red: working past it; orange: faults; blue line: "
       "heal</text>\n"
       "<text x=\"5\" y=\"28\">violations in the whole run: %d mutual "
-      "exclusion, %d stale fenced write, %d liveness, %d leftovers (marked "
-      "as red bands)</text>\n",
+      "exclusion, %d stale fenced write, %d fence order, %d fence duplicate, "
+      "%d liveness, %d leftovers (marked as red bands)</text>\n",
       left + width + 20, height, from_s, to_s, s.mutual_exclusion,
-      s.stale_fenced_accepted, s.liveness, s.leftovers);
+      s.stale_fenced_accepted, s.fence_order, s.fence_duplicate, s.liveness,
+      s.leftovers);
   // About twenty ticks, on round numbers of seconds.
   double step = 1;
   for (double c : {1, 2, 5, 10, 20, 30, 60, 120, 300, 600}) {

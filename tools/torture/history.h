@@ -81,6 +81,13 @@ struct Summary {
   // Violations.
   int64_t mutual_exclusion = 0;
   int64_t stale_fenced_accepted = 0;
+  // Sections whose acquisition started after another section of the same
+  // resource had returned, yet got a fence token no larger than it: one per
+  // such later section, however many earlier ones it fails to exceed.
+  int64_t fence_order = 0;
+  // Sections that got a fence token another section of the same resource
+  // had already got: k sections sharing a token count k - 1.
+  int64_t fence_duplicate = 0;
   int64_t liveness = 0;
   int64_t leftovers = 0;
   bool leftover_check_ran = false;
@@ -94,7 +101,8 @@ struct Summary {
   int64_t max_gap_after_heal_ns = 0;
   std::vector<std::string> details;  // One line per violation (capped).
   // Every violation, for the timeline: its kind ("mutual exclusion", "stale
-  // fenced write", "liveness"), resource and time span.
+  // fenced write", "fence order", "fence duplicate", "liveness"), resource
+  // and time span.
   struct Mark {
     std::string kind;
     std::string resource;
@@ -103,7 +111,8 @@ struct Summary {
   std::vector<Mark> marks;
 
   int64_t violations() const {
-    return mutual_exclusion + stale_fenced_accepted + liveness + leftovers;
+    return mutual_exclusion + stale_fenced_accepted + fence_order +
+           fence_duplicate + liveness + leftovers;
   }
 };
 
@@ -116,6 +125,19 @@ struct History {
 
 // Reads every *.log in `dir` and checks it.
 absl::StatusOr<History> CheckHistory(const std::string& dir);
+
+// The fence tokens the sections got, judged from their ACQ records alone
+// (CheckHistory() calls it; separate so it can be tested without files).
+// Per resource, among sections with a token (fence > 0):
+//   order      a section whose acquisition started after another's returned
+//              (start > other's ret) must have a strictly larger token: the
+//              storage cannot tell a stale holder from the current one
+//              otherwise. Sections whose acquisitions overlap in time are
+//              not ordered, so their tokens may come in either order.
+//   duplicate  no token is given out twice.
+// Adds to s->fence_order and s->fence_duplicate, and appends to s->marks and
+// s->details (times relative to s->t0). O(n log n) in the sections.
+void CheckFenceTokens(const std::vector<Section>& sections, Summary* s);
 
 // The summary table, for stdout.
 std::string FormatSummary(const Summary& s);
