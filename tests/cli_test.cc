@@ -209,6 +209,9 @@ class JsonParser {
 
 struct Finished {
   int exit_code = -1;  // 128 + N for signal N.
+  // It called exit(): exit_code is its own, not a death by signal (a shell
+  // would show both as 128 + N).
+  bool exited = false;
   std::string out;
   std::string err;
   bool timed_out = false;
@@ -279,6 +282,7 @@ class Cli {
   }
 
   pid_t pid() const { return pid_; }
+  const std::string& err_path() const { return err_path_; }
 
   // Has it exited? Reaps it if so.
   bool Done() {
@@ -317,6 +321,7 @@ class Cli {
   void Record(int status, bool timed_out) {
     Finished f;
     f.timed_out = timed_out;
+    f.exited = WIFEXITED(status);
     if (WIFEXITED(status)) f.exit_code = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) f.exit_code = 128 + WTERMSIG(status);
     f.out = ReadFile(out_path_);
@@ -331,8 +336,9 @@ class Cli {
 };
 
 std::ostream& operator<<(std::ostream& os, const Finished& f) {
-  return os << "exit " << f.exit_code << (f.timed_out ? " (timed out)" : "")
-            << "\n--- stdout:\n"
+  return os << "exit " << f.exit_code
+            << (f.exited ? "" : " (not by exit(): a signal or a timeout)")
+            << (f.timed_out ? " (timed out)" : "") << "\n--- stdout:\n"
             << f.out << "--- stderr:\n"
             << f.err;
 }
@@ -401,6 +407,16 @@ class CliTest : public ::testing::Test {
   bool WaitForFile(const std::string& path) {
     const absl::Time deadline = absl::Now() + kBound;
     while (!Exists(path)) {
+      if (absl::Now() > deadline) return false;
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return true;
+  }
+
+  // Waits until the file at `path` contains `text`.
+  bool WaitForText(const std::string& path, absl::string_view text) {
+    const absl::Time deadline = absl::Now() + kBound;
+    while (!absl::StrContains(ReadFile(path), text)) {
       if (absl::Now() > deadline) return false;
       absl::SleepFor(absl::Milliseconds(5));
     }
@@ -672,14 +688,45 @@ TEST_F(CliTest, KillingTheToolStopsTheCommand) {
   EXPECT_TRUE(WaitForFile(Path("term")));
 }
 
+// 130 alone would also be a tool killed by the SIGINT: it must exit by
+// itself, say why, and leave the masters as the holder left them.
 TEST_F(CliTest, SigintWhileWaitingEndsTheWait) {
-  ASSERT_EQ(Run({"acquire", "--ttl=30s", "job"}).exit_code, 0);
-  auto cli = Start({"run", "--wait=60s", "job", "--", "touch", Path("ran")});
-  absl::SleepFor(absl::Milliseconds(300));
+  const Finished held = Run({"acquire", "--ttl=30s", "job"});
+  ASSERT_EQ(held.exit_code, 0) << held;
+  const std::string token = KeyValues(held.out)["token"];
+  ASSERT_FALSE(token.empty()) << held;
+  auto cli =
+      Start({"run", "-v", "--wait=60s", "job", "--", "touch", Path("ran")});
+  // Refused once and now waiting for the next attempt.
+  ASSERT_TRUE(WaitForText(cli->err_path(), "waiting for job"))
+      << ReadFile(cli->err_path());
   ASSERT_EQ(kill(cli->pid(), SIGINT), 0);
   const Finished f = cli->Wait();
+  EXPECT_TRUE(f.exited) << f;
   EXPECT_EQ(f.exit_code, 128 + SIGINT) << f;
+  EXPECT_TRUE(
+      absl::StrContains(f.err, "interrupted by SIGINT while waiting for job"))
+      << f;
   EXPECT_FALSE(Exists(Path("ran")));
+  // The holder's key, untouched, and nothing of the run's.
+  EXPECT_EQ(MastersHolding("redlock:job", token), 5);
+}
+
+TEST_F(CliTest, SigintWhileTheCommandRunsReachesItAndTheLockIsReleased) {
+  auto cli = Start({"run", "--ttl=30s", "job", "--", "sh", "-c",
+                    absl::StrCat("trap 'echo int > ", Path("int"),
+                                 "; exit 7' INT; echo up > ", Path("up"),
+                                 "; while :; do sleep 0.05; done")});
+  ASSERT_TRUE(WaitForFile(Path("up")));
+  EXPECT_EQ(MastersWithKey("redlock:job"), 5);
+  ASSERT_EQ(kill(cli->pid(), SIGINT), 0);
+  const Finished f = cli->Wait();
+  // The command's own exit code, passed on by a tool that exited normally.
+  EXPECT_TRUE(f.exited) << f;
+  EXPECT_EQ(f.exit_code, 7) << f;
+  EXPECT_TRUE(Exists(Path("int")));
+  // Released, not left to expire (the TTL is 30s).
+  EXPECT_EQ(MastersWithKey("redlock:job"), 0);
 }
 
 TEST_F(CliTest, TooFewMastersIsUnavailableNotAConflict) {

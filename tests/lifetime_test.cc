@@ -300,6 +300,40 @@ TEST_F(LifetimeTest, WithLockReturnsTheWorksStatusAndDoesNotRunWhenHeld) {
   EXPECT_FALSE(ran);
 }
 
+// The extend script must check the token: a bare PEXPIRE would succeed here
+// and cut the other owner's lease to our TTL.
+TEST_F(LifetimeTest,
+       ExtendAfterAnotherOwnerTookTheKeyIsAbortedAndLeavesItsTtl) {
+  auto client = MakeClient();
+  absl::StatusOr<Lock> lock = client->TryAcquire(kJob, absl::Seconds(10));
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  const MonotonicTime valid_until_before = lock->valid_until();
+  // Another owner now holds the key on every master, with its own token.
+  for (int i = 0; i < cluster_->size(); ++i) {
+    auto direct = cluster_->Client(i);
+    ASSERT_TRUE(direct.ok()) << direct.status();
+    ASSERT_TRUE(
+        (*direct)->Set(kKey, "other-owner", absl::Milliseconds(30000)).ok());
+  }
+
+  absl::Status extended = client->Extend(*lock, absl::Seconds(5));
+  EXPECT_EQ(extended.code(), absl::StatusCode::kAborted) << extended;
+  EXPECT_LE(lock->valid_until(), valid_until_before);
+
+  for (int i = 0; i < cluster_->size(); ++i) {
+    auto direct = cluster_->Client(i);
+    ASSERT_TRUE(direct.ok()) << direct.status();
+    auto value = (*direct)->Get(kKey);
+    ASSERT_TRUE(value.ok()) << value.status();
+    EXPECT_EQ(*value, "other-owner") << "master " << i;
+    auto pttl = (*direct)->Pttl(kKey);
+    ASSERT_TRUE(pttl.ok()) << pttl.status();
+    // Still the other owner's 30s (less the test's own time), not our 5s.
+    EXPECT_GT(*pttl, 25000) << "master " << i;
+    EXPECT_LE(*pttl, 30000) << "master " << i;
+  }
+}
+
 TEST_F(LifetimeTest, KeepAliveHandleReleasesWhenDestroyed) {
   LoopRunner loop;
   Options options = TestOptions(cluster_->Uris());

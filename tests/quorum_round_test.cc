@@ -207,8 +207,12 @@ TEST_F(QuorumRoundTest, ValidityIsMeasuredFromTheStartOfTheRound) {
   ASSERT_EQ(calls_, 1);
   ASSERT_TRUE(result_->status.ok());
   EXPECT_EQ(result_->start, start);
-  EXPECT_EQ(result_->valid_until,
-            start + ToChrono(absl::Seconds(10) - absl::Milliseconds(102)));
+  EXPECT_EQ(result_->decided_at, start + std::chrono::milliseconds(70));
+  // ttl - drift from the start: the 70ms the round took are already spent.
+  const auto ttl_minus_drift =
+      ToChrono(absl::Seconds(10) - absl::Milliseconds(102));
+  EXPECT_EQ(result_->valid_until, start + ttl_minus_drift);
+  EXPECT_NE(result_->valid_until, result_->decided_at + ttl_minus_drift);
   EXPECT_EQ(Remaining(result_->valid_until, result_->decided_at),
             absl::Seconds(10) - absl::Milliseconds(102 + 70));
   EXPECT_EQ(result_->votes[0].latency, absl::Milliseconds(30));

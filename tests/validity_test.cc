@@ -24,9 +24,12 @@ TEST(ValidUntilTest, IsStartPlusTtlMinusDrift) {
   EXPECT_EQ(ToDuration(until - start), absl::Milliseconds(10000 - 102));
 }
 
-TEST(ValidUntilTest, DoesNotDependOnWhenQuorumWasReached) {
-  // Elapsed time is accounted for by measuring from the start of the attempt.
+// Only the formula. That a round measures validity from its start, not from
+// when quorum came, is
+// QuorumRoundTest.ValidityIsMeasuredFromTheStartOfTheRound.
+TEST(ValidUntilTest, SubtractsTheDriftOfTheGivenFactor) {
   MonotonicTime start{std::chrono::seconds(5)};
+  // 2s * 5% + 2ms, not the default 1%'s 22ms.
   EXPECT_EQ(ValidUntil(start, absl::Seconds(2), 0.05),
             start + ToChrono(absl::Seconds(2) - absl::Milliseconds(102)));
 }
