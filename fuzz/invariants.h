@@ -287,11 +287,12 @@ inline std::string CheckVotes(const internal::RedisReply& reply) {
     return problem;
   }
 
-  // Fence write-back: any integer is granted, nothing is denied.
+  // Fence write-back: 1 is granted, 0 denied, nothing else is a vote.
   const absl::StatusOr<Vote> write = internal::FenceWriteVote(reply);
   if (write.ok()) {
     problem = shape("FenceWriteVote",
-                    reply.type == Type::kInteger && *write == Vote::kGranted);
+                    reply.type == Type::kInteger &&
+                        reply.integer == (*write == Vote::kGranted ? 1 : 0));
     if (!problem.empty()) return problem;
   }
   if (problem = error_is_failure("FenceWriteVote", write); !problem.empty()) {

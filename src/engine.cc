@@ -5,6 +5,7 @@
 #include <event2/event.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <utility>
 
@@ -47,27 +48,51 @@ absl::string_view LossSummary(absl::StatusCode code) {
 
 std::shared_ptr<LockState> StateOf(const Lock& lock) { return lock.state(); }
 
+// OK if the master cannot evict our keys; else why it is a risk.
+absl::Status EvictionRisk(const MasterIdentity& id) {
+  if (!id.known || id.maxmemory_policy.empty() ||
+      id.maxmemory_policy == "noeviction") {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "maxmemory-policy is ", id.maxmemory_policy,
+      absl::StartsWith(id.maxmemory_policy, "volatile")
+          ? ": under memory pressure it may evict lock keys (they have a TTL)"
+          : ": under memory pressure it may evict lock keys, fencing "
+            "counters and the deployment marker",
+      ", which lets a second owner in; set maxmemory-policy noeviction"));
+}
+
+
 // Counts the fenced-acquire replies whose counter can be trusted, and the
-// highest such counter. A master that never lost its data (marker "trusted")
-// knows that a missing counter means 0. A reborn one may have forgotten it;
-// a counter it holds was written back after its restart by an acquisition
-// that read a trusted quorum, so that one can be trusted. `untrusted`, if
-// not null, names the others (by index).
+// highest such counter. A read counts only from a master whose grants count
+// right now (`judged`: the restart guard's rule, the same as for grants), and
+// then only if its counter cannot have been forgotten: a master that never
+// lost its data (marker "trusted") knows that a missing counter means 0; a
+// reborn one may have forgotten it, so only a counter it holds counts, one
+// written back after its restart. `untrusted`, if not null, names the others
+// (by index).
 int TrustedFenceReads(const std::vector<std::optional<RedisReply>>& replies,
+                      const std::function<absl::Status(int)>& judged,
                       uint64_t* highest, std::string* untrusted) {
   int trusted = 0;
   for (size_t i = 0; i < replies.size(); ++i) {
     if (!replies[i].has_value()) continue;
     absl::StatusOr<FenceRead> read = ParseFenceRead(*replies[i]);
     if (!read.ok()) continue;
-    if (read->marker == kTrustedMarker ||
-        (read->marker == kRebornMarker && read->counter_present)) {
+    absl::Status veto = judged(static_cast<int>(i));
+    if (veto.ok() &&
+        (read->marker == kTrustedMarker ||
+         (read->marker == kRebornMarker && read->counter_present))) {
       ++trusted;
       if (highest != nullptr) *highest = std::max(*highest, read->counter);
     } else if (untrusted != nullptr) {
-      absl::StrAppend(untrusted, untrusted->empty() ? "" : ", ", "master ",
-                      i + 1, " (",
-                      read->marker.empty() ? "no marker" : read->marker, ")");
+      absl::StrAppend(
+          untrusted, untrusted->empty() ? "" : ", ", "master ", i + 1, " (",
+          !veto.ok()            ? std::string(veto.message())
+          : read->marker.empty() ? std::string("no marker")
+                                 : absl::StrCat(read->marker, ", no counter"),
+          ")");
     }
   }
   return trusted;
@@ -158,9 +183,10 @@ class Engine::AcquireOp final : public Engine::Operation {
       config.map_reply = &FencedAcquireVote;
       config.keep_replies = true;
       config.ready_to_win =
-          [quorum = engine_->quorum_](
+          [engine = engine_](
               const std::vector<std::optional<RedisReply>>& replies) {
-            return TrustedFenceReads(replies, nullptr, nullptr) >= quorum;
+            return TrustedFenceReads(replies, engine->Judge(), nullptr,
+                                     nullptr) >= engine->quorum_;
           };
     } else {
       config.command = AcquireCommand(key_, token_, ttl_);
@@ -191,7 +217,8 @@ class Engine::AcquireOp final : public Engine::Operation {
     // carries every earlier token written back to a quorum.
     uint64_t highest = 0;
     std::string untrusted;
-    const int trusted = TrustedFenceReads(won_.replies, &highest, &untrusted);
+    const int trusted = TrustedFenceReads(won_.replies, engine_->Judge(),
+                                          &highest, &untrusted);
     if (trusted < engine_->quorum_) {
       SendToAll(ReleaseCommand(key_, token_));
       Fail(absl::UnavailableError(absl::StrCat(
@@ -208,6 +235,10 @@ class Engine::AcquireOp final : public Engine::Operation {
     config.command = FenceWriteCommand(counter_key_, fence_);
     config.map_reply = &FenceWriteVote;
     config.quorum = engine_->quorum_;
+    // Counted under the same rule as grants: a later acquisition finds our
+    // token only through a quorum of judged masters, and one server under
+    // two addresses must not count twice.
+    config.grant_veto = engine_->Judge();
     config.cleanup_on_loss = ReleaseCommand(key_, token_);
     StartRound(std::move(config));
   }
@@ -421,9 +452,12 @@ class KeepAliveOp final : public Engine::Operation {
     ArmExtendTimer();
   }
 
+  // Also after the lock was lost: the masters that still hold our token keep
+  // it for up to a TTL unless it is released.
   void Stop(bool release) {
     if (stopped_) return;
     stopped_ = true;
+    lost_ = true;
     StopTimers();
     if (release && engine_->CheckLock(Lock(state_)).ok()) {
       engine_->Release(Lock(state_), [](absl::StatusOr<ReleaseReport>) {})
@@ -470,7 +504,7 @@ class KeepAliveOp final : public Engine::Operation {
   }
 
   void OnExtended(const absl::Status& status) {
-    if (stopped_) return;
+    if (lost_) return;
     if (!status.ok()) {
       Lost(status);
       return;
@@ -495,24 +529,24 @@ class KeepAliveOp final : public Engine::Operation {
   }
 
   // The lock can no longer be trusted: say so once, stop extending. The
-  // lock is not released here; the handle's owner does that.
+  // lock is not released here, and the operation stays registered with the
+  // engine: the handle's owner stops it, and that releases whatever the
+  // masters still hold.
   void Lost(absl::Status reason) {
-    if (stopped_) return;
-    stopped_ = true;
+    if (lost_) return;
+    lost_ = true;
     StopTimers();
     state_->MarkLost(reason);
-    Deliver(on_lost_, reason);
+    if (on_lost_) {
+      engine_->completions_.Post(
+          [done = std::move(on_lost_), reason]() mutable { done(reason); });
+    }
   }
 
-  void Fail(absl::Status status) override { Lost(std::move(status)); }
-
-  template <typename Callback, typename Result>
-  void Deliver(Callback& callback, Result result) {
-    if (callback) {
-      Operation::Deliver(callback, std::move(result));
-    } else {
-      engine_->Finish(this, [] {});
-    }
+  // The engine is going away (Cancel): nothing can be released any more.
+  void Fail(absl::Status status) override {
+    Lost(std::move(status));
+    stopped_ = true;
   }
 
   static void ExtendThunk(int, short, void* arg) {
@@ -530,7 +564,8 @@ class KeepAliveOp final : public Engine::Operation {
   absl::AnyInvocable<void(const absl::Status&)> on_lost_;
   event* const extend_timer_;
   event* const margin_timer_;
-  bool stopped_ = false;
+  bool lost_ = false;     // No more extensions; on_lost_ was posted.
+  bool stopped_ = false;  // Stop() ran, or the engine cancelled us.
 };
 
 void StopKeepAlive(KeepAliveOp& op, bool release) { op.Stop(release); }
@@ -570,6 +605,7 @@ Engine::Engine(event_base* base, Options options,
     masters_.push_back(std::make_unique<Master>(base, std::move(config)));
     links_.push_back(masters_.back().get());
   }
+  eviction_warned_.assign(masters_.size(), -1);
   for (const auto& master : masters_) {
     master->set_on_state_change([this] { OnMasterStateChange(); });
   }
@@ -645,6 +681,7 @@ void Engine::OnMasterStateChange() {
     }
   }
   if (all_settled) MarkDeploymentKnown();
+  WarnAboutEviction();
 }
 
 void Engine::WriteMarker(Master& master, absl::string_view value) {
@@ -687,6 +724,8 @@ std::vector<MasterHealth> Engine::Health() const {
     h.last_error = m.last_error();
     if (m.identity().known) h.marker = m.identity().marker;
     h.grants_count = GrantVeto(static_cast<int>(i));
+    h.maxmemory_policy = m.identity().maxmemory_policy;
+    h.eviction = EvictionRisk(m.identity());
     const MasterCounters& c = m.counters();
     h.requests = c.sent;
     h.replies = c.replies;
@@ -701,9 +740,47 @@ std::vector<MasterHealth> Engine::Health() const {
 }
 
 absl::Status Engine::GrantVeto(int master) const {
+  const Master& m = *masters_[master];
+  const MasterIdentity& id = m.identity();
+  // One server under two addresses (an IPv6-mapped address, a second IP, a
+  // DNS alias, a proxy) is one failure domain: it casts one vote, under the
+  // first of its addresses.
+  if (id.known && !id.run_id.empty()) {
+    for (int j = 0; j < master; ++j) {
+      const MasterIdentity& other = masters_[j]->identity();
+      if (other.known && other.run_id == id.run_id) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "same server as master ", j + 1, " (", masters_[j]->name(),
+            ", run_id ", id.run_id.substr(0, 8),
+            "...): one server casts one vote"));
+      }
+    }
+  }
   if (!options_.restart_guard) return absl::OkStatus();
-  const MasterIdentity& id = masters_[master]->identity();
-  if (!id.known || id.marker != kRebornMarker) return absl::OkStatus();
+  // Fail closed: whatever is not known to be trustworthy casts no grant.
+  if (!m.ready() || !id.known) {
+    return absl::FailedPreconditionError(
+        "restart guard: not yet judged (no handshake completed on the "
+        "current connection)");
+  }
+  if (id.marker.empty()) {
+    bool others_marked = false;
+    for (const auto& x : masters_) {
+      others_marked |= x->identity().known && !x->identity().marker.empty();
+    }
+    return absl::FailedPreconditionError(
+        bootstrapped_ || others_marked
+            ? "restart guard: not yet judged (its deployment marker is being "
+              "written)"
+            : "restart guard: not yet judged (no marker, and no marked master "
+              "reachable to compare its uptime with; a new deployment is "
+              "trusted only once every master answered unmarked)");
+  }
+  if (id.marker == kTrustedMarker) return absl::OkStatus();
+  if (id.marker != kRebornMarker) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "restart guard: unknown deployment marker \"", id.marker, "\""));
+  }
   const absl::Duration uptime =
       absl::Seconds(id.uptime_s) + ToDuration(clock_->Now() - id.seen_at);
   if (uptime >= options_.max_ttl) return absl::OkStatus();
@@ -713,6 +790,23 @@ absl::Status Engine::GrantVeto(int master) const {
       " ago; its grants count again in ",
       absl::FormatDuration(
           absl::Ceil(options_.max_ttl - uptime, absl::Seconds(1)))));
+}
+
+void Engine::WarnAboutEviction() {
+  for (size_t i = 0; i < masters_.size(); ++i) {
+    const Master& m = *masters_[i];
+    if (!m.ready() || eviction_warned_[i] == m.counters().connects) continue;
+    absl::Status risk = EvictionRisk(m.identity());
+    if (risk.ok()) continue;
+    eviction_warned_[i] = m.counters().connects;
+    const std::string text =
+        absl::StrCat("redlock: warning: master ", m.name(), ": ", risk.message());
+    if (options_.on_warning) {
+      options_.on_warning(text);
+    } else {
+      std::fprintf(stderr, "%s\n", text.c_str());
+    }
+  }
 }
 
 Engine::~Engine() {
@@ -731,7 +825,8 @@ RoundConfig Engine::BaseRound(absl::Duration ttl) const {
   RoundConfig config;
   config.quorum = quorum_;
   config.check_validity = true;
-  config.ttl = ttl;
+  // Validity is computed from the TTL the masters were given.
+  config.ttl = SentTtl(ttl);
   config.drift_factor = options_.drift_factor;
   config.min_validity = options_.min_validity;
   config.grant_veto = [this](int master) { return GrantVeto(master); };
@@ -755,6 +850,14 @@ absl::Status Engine::CheckTtl(absl::Duration ttl) const {
     return absl::InvalidArgumentError(
         absl::StrCat("ttl ", absl::FormatDuration(ttl), " exceeds max_ttl (",
                      absl::FormatDuration(options_.max_ttl), ")"));
+  }
+  const absl::Duration sent = SentTtl(ttl);
+  if (sent - Drift(sent, options_.drift_factor) <= options_.min_validity) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ttl ", absl::FormatDuration(ttl), " less the clock drift allowance (",
+        absl::FormatDuration(Drift(sent, options_.drift_factor)),
+        ") leaves no validity above min_validity (",
+        absl::FormatDuration(options_.min_validity), ")"));
   }
   return absl::OkStatus();
 }

@@ -8,6 +8,7 @@
 #ifndef REDLOCK_SRC_ENGINE_H_
 #define REDLOCK_SRC_ENGINE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -86,8 +87,19 @@ class Engine {
   // Writes the deployment marker to `master` unless one is there; its local
   // view follows the reply.
   void WriteMarker(Master& master, absl::string_view value);
-  // Non-OK if master `i`'s grants must not count (restart guard).
+  // OK if master `i`'s grants count now; otherwise kFailedPrecondition
+  // saying why not. Fail closed: a master not yet judged trustworthy by the
+  // restart guard (no handshake on the current connection, no marker yet,
+  // reborn and up for less than max_ttl) and a second address of a server
+  // already among the masters (same run_id) cast no grant.
   absl::Status GrantVeto(int master) const;
+  // GrantVeto as a callable, for rounds and fence reads.
+  std::function<absl::Status(int)> Judge() const {
+    return [this](int master) { return GrantVeto(master); };
+  }
+  // Warns (Options::on_warning, else stderr) once per connection about a
+  // master that can evict the library's keys.
+  void WarnAboutEviction();
 
   absl::Status CheckTtl(absl::Duration ttl) const;
   absl::Status CheckLock(const Lock& lock) const;
@@ -109,6 +121,8 @@ class Engine {
   bool deployment_known_ = false;
   bool bootstrapped_ = false;
   std::vector<absl::AnyInvocable<void()>> deployment_waiters_;
+  // Per master: MasterCounters::connects when its eviction warning was given.
+  std::vector<int64_t> eviction_warned_;
   event* deployment_timer_ = nullptr;
 };
 

@@ -200,6 +200,7 @@ void Master::QueueHandshake() {
   }
   if (!config_.marker_key.empty()) {
     steps.push_back({Kind::kInfo, {"INFO", "server"}});
+    steps.push_back({Kind::kInfoMemory, {"INFO", "memory"}});
     steps.push_back({Kind::kTime, {"TIME"}});
     steps.push_back({Kind::kMarker, {"GET", config_.marker_key}});
   }
@@ -258,6 +259,16 @@ void ParseInfoServer(absl::string_view info, std::string* run_id,
       if (absl::SimpleAtoi(line, &value)) *uptime_s = value;
     }
   }
+}
+
+std::string ParseMaxmemoryPolicy(absl::string_view info) {
+  for (absl::string_view line : absl::StrSplit(info, '\n')) {
+    line = absl::StripTrailingAsciiWhitespace(line);
+    if (absl::ConsumePrefix(&line, "maxmemory_policy:")) {
+      return std::string(line);
+    }
+  }
+  return "";
 }
 
 void Master::ScheduleReconnect() {
@@ -373,8 +384,26 @@ void Master::OnReply(redisAsyncContext* ac, redisReply* reply) {
   if (converted.type == RedisReply::Type::kError) ++counters_.error_replies;
   if (p.script_call.has_value() && IsNoScript(converted)) {
     // The script cache was flushed since we loaded it. EVAL runs (and caches)
-    // it; the resend queues behind later commands, which is safe because
-    // every attempt has its own token.
+    // it, but the resend queues behind whatever was sent after this call. A
+    // script that creates the lock key must not run after those: a round
+    // that lost sends its clean-up release right behind the acquire, and an
+    // acquire re-sent behind that release would leave its key for a whole
+    // TTL. Such a call is re-sent only when nothing was sent after it;
+    // otherwise it fails (a failed vote), and the script is loaded again for
+    // the next attempt. The other scripts are safe in any order.
+    if (p.script_call->script->creates_lock && !pending_.empty()) {
+      Pending reload;
+      reload.sent_at = Now();
+      reload.kind = Kind::kScriptLoad;
+      Write({"SCRIPT", "LOAD", std::string(p.script_call->script->source)},
+            std::move(reload));
+      if (p.done) {
+        p.done(absl::NotFoundError(absl::StrCat(
+            converted.str,
+            " (not re-sent: commands sent after it would run first)")));
+      }
+      return;
+    }
     ++counters_.noscript_fallbacks;
     Pending retry;
     retry.sent_at = p.sent_at;
@@ -396,6 +425,9 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
       break;
     case Kind::kInfo:
       step = "INFO";
+      break;
+    case Kind::kInfoMemory:
+      step = "INFO memory";
       break;
     case Kind::kMarker:
       step = "GET marker";
@@ -437,6 +469,9 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
     ParseInfoServer(reply.str, &pending_identity_.run_id,
                     &pending_identity_.uptime_s);
     pending_identity_.seen_at = Now();
+  }
+  if (pending.kind == Kind::kInfoMemory) {
+    pending_identity_.maxmemory_policy = ParseMaxmemoryPolicy(reply.str);
   }
   if (pending.kind == Kind::kMarker) {
     ParseMarker(reply.type == RedisReply::Type::kString ? reply.str : "",

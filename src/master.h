@@ -63,11 +63,16 @@ struct MasterIdentity {
   std::string marker;
   // When the marker was written, on that server's clock (0 if unknown).
   int64_t marker_time_us = 0;
+  // INFO memory maxmemory_policy ("noeviction", "allkeys-lru", ...); empty
+  // if the server did not say.
+  std::string maxmemory_policy;
 };
 
 // "run_id" and "uptime_in_seconds" from an INFO server reply. Pure.
 void ParseInfoServer(absl::string_view info, std::string* run_id,
                      int64_t* uptime_s);
+// "maxmemory_policy" from an INFO memory reply; empty if absent. Pure.
+std::string ParseMaxmemoryPolicy(absl::string_view info);
 
 struct MasterCounters {
   int64_t sent = 0;
@@ -92,7 +97,9 @@ class Master final : public MasterLink {
   const std::string& name() const override { return name_; }
   void Send(const Command& command, ReplyCallback done) override;
 
-  // Connected and handshake answered.
+  // Connected and handshake answered. A reply to a command sent through
+  // Send() arrives only while ready() (the handshake is queued first), so
+  // identity() then describes the server that sent the reply.
   bool ready() const { return state_ == State::kConnected && handshake_ok_; }
   const MasterCounters& counters() const { return counters_; }
   const MasterIdentity& identity() const { return identity_; }
@@ -113,7 +120,16 @@ class Master final : public MasterLink {
 
  private:
   enum class State { kDisconnected, kConnecting, kConnected };
-  enum class Kind { kUser, kAuth, kSelect, kScriptLoad, kInfo, kTime, kMarker };
+  enum class Kind {
+    kUser,
+    kAuth,
+    kSelect,
+    kScriptLoad,
+    kInfo,
+    kInfoMemory,
+    kTime,
+    kMarker
+  };
 
   struct Pending {
     MonotonicTime sent_at;

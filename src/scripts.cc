@@ -36,9 +36,9 @@ constexpr absl::string_view kFenceWriteSource =
     "local wanted = tonumber(ARGV[1])\n"
     "if wanted > current then\n"
     "  redis.call('set', KEYS[1], ARGV[1])\n"
-    "  return wanted\n"
+    "  return 1\n"
     "end\n"
-    "return current\n";
+    "return 0\n";
 
 constexpr absl::string_view kMarkerSource =
     "local current = redis.call('get', KEYS[1])\n"
@@ -49,8 +49,9 @@ constexpr absl::string_view kMarkerSource =
     "redis.call('set', KEYS[1], value)\n"
     "return value\n";
 
-Script MakeScript(absl::string_view name, absl::string_view source) {
-  return Script{name, source, Sha1Hex(source)};
+Script MakeScript(absl::string_view name, absl::string_view source,
+                  bool creates_lock = false) {
+  return Script{name, source, Sha1Hex(source), creates_lock};
 }
 
 }  // namespace
@@ -69,7 +70,8 @@ const Script& ExtendScript() {
 
 const Script& FencedAcquireScript() {
   static const Script* const script =
-      new Script(MakeScript("fenced acquire", kFencedAcquireSource));
+      new Script(MakeScript("fenced acquire", kFencedAcquireSource,
+                            /*creates_lock=*/true));
   return *script;
 }
 
@@ -131,8 +133,13 @@ void ParseMarker(absl::string_view value, std::string* state,
   }
 }
 
+absl::Duration SentTtl(absl::Duration ttl) {
+  return absl::Milliseconds(
+      std::max<int64_t>(1, absl::ToInt64Milliseconds(ttl)));
+}
+
 std::string TtlMillis(absl::Duration ttl) {
-  return absl::StrCat(std::max<int64_t>(1, absl::ToInt64Milliseconds(ttl)));
+  return absl::StrCat(absl::ToInt64Milliseconds(SentTtl(ttl)));
 }
 
 Command AcquireCommand(absl::string_view key, absl::string_view token,

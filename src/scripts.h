@@ -22,6 +22,12 @@ struct Script {
   absl::string_view name;    // For messages: "release", "extend".
   absl::string_view source;  // Lua.
   std::string sha1;          // Sha1Hex(source).
+  // Run later than sent, it could leave a lock key behind: a NOSCRIPT reply
+  // is then re-sent as EVAL only if nothing was sent after it on that
+  // connection (see Master::OnReply). The other scripts are safe in any
+  // order: release and extend are token-checked and never create the key,
+  // the fence write only raises, the marker is written once.
+  bool creates_lock = false;
 };
 
 // Deletes KEYS[1] if it holds ARGV[1]. Returns 1 if deleted, else 0.
@@ -34,7 +40,9 @@ const Script& ExtendScript();
 // Returns {1 or 0 (set or not), counter or "", marker or ""}.
 const Script& FencedAcquireScript();
 // Raises the counter KEYS[1] to ARGV[1] if lower (never lowers it). Returns
-// the counter afterwards.
+// 1 if it raised it, 0 if the counter was already at or above ARGV[1]: then
+// another acquisition wrote that token (or a higher one), and this one must
+// not be issued.
 const Script& FenceWriteScript();
 // Every script a connection loads when it connects.
 const std::vector<const Script*>& AllScripts();
@@ -72,7 +80,10 @@ void ParseMarker(absl::string_view value, std::string* state, int64_t* time_us);
 // `eval`, EVAL source numkeys ...).
 std::vector<std::string> CommandArgv(const Command& command, bool eval);
 
-// TTL in whole milliseconds, at least 1, for PX and PEXPIRE.
+// The TTL the masters are given: `ttl` truncated to whole milliseconds, at
+// least 1ms. Validity is computed from this, never from the TTL asked for.
+absl::Duration SentTtl(absl::Duration ttl);
+// SentTtl(ttl) in milliseconds, for PX and PEXPIRE.
 std::string TtlMillis(absl::Duration ttl);
 
 }  // namespace redlock::internal

@@ -89,7 +89,14 @@ absl::StatusOr<Vote> FencedAcquireVote(const RedisReply& reply) {
 }
 
 absl::StatusOr<Vote> FenceWriteVote(const RedisReply& reply) {
-  if (reply.type == RedisReply::Type::kInteger) return Vote::kGranted;
+  // 1: raised to our token. 0: already at or above it — another acquisition
+  // holds this token or a higher one, so ours must not be issued.
+  if (reply.type == RedisReply::Type::kInteger && reply.integer == 1) {
+    return Vote::kGranted;
+  }
+  if (reply.type == RedisReply::Type::kInteger && reply.integer == 0) {
+    return Vote::kDenied;
+  }
   if (reply.type == RedisReply::Type::kError) {
     return ErrorReplyStatus(reply.str);
   }

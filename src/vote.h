@@ -33,8 +33,9 @@ absl::StatusOr<Vote> ScriptVote(const RedisReply& reply);
 // The fenced acquire script: {1|0, counter, marker}; 1 granted, 0 denied.
 absl::StatusOr<Vote> FencedAcquireVote(const RedisReply& reply);
 
-// The fence write-back script: any integer (the counter afterwards) is
-// granted.
+// The fence write-back script: 1 (raised to our token) is granted, 0 (the
+// counter was already at or above it) is denied: two acquisitions must
+// never issue the same token. Any other integer is a failure.
 absl::StatusOr<Vote> FenceWriteVote(const RedisReply& reply);
 
 // What a fenced acquire read on one master.

@@ -143,8 +143,12 @@ TEST(ParseFenceReadTest, ACounterThatIsNotANumberIsAnError) {
   EXPECT_FALSE(ParseFenceRead(FencedReply(1, "42\n", "trusted")).ok());
 }
 
-TEST(FenceWriteVoteTest, AnyIntegerIsGranted) {
-  EXPECT_EQ(FenceWriteVote(RedisReply::Integer(12)).value(), Vote::kGranted);
+TEST(FenceWriteVoteTest, OnlyARaiseIsGrantedAndACounterAtOrAboveIsDenied) {
+  EXPECT_EQ(FenceWriteVote(RedisReply::Integer(1)).value(), Vote::kGranted);
+  // The counter already held our token or a higher one: another acquisition
+  // issued it, so ours must not count.
+  EXPECT_EQ(FenceWriteVote(RedisReply::Integer(0)).value(), Vote::kDenied);
+  EXPECT_FALSE(FenceWriteVote(RedisReply::Integer(12)).ok());
   EXPECT_FALSE(FenceWriteVote(RedisReply::Nil()).ok());
 }
 

@@ -95,8 +95,10 @@ class KeepAliveHandle {
   ~KeepAliveHandle();
 
   // Stops extending; with `release`, also releases the lock (the result is
-  // not reported: use AsyncRedlock::ReleaseAsync() to see it). Does nothing
-  // if already stopped or if the engine is gone.
+  // not reported: use AsyncRedlock::ReleaseAsync() to see it). A lock that
+  // was declared lost is released too: the masters that still hold its token
+  // would otherwise keep it for up to a TTL. Does nothing if already stopped,
+  // if the lock was already released, or if the engine is gone.
   void Stop(bool release = true);
 
  private:

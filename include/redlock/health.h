@@ -31,9 +31,21 @@ struct MasterHealth {
   // unknown (no handshake yet) or without the restart guard's marker.
   std::string marker;
   // OK if its grants count. Otherwise kFailedPrecondition saying why not:
-  // the restart guard holds a reborn master back until it has been up for
-  // max_ttl, and the message says for how much longer.
+  //   "restart guard: not yet judged (...)"  not connected, handshake not
+  //       done, or no marker yet (being written, or no marked master
+  //       reachable to compare its uptime with);
+  //   "restart guard: this master lost its data ..."  reborn, held back
+  //       until it has been up for max_ttl (the message says how much longer);
+  //   "same server as master K (...)"  a second address of a server already
+  //       among the masters (same run_id): one server casts one vote.
   absl::Status grants_count;
+  // Its maxmemory-policy, as read in the last handshake; empty if unknown.
+  std::string maxmemory_policy;
+  // OK for noeviction (or unknown). Otherwise kFailedPrecondition: under
+  // memory pressure the master may evict lock keys (volatile-* policies:
+  // they have a TTL) or also the fencing counters and the deployment marker
+  // (allkeys-*), and an evicted lock lets a second owner in.
+  absl::Status eviction;
 
   // Counts since the client was created.
   int64_t requests = 0;             // Commands sent, handshake included.

@@ -17,6 +17,7 @@
 #define REDLOCK_OPTIONS_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -89,9 +90,12 @@ struct Options {
   double drift_factor = 0.01;
 
   // An acquisition or extension whose remaining validity at the moment quorum
-  // is reached is not greater than this fails with kDeadlineExceeded.
-  // Default: 0 (any positive validity counts).
-  absl::Duration min_validity = absl::ZeroDuration();
+  // is reached is not greater than this fails with kDeadlineExceeded (an
+  // acquisition retries while its wait lasts). A lock with a few microseconds
+  // left is worse than none: its holder starts work it cannot protect.
+  // Default: 10ms, more than a loopback round trip and a scheduler's time
+  // slice, far less than any TTL a lock is used with. Must not be negative.
+  absl::Duration min_validity = absl::Milliseconds(10);
 
   // A master that has not answered a request within this long is a failed
   // vote for that request. Must be positive and shorter than every TTL used.
@@ -130,6 +134,12 @@ struct Options {
 
   // Default: see ReconnectBackoff.
   ReconnectBackoff reconnect;
+
+  // Called with a warning a person should see, once per connection: a master
+  // whose maxmemory-policy lets it evict the library's keys. Runs on the
+  // client's loop thread; must not block. Default: none, and warnings are
+  // written to stderr.
+  std::function<void(absl::string_view)> on_warning;
 };
 
 // One parsed master URI.

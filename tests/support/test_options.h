@@ -6,12 +6,15 @@
 #ifndef REDLOCK_TESTS_SUPPORT_TEST_OPTIONS_H_
 #define REDLOCK_TESTS_SUPPORT_TEST_OPTIONS_H_
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/time/time.h"
+#include "absl/status/status.h"
 #include "redlock/options.h"
+#include "tests/support/redis_server.h"
 
 namespace redlock::testing {
 
@@ -33,6 +36,32 @@ inline Options TestOptions(std::vector<std::string> masters) {
 inline std::string MarkerState(const std::optional<std::string>& value) {
   if (!value.has_value()) return "";
   return value->substr(0, value->find(':'));
+}
+
+// Marks every master of `cluster` as part of an existing deployment, as the
+// first client that heard them all would have ("trusted:<server time>"). The
+// restart guard trusts a brand-new deployment only once a client heard every
+// master unmarked; a test that starts with some masters down or blackholed
+// models a deployment that has existed before the fault.
+inline absl::Status MarkDeploymentTrusted(const RedisCluster& cluster) {
+  for (int i = 0; i < cluster.size(); ++i) {
+    auto client = cluster.Client(i);
+    if (!client.ok()) return client.status();
+    auto time = (*client)->Command({"TIME"});
+    if (!time.ok()) return time.status();
+    if (time->elements.size() != 2) {
+      return absl::InternalError("unexpected reply to TIME");
+    }
+    const std::string micros =
+        std::string(6 - std::min<size_t>(6, time->elements[1].str.size()),
+                    '0') +
+        time->elements[1].str;
+    auto set = (*client)->Command({"SET", "redlock:__deployment__",
+                                   "trusted:" + time->elements[0].str + micros,
+                                   "NX"});
+    if (!set.ok()) return set.status();
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace redlock::testing

@@ -1,0 +1,383 @@
+// Copyright 2026 The redlock Authors.
+//
+// Fail closed: a grant counts only from a master this client has judged
+// trustworthy, and nothing the client does can leave a second owner in or a
+// key behind. Each test here failed on the code before the rule (the scene it
+// replays let a second owner in, or left a key), on real redis-server
+// processes with faults from signals, restarts and the fault proxy.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "redlock/async_redlock.h"
+#include "redlock/keys.h"
+#include "redlock/redlock.h"
+#include "src/scripts.h"
+#include "tests/support/await_call.h"
+#include "tests/support/fault_proxy.h"
+#include "tests/support/loop_runner.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/test_options.h"
+
+namespace redlock {
+namespace {
+
+using ::redlock::testing::FaultProxy;
+using ::redlock::testing::LoopRunner;
+using ::redlock::testing::RedisCluster;
+using ::redlock::testing::RedisServer;
+using ::redlock::testing::TestOptions;
+
+constexpr char kJob[] = "job";
+
+class FailClosedTest : public ::testing::Test {
+ protected:
+  void StartCluster(int n) {
+    if (RedisServer::UsingExternalMasters()) {
+      GTEST_SKIP() << "needs servers it can restart and stop";
+    }
+    auto cluster = RedisCluster::Start(n, {});
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = *std::move(cluster);
+  }
+
+  FaultProxy& AddProxy(int master) {
+    auto proxy =
+        FaultProxy::Start({.upstream_port = cluster_->server(master).port()});
+    EXPECT_TRUE(proxy.ok()) << proxy.status();
+    proxies_.push_back(*std::move(proxy));
+    return *proxies_.back();
+  }
+
+  std::unique_ptr<Redlock> MakeClient(std::vector<std::string> masters) {
+    auto client = Redlock::Create(TestOptions(std::move(masters)));
+    EXPECT_TRUE(client.ok()) << client.status();
+    return client.ok() ? *std::move(client) : nullptr;
+  }
+
+  std::optional<std::string> Value(int master, const std::string& key) {
+    auto client = cluster_->Client(master);
+    EXPECT_TRUE(client.ok()) << client.status();
+    if (!client.ok()) return "<error>";
+    auto value = (*client)->Get(key);
+    EXPECT_TRUE(value.ok()) << value.status();
+    return value.ok() ? *value : "<error>";
+  }
+
+  void Set(int master, const std::string& key, const std::string& value) {
+    auto client = cluster_->Client(master);
+    ASSERT_TRUE(client.ok()) << client.status();
+    auto reply = (*client)->Command({"SET", key, value, "PX", "30000"});
+    ASSERT_TRUE(reply.ok()) << reply.status();
+  }
+
+  void Del(int master, const std::string& key) {
+    auto client = cluster_->Client(master);
+    ASSERT_TRUE(client.ok()) << client.status();
+    ASSERT_TRUE((*client)->Command({"DEL", key}).ok());
+  }
+
+  // A master restarted less than about 2s after the deployment was marked
+  // cannot be told from one that only missed the marking (INFO reports
+  // uptime in whole seconds): let the deployment age past that.
+  static void AgePastUptimeResolution() {
+    absl::SleepFor(absl::Milliseconds(2200));
+  }
+
+  static bool Mentions(const absl::Status& status, absl::string_view text) {
+    return absl::StrContains(status.message(), text);
+  }
+
+  std::unique_ptr<RedisCluster> cluster_;
+  std::vector<std::unique_ptr<FaultProxy>> proxies_;
+};
+
+// The scene of the report: X holds the job on three masters; masters 2 and 3
+// restart without their data; master 1, the only one that remembers X, is
+// stopped. A client that starts now hears only the two empty masters: it has
+// no marked master to compare their uptime with, so it must not count them.
+TEST_F(FailClosedTest, WithNoMarkedMasterReachableEmptyMastersCastNoGrant) {
+  StartCluster(3);
+  auto x = MakeClient(cluster_->Uris());
+  absl::StatusOr<Lock> held = x->TryAcquire(kJob, absl::Seconds(60));
+  ASSERT_TRUE(held.ok()) << held.status();
+  // X's process goes on working; its client would have marked the restarted
+  // masters "reborn" on reconnecting, which no rule may rely on.
+  x.reset();
+  AgePastUptimeResolution();
+  ASSERT_TRUE(cluster_->server(1).Restart().ok());
+  ASSERT_TRUE(cluster_->server(2).Restart().ok());
+  ASSERT_TRUE(cluster_->server(0).Stop().ok());
+
+  auto y = MakeClient(cluster_->Uris());
+  absl::StatusOr<Lock> second = y->TryAcquire(kJob, absl::Seconds(60));
+  ASSERT_TRUE(cluster_->server(0).Continue().ok());
+  ASSERT_FALSE(second.ok()) << "two owners: X still holds the lock";
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable)
+      << second.status();
+  EXPECT_TRUE(Mentions(second.status(), "restart guard: not yet judged"))
+      << second.status();
+  EXPECT_TRUE(held->valid());
+  // Nothing left behind by the refused attempt: the two empty masters were
+  // cleaned up.
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_EQ(Value(1, held->key()), std::nullopt);
+  EXPECT_EQ(Value(2, held->key()), std::nullopt);
+}
+
+// The same scene with master 1 only slow: its handshake answers after the
+// new client stopped waiting for the deployment. Until it answers the empty
+// masters are unjudged; once it has, they are judged reborn.
+TEST_F(FailClosedTest, WithTheMarkedMasterSlowEmptyMastersCastNoGrant) {
+  StartCluster(3);
+  auto x = MakeClient(cluster_->Uris());
+  absl::StatusOr<Lock> held = x->TryAcquire(kJob, absl::Seconds(60));
+  ASSERT_TRUE(held.ok()) << held.status();
+  // X's process goes on working; its client would have marked the restarted
+  // masters "reborn" on reconnecting, which no rule may rely on.
+  x.reset();
+  AgePastUptimeResolution();
+  ASSERT_TRUE(cluster_->server(1).Restart().ok());
+  ASSERT_TRUE(cluster_->server(2).Restart().ok());
+  // TestOptions wait 500ms + 2 * 300ms for every handshake: answer later.
+  FaultProxy& slow = AddProxy(0);
+  slow.SetLatency(absl::Milliseconds(700), absl::Milliseconds(700));
+
+  auto y = MakeClient({slow.Uri(), cluster_->server(1).Uri(),
+                       cluster_->server(2).Uri()});
+  absl::StatusOr<Lock> first = y->TryAcquire(kJob, absl::Seconds(60));
+  ASSERT_FALSE(first.ok()) << "two owners: X still holds the lock";
+  EXPECT_TRUE(Mentions(first.status(), "restart guard: not yet judged"))
+      << first.status();
+  // Master 1 answers, and the empty masters are judged reborn: still no
+  // grant from them.
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!y->Health()[0].connected && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_TRUE(y->Health()[0].connected);
+  absl::StatusOr<Lock> later = y->TryAcquire(kJob, absl::Seconds(60));
+  ASSERT_FALSE(later.ok()) << "two owners: X still holds the lock";
+  EXPECT_TRUE(Mentions(later.status(), "restart guard")) << later.status();
+  const std::vector<MasterHealth> health = y->Health();
+  ASSERT_EQ(health.size(), 3u);
+  EXPECT_EQ(health[1].marker, "reborn");
+  EXPECT_EQ(health[2].marker, "reborn");
+  EXPECT_TRUE(held->valid());
+}
+
+// A long-lived client that has seen the markers keeps trying while two
+// masters come back empty. Its commands queue behind each new connection's
+// handshake, so the SET's reply arrives after the handshake but before the
+// "reborn" marker written behind it: the master is not judged yet and its
+// grant must not count.
+TEST_F(FailClosedTest, AReconnectingClientDoesNotCountAMasterBeforeJudgingIt) {
+  StartCluster(3);
+  // Slow links to masters 2 and 3 keep each reconnect's handshake in flight
+  // long enough for attempts to queue behind it.
+  FaultProxy& p1 = AddProxy(1);
+  FaultProxy& p2 = AddProxy(2);
+  p1.SetLatency(absl::Milliseconds(60), absl::Milliseconds(60));
+  p2.SetLatency(absl::Milliseconds(60), absl::Milliseconds(60));
+  auto y = MakeClient({cluster_->server(0).Uri(), p1.Uri(), p2.Uri()});
+  ASSERT_TRUE(y->TryAcquire("warmup", absl::Seconds(1)).ok());
+
+  auto x = MakeClient(cluster_->Uris());
+  absl::StatusOr<Lock> held = x->TryAcquire(kJob, absl::Seconds(60));
+  ASSERT_TRUE(held.ok()) << held.status();
+  AgePastUptimeResolution();
+  ASSERT_TRUE(cluster_->server(1).Restart().ok());
+  ASSERT_TRUE(cluster_->server(2).Restart().ok());
+
+  int attempts = 0;
+  int vetoed = 0;
+  const absl::Time end = absl::Now() + absl::Seconds(2);
+  while (absl::Now() < end) {
+    absl::StatusOr<Lock> second = y->TryAcquire(kJob, absl::Seconds(60));
+    ASSERT_FALSE(second.ok()) << "two owners after " << attempts
+                              << " attempts: X still holds the lock";
+    ++attempts;
+    vetoed += Mentions(second.status(), "restart guard");
+  }
+  // The scene really happened: attempts reached the restarted masters and
+  // were refused by the rule, not only by dead connections.
+  EXPECT_GT(vetoed, 0) << attempts << " attempts";
+  EXPECT_TRUE(held->valid());
+}
+
+// One server under two addresses (here a proxy; in production an
+// IPv4-mapped address, a second IP or a DNS alias) is one failure domain: its
+// second address casts no vote, or a lock held on one server of two would
+// extend as if a quorum held it.
+TEST_F(FailClosedTest, OneServerUnderTwoAddressesCastsOneVote) {
+  StartCluster(2);
+  FaultProxy& alias = AddProxy(0);
+  // The alias answers later, so the SET through the first address wins.
+  alias.SetLatency(absl::Milliseconds(20), absl::ZeroDuration());
+  auto client = MakeClient(
+      {cluster_->server(0).Uri(), alias.Uri(), cluster_->server(1).Uri()});
+  absl::StatusOr<Lock> lock = client->TryAcquire(kJob, absl::Seconds(30));
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  // Master 3 forgets the lock: it is now held on one server of two.
+  Del(1, lock->key());
+  absl::Status extended = client->Extend(*lock, absl::Seconds(30));
+  EXPECT_FALSE(extended.ok()) << "extended on one server of two";
+  const std::vector<MasterHealth> health = client->Health();
+  ASSERT_EQ(health.size(), 3u);
+  EXPECT_TRUE(health[0].grants_count.ok()) << health[0].grants_count;
+  EXPECT_EQ(health[1].grants_count.code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Mentions(health[1].grants_count, "same server as master 1"))
+      << health[1].grants_count;
+}
+
+// A keep-alive that declared its lock lost still owns what the masters hold:
+// stopping (or destroying) its handle releases it instead of leaving the
+// token there for a whole TTL.
+TEST_F(FailClosedTest, AKeepAliveHandleStoppedAfterTheLossReleasesTheRest) {
+  StartCluster(3);
+  LoopRunner loop;
+  Options options = TestOptions(cluster_->Uris());
+  auto engine = AsyncRedlock::Create(loop.base(), options);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  absl::StatusOr<Lock> lock = testing::AwaitAcquire(
+      loop, **engine, kJob, absl::Seconds(10), absl::ZeroDuration());
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  // Another owner took masters 2 and 3 (as after an expiry).
+  Set(1, lock->key(), "someone-else");
+  Set(2, lock->key(), "someone-else");
+  std::optional<absl::Status> lost;
+  HoldOptions hold;
+  hold.extend_every = absl::Milliseconds(100);
+  hold.on_lost = [&](const absl::Status& reason) { lost = reason; };
+  absl::StatusOr<KeepAliveHandle> keeper =
+      (*engine)->KeepAlive(*lock, absl::Seconds(10), std::move(hold));
+  ASSERT_TRUE(keeper.ok()) << keeper.status();
+  ASSERT_TRUE(loop.RunUntil([&] { return lost.has_value(); }));
+  EXPECT_EQ(lost->code(), absl::StatusCode::kAborted) << *lost;
+  EXPECT_EQ(Value(0, lock->key()), lock->token());
+
+  { KeepAliveHandle gone = *std::move(keeper); }
+  loop.RunFor(absl::Milliseconds(200));
+  EXPECT_EQ(Value(0, lock->key()), std::nullopt) << "our token was left";
+  EXPECT_EQ(Value(1, lock->key()), "someone-else");
+  EXPECT_EQ(Value(2, lock->key()), "someone-else");
+}
+
+// After SCRIPT FLUSH a fenced acquire answered NOSCRIPT must not be re-sent
+// behind the clean-up release of the round it lost: run after the release,
+// it would leave its key for a whole TTL.
+TEST_F(FailClosedTest, ANoscriptAcquireIsNotResentBehindItsCleanUpRelease) {
+  StartCluster(3);
+  FaultProxy& slow = AddProxy(0);
+  auto client = MakeClient(
+      {slow.Uri(), cluster_->server(1).Uri(), cluster_->server(2).Uri()});
+  ASSERT_TRUE(client->TryAcquire("warmup", absl::Seconds(1)).ok());
+  const std::string key = LockKey(client->options(), kJob);
+  // Another owner holds masters 2 and 3: the round is lost as soon as they
+  // deny, while master 1's reply is still on its way.
+  Set(1, key, "someone-else");
+  Set(2, key, "someone-else");
+  {
+    auto direct = cluster_->Client(0);
+    ASSERT_TRUE(direct.ok()) << direct.status();
+    ASSERT_TRUE((*direct)->Command({"SCRIPT", "FLUSH"}).ok());
+    // Only the release script is cached again (another client's EVAL of it
+    // would do the same): the clean-up release runs, the acquire does not.
+    auto loaded = (*direct)->Command(
+        {"SCRIPT", "LOAD", std::string(internal::ReleaseScript().source)});
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+  }
+  slow.SetLatency(absl::Milliseconds(100), absl::Milliseconds(100));
+  AcquireOptions fenced;
+  fenced.ttl = absl::Seconds(30);
+  fenced.fencing = true;
+  absl::StatusOr<Lock> lock = client->Acquire(kJob, fenced);
+  ASSERT_EQ(lock.status().code(), absl::StatusCode::kAborted) << lock.status();
+  absl::SleepFor(absl::Milliseconds(600));
+  EXPECT_EQ(Value(0, key), std::nullopt) << "the lost attempt left its key";
+}
+
+// Validity is computed from the TTL the masters were given (whole
+// milliseconds), not from the finer TTL asked for.
+TEST_F(FailClosedTest, ValidityIsComputedFromTheTtlSentInWholeMilliseconds) {
+  StartCluster(3);
+  Options options = TestOptions(cluster_->Uris());
+  options.drift_factor = 0.01;
+  auto client = Redlock::Create(options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  absl::StatusOr<Lock> lock = (*client)->TryAcquire(
+      kJob, absl::Seconds(2) + absl::Microseconds(900));
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  // 2000ms sent: 2000ms - (2000ms * 0.01 + 2ms).
+  EXPECT_EQ(absl::FromChrono(lock->valid_until() - lock->acquired_at()),
+            absl::Milliseconds(1978));
+  auto direct = cluster_->Client(0);
+  ASSERT_TRUE(direct.ok());
+  auto pttl = (*direct)->Command({"PTTL", lock->key()});
+  ASSERT_TRUE(pttl.ok());
+  EXPECT_LE(pttl->integer, 2000);
+}
+
+// A lock with microseconds of validity left is worse than none; the default
+// refuses a TTL that cannot leave min_validity.
+TEST_F(FailClosedTest, TheDefaultMinValidityRefusesATtlThatLeavesTooLittle) {
+  StartCluster(1);
+  Options options = TestOptions(cluster_->Uris());
+  options.request_timeout = absl::Milliseconds(5);
+  EXPECT_EQ(Options().min_validity, absl::Milliseconds(10));
+  auto client = Redlock::Create(options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  // 12ms - (0.12ms + 2ms) = 9.88ms of validity at best: refused.
+  absl::StatusOr<Lock> lock = (*client)->TryAcquire(kJob, absl::Milliseconds(12));
+  EXPECT_EQ(lock.status().code(), absl::StatusCode::kInvalidArgument)
+      << lock.status();
+  EXPECT_TRUE(Mentions(lock.status(), "min_validity")) << lock.status();
+}
+
+// A master that may evict our keys is flagged in Health() and warned about
+// once per connection.
+TEST_F(FailClosedTest, AMasterThatCanEvictLockKeysIsFlaggedAndWarnedOnce) {
+  StartCluster(2);
+  {
+    auto direct = cluster_->Client(1);
+    ASSERT_TRUE(direct.ok());
+    ASSERT_TRUE((*direct)
+                    ->Command({"CONFIG", "SET", "maxmemory-policy",
+                               "volatile-lru"})
+                    .ok());
+  }
+  Options options = TestOptions(cluster_->Uris());
+  std::vector<std::string> warnings;
+  absl::Mutex mu;
+  options.on_warning = [&](absl::string_view text) {
+    absl::MutexLock lock(&mu);
+    warnings.emplace_back(text);
+  };
+  auto client = Redlock::Create(options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_TRUE((*client)->TryAcquire("a", absl::Seconds(1)).ok());
+  ASSERT_TRUE((*client)->TryAcquire("b", absl::Seconds(1)).ok());
+  const std::vector<MasterHealth> health = (*client)->Health();
+  ASSERT_EQ(health.size(), 2u);
+  EXPECT_EQ(health[0].maxmemory_policy, "noeviction");
+  EXPECT_TRUE(health[0].eviction.ok()) << health[0].eviction;
+  EXPECT_EQ(health[1].maxmemory_policy, "volatile-lru");
+  EXPECT_EQ(health[1].eviction.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Mentions(health[1].eviction, "noeviction"))
+      << health[1].eviction;
+  absl::MutexLock lock(&mu);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_TRUE(absl::StrContains(warnings[0], cluster_->server(1).Address()))
+      << warnings[0];
+  EXPECT_TRUE(absl::StrContains(warnings[0], "volatile-lru")) << warnings[0];
+}
+
+}  // namespace
+}  // namespace redlock
