@@ -244,6 +244,17 @@ class Engine::AcquireOp final : public Engine::Operation {
   }
 
   void OnFenceWritten(RoundResult result) {
+    if (result.status.code() == absl::StatusCode::kAborted) {
+      // Masters denied: their counter was already at or above our token, so
+      // another acquisition wrote it; issuing it again would give two holders
+      // one token. The round already sent the release to every master.
+      RetryOrFail(absl::AbortedError(absl::StrCat(
+          "the fencing counter was already at or above ", fence_,
+          " on too many masters (another acquisition wrote it); the lock "
+          "was released: ",
+          result.status.message())));
+      return;
+    }
     if (!result.status.ok()) {
       // The round already sent the release to every master.
       Fail(absl::UnavailableError(

@@ -554,6 +554,9 @@ TEST_F(FaultScenariosTest,
 TEST_F(FaultScenariosTest,
        BlackholedMastersAreFailedVotesWithinTheTimeoutsAndReconnectAfterwards) {
   START_OWN_MASTERS(5);
+  // The deployment existed before the fault (a brand-new one is trusted
+  // only once every master answered).
+  ASSERT_TRUE(testing::MarkDeploymentTrusted(*cluster_).ok());
   FaultProxy& at_connect = Proxy(3);
   FaultProxy& mid_request = Proxy(4);
   at_connect.SetMode(FaultProxy::Mode::kBlackhole);

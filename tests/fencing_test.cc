@@ -12,6 +12,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -19,12 +20,14 @@
 #include "gtest/gtest.h"
 #include "redlock/keys.h"
 #include "redlock/redlock.h"
+#include "tests/support/fault_proxy.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/test_options.h"
 
 namespace redlock {
 namespace {
 
+using ::redlock::testing::FaultProxy;
 using ::redlock::testing::RedisClient;
 using ::redlock::testing::RedisCluster;
 using ::redlock::testing::RedisServer;
@@ -307,6 +310,122 @@ TEST_F(FencingTest, RandomMinorityRestartsNeverIssueASmallerToken) {
   auto data = (*store)->Get("ledger:data");
   ASSERT_TRUE(data.ok());
   EXPECT_EQ(*data, "round");
+}
+
+// A reborn master's counter counts only under the grant rule: one that has
+// been up for less than max_ttl is not judged, whatever counter it holds (a
+// write-back that reached it after its restart can be older than tokens it
+// forgot). Here the highest token, 10, lives only on master 2, which is
+// stopped; master 4 came back empty moments ago and was handed a stale 3.
+// Counting master 4's read would complete a quorum of reads that misses 10
+// and issue 4.
+TEST_F(FencingTest, AYoungRebornMastersCounterDoesNotCompleteTheReadQuorum) {
+  Options options = TestOptions(cluster_->Uris());
+  options.max_ttl = absl::Seconds(4);
+  options.default_ttl = absl::Seconds(2);
+  auto created = Redlock::Create(options);
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::unique_ptr<Redlock> a = *std::move(created);
+  ASSERT_TRUE(a->Acquire("warmup", Fenced(absl::Seconds(1))).ok());
+  absl::SleepFor(absl::Milliseconds(2200));  // Past uptime's resolution.
+  // Master 3 lost its data long enough ago that its grants count again.
+  ASSERT_TRUE(cluster_->server(3).Restart().ok());
+  absl::SleepFor(absl::Milliseconds(4500));
+  // Master 4 lost its data just now.
+  ASSERT_TRUE(cluster_->server(4).Restart().ok());
+  // A reconnects to it and marks it reborn.
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (absl::Now() < deadline &&
+         !(a->Health()[4].connected && a->Health()[4].marker == "reborn")) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  const std::vector<MasterHealth> health = a->Health();
+  ASSERT_EQ(health[3].marker, "reborn");
+  ASSERT_TRUE(health[3].grants_count.ok()) << health[3].grants_count;
+  ASSERT_EQ(health[4].marker, "reborn");
+  ASSERT_FALSE(health[4].grants_count.ok());
+
+  const std::string counter = FenceCounterKey(Options(), kResource);
+  const std::string lock = LockKey(Options(), kResource);
+  auto set = [&](int i, std::vector<std::string> argv) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok()) << client.status();
+    ASSERT_TRUE((*client)->Command(std::move(argv)).ok());
+  };
+  set(0, {"SET", counter, "3"});
+  set(1, {"SET", counter, "3"});
+  set(2, {"SET", counter, "10"});
+  set(4, {"SET", counter, "3"});
+  set(4, {"SET", lock, "someone-else", "PX", "30000"});  // 4 denies.
+  ASSERT_TRUE(cluster_->server(2).Stop().ok());
+
+  AcquireOptions once = Fenced(absl::Seconds(2));
+  once.wait = absl::ZeroDuration();
+  absl::StatusOr<Lock> b = a->Acquire(kResource, once);
+  ASSERT_TRUE(cluster_->server(2).Continue().ok());
+  if (b.ok()) {
+    EXPECT_GT(b->fence(), 10u) << "a token below one already issued";
+  } else {
+    EXPECT_EQ(b.status().code(), absl::StatusCode::kUnavailable) << b.status();
+    EXPECT_NE(b.status().message().find("fencing unavailable"),
+              std::string::npos)
+        << b.status();
+  }
+}
+
+// Two acquisitions must never issue the same token. A holder whose
+// write-back finds the counter already at its token (another acquisition
+// wrote it after our read, as when our process paused between the two) is
+// refused; with a long TTL no validity check would catch it.
+TEST_F(FencingTest, AWriteBackThatFindsItsTokenAlreadyWrittenIsRefused) {
+  std::vector<std::unique_ptr<FaultProxy>> proxies;
+  std::vector<std::string> uris;
+  for (int i = 0; i < 5; ++i) {
+    auto proxy =
+        FaultProxy::Start({.upstream_port = cluster_->server(i).port()});
+    ASSERT_TRUE(proxy.ok()) << proxy.status();
+    uris.push_back((*proxy)->Uri());
+    proxies.push_back(*std::move(proxy));
+  }
+  Options options = TestOptions(uris);
+  options.request_timeout = absl::Seconds(2);
+  options.connect_timeout = absl::Seconds(2);
+  options.stalled_connection_timeout = absl::Seconds(5);
+  auto created = Redlock::Create(options);
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::unique_ptr<Redlock> x = *std::move(created);
+  ASSERT_TRUE(x->Acquire("warmup", Fenced()).ok());
+  const std::string counter = FenceCounterKey(Options(), kResource);
+  for (int i = 0; i < 5; ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE((*client)->Command({"SET", counter, "5"}).ok());
+  }
+  // Every request takes 300ms to reach a master and 300ms to come back: X's
+  // reads run at about 300ms, its write-back of 6 arrives at about 900ms.
+  for (auto& proxy : proxies) {
+    proxy->SetLatency(absl::Milliseconds(300), absl::Milliseconds(300));
+  }
+  AcquireOptions once = Fenced(absl::Seconds(30));
+  once.wait = absl::ZeroDuration();
+  absl::StatusOr<Lock> got;
+  std::thread acquiring([&] { got = x->Acquire(kResource, once); });
+  // In between, another acquisition's write-back of 6 lands everywhere.
+  absl::SleepFor(absl::Milliseconds(600));
+  for (int i = 0; i < 5; ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE((*client)->Command({"SET", counter, "6"}).ok());
+  }
+  acquiring.join();
+  if (got.ok()) {
+    EXPECT_GT(got->fence(), 6u) << "token 6 issued twice";
+  } else {
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kAborted) << got.status();
+    EXPECT_NE(got.status().message().find("already at or above"),
+              std::string::npos)
+        << got.status();
+  }
 }
 
 TEST(FencedSetTest, RejectsATokenLowerThanTheHighestSeen) {
