@@ -48,22 +48,6 @@ absl::string_view LossSummary(absl::StatusCode code) {
 
 std::shared_ptr<LockState> StateOf(const Lock& lock) { return lock.state(); }
 
-// OK if the master cannot evict our keys; else why it is a risk.
-absl::Status EvictionRisk(const MasterIdentity& id) {
-  if (!id.known || id.maxmemory_policy.empty() ||
-      id.maxmemory_policy == "noeviction") {
-    return absl::OkStatus();
-  }
-  return absl::FailedPreconditionError(absl::StrCat(
-      "maxmemory-policy is ", id.maxmemory_policy,
-      absl::StartsWith(id.maxmemory_policy, "volatile")
-          ? ": under memory pressure it may evict lock keys (they have a TTL)"
-          : ": under memory pressure it may evict lock keys, fencing "
-            "counters and the deployment marker",
-      ", which lets a second owner in; set maxmemory-policy noeviction"));
-}
-
-
 // Counts the fenced-acquire replies whose counter can be trusted, and the
 // highest such counter. A read counts only from a master whose grants count
 // right now (`judged`: the restart guard's rule, the same as for grants), and
@@ -736,7 +720,7 @@ std::vector<MasterHealth> Engine::Health() const {
     if (m.identity().known) h.marker = m.identity().marker;
     h.grants_count = GrantVeto(static_cast<int>(i));
     h.maxmemory_policy = m.identity().maxmemory_policy;
-    h.eviction = EvictionRisk(m.identity());
+    h.eviction = EvictionRisk(m.identity().maxmemory_policy);
     const MasterCounters& c = m.counters();
     h.requests = c.sent;
     h.replies = c.replies;
@@ -807,7 +791,7 @@ void Engine::WarnAboutEviction() {
   for (size_t i = 0; i < masters_.size(); ++i) {
     const Master& m = *masters_[i];
     if (!m.ready() || eviction_warned_[i] == m.counters().connects) continue;
-    absl::Status risk = EvictionRisk(m.identity());
+    absl::Status risk = EvictionRisk(m.identity().maxmemory_policy);
     if (risk.ok()) continue;
     eviction_warned_[i] = m.counters().connects;
     const std::string text =

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -269,6 +270,19 @@ std::string ParseMaxmemoryPolicy(absl::string_view info) {
     }
   }
   return "";
+}
+
+absl::Status EvictionRisk(absl::string_view maxmemory_policy) {
+  if (maxmemory_policy.empty() || maxmemory_policy == "noeviction") {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "maxmemory-policy is ", maxmemory_policy,
+      absl::StartsWith(maxmemory_policy, "volatile")
+          ? ": under memory pressure it may evict lock keys (they have a TTL)"
+          : ": under memory pressure it may evict lock keys, fencing "
+            "counters and the deployment marker",
+      ", which lets a second owner in; set maxmemory-policy noeviction"));
 }
 
 void Master::ScheduleReconnect() {

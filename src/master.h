@@ -73,6 +73,10 @@ void ParseInfoServer(absl::string_view info, std::string* run_id,
                      int64_t* uptime_s);
 // "maxmemory_policy" from an INFO memory reply; empty if absent. Pure.
 std::string ParseMaxmemoryPolicy(absl::string_view info);
+// OK for "noeviction" or an unknown (empty) policy. Otherwise
+// kFailedPrecondition saying which of the library's keys the policy may evict
+// and what to set instead. Pure.
+absl::Status EvictionRisk(absl::string_view maxmemory_policy);
 
 struct MasterCounters {
   int64_t sent = 0;

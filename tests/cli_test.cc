@@ -38,6 +38,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "tests/support/fault_proxy.h"
 #include "tests/support/hostile_peer.h"
 #include "tests/support/redis_server.h"
 
@@ -820,6 +821,46 @@ TEST_F(CliTest, StatusShowsAMasterSendingAHugeReplyAsUnreachable) {
   EXPECT_FALSE(masters[4]["reachable"].boolean);
   EXPECT_TRUE(absl::StrContains(masters[4]["error"].string, "reply refused"))
       << status.out;
+}
+
+TEST_F(CliTest, StatusNamesASecondAddressOfOneServerAndAnEvictingPolicy) {
+  if (RedisServer::UsingExternalMasters()) GTEST_SKIP() << "reconfigures";
+  auto alias = testing::FaultProxy::Start(
+      {.upstream_port = cluster_->server(0).port()});
+  ASSERT_TRUE(alias.ok()) << alias.status();
+  {
+    auto client = cluster_->Client(1);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE((*client)
+                    ->Command({"CONFIG", "SET", "maxmemory-policy",
+                               "allkeys-lru"})
+                    .ok());
+  }
+  std::vector<std::string> uris = cluster_->Uris();
+  uris.back() = (*alias)->Uri();  // Master 5 is master 1 again.
+  const std::string masters =
+      absl::StrCat("REDLOCK_MASTERS=", absl::StrJoin(uris, ","));
+  const Finished json_run =
+      StartWithEnv(Args({"status", "--json", "job"}), {masters})->Wait();
+  EXPECT_EQ(json_run.exit_code, 0) << json_run;
+  std::optional<Json> json = JsonParser(json_run.out).Parse();
+  ASSERT_TRUE(json.has_value()) << json_run.out;
+  // Four servers answered, not five.
+  EXPECT_EQ((*json)["reachable"].number, 4) << json_run.out;
+  const std::vector<Json>& list = (*json)["masters"].array;
+  ASSERT_EQ(list.size(), 5u);
+  EXPECT_EQ(list[4]["same_server_as"].number, 1) << json_run.out;
+  EXPECT_EQ(list[1]["maxmemory_policy"].string, "allkeys-lru");
+  EXPECT_EQ(list[0]["maxmemory_policy"].string, "noeviction");
+
+  const Finished table =
+      StartWithEnv(Args({"status", "job"}), {masters})->Wait();
+  EXPECT_EQ(table.exit_code, 0) << table;
+  EXPECT_TRUE(absl::StrContains(
+      table.out, absl::StrCat("same server as ", cluster_->server(0).Address())))
+      << table.out;
+  EXPECT_TRUE(absl::StrContains(table.out, "maxmemory-policy is allkeys-lru"))
+      << table.out;
 }
 
 TEST_F(CliTest, StatusJsonMatchesTheMasters) {

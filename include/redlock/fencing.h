@@ -32,6 +32,11 @@ namespace redlock {
 // Lua: KEYS[1] the highest token seen (an integer, no TTL), KEYS[2] the data;
 // ARGV[1] the presented token, ARGV[2] the value. Writes the value and
 // records the token only if token >= the highest seen. Returns 1 or 0.
+// An equal token is accepted: it is the same holder writing again (one lock
+// writes several times under its one token), and the library never issues
+// one token to two holders — a fence write-back that finds the counter at or
+// above its token is refused. A lower token is always rejected; a missing or
+// non-numeric token is rejected.
 extern const absl::string_view kFencedSetScript;
 
 // {"EVAL", kFencedSetScript, "2", fence_key, data_key, token, value}.

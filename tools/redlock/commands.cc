@@ -17,6 +17,7 @@
 #include "redlock/async_redlock.h"
 #include "redlock/keys.h"
 #include "redlock/lock.h"
+#include "src/master.h"
 #include "tools/redlock/attempts.h"
 #include "tools/redlock/direct.h"
 #include "tools/redlock/progress.h"
@@ -224,9 +225,31 @@ std::string JsonMasterStatus(const MasterStatus& s) {
       ",\"run_id\":", s.run_id.empty() ? "null" : Json(s.run_id),
       ",\"uptime_s\":",
       s.uptime_s.has_value() ? absl::StrCat(*s.uptime_s) : "null",
-      ",\"marker\":", JsonOrNull(s.marker),
+      ",\"marker\":", JsonOrNull(s.marker), ",\"maxmemory_policy\":",
+      s.maxmemory_policy.empty() ? "null" : Json(s.maxmemory_policy),
+      ",\"same_server_as\":",
+      s.same_server_as < 0 ? "null" : absl::StrCat(s.same_server_as + 1),
       ",\"error\":", s.error.ok() ? "null" : Json(s.error.ToString()), "}");
   return json;
+}
+
+// What an operator must know about one reachable master beyond the columns:
+// the first failed command, a second address of one server, an eviction
+// policy that can evict the lock's keys.
+std::string StatusNote(const std::vector<MasterStatus>& statuses,
+                       const MasterStatus& s) {
+  std::vector<std::string> notes;
+  if (!s.error.ok()) notes.push_back(s.error.ToString());
+  if (s.same_server_as >= 0) {
+    notes.push_back(absl::StrCat(
+        "same server as ", statuses[s.same_server_as].master,
+        " (same run_id): one server casts one vote; not counted"));
+  }
+  if (absl::Status risk = internal::EvictionRisk(s.maxmemory_policy);
+      !risk.ok()) {
+    notes.push_back(std::string(risk.message()));
+  }
+  return absl::StrJoin(notes, "; ");
 }
 
 // Left-aligned columns, two spaces apart.
@@ -279,7 +302,7 @@ std::string HumanStatus(const Config& config, const StatusKeys& keys,
         s.run_id.empty() ? "-" : TokenPrefix(s.run_id),
         s.uptime_s.has_value() ? Pretty(absl::Seconds(*s.uptime_s)) : "-",
         s.marker.value_or("-"),
-        s.error.ok() ? "" : s.error.ToString(),
+        StatusNote(statuses, s),
     });
   }
   std::string out =

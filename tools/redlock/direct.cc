@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "src/master.h"
 #include "src/redis_reply.h"
 
 namespace redlock::cli {
@@ -289,6 +290,10 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
     ParseInfoServer(info->str, status);
   }
   status.marker = string_or_nil(run({"GET", keys.marker}));
+  if (std::optional<Reply> info = run({"INFO", "memory"});
+      info.has_value() && info->type == REDIS_REPLY_STRING) {
+    status.maxmemory_policy = internal::ParseMaxmemoryPolicy(info->str);
+  }
   return status;
 }
 
@@ -334,6 +339,16 @@ std::vector<MasterStatus> ProbeMasters(
   ForEachInParallel(masters.size(), [&](size_t i) {
     statuses[i] = Probe(masters[i], timeouts, keys, full);
   });
+  // One server under two addresses is one failure domain, as the library
+  // counts it: the later address is marked and not counted.
+  for (size_t i = 0; i < statuses.size(); ++i) {
+    for (size_t j = 0; j < i && !statuses[i].run_id.empty(); ++j) {
+      if (statuses[j].run_id == statuses[i].run_id) {
+        statuses[i].same_server_as = static_cast<int>(j);
+        break;
+      }
+    }
+  }
   return statuses;
 }
 
@@ -341,6 +356,7 @@ HolderSummary Summarize(const std::vector<MasterStatus>& statuses, int quorum) {
   HolderSummary summary;
   absl::flat_hash_map<std::string, int> counts;
   for (const MasterStatus& s : statuses) {
+    if (s.same_server_as >= 0) continue;  // Counted under its first address.
     if (s.reachable) ++summary.reachable;
     if (s.token.has_value()) ++counts[*s.token];
   }
@@ -354,7 +370,7 @@ HolderSummary Summarize(const std::vector<MasterStatus>& statuses, int quorum) {
   if (summary.holders < quorum) return summary;
   std::vector<absl::Duration> left;
   for (const MasterStatus& s : statuses) {
-    if (s.token != summary.token) continue;
+    if (s.token != summary.token || s.same_server_as >= 0) continue;
     left.push_back(s.pttl_ms == -1
                        ? absl::InfiniteDuration()
                        : absl::Milliseconds(std::max<int64_t>(0, s.pttl_ms)));

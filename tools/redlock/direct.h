@@ -83,6 +83,10 @@ struct MasterStatus {
   std::string run_id;                 // INFO server; empty if unknown.
   std::optional<int64_t> uptime_s;    // INFO server.
   std::optional<std::string> marker;  // GET deployment marker key.
+  std::string maxmemory_policy;       // INFO memory; empty if unknown.
+  // The index of an earlier master with the same run_id (one server under
+  // two addresses: it casts one vote), or -1.
+  int same_server_as = -1;
 };
 
 struct StatusKeys {
