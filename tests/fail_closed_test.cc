@@ -237,6 +237,26 @@ TEST_F(FailClosedTest, OneServerUnderTwoAddressesCastsOneVote) {
       << health[1].grants_count;
 }
 
+// A master the client judged before is not judged while it is away: its
+// connection is gone, and whatever answers next on that address must be
+// judged again.
+TEST_F(FailClosedTest, ADisconnectedMasterIsNotJudgedUntilItsNextHandshake) {
+  StartCluster(3);
+  auto client = MakeClient(cluster_->Uris());
+  ASSERT_TRUE(client->TryAcquire("warmup", absl::Seconds(1)).ok());
+  ASSERT_TRUE(client->Health()[2].grants_count.ok());
+  ASSERT_TRUE(cluster_->server(2).Kill().ok());
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (client->Health()[2].connected && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  const MasterHealth away = client->Health()[2];
+  ASSERT_FALSE(away.connected);
+  EXPECT_EQ(away.grants_count.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Mentions(away.grants_count, "not yet judged"))
+      << away.grants_count;
+}
+
 // A keep-alive that declared its lock lost still owns what the masters hold:
 // stopping (or destroying) its handle releases it instead of leaving the
 // token there for a whole TTL.

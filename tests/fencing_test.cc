@@ -428,6 +428,43 @@ TEST_F(FencingTest, AWriteBackThatFindsItsTokenAlreadyWrittenIsRefused) {
   }
 }
 
+// The write-back counts inside the validity time: a fenced acquisition whose
+// write-back returns after validity ran out is not a grant (the lock may
+// already belong to someone else), and it releases what it set.
+TEST_F(FencingTest, AWriteBackThatOutlastsValidityIsNotAGrant) {
+  std::vector<std::unique_ptr<FaultProxy>> proxies;
+  std::vector<std::string> uris;
+  for (int i = 0; i < 5; ++i) {
+    auto proxy =
+        FaultProxy::Start({.upstream_port = cluster_->server(i).port()});
+    ASSERT_TRUE(proxy.ok()) << proxy.status();
+    uris.push_back((*proxy)->Uri());
+    proxies.push_back(*std::move(proxy));
+  }
+  Options options = TestOptions(uris);
+  options.request_timeout = absl::Milliseconds(900);
+  options.connect_timeout = absl::Seconds(2);
+  options.stalled_connection_timeout = absl::Seconds(5);
+  auto created = Redlock::Create(options);
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::unique_ptr<Redlock> client = *std::move(created);
+  ASSERT_TRUE(client->Acquire("warmup", Fenced()).ok());
+  // Each round trip takes 600ms: quorum at ~600ms of a 1s TTL leaves
+  // ~380ms, and the write-back takes another 600ms.
+  for (auto& proxy : proxies) {
+    proxy->SetLatency(absl::Milliseconds(300), absl::Milliseconds(300));
+  }
+  AcquireOptions once = Fenced(absl::Seconds(1));
+  once.wait = absl::ZeroDuration();
+  absl::StatusOr<Lock> lock = client->Acquire(kResource, once);
+  ASSERT_FALSE(lock.ok()) << "granted with " << lock->remaining() << " left";
+  EXPECT_EQ(lock.status().code(), absl::StatusCode::kDeadlineExceeded)
+      << lock.status();
+  EXPECT_NE(lock.status().message().find("writing the fencing token"),
+            std::string::npos)
+      << lock.status();
+}
+
 TEST(FencedSetTest, RejectsATokenLowerThanTheHighestSeen) {
   if (RedisServer::UsingExternalMasters()) GTEST_SKIP();
   auto server = RedisServer::Start({});
