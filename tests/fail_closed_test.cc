@@ -290,6 +290,42 @@ TEST_F(FailClosedTest, AKeepAliveHandleStoppedAfterTheLossReleasesTheRest) {
   EXPECT_EQ(Value(2, lock->key()), "someone-else");
 }
 
+// When extensions hang (every master frozen), the lost signal comes a safety
+// margin before validity ends, not when the extension finally times out or
+// validity is already gone.
+TEST_F(FailClosedTest, TheLostSignalComesASafetyMarginBeforeValidityEnds) {
+  StartCluster(3);
+  LoopRunner loop;
+  auto engine = AsyncRedlock::Create(loop.base(), TestOptions(cluster_->Uris()));
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  absl::StatusOr<Lock> lock = testing::AwaitAcquire(
+      loop, **engine, kJob, absl::Seconds(2), absl::ZeroDuration());
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  // Safety margin: max(ttl / 10, 2 * request_timeout) = 600ms. The
+  // extension goes out at 1.3s and would time out at 1.6s; validity ends
+  // at about 1.98s, so the margin is reached first, at about 1.38s.
+  std::optional<absl::Status> lost;
+  absl::Duration left_when_lost;
+  HoldOptions hold;
+  hold.extend_every = absl::Milliseconds(1300);
+  hold.on_lost = [&](const absl::Status& reason) {
+    lost = reason;
+    left_when_lost = lock->remaining();
+  };
+  absl::StatusOr<KeepAliveHandle> keeper =
+      (*engine)->KeepAlive(*lock, absl::Seconds(2), std::move(hold));
+  ASSERT_TRUE(keeper.ok()) << keeper.status();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(cluster_->server(i).Stop().ok());
+  const bool signalled =
+      loop.RunUntil([&] { return lost.has_value(); }, absl::Seconds(5));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(cluster_->server(i).Continue().ok());
+  ASSERT_TRUE(signalled);
+  EXPECT_EQ(lost->code(), absl::StatusCode::kDeadlineExceeded) << *lost;
+  EXPECT_TRUE(Mentions(*lost, "safety margin")) << *lost;
+  EXPECT_GT(left_when_lost, absl::ZeroDuration());
+  keeper->Stop(/*release=*/false);
+}
+
 // After SCRIPT FLUSH a fenced acquire answered NOSCRIPT must not be re-sent
 // behind the clean-up release of the round it lost: run after the release,
 // it would leave its key for a whole TTL.
