@@ -76,7 +76,37 @@ class FencingTest : public ::testing::Test {
     return n;
   }
 
+  // A client that reaches every master through its own fault proxy (in
+  // proxies_), with the request timeout given, and has marked the deployment.
+  std::unique_ptr<Redlock> MakeClientThroughProxies(
+      absl::Duration request_timeout) {
+    std::vector<std::string> uris;
+    for (int i = 0; i < cluster_->size(); ++i) {
+      auto proxy =
+          FaultProxy::Start({.upstream_port = cluster_->server(i).port()});
+      EXPECT_TRUE(proxy.ok()) << proxy.status();
+      if (!proxy.ok()) return nullptr;
+      uris.push_back((*proxy)->Uri());
+      proxies_.push_back(*std::move(proxy));
+    }
+    Options options = TestOptions(uris);
+    options.request_timeout = request_timeout;
+    options.connect_timeout = absl::Seconds(2);
+    options.stalled_connection_timeout = absl::Seconds(5);
+    auto client = Redlock::Create(options);
+    EXPECT_TRUE(client.ok()) << client.status();
+    if (!client.ok()) return nullptr;
+    EXPECT_TRUE((*client)->Acquire("warmup", Fenced()).ok());
+    return *std::move(client);
+  }
+
+  // Adds `latency` each way on every proxy.
+  void SlowDownEveryMaster(absl::Duration latency) {
+    for (auto& proxy : proxies_) proxy->SetLatency(latency, latency);
+  }
+
   std::unique_ptr<RedisCluster> cluster_;
+  std::vector<std::unique_ptr<FaultProxy>> proxies_;
 };
 
 TEST_F(FencingTest, TheFirstTokenIsOneAndIsWrittenToTheMasters) {
@@ -378,23 +408,8 @@ TEST_F(FencingTest, AYoungRebornMastersCounterDoesNotCompleteTheReadQuorum) {
 // wrote it after our read, as when our process paused between the two) is
 // refused; with a long TTL no validity check would catch it.
 TEST_F(FencingTest, AWriteBackThatFindsItsTokenAlreadyWrittenIsRefused) {
-  std::vector<std::unique_ptr<FaultProxy>> proxies;
-  std::vector<std::string> uris;
-  for (int i = 0; i < 5; ++i) {
-    auto proxy =
-        FaultProxy::Start({.upstream_port = cluster_->server(i).port()});
-    ASSERT_TRUE(proxy.ok()) << proxy.status();
-    uris.push_back((*proxy)->Uri());
-    proxies.push_back(*std::move(proxy));
-  }
-  Options options = TestOptions(uris);
-  options.request_timeout = absl::Seconds(2);
-  options.connect_timeout = absl::Seconds(2);
-  options.stalled_connection_timeout = absl::Seconds(5);
-  auto created = Redlock::Create(options);
-  ASSERT_TRUE(created.ok()) << created.status();
-  std::unique_ptr<Redlock> x = *std::move(created);
-  ASSERT_TRUE(x->Acquire("warmup", Fenced()).ok());
+  std::unique_ptr<Redlock> x = MakeClientThroughProxies(absl::Seconds(2));
+  ASSERT_NE(x, nullptr);
   const std::string counter = FenceCounterKey(Options(), kResource);
   for (int i = 0; i < 5; ++i) {
     auto client = cluster_->Client(i);
@@ -403,9 +418,7 @@ TEST_F(FencingTest, AWriteBackThatFindsItsTokenAlreadyWrittenIsRefused) {
   }
   // Every request takes 300ms to reach a master and 300ms to come back: X's
   // reads run at about 300ms, its write-back of 6 arrives at about 900ms.
-  for (auto& proxy : proxies) {
-    proxy->SetLatency(absl::Milliseconds(300), absl::Milliseconds(300));
-  }
+  SlowDownEveryMaster(absl::Milliseconds(300));
   AcquireOptions once = Fenced(absl::Seconds(30));
   once.wait = absl::ZeroDuration();
   absl::StatusOr<Lock> got;
@@ -432,28 +445,12 @@ TEST_F(FencingTest, AWriteBackThatFindsItsTokenAlreadyWrittenIsRefused) {
 // write-back returns after validity ran out is not a grant (the lock may
 // already belong to someone else), and it releases what it set.
 TEST_F(FencingTest, AWriteBackThatOutlastsValidityIsNotAGrant) {
-  std::vector<std::unique_ptr<FaultProxy>> proxies;
-  std::vector<std::string> uris;
-  for (int i = 0; i < 5; ++i) {
-    auto proxy =
-        FaultProxy::Start({.upstream_port = cluster_->server(i).port()});
-    ASSERT_TRUE(proxy.ok()) << proxy.status();
-    uris.push_back((*proxy)->Uri());
-    proxies.push_back(*std::move(proxy));
-  }
-  Options options = TestOptions(uris);
-  options.request_timeout = absl::Milliseconds(900);
-  options.connect_timeout = absl::Seconds(2);
-  options.stalled_connection_timeout = absl::Seconds(5);
-  auto created = Redlock::Create(options);
-  ASSERT_TRUE(created.ok()) << created.status();
-  std::unique_ptr<Redlock> client = *std::move(created);
-  ASSERT_TRUE(client->Acquire("warmup", Fenced()).ok());
+  std::unique_ptr<Redlock> client =
+      MakeClientThroughProxies(absl::Milliseconds(900));
+  ASSERT_NE(client, nullptr);
   // Each round trip takes 600ms: quorum at ~600ms of a 1s TTL leaves
   // ~380ms, and the write-back takes another 600ms.
-  for (auto& proxy : proxies) {
-    proxy->SetLatency(absl::Milliseconds(300), absl::Milliseconds(300));
-  }
+  SlowDownEveryMaster(absl::Milliseconds(300));
   AcquireOptions once = Fenced(absl::Seconds(1));
   once.wait = absl::ZeroDuration();
   absl::StatusOr<Lock> lock = client->Acquire(kResource, once);
