@@ -1,23 +1,27 @@
 // Copyright 2026 The redlock Authors.
 //
 // The torture checker's fence-token checks (tools/torture/history.h) on
-// made-up histories: a checker that cannot fail proves nothing.
+// made-up histories: a checker that cannot fail proves nothing. And the
+// history.json it writes.
 
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include <cstdint>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tools/torture/history.h"
 
 namespace redlock::torture {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // A won lock on `resource` whose acquisition ran from `start` to `ret` (ns).
@@ -205,6 +209,92 @@ TEST(CheckHistoryTest, FenceOrderViolationCountsInTheTotal) {
   EXPECT_EQ(h->summary.violations(), 1);
   EXPECT_THAT(FormatSummary(h->summary),
               HasSubstr("fence tokens out of real-time order"));
+}
+
+// history.json: the keys in their order, integers as integers, times in
+// seconds to the microsecond, every string escaped, and one fault and one
+// critical section per line.
+TEST(WriteJsonTest, KeepsTheSchemaAndOneRecordPerLine) {
+  History h;
+  Summary& s = h.summary;
+  s.t0 = 1'000'000'000;
+  s.end = s.t0 + 30'000'000'000;
+  s.heal = s.t0 + 25'000'000'000;
+  s.acquisitions = 2;
+  s.mutual_exclusion = 1;
+  s.faults_by_kind = {{"kill", 1}};
+  s.details = {"a \"quoted\" back\\slash\nand a tab\t"};
+  h.faults.push_back(
+      {"kill", "1,2", s.t0 + 4'000'102'000, s.t0 + 5'133'318'400});
+  Section x = Won(3, "r0", 7, s.t0 + 1'000'000, s.t0 + 2'500'000);
+  x.seq = 4;
+  x.token = "ab\"cd";
+  x.votes = "ggd";
+  x.release = "released";
+  x.fenced.push_back({7, s.t0 + 3'000'000, s.t0 + 3'250'000, "accepted"});
+  h.sections.push_back(x);
+  h.sections.push_back(Won(1, "r1", 8, s.t0 + 10'000'000, s.t0 + 20'000'000));
+
+  std::string dir = testing::TempDir() + "/torture_json_XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  ASSERT_TRUE(WriteJson(h, dir + "/history.json").ok());
+  std::stringstream text;
+  text << std::ifstream(dir + "/history.json").rdbuf();
+
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(text, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 10u) << text.str();
+  EXPECT_EQ(lines[0], "{");
+  EXPECT_THAT(lines[1], testing::StartsWith("  \"summary\": {"));
+  EXPECT_EQ(lines[2], "  \"faults\": [");
+  EXPECT_EQ(lines[3],
+            "    {\"kind\":\"kill\",\"targets\":\"1,2\",\"start_s\":4.000102,"
+            "\"end_s\":5.133318}");
+  EXPECT_EQ(lines[4], "  ],");
+  EXPECT_EQ(lines[5], "  \"sections\": [");
+  EXPECT_THAT(lines[6], testing::StartsWith("    {\"client\":3,"));
+  EXPECT_EQ(lines[6].back(), ',');
+  EXPECT_THAT(lines[7], testing::StartsWith("    {\"client\":1,"));
+  EXPECT_EQ(lines[7].back(), '}');
+  EXPECT_EQ(lines[8], "  ]");
+  EXPECT_EQ(lines[9], "}");
+
+  const auto json = nlohmann::ordered_json::parse(text.str());
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : json.items()) keys.push_back(key);
+  EXPECT_THAT(keys, ElementsAre("summary", "faults", "sections"));
+
+  const auto& summary = json["summary"];
+  keys.clear();
+  for (const auto& [key, value] : summary.items()) keys.push_back(key);
+  EXPECT_THAT(keys, ElementsAre("duration_s", "heal_s", "acquisitions",
+                                "acquire_failures", "fenced_writes",
+                                "fenced_accepted", "fenced_rejected",
+                                "unfenced_writes", "violations", "late_holders",
+                                "late_fenced_writes", "late_fenced_rejected",
+                                "late_unfenced_writes", "faults", "details"));
+  EXPECT_EQ(summary["duration_s"], 30.0);
+  EXPECT_TRUE(summary["acquisitions"].is_number_integer());
+  EXPECT_EQ(summary["acquisitions"], 2);
+  EXPECT_EQ(summary["violations"]["mutual_exclusion"], 1);
+  EXPECT_EQ(summary["faults"]["kill"], 1);
+  EXPECT_EQ(summary["details"][0], s.details[0]);
+
+  const auto& section = json["sections"][0];
+  keys.clear();
+  for (const auto& [key, value] : section.items()) keys.push_back(key);
+  EXPECT_THAT(keys, ElementsAre("client", "seq", "resource", "token", "fence",
+                                "votes", "acquire_start_s", "acquire_return_s",
+                                "valid_until_s", "work_start_s", "work_end_s",
+                                "release", "fenced_writes"));
+  EXPECT_EQ(section["client"], 3);
+  EXPECT_EQ(section["seq"], 4);
+  EXPECT_EQ(section["token"], "ab\"cd");
+  EXPECT_TRUE(section["fence"].is_number_integer());
+  EXPECT_EQ(section["acquire_return_s"], 0.0025);
+  EXPECT_EQ(section["fenced_writes"][0]["answer_s"], 0.00325);
+  EXPECT_EQ(section["fenced_writes"][0]["result"], "accepted");
+  EXPECT_TRUE(json["sections"][1]["fenced_writes"].empty());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
 #include "redlock/async_redlock.h"
 #include "redlock/keys.h"
 #include "redlock/lock.h"
@@ -26,51 +28,39 @@
 namespace redlock::cli {
 namespace {
 
-// A JSON string literal.
-std::string Json(absl::string_view text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          absl::StrAppendFormat(&out, "\\u%04x", c);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out += "\"";
-  return out;
+// --json output is built with nlohmann::ordered_json: keys come out in the
+// order they are set (the order they have always had; scripts may rely on
+// it), integers stay integers, and the library escapes the strings.
+using Json = nlohmann::ordered_json;
+
+// One object on one line, as before: no spaces, then a newline. Bytes that
+// are not UTF-8 (a foreign value under the lock key, a server's error text)
+// become U+FFFD rather than making the line invalid JSON.
+std::string JsonLine(const Json& json) {
+  return json.dump(/*indent=*/-1, /*indent_char=*/' ', /*ensure_ascii=*/false,
+                   Json::error_handler_t::replace) +
+         "\n";
 }
 
-std::string JsonOrNull(const std::optional<std::string>& text) {
-  return text.has_value() ? Json(*text) : "null";
+Json StringOrNull(const std::optional<std::string>& text) {
+  return text.has_value() ? Json(*text) : Json(nullptr);
 }
 
 // A fence counter as a JSON number when it is one (it always should be).
-std::string JsonCounter(const std::optional<std::string>& value) {
+Json Counter(const std::optional<std::string>& value) {
   uint64_t n = 0;
-  if (value.has_value() && absl::SimpleAtoi(*value, &n)) return absl::StrCat(n);
-  return JsonOrNull(value);
+  if (value.has_value() && absl::SimpleAtoi(*value, &n)) return n;
+  return StringOrNull(value);
 }
 
-std::string Millis(absl::Duration d) {
-  return absl::StrFormat("%.3f", absl::ToDoubleMilliseconds(d));
+// Milliseconds to the microsecond, as a JSON number: rounded by printf as
+// before (so the value does not change), printed without trailing zeros
+// (0.21, 1.0, 12.345).
+double Millis(absl::Duration d) {
+  double ms = 0;
+  (void)absl::SimpleAtod(absl::StrFormat("%.3f", absl::ToDoubleMilliseconds(d)),
+                         &ms);
+  return ms;
 }
 
 void Print(absl::string_view text) {
@@ -126,29 +116,29 @@ int ReportTokenOutcome(const Config& config, const TokenWords& words,
           ? absl::ToInt64Milliseconds(outcome.validity)
           : 0;
   if (config.json) {
-    std::vector<std::string> masters;
-    for (const MasterVote& v : outcome.votes) {
-      std::string m =
-          absl::StrCat("{\"master\":", Json(v.master),
-                       ",\"result\":", Json(VoteWord(words, v.kind)),
-                       ",\"latency_ms\":", Millis(v.latency));
-      if (!v.error.ok())
-        absl::StrAppend(&m, ",\"error\":", Json(v.error.ToString()));
-      masters.push_back(m + "}");
-    }
-    std::string json = absl::StrCat(
-        "{\"resource\":", Json(config.resource), ",\"result\":", Json(result),
-        ",\"", words.granted, "\":", outcome.granted,
-        ",\"not_held\":", outcome.denied, ",\"failed\":", outcome.failed,
-        ",\"quorum\":", outcome.quorum, ",\"masters_total\":", n);
+    Json json;
+    json["resource"] = config.resource;
+    json["result"] = result;
+    json[std::string(words.granted)] = outcome.granted;
+    json["not_held"] = outcome.denied;
+    json["failed"] = outcome.failed;
+    json["quorum"] = outcome.quorum;
+    json["masters_total"] = n;
     if (extend) {
-      absl::StrAppend(&json,
-                      ",\"ttl_ms\":", absl::ToInt64Milliseconds(config.ttl),
-                      ",\"valid_ms\":", valid_ms);
+      json["ttl_ms"] = absl::ToInt64Milliseconds(config.ttl);
+      json["valid_ms"] = valid_ms;
     }
-    absl::StrAppend(&json, ",\"masters\":[", absl::StrJoin(masters, ","),
-                    "]}\n");
-    Print(json);
+    Json masters = Json::array();
+    for (const MasterVote& v : outcome.votes) {
+      Json m;
+      m["master"] = v.master;
+      m["result"] = std::string(VoteWord(words, v.kind));
+      m["latency_ms"] = Millis(v.latency);
+      if (!v.error.ok()) m["error"] = v.error.ToString();
+      masters.push_back(std::move(m));
+    }
+    json["masters"] = std::move(masters);
+    Print(JsonLine(json));
   } else {
     std::string text =
         absl::StrCat("resource=", config.resource, "\nresult=", result, "\n",
@@ -206,30 +196,28 @@ int ReportTokenOutcome(const Config& config, const TokenWords& words,
 
 // --- status ----------------------------------------------------------------
 
-std::string JsonMasterStatus(const MasterStatus& s) {
-  std::string json =
-      absl::StrCat("{\"master\":", Json(s.master),
-                   ",\"reachable\":", s.reachable ? "true" : "false");
+Json JsonMasterStatus(const MasterStatus& s) {
+  Json json;
+  json["master"] = s.master;
+  json["reachable"] = s.reachable;
   if (!s.reachable) {
-    absl::StrAppend(&json, ",\"error\":", Json(s.error.ToString()), "}");
+    json["error"] = s.error.ToString();
     return json;
   }
   const bool held = s.token.has_value();
-  absl::StrAppend(
-      &json, ",\"latency_ms\":", Millis(s.latency),
-      ",\"held\":", held ? "true" : "false",
-      ",\"token_prefix\":", held ? Json(TokenPrefix(*s.token)) : "null",
-      ",\"pttl_ms\":",
-      held && s.pttl_ms >= -1 ? absl::StrCat(s.pttl_ms) : "null",
-      ",\"fence\":", JsonCounter(s.fence),
-      ",\"run_id\":", s.run_id.empty() ? "null" : Json(s.run_id),
-      ",\"uptime_s\":",
-      s.uptime_s.has_value() ? absl::StrCat(*s.uptime_s) : "null",
-      ",\"marker\":", JsonOrNull(s.marker), ",\"maxmemory_policy\":",
-      s.maxmemory_policy.empty() ? "null" : Json(s.maxmemory_policy),
-      ",\"same_server_as\":",
-      s.same_server_as < 0 ? "null" : absl::StrCat(s.same_server_as + 1),
-      ",\"error\":", s.error.ok() ? "null" : Json(s.error.ToString()), "}");
+  json["latency_ms"] = Millis(s.latency);
+  json["held"] = held;
+  json["token_prefix"] = held ? Json(TokenPrefix(*s.token)) : Json(nullptr);
+  json["pttl_ms"] = held && s.pttl_ms >= -1 ? Json(s.pttl_ms) : Json(nullptr);
+  json["fence"] = Counter(s.fence);
+  json["run_id"] = s.run_id.empty() ? Json(nullptr) : Json(s.run_id);
+  json["uptime_s"] = s.uptime_s.has_value() ? Json(*s.uptime_s) : Json(nullptr);
+  json["marker"] = StringOrNull(s.marker);
+  json["maxmemory_policy"] =
+      s.maxmemory_policy.empty() ? Json(nullptr) : Json(s.maxmemory_policy);
+  json["same_server_as"] =
+      s.same_server_as < 0 ? Json(nullptr) : Json(s.same_server_as + 1);
+  json["error"] = s.error.ok() ? Json(nullptr) : Json(s.error.ToString());
   return json;
 }
 
@@ -367,12 +355,14 @@ int AcquireCommand(const Config& config, Redlock& client,
   const int64_t valid_ms = absl::ToInt64Milliseconds(lock->remaining());
   const int64_t ttl_ms = absl::ToInt64Milliseconds(config.ttl);
   if (config.json) {
-    std::string json = absl::StrCat(
-        "{\"resource\":", Json(config.resource), ",\"key\":", Json(lock->key()),
-        ",\"token\":", Json(lock->token()), ",\"ttl_ms\":", ttl_ms,
-        ",\"valid_ms\":", valid_ms);
-    if (config.fencing) absl::StrAppend(&json, ",\"fence\":", lock->fence());
-    Print(absl::StrCat(json, "}\n"));
+    Json json;
+    json["resource"] = config.resource;
+    json["key"] = lock->key();
+    json["token"] = lock->token();
+    json["ttl_ms"] = ttl_ms;
+    json["valid_ms"] = valid_ms;
+    if (config.fencing) json["fence"] = lock->fence();
+    Print(JsonLine(json));
   } else {
     std::string text =
         absl::StrCat("resource=", config.resource, "\nkey=", lock->key(),
@@ -413,22 +403,25 @@ int StatusCommand(const Config& config) {
       ProbeMasters(config.masters, TimeoutsOf(config), keys, /*full=*/true);
   const HolderSummary summary = Summarize(statuses, config.quorum);
   if (config.json) {
-    std::vector<std::string> masters;
+    const bool held = summary.holders >= config.quorum;
+    Json json;
+    json["resource"] = config.resource;
+    json["key"] = keys.lock;
+    json["quorum"] = config.quorum;
+    json["reachable"] = summary.reachable;
+    json["held"] = held;
+    json["holder"] =
+        summary.holders > 0 ? Json(TokenPrefix(summary.token)) : Json(nullptr);
+    json["holders"] = summary.holders;
+    json["expires_in_ms"] =
+        held && summary.expires_in != absl::InfiniteDuration()
+            ? Json(absl::ToInt64Milliseconds(summary.expires_in))
+            : Json(nullptr);
+    Json masters = Json::array();
     for (const MasterStatus& s : statuses)
       masters.push_back(JsonMasterStatus(s));
-    const bool held = summary.holders >= config.quorum;
-    Print(absl::StrCat(
-        "{\"resource\":", Json(config.resource), ",\"key\":", Json(keys.lock),
-        ",\"quorum\":", config.quorum, ",\"reachable\":", summary.reachable,
-        ",\"held\":", held ? "true" : "false", ",\"holder\":",
-        summary.holders > 0 ? Json(TokenPrefix(summary.token)) : "null",
-        ",\"holders\":", summary.holders, ",\"expires_in_ms\":",
-        held ? (summary.expires_in == absl::InfiniteDuration()
-                    ? "null"
-                    : absl::StrCat(
-                          absl::ToInt64Milliseconds(summary.expires_in)))
-             : "null",
-        ",\"masters\":[", absl::StrJoin(masters, ","), "]}\n"));
+    json["masters"] = std::move(masters);
+    Print(JsonLine(json));
   } else {
     Print(HumanStatus(config, keys, statuses, summary));
   }

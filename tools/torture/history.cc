@@ -23,6 +23,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "nlohmann/json.hpp"
 
 namespace redlock::torture {
 
@@ -433,18 +434,22 @@ std::string FormatSummary(const Summary& s) {
 
 namespace {
 
-std::string JsonEscape(const std::string& in) {
-  std::string out;
-  for (char c : in) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      absl::StrAppendFormat(&out, "\\u%04x", c);
-    } else {
-      out += c;
-    }
-  }
+using Json = nlohmann::ordered_json;
+
+// One value on one line (no spaces), keys in insertion order, strings escaped
+// by the library; bytes that are not UTF-8 become U+FFFD.
+std::string JsonLine(const Json& json) {
+  return json.dump(/*indent=*/-1, /*indent_char=*/' ', /*ensure_ascii=*/false,
+                   Json::error_handler_t::replace);
+}
+
+// `seconds` to `decimals` places (the file's resolution: microseconds for
+// instants, milliseconds for durations), as a JSON number. Rounded by
+// printf, as the file always was, so that the values do not change; the
+// library then prints them without trailing zeros (4.0, 4.000102).
+double Rounded(double seconds, int decimals) {
+  double out = 0;
+  (void)absl::SimpleAtod(absl::StrFormat("%.*f", decimals, seconds), &out);
   return out;
 }
 
@@ -458,67 +463,79 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
 
 }  // namespace
 
+// The values are built with nlohmann::ordered_json; the layout around them
+// stays hand-written so that the file keeps one fault and one critical section
+// per line (a long run has thousands: grep and diff work on lines, and a
+// library dump is either one huge line or one line per field).
 absl::Status WriteJson(const History& h, const std::string& path) {
   const Summary& s = h.summary;
-  std::string o = "{\n  \"summary\": {";
-  absl::StrAppendFormat(
-      &o,
-      "\"duration_s\": %.3f, \"heal_s\": %.3f, \"acquisitions\": %d, "
-      "\"acquire_failures\": %d, \"fenced_writes\": %d, "
-      "\"fenced_accepted\": %d, \"fenced_rejected\": %d, "
-      "\"unfenced_writes\": %d, \"violations\": {\"mutual_exclusion\": %d, "
-      "\"stale_fenced_accepted\": %d, \"fence_order\": %d, "
-      "\"fence_duplicate\": %d, \"liveness\": %d, \"leftovers\": %d}, "
-      "\"late_holders\": %d, \"late_fenced_writes\": %d, "
-      "\"late_fenced_rejected\": %d, \"late_unfenced_writes\": %d, "
-      "\"faults\": {",
-      (s.end - s.t0) / 1e9, (s.heal - s.t0) / 1e9, s.acquisitions,
-      s.acquire_failures, s.fenced_writes, s.fenced_accepted, s.fenced_rejected,
-      s.unfenced_writes, s.mutual_exclusion, s.stale_fenced_accepted,
-      s.fence_order, s.fence_duplicate, s.liveness, s.leftovers, s.late_holders,
-      s.late_fenced_writes, s.late_fenced_rejected, s.late_unfenced_writes);
-  bool first = true;
-  for (const auto& [k, v] : s.faults_by_kind) {
-    absl::StrAppendFormat(&o, "%s\"%s\": %d", first ? "" : ", ", k, v);
-    first = false;
-  }
-  o += "}, \"details\": [";
-  for (size_t i = 0; i < s.details.size(); ++i) {
-    absl::StrAppendFormat(&o, "%s\"%s\"", i ? ", " : "",
-                          JsonEscape(s.details[i]));
-  }
-  o += "]},\n  \"faults\": [\n";
+  auto sec = [&](int64_t t) { return Rounded(Sec(s, t), 6); };
+  Json summary;
+  summary["duration_s"] = Rounded((s.end - s.t0) / 1e9, 3);
+  summary["heal_s"] = Rounded((s.heal - s.t0) / 1e9, 3);
+  summary["acquisitions"] = s.acquisitions;
+  summary["acquire_failures"] = s.acquire_failures;
+  summary["fenced_writes"] = s.fenced_writes;
+  summary["fenced_accepted"] = s.fenced_accepted;
+  summary["fenced_rejected"] = s.fenced_rejected;
+  summary["unfenced_writes"] = s.unfenced_writes;
+  Json violations;
+  violations["mutual_exclusion"] = s.mutual_exclusion;
+  violations["stale_fenced_accepted"] = s.stale_fenced_accepted;
+  violations["fence_order"] = s.fence_order;
+  violations["fence_duplicate"] = s.fence_duplicate;
+  violations["liveness"] = s.liveness;
+  violations["leftovers"] = s.leftovers;
+  summary["violations"] = std::move(violations);
+  summary["late_holders"] = s.late_holders;
+  summary["late_fenced_writes"] = s.late_fenced_writes;
+  summary["late_fenced_rejected"] = s.late_fenced_rejected;
+  summary["late_unfenced_writes"] = s.late_unfenced_writes;
+  Json faults = Json::object();
+  for (const auto& [kind, n] : s.faults_by_kind) faults[kind] = n;
+  summary["faults"] = std::move(faults);
+  summary["details"] = s.details;
+
+  std::string o = "{\n  \"summary\": " + JsonLine(summary) + ",\n";
+  o += "  \"faults\": [\n";
   for (size_t i = 0; i < h.faults.size(); ++i) {
     const Fault& f = h.faults[i];
-    absl::StrAppendFormat(
-        &o,
-        "    {\"kind\": \"%s\", \"targets\": \"%s\", \"start_s\": %.6f, "
-        "\"end_s\": %.6f}%s\n",
-        f.kind, f.targets, Sec(s, f.start), Sec(s, f.end),
-        i + 1 < h.faults.size() ? "," : "");
+    Json fault;
+    fault["kind"] = f.kind;
+    fault["targets"] = f.targets;
+    fault["start_s"] = sec(f.start);
+    fault["end_s"] = sec(f.end);
+    absl::StrAppend(&o, "    ", JsonLine(fault),
+                    i + 1 < h.faults.size() ? ",\n" : "\n");
   }
   o += "  ],\n  \"sections\": [\n";
   for (size_t i = 0; i < h.sections.size(); ++i) {
     const Section& x = h.sections[i];
-    absl::StrAppendFormat(
-        &o,
-        "    {\"client\": %d, \"seq\": %d, \"resource\": \"%s\", \"token\": "
-        "\"%s\", \"fence\": %d, \"votes\": \"%s\", \"acquire_start_s\": %.6f, "
-        "\"acquire_return_s\": %.6f, \"valid_until_s\": %.6f, "
-        "\"work_start_s\": %.6f, \"work_end_s\": %.6f, \"release\": \"%s\", "
-        "\"fenced_writes\": [",
-        x.client, x.seq, x.resource, x.token, x.fence, x.votes, Sec(s, x.start),
-        Sec(s, x.ret), Sec(s, x.valid_until), Sec(s, x.work_start),
-        Sec(s, x.work_end), x.release);
-    for (size_t j = 0; j < x.fenced.size(); ++j) {
-      absl::StrAppendFormat(
-          &o,
-          "%s{\"fence\": %d, \"send_s\": %.6f, \"answer_s\": %.6f, "
-          "\"result\": \"%s\"}",
-          j ? ", " : "", x.fenced[j].fence, Sec(s, x.fenced[j].send),
-          Sec(s, x.fenced[j].ans), x.fenced[j].result);
+    Json section;
+    section["client"] = x.client;
+    section["seq"] = x.seq;
+    section["resource"] = x.resource;
+    section["token"] = x.token;
+    section["fence"] = x.fence;
+    section["votes"] = x.votes;
+    section["acquire_start_s"] = sec(x.start);
+    section["acquire_return_s"] = sec(x.ret);
+    section["valid_until_s"] = sec(x.valid_until);
+    section["work_start_s"] = sec(x.work_start);
+    section["work_end_s"] = sec(x.work_end);
+    section["release"] = x.release;
+    Json writes = Json::array();
+    for (const FencedWrite& w : x.fenced) {
+      Json write;
+      write["fence"] = w.fence;
+      write["send_s"] = sec(w.send);
+      write["answer_s"] = sec(w.ans);
+      write["result"] = w.result;
+      writes.push_back(std::move(write));
     }
-    absl::StrAppendFormat(&o, "]}%s\n", i + 1 < h.sections.size() ? "," : "");
+    section["fenced_writes"] = std::move(writes);
+    absl::StrAppend(&o, "    ", JsonLine(section),
+                    i + 1 < h.sections.size() ? ",\n" : "\n");
   }
   o += "  ]\n}\n";
   return WriteFile(path, o);
