@@ -2,23 +2,25 @@
 
 #include "tools/redlock/args.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <optional>
+#include <functional>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/flags/commandlineflag.h"
-#include "absl/flags/reflection.h"
+#include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -28,120 +30,549 @@
 namespace redlock::cli {
 namespace {
 
-// The option as the user should see it in messages: "--request-timeout".
-std::string Spelling(absl::string_view name) {
-  return absl::StrCat("--", absl::StrReplaceAll(name, {{"_", "-"}}));
+// What each subcommand takes besides the options every subcommand takes
+// (those listed under none of them: --masters, --quiet, ...). The help's
+// "run, acquire: ..." in front of an option's description comes from here,
+// and so does "option --grace does not apply to status".
+struct SubcommandSpec {
+  const char* name;
+  Subcommand subcommand;
+  std::vector<const char*> positionals;
+  const char* usage_tail;             // After the positionals in the usage.
+  std::vector<const char*> options;   // Long names, as spelled in the help.
+  const char* description;
+};
+
+const std::vector<SubcommandSpec>& Specs() {
+  static const auto* const specs = new std::vector<SubcommandSpec>{
+      {"run",
+       Subcommand::kRun,
+       {"RESOURCE"},
+       " -- COMMAND [ARGS...]",
+       {"ttl", "wait", "conflict-exit-code", "fencing", "grace"},
+       "Acquire RESOURCE, run COMMAND as a child while the lock is extended "
+       "every ttl/3, release it when the command exits. The command's exit "
+       "code becomes redlock's (128+N if signal N killed it). Everything after "
+       "\"--\" goes to the command untouched. The command sees REDLOCK_TOKEN, "
+       "REDLOCK_RESOURCE, REDLOCK_VALID_UNTIL_MS (ms of validity left when it "
+       "started) and, with --fencing, REDLOCK_FENCE. It runs in its own "
+       "process group; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to redlock are "
+       "forwarded to that group. If the lock is lost (extensions fail), the "
+       "group gets SIGTERM, then SIGKILL after --grace, and redlock exits 76."},
+      {"acquire",
+       Subcommand::kAcquire,
+       {"RESOURCE"},
+       "",
+       {"ttl", "wait", "conflict-exit-code", "fencing", "json"},
+       "Acquire RESOURCE and print key=value lines on stdout (resource, key, "
+       "token, ttl_ms, valid_ms, and fence with --fencing). The lock lives "
+       "--ttl unless extended or released."},
+      {"extend",
+       Subcommand::kExtend,
+       {"RESOURCE", "TOKEN"},
+       "",
+       {"ttl", "json"},
+       "Set the TTL of RESOURCE to --ttl on every master that still holds "
+       "TOKEN; a quorum must. Prints result, counts and valid_ms."},
+      {"release",
+       Subcommand::kRelease,
+       {"RESOURCE", "TOKEN"},
+       "",
+       {"json"},
+       "Delete RESOURCE on every master that still holds TOKEN. extend and "
+       "release are quorum operations on a token: they work from any process, "
+       "and report each master's answer."},
+      {"status",
+       Subcommand::kStatus,
+       {"RESOURCE"},
+       "",
+       {"json"},
+       "Per master: reachable, PING latency, holder (token prefix), PTTL, "
+       "fencing counter, run_id, uptime and restart-guard marker. Exits 0 if "
+       "a quorum of masters answered, else 69."},
+  };
+  return *specs;
+}
+
+const SubcommandSpec* FindSpec(absl::string_view name) {
+  for (const SubcommandSpec& spec : Specs()) {
+    if (name == spec.name) return &spec;
+  }
+  return nullptr;
+}
+
+// Subcommands that `option` (a long name) applies to; empty: all of them.
+std::vector<std::string> AppliesTo(absl::string_view option) {
+  std::vector<std::string> names;
+  for (const SubcommandSpec& spec : Specs()) {
+    for (const char* name : spec.options) {
+      if (option == name) names.push_back(spec.name);
+    }
+  }
+  return names;
+}
+
+constexpr size_t kHelpWidth = 79;  // Lines of at most 79 characters.
+constexpr size_t kOptionColumn = 28;
+constexpr size_t kSubcommandColumn = 12;
+
+constexpr char kDescription[] =
+    "redlock: flock(1) across machines, on a Redlock over N independent "
+    "Redis masters";
+
+// The options' heading in the help (CLI11's group is just "Options").
+constexpr char kOptionsHeading[] =
+    "Options (value as --name=VALUE or --name VALUE; durations like 250ms, "
+    "30s, 10m, 1h; --wait and --grace also take \"inf\"; booleans also as "
+    "--no-NAME)";
+
+constexpr char kFooter[] =
+    R"(Environment:
+  REDLOCK_MASTERS   masters, when --masters is not given.
+  REDLOCK_PASSWORD  password, when --password-file is not given.
+
+Exit codes:
+  0      done (run: the command exited 0)
+  1-125  run: the command's own exit code
+  64     usage error: bad option, argument, duration, URI, no masters
+  69     too few masters answered in time (no quorum either way)
+  70     internal error
+  75     held by another owner (run, acquire; see --conflict-exit-code)
+  76     the lock was lost: run stopped the command; extend/release found the
+         token on too few masters (expired, released or taken)
+  126    run: COMMAND cannot be executed
+  127    run: COMMAND not found
+  128+N  run: the command died of signal N, or redlock was interrupted by it
+         while waiting
+
+Examples:
+  # The nightly job on every replica; exactly one runs it:
+  0 3 * * * REDLOCK_MASTERS=redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379 redlock run --ttl 10m recalc-ratings -- /usr/local/bin/recalc-ratings
+
+  # A script that manages the lock itself:
+  token=$(redlock acquire --ttl 5m backup | sed -n 's/^token=//p') || exit
+  ...; redlock extend --ttl 5m backup "$token"; ...
+  redlock release backup "$token"
+
+  redlock status --json recalc-ratings
+
+See docs/cli.md for details.)";
+
+// `text` on lines of at most `width` characters (a longer word gets a line
+// of its own).
+std::string Wrap(absl::string_view text, size_t width) {
+  std::string out;
+  size_t line = 0;
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    if (line > 0 && line + 1 + word.size() > width) {
+      out.push_back('\n');
+      line = 0;
+    } else if (line > 0) {
+      out.push_back(' ');
+      ++line;
+    }
+    absl::StrAppend(&out, word);
+    line += word.size();
+  }
+  return out;
+}
+
+// CLI11's help in the layout redlock's help always had: usage lines per
+// subcommand, the subcommands, the options with their value, then the
+// footer; descriptions wrapped to 79 columns; an option shown by its short
+// name and first long name only (not the --no-NAME and --with_underscore
+// spellings, which the options header mentions or nobody needs to see).
+class HelpFormatter : public CLI::Formatter {
+ public:
+  HelpFormatter() { column_width(kOptionColumn); }
+
+  std::string make_help(const CLI::App* app, std::string name,
+                        CLI::AppFormatMode mode) const override {
+    return absl::StrCat(make_description(app), make_usage(app, name),
+                        make_subcommands(app, mode), make_groups(app, mode),
+                        "\n", make_footer(app));
+  }
+
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    std::string out = "\nUsage:\n";
+    for (const CLI::App* sub : app->get_subcommands({})) {
+      absl::StrAppend(&out, "  ", name, " ", sub->get_name());
+      const SubcommandSpec* spec = FindSpec(sub->get_name());
+      if (spec != nullptr) absl::StrAppend(&out, " [options]");
+      for (const CLI::Option* positional : sub->get_options(
+               [](const CLI::Option* o) { return o->get_positional(); })) {
+        absl::StrAppend(&out, " ", positional->get_name(true));
+      }
+      if (spec != nullptr) absl::StrAppend(&out, spec->usage_tail);
+      out.push_back('\n');
+    }
+    return out;
+  }
+
+  std::string make_group(std::string group, bool is_positional,
+                         std::vector<const CLI::Option*> opts) const override {
+    std::string out = absl::StrCat(
+        "\n", is_positional ? group : Wrap(kOptionsHeading, kHelpWidth - 1),
+        ":\n");
+    for (const CLI::Option* opt : opts) {
+      absl::StrAppend(&out, make_option(opt, is_positional));
+    }
+    return out;
+  }
+
+  std::string make_subcommand(const CLI::App* sub) const override {
+    std::stringstream out;
+    CLI::detail::format_help(
+        out, sub->get_name(),
+        Wrap(sub->get_description(), kHelpWidth - kSubcommandColumn),
+        kSubcommandColumn);
+    return out.str();
+  }
+
+  std::string make_option_name(const CLI::Option* opt,
+                               bool is_positional) const override {
+    if (is_positional) return opt->get_name(true);
+    std::vector<std::string> names;
+    for (const std::string& s : opt->get_snames()) names.push_back("-" + s);
+    if (!opt->get_lnames().empty()) {
+      names.push_back("--" + opt->get_lnames().front());
+    }
+    return absl::StrJoin(names, ", ");
+  }
+
+  std::string make_option_desc(const CLI::Option* opt) const override {
+    return Wrap(opt->get_description(), kHelpWidth - kOptionColumn);
+  }
+};
+
+std::string BadValue(absl::string_view value, absl::string_view expected) {
+  return absl::StrCat("bad value \"", absl::CHexEscape(value), "\"; expected ",
+                      expected);
+}
+
+// A check: `parses` says whether the value is good; the message (CLI11 puts
+// the option's name in front) says what would be.
+CLI::Validator Expect(absl::string_view expected,
+                      std::function<bool(const std::string&)> parses) {
+  return CLI::Validator(
+      [expected = std::string(expected),
+       parses = std::move(parses)](std::string& value) {
+        return parses(value) ? std::string() : BadValue(value, expected);
+      },
+      "");
+}
+
+// "--request-timeout,--request_timeout": the tool has always taken both.
+std::string LongNames(absl::string_view name) {
+  std::string names = absl::StrCat("--", name);
+  if (absl::StrContains(name, '-')) {
+    absl::StrAppend(&names, ",--", absl::StrReplaceAll(name, {{"-", "_"}}));
+  }
+  return names;
+}
+
+// An option with a value. `parse` reads a value the check accepted.
+template <typename T>
+CLI::Option* AddValue(CLI::App& app, absl::string_view name,
+                      absl::string_view value_name, absl::string_view help,
+                      T* out, CLI::Validator check,
+                      std::function<void(const std::string&, T*)> parse) {
+  return app
+      .add_option_function<std::string>(
+          LongNames(name),
+          [out, parse = std::move(parse)](const std::string& value) {
+            parse(value, out);
+          },
+          std::string(help))
+      ->check(std::move(check))
+      ->option_text(std::string(value_name));
+}
+
+CLI::Option* AddDuration(CLI::App& app, absl::string_view name,
+                         absl::string_view help, absl::Duration* out) {
+  return AddValue<absl::Duration>(
+      app, name, "D", help, out,
+      Expect("a duration like 250ms, 30s or 10m",
+             [](const std::string& value) {
+               absl::Duration d;
+               return absl::ParseDuration(value, &d);
+             }),
+      [](const std::string& value, absl::Duration* d) {
+        absl::ParseDuration(value, d);
+      });
+}
+
+CLI::Option* AddString(CLI::App& app, absl::string_view name,
+                       absl::string_view value_name, absl::string_view help,
+                       std::string* out) {
+  return app.add_option(LongNames(name), *out, std::string(help))
+      ->option_text(std::string(value_name));
+}
+
+// A boolean: -x, --name, --name=true|false, and --noname, --no-name,
+// --no_name for false.
+CLI::Option* AddBool(CLI::App& app, absl::string_view short_name,
+                     absl::string_view name, absl::string_view help,
+                     bool* out) {
+  std::string names =
+      short_name.empty() ? "" : absl::StrCat("-", short_name, ",");
+  absl::StrAppend(&names, "--", name, ",!--no", name, ",!--no-", name,
+                  ",!--no_", name);
+  return app.add_flag(names, *out, std::string(help))
+      ->check(Expect("true or false", [](const std::string& value) {
+        bool b;
+        return CLI::detail::lexical_cast(value, b);
+      }));
+}
+
+// The whole command line, bound to `out`. `before_subcommand` is set to the
+// number of unrecognised arguments seen before the subcommand's name.
+std::unique_ptr<CLI::App> MakeApp(CommandLine* out, size_t* before_subcommand) {
+  auto app = std::make_unique<CLI::App>(kDescription, "redlock");
+  app->formatter(std::make_shared<HelpFormatter>());
+  app->footer(kFooter);
+  // Unknown options and stray arguments are ours to report, in one line.
+  app->allow_extras();
+  app->require_subcommand(0, 1);
+  app->option_defaults()
+      ->group("Options")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+
+  // Every option is the main app's, so that it may come before or after the
+  // subcommand; which subcommands take it is checked after parsing.
+  AddString(*app, "masters", "URIS",
+            "redis://[[user]:password@]host[:port][/db],... Default: "
+            "$REDLOCK_MASTERS.",
+            &out->masters)
+      ->envname("REDLOCK_MASTERS");
+  AddString(*app, "password-file", "FILE",
+            "Password for every master URI without one (the file's content "
+            "without trailing newlines). Default: $REDLOCK_PASSWORD. Keeps "
+            "the password out of argv (visible in ps).",
+            &out->password_file);
+  AddDuration(*app, "request-timeout",
+              "How long each master may take to answer. Default 50ms.",
+              &out->request_timeout);
+  AddString(*app, "key-prefix", "P",
+            "Prefix of every Redis key. Default \"redlock:\".",
+            &out->key_prefix);
+  AddValue<Quorum>(
+      *app, "quorum", "Q", "majority (N/2+1) or unanimous. Default majority.",
+      &out->quorum,
+      CLI::Validator(
+          [](std::string& value) {
+            const absl::StatusOr<Quorum> quorum = ParseQuorum(value);
+            return quorum.ok() ? std::string()
+                               : std::string(quorum.status().message());
+          },
+          ""),
+      [](const std::string& value, Quorum* quorum) {
+        *quorum = ParseQuorum(value).value_or(Quorum::kMajority);
+      });
+  AddDuration(*app, "ttl",
+              "lock lifetime on the masters, at most 1h. Default 30s.",
+              &out->ttl);
+  AddDuration(*app, "wait",
+              "keep retrying this long while the lock is held elsewhere. "
+              "Default 0 (one attempt).",
+              &out->wait);
+  AddValue<int>(
+      *app, "conflict-exit-code", "N",
+      "exit code when the lock is held elsewhere (like flock -E). Default 75.",
+      &out->conflict_exit_code,
+      Expect("an integer",
+             [](const std::string& value) {
+               int n;
+               return absl::SimpleAtoi(value, &n);
+             }),
+      [](const std::string& value, int* n) { (void)absl::SimpleAtoi(value, n); });
+  AddBool(*app, "", "fencing", "also issue a fencing token.", &out->fencing);
+  AddDuration(*app, "grace",
+              "after a lost lock, SIGKILL this long after SIGTERM. Default "
+              "10s.",
+              &out->grace);
+  AddBool(*app, "", "json", "JSON output.", &out->json);
+  AddBool(*app, "q", "quiet", "No messages on stderr except errors.",
+          &out->quiet);
+  AddBool(*app, "v", "verbose", "Say what happens, with every master's vote.",
+          &out->verbose);
+  // Last in the list; --helpfull is what Abseil's tools answer to.
+  app->set_help_flag("-h,--help,--helpfull", "This text.");
+
+  // "run, acquire: keep retrying ..." for options only some subcommands take.
+  for (CLI::Option* opt : app->get_options({})) {
+    if (opt->get_lnames().empty()) continue;
+    const std::vector<std::string> subs = AppliesTo(opt->get_lnames().front());
+    if (!subs.empty()) {
+      opt->description(absl::StrCat(absl::StrJoin(subs, ", "), ": ",
+                                    opt->get_description()));
+    }
+  }
+
+  for (const SubcommandSpec& spec : Specs()) {
+    CLI::App* sub = app->add_subcommand(spec.name, spec.description);
+    sub->set_help_flag();  // -h after the subcommand is the main -h.
+    sub->fallthrough();    // Options after the subcommand are the main app's.
+    std::string* slots[] = {&out->resource, &out->token};
+    for (size_t i = 0; i < spec.positionals.size(); ++i) {
+      sub->add_option(spec.positionals[i], *slots[i]);
+    }
+    sub->preparse_callback([app = app.get(), before_subcommand](size_t) {
+      *before_subcommand = app->remaining_size();
+    });
+  }
+  CLI::App* help = app->add_subcommand("help", "This text.");
+  help->group("");  // Listed in the usage only.
+  help->set_help_flag();
+  help->fallthrough();
+  return app;
+}
+
+bool LooksLikeOption(absl::string_view arg) {
+  return arg.size() >= 2 && arg[0] == '-';
+}
+
+absl::Status Usage(absl::string_view message) {
+  return absl::InvalidArgumentError(message);
+}
+
+// "--ttl" for "--ttl=", else "".
+std::string EmptyValueOption(absl::string_view arg) {
+  if (!absl::StartsWith(arg, "--") || arg.find('=') != arg.size() - 1) {
+    return "";
+  }
+  return std::string(arg.substr(0, arg.size() - 1));
+}
+
+// Whether `name` ("--ttl") is an option that takes a value.
+bool TakesValue(const CLI::App& app, const std::string& name) {
+  if (name.empty()) return false;
+  const CLI::Option* opt = app.get_option_no_throw(name);
+  return opt != nullptr && opt->get_type_size() != 0;
 }
 
 absl::Status UnknownOption(absl::string_view arg) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown option ", arg, " (see redlock --help)"));
-}
-
-// Sets flag `name` from `value`; the error names the option and the value.
-absl::Status SetFlag(absl::string_view name, absl::string_view value) {
-  absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
-  if (flag == nullptr) return UnknownOption(Spelling(name));
-  std::string error;
-  if (!flag->ParseFrom(value, &error)) {
-    // Abseil's own message repeats the value; say what would be right.
-    const absl::string_view expected =
-        flag->IsOfType<absl::Duration>() ? "a duration like 250ms, 30s or 10m"
-        : flag->IsOfType<int>()          ? "an integer"
-        : flag->IsOfType<bool>()         ? "true or false"
-                                         : "a value";
-    return absl::InvalidArgumentError(
-        absl::StrCat(Spelling(name), ": bad value \"", absl::CHexEscape(value),
-                     "\"; expected ", expected));
-  }
-  return absl::OkStatus();
-}
-
-bool IsBoolFlag(absl::string_view name) {
-  absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
-  return flag != nullptr && flag->IsOfType<bool>();
+  return Usage(absl::StrCat("unknown option ", arg.substr(0, arg.find('=')),
+                            " (see redlock --help)"));
 }
 
 }  // namespace
 
-SplitArgs SplitAtSeparator(int argc, const char* const* argv) {
-  SplitArgs split;
-  int i = 1;
-  for (; i < argc; ++i) {
-    if (absl::string_view(argv[i]) == "--") {
-      split.has_separator = true;
-      ++i;
-      break;
-    }
-    split.options.emplace_back(argv[i]);
-  }
-  for (; i < argc; ++i) split.command.emplace_back(argv[i]);
-  return split;
+std::string HelpText() {
+  CommandLine unused;
+  size_t before = 0;
+  std::unique_ptr<CLI::App> app = MakeApp(&unused, &before);
+  return app->help();
 }
 
-absl::StatusOr<ParsedOptions> ParseOptions(
-    const std::vector<std::string>& args,
-    const absl::flat_hash_set<std::string>& known) {
-  ParsedOptions parsed;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg.size() < 2 || arg[0] != '-') {
-      parsed.positional.push_back(arg);
-      continue;
-    }
-    if (arg == "-h" || arg == "--help" || arg == "-help" ||
-        arg == "--helpfull") {
-      parsed.help = true;
-      continue;
-    }
-    if (arg == "-q" || arg == "-v") {
-      const std::string name = arg == "-q" ? "quiet" : "verbose";
-      if (absl::Status s = SetFlag(name, "true"); !s.ok()) return s;
-      parsed.flags_set.push_back(name);
-      continue;
-    }
-    // Like Abseil: "-name" and "--name" are the same option.
-    absl::string_view body = arg;
-    if (!absl::ConsumePrefix(&body, "--")) body.remove_prefix(1);
-    absl::string_view name_part = body;
-    std::optional<absl::string_view> value;
-    if (const size_t eq = body.find('='); eq != absl::string_view::npos) {
-      name_part = body.substr(0, eq);
-      value = body.substr(eq + 1);
-    }
-    std::string name = absl::StrReplaceAll(name_part, {{"-", "_"}});
-    if (name.empty()) return UnknownOption(arg);
+absl::StatusOr<CommandLine> ParseCommandLine(int argc,
+                                             const char* const* argv) {
+  CommandLine out;
+  size_t before_subcommand = 0;
+  std::unique_ptr<CLI::App> app = MakeApp(&out, &before_subcommand);
 
-    if (!known.contains(name)) {
-      // --nofencing / --no-fencing for a known boolean option.
-      absl::string_view negated = name;
-      if (absl::ConsumePrefix(&negated, "no_") ||
-          absl::ConsumePrefix(&negated, "no")) {
-        const std::string target(negated);
-        if (known.contains(target) && IsBoolFlag(target) &&
-            !value.has_value()) {
-          if (absl::Status s = SetFlag(target, "false"); !s.ok()) return s;
-          parsed.flags_set.push_back(target);
-          continue;
-        }
-      }
-      return UnknownOption(
-          value.has_value() ? std::string(arg.substr(0, arg.find('='))) : arg);
+  // Everything after the first "--" is the command, untouched; CLI11 sees
+  // only what comes before.
+  std::vector<std::string> args;
+  bool has_separator = false;
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (has_separator) {
+      out.command.emplace_back(arg);
+    } else if (arg == "--") {
+      has_separator = true;
+    } else if (TakesValue(*app, EmptyValueOption(arg))) {
+      // "--ttl=" is an empty value (an unset variable in a script), as it
+      // always was; CLI11 would take the next argument as the value.
+      args.push_back(EmptyValueOption(arg));
+      args.emplace_back();
+    } else {
+      args.emplace_back(arg);
     }
-    if (!value.has_value()) {
-      if (IsBoolFlag(name)) {
-        value = "true";
-      } else if (i + 1 < args.size()) {
-        value = args[++i];
-      } else {
-        return absl::InvalidArgumentError(
-            absl::StrCat("option ", Spelling(name), " needs a value"));
-      }
-    }
-    if (absl::Status s = SetFlag(name, *value); !s.ok()) return s;
-    parsed.flags_set.push_back(name);
   }
-  return parsed;
+  std::reverse(args.begin(), args.end());  // CLI11 takes them last first.
+
+  try {
+    app->parse(args);
+  } catch (const CLI::CallForHelp&) {
+    out.help = true;
+    return out;
+  } catch (const CLI::ArgumentMismatch& e) {
+    // "--ttl: 1 required D missing": the last argument had no value.
+    const absl::string_view what = e.what();
+    if (absl::StartsWith(what, "--") && absl::StrContains(what, ": ")) {
+      return Usage(absl::StrCat("option ", what.substr(0, what.find(": ")),
+                                " needs a value"));
+    }
+    return Usage(what);
+  } catch (const CLI::ParseError& e) {
+    return Usage(e.what());
+  }
+  if (app->got_subcommand("help")) {
+    out.help = true;
+    return out;
+  }
+
+  const std::vector<std::string> extras = app->remaining();
+  for (const std::string& extra : extras) {
+    if (LooksLikeOption(extra)) return UnknownOption(extra);
+  }
+  const std::vector<CLI::App*> subs = app->get_subcommands();
+  if (subs.empty() || before_subcommand > 0) {
+    if (!extras.empty()) {
+      return Usage(absl::StrCat("unknown subcommand \"",
+                                absl::CHexEscape(extras.front()),
+                                "\" (see redlock --help)"));
+    }
+    return Usage(
+        "missing subcommand: run, acquire, extend, release or status (see "
+        "redlock --help)");
+  }
+  const CLI::App& sub = *subs.front();
+  const SubcommandSpec& spec = *FindSpec(sub.get_name());
+  out.subcommand = spec.subcommand;
+
+  for (const CLI::Option* opt : app->parse_order()) {
+    const std::string& name = opt->get_lnames().front();
+    const std::vector<std::string> takers = AppliesTo(name);
+    if (!takers.empty() &&
+        std::find(takers.begin(), takers.end(), spec.name) == takers.end()) {
+      return Usage(
+          absl::StrCat("option --", name, " does not apply to ", spec.name));
+    }
+  }
+
+  size_t given = 0;
+  for (const CLI::Option* positional :
+       sub.get_options([](const CLI::Option* o) { return o->get_positional(); })) {
+    if (positional->count() == 0) break;
+    // CLI11 reads "-1" as a value; it was always an unknown option.
+    for (const std::string& value : positional->results()) {
+      if (LooksLikeOption(value)) return UnknownOption(value);
+    }
+    ++given;
+  }
+  if (given < spec.positionals.size()) {
+    return Usage(absl::StrCat(
+        spec.name, ": missing ",
+        absl::StrJoin(spec.positionals.begin() + given, spec.positionals.end(),
+                      " and ")));
+  }
+  if (!extras.empty()) {
+    return Usage(absl::StrCat(spec.name, ": unexpected argument \"",
+                              absl::CHexEscape(extras.front()), "\"",
+                              spec.subcommand == Subcommand::kRun
+                                  ? " (put the command after --)"
+                                  : ""));
+  }
+  if (spec.subcommand == Subcommand::kRun) {
+    if (!has_separator) return Usage("run: missing -- COMMAND [ARGS...]");
+    if (out.command.empty()) return Usage("run: missing COMMAND after --");
+  } else if (has_separator) {
+    return Usage(absl::StrCat(spec.name,
+                              " takes no command (only run does, after --)"));
+  }
+  return out;
 }
 
 std::vector<std::string> SplitMasterList(absl::string_view list) {
