@@ -825,16 +825,16 @@ TEST_F(CliTest, StatusShowsAMasterSendingAHugeReplyAsUnreachable) {
 
 TEST_F(CliTest, StatusNamesASecondAddressOfOneServerAndAnEvictingPolicy) {
   if (RedisServer::UsingExternalMasters()) GTEST_SKIP() << "reconfigures";
-  auto alias = testing::FaultProxy::Start(
-      {.upstream_port = cluster_->server(0).port()});
+  auto alias =
+      testing::FaultProxy::Start({.upstream_port = cluster_->server(0).port()});
   ASSERT_TRUE(alias.ok()) << alias.status();
   {
     auto client = cluster_->Client(1);
     ASSERT_TRUE(client.ok());
-    ASSERT_TRUE((*client)
-                    ->Command({"CONFIG", "SET", "maxmemory-policy",
-                               "allkeys-lru"})
-                    .ok());
+    ASSERT_TRUE(
+        (*client)
+            ->Command({"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"})
+            .ok());
   }
   std::vector<std::string> uris = cluster_->Uris();
   uris.back() = (*alias)->Uri();  // Master 5 is master 1 again.
@@ -857,7 +857,8 @@ TEST_F(CliTest, StatusNamesASecondAddressOfOneServerAndAnEvictingPolicy) {
       StartWithEnv(Args({"status", "job"}), {masters})->Wait();
   EXPECT_EQ(table.exit_code, 0) << table;
   EXPECT_TRUE(absl::StrContains(
-      table.out, absl::StrCat("same server as ", cluster_->server(0).Address())))
+      table.out,
+      absl::StrCat("same server as ", cluster_->server(0).Address())))
       << table.out;
   EXPECT_TRUE(absl::StrContains(table.out, "maxmemory-policy is allkeys-lru"))
       << table.out;

@@ -42,11 +42,10 @@ constexpr char kJob[] = "job";
 
 // StartCluster() may skip the test (external masters); GTEST_SKIP() in a
 // helper only leaves the helper.
-#define START_CLUSTER(n)                    \
-  do {                                      \
-    StartCluster(n);                        \
-    if (IsSkipped() || cluster_ == nullptr) \
-      return;                               \
+#define START_CLUSTER(n)                            \
+  do {                                              \
+    StartCluster(n);                                \
+    if (IsSkipped() || cluster_ == nullptr) return; \
   } while (0)
 
 class FailClosedTest : public ::testing::Test {
@@ -173,8 +172,8 @@ TEST_F(FailClosedTest, WithTheMarkedMasterSlowEmptyMastersCastNoGrant) {
   FaultProxy& slow = AddProxy(0);
   slow.SetLatency(absl::Milliseconds(700), absl::Milliseconds(700));
 
-  auto y = MakeClient({slow.Uri(), cluster_->server(1).Uri(),
-                       cluster_->server(2).Uri()});
+  auto y = MakeClient(
+      {slow.Uri(), cluster_->server(1).Uri(), cluster_->server(2).Uri()});
   absl::StatusOr<Lock> first = y->TryAcquire(kJob, absl::Seconds(60));
   ASSERT_FALSE(first.ok()) << "two owners: X still holds the lock";
   EXPECT_TRUE(Mentions(first.status(), "restart guard: not yet judged"))
@@ -238,8 +237,9 @@ TEST_F(FailClosedTest, AReconnectingClientDoesNotCountAMasterBeforeJudgingIt) {
       absl::StatusOr<Lock> second = y->TryAcquire(kJob, absl::Seconds(60));
       if (second.ok()) double_grant = true;
       ++attempts;
-      unjudged += Mentions(second.status(), "not yet judged (its deployment "
-                                            "marker is being written)");
+      unjudged += Mentions(second.status(),
+                           "not yet judged (its deployment "
+                           "marker is being written)");
     }
   });
   absl::Status restart_status[2];
@@ -249,8 +249,8 @@ TEST_F(FailClosedTest, AReconnectingClientDoesNotCountAMasterBeforeJudgingIt) {
   restart_status[1] = cluster_->server(2).Restart();
   restarted = true;
   trying.join();
-  ASSERT_FALSE(double_grant) << "two owners after " << attempts
-                             << " attempts: X still holds the lock";
+  ASSERT_FALSE(double_grant)
+      << "two owners after " << attempts << " attempts: X still holds the lock";
   ASSERT_TRUE(restart_status[0].ok()) << restart_status[0];
   ASSERT_TRUE(restart_status[1].ok()) << restart_status[1];
   // The scene really happened: replies came back from a master whose
@@ -344,7 +344,8 @@ TEST_F(FailClosedTest, AKeepAliveHandleStoppedAfterTheLossReleasesTheRest) {
 TEST_F(FailClosedTest, TheLostSignalComesASafetyMarginBeforeValidityEnds) {
   START_CLUSTER(3);
   LoopRunner loop;
-  auto engine = AsyncRedlock::Create(loop.base(), TestOptions(cluster_->Uris()));
+  auto engine =
+      AsyncRedlock::Create(loop.base(), TestOptions(cluster_->Uris()));
   ASSERT_TRUE(engine.ok()) << engine.status();
   absl::StatusOr<Lock> lock = testing::AwaitAcquire(
       loop, **engine, kJob, absl::Seconds(2), absl::ZeroDuration());
@@ -416,8 +417,8 @@ TEST_F(FailClosedTest, ValidityIsComputedFromTheTtlSentInWholeMilliseconds) {
   options.drift_factor = 0.01;
   auto client = Redlock::Create(options);
   ASSERT_TRUE(client.ok()) << client.status();
-  absl::StatusOr<Lock> lock = (*client)->TryAcquire(
-      kJob, absl::Seconds(2) + absl::Microseconds(900));
+  absl::StatusOr<Lock> lock =
+      (*client)->TryAcquire(kJob, absl::Seconds(2) + absl::Microseconds(900));
   ASSERT_TRUE(lock.ok()) << lock.status();
   // 2000ms sent: 2000ms - (2000ms * 0.01 + 2ms).
   EXPECT_EQ(absl::FromChrono(lock->valid_until() - lock->acquired_at()),
@@ -439,7 +440,8 @@ TEST_F(FailClosedTest, TheDefaultMinValidityRefusesATtlThatLeavesTooLittle) {
   auto client = Redlock::Create(options);
   ASSERT_TRUE(client.ok()) << client.status();
   // 12ms - (0.12ms + 2ms) = 9.88ms of validity at best: refused.
-  absl::StatusOr<Lock> lock = (*client)->TryAcquire(kJob, absl::Milliseconds(12));
+  absl::StatusOr<Lock> lock =
+      (*client)->TryAcquire(kJob, absl::Milliseconds(12));
   EXPECT_EQ(lock.status().code(), absl::StatusCode::kInvalidArgument)
       << lock.status();
   EXPECT_TRUE(Mentions(lock.status(), "min_validity")) << lock.status();
@@ -452,10 +454,10 @@ TEST_F(FailClosedTest, AMasterThatCanEvictLockKeysIsFlaggedAndWarnedOnce) {
   {
     auto direct = cluster_->Client(1);
     ASSERT_TRUE(direct.ok());
-    ASSERT_TRUE((*direct)
-                    ->Command({"CONFIG", "SET", "maxmemory-policy",
-                               "volatile-lru"})
-                    .ok());
+    ASSERT_TRUE(
+        (*direct)
+            ->Command({"CONFIG", "SET", "maxmemory-policy", "volatile-lru"})
+            .ok());
   }
   Options options = TestOptions(cluster_->Uris());
   std::vector<std::string> warnings;
@@ -474,8 +476,7 @@ TEST_F(FailClosedTest, AMasterThatCanEvictLockKeysIsFlaggedAndWarnedOnce) {
   EXPECT_TRUE(health[0].eviction.ok()) << health[0].eviction;
   EXPECT_EQ(health[1].maxmemory_policy, "volatile-lru");
   EXPECT_EQ(health[1].eviction.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(Mentions(health[1].eviction, "noeviction"))
-      << health[1].eviction;
+  EXPECT_TRUE(Mentions(health[1].eviction, "noeviction")) << health[1].eviction;
   absl::MutexLock lock(&mu);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_TRUE(absl::StrContains(warnings[0], cluster_->server(1).Address()))

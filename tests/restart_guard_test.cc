@@ -130,7 +130,7 @@ TEST_F(RestartGuardTest, WithTheGuardTheRestartedMastersGrantDoesNotCount) {
   EXPECT_EQ(second.status().code(), absl::StatusCode::kAborted)
       << second.status();
   EXPECT_NE(second.status().message().find("restart guard: this master lost "
-                                            "its data"),
+                                           "its data"),
             std::string::npos)
       << second.status();
   // The restarted master was recognised as having lost its data.

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/time/time.h"
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "redlock/options.h"
 #include "tests/support/redis_server.h"
 
@@ -56,9 +56,9 @@ inline absl::Status MarkDeploymentTrusted(const RedisCluster& cluster) {
         std::string(6 - std::min<size_t>(6, time->elements[1].str.size()),
                     '0') +
         time->elements[1].str;
-    auto set = (*client)->Command({"SET", "redlock:__deployment__",
-                                   "trusted:" + time->elements[0].str + micros,
-                                   "NX"});
+    auto set =
+        (*client)->Command({"SET", "redlock:__deployment__",
+                            "trusted:" + time->elements[0].str + micros, "NX"});
     if (!set.ok()) return set.status();
   }
   return absl::OkStatus();

@@ -38,8 +38,8 @@ struct SubcommandSpec {
   const char* name;
   Subcommand subcommand;
   std::vector<const char*> positionals;
-  const char* usage_tail;             // After the positionals in the usage.
-  std::vector<const char*> options;   // Long names, as spelled in the help.
+  const char* usage_tail;            // After the positionals in the usage.
+  std::vector<const char*> options;  // Long names, as spelled in the help.
   const char* description;
 };
 
@@ -334,9 +334,8 @@ std::unique_ptr<CLI::App> MakeApp(CommandLine* out, size_t* before_subcommand) {
   // Unknown options and stray arguments are ours to report, in one line.
   app->allow_extras();
   app->require_subcommand(0, 1);
-  app->option_defaults()
-      ->group("Options")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app->option_defaults()->group("Options")->multi_option_policy(
+      CLI::MultiOptionPolicy::TakeLast);
 
   // Every option is the main app's, so that it may come before or after the
   // subcommand; which subcommands take it is checked after parsing.
@@ -385,7 +384,9 @@ std::unique_ptr<CLI::App> MakeApp(CommandLine* out, size_t* before_subcommand) {
                int n;
                return absl::SimpleAtoi(value, &n);
              }),
-      [](const std::string& value, int* n) { (void)absl::SimpleAtoi(value, n); });
+      [](const std::string& value, int* n) {
+        (void)absl::SimpleAtoi(value, n);
+      });
   AddBool(*app, "", "fencing", "also issue a fencing token.", &out->fencing);
   AddDuration(*app, "grace",
               "after a lost lock, SIGKILL this long after SIGTERM. Default "
@@ -543,8 +544,8 @@ absl::StatusOr<CommandLine> ParseCommandLine(int argc,
   }
 
   size_t given = 0;
-  for (const CLI::Option* positional :
-       sub.get_options([](const CLI::Option* o) { return o->get_positional(); })) {
+  for (const CLI::Option* positional : sub.get_options(
+           [](const CLI::Option* o) { return o->get_positional(); })) {
     if (positional->count() == 0) break;
     // CLI11 reads "-1" as a value; it was always an unknown option.
     for (const std::string& value : positional->results()) {
@@ -553,10 +554,9 @@ absl::StatusOr<CommandLine> ParseCommandLine(int argc,
     ++given;
   }
   if (given < spec.positionals.size()) {
-    return Usage(absl::StrCat(
-        spec.name, ": missing ",
-        absl::StrJoin(spec.positionals.begin() + given, spec.positionals.end(),
-                      " and ")));
+    return Usage(absl::StrCat(spec.name, ": missing ",
+                              absl::StrJoin(spec.positionals.begin() + given,
+                                            spec.positionals.end(), " and ")));
   }
   if (!extras.empty()) {
     return Usage(absl::StrCat(spec.name, ": unexpected argument \"",
@@ -569,8 +569,8 @@ absl::StatusOr<CommandLine> ParseCommandLine(int argc,
     if (!has_separator) return Usage("run: missing -- COMMAND [ARGS...]");
     if (out.command.empty()) return Usage("run: missing COMMAND after --");
   } else if (has_separator) {
-    return Usage(absl::StrCat(spec.name,
-                              " takes no command (only run does, after --)"));
+    return Usage(
+        absl::StrCat(spec.name, " takes no command (only run does, after --)"));
   }
   return out;
 }

@@ -229,9 +229,9 @@ std::string StatusNote(const std::vector<MasterStatus>& statuses,
   std::vector<std::string> notes;
   if (!s.error.ok()) notes.push_back(s.error.ToString());
   if (s.same_server_as >= 0) {
-    notes.push_back(absl::StrCat(
-        "same server as ", statuses[s.same_server_as].master,
-        " (same run_id): one server casts one vote; not counted"));
+    notes.push_back(
+        absl::StrCat("same server as ", statuses[s.same_server_as].master,
+                     " (same run_id): one server casts one vote; not counted"));
   }
   if (absl::Status risk = internal::EvictionRisk(s.maxmemory_policy);
       !risk.ok()) {

@@ -1,0 +1,264 @@
+// Copyright 2026 The redlock Authors.
+//
+// Engine::AcquireOp: one acquisition, its attempts and retries, and the fencing
+// token's read and write-back.
+// Included only by src/engine.cc. Loop thread only.
+
+#ifndef REDLOCK_SRC_ACQUIRE_OP_H_
+#define REDLOCK_SRC_ACQUIRE_OP_H_
+
+#include <event2/event.h>
+
+#include <algorithm>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "redlock/keys.h"
+#include "src/lock_state.h"
+#include "src/operation.h"
+#include "src/retry.h"
+#include "src/scripts.h"
+#include "src/token.h"
+#include "src/validity.h"
+#include "src/vote.h"
+
+namespace redlock::internal {
+
+// Counts the fenced-acquire replies whose counter can be trusted, and the
+// highest such counter. A read counts only from a master whose grants count
+// right now (`judged`: the restart guard's rule, the same as for grants), and
+// then only if its counter cannot have been forgotten: a master that never
+// lost its data (marker "trusted") knows that a missing counter means 0; a
+// reborn one may have forgotten it, so only a counter it holds counts, one
+// written back after its restart. `untrusted`, if not null, names the others
+// (by index).
+inline int TrustedFenceReads(
+    const std::vector<std::optional<RedisReply>>& replies,
+    const std::function<absl::Status(int)>& judged, uint64_t* highest,
+    std::string* untrusted) {
+  int trusted = 0;
+  for (size_t i = 0; i < replies.size(); ++i) {
+    if (!replies[i].has_value()) continue;
+    absl::StatusOr<FenceRead> read = ParseFenceRead(*replies[i]);
+    if (!read.ok()) continue;
+    absl::Status veto = judged(static_cast<int>(i));
+    if (veto.ok() &&
+        (read->marker == kTrustedMarker ||
+         (read->marker == kRebornMarker && read->counter_present))) {
+      ++trusted;
+      if (highest != nullptr) *highest = std::max(*highest, read->counter);
+    } else if (untrusted != nullptr) {
+      absl::StrAppend(
+          untrusted, untrusted->empty() ? "" : ", ", "master ", i + 1, " (",
+          !veto.ok()             ? std::string(veto.message())
+          : read->marker.empty() ? std::string("no marker")
+                                 : absl::StrCat(read->marker, ", no counter"),
+          ")");
+    }
+  }
+  return trusted;
+}
+
+class Engine::AcquireOp final : public Engine::Operation {
+ public:
+  AcquireOp(Engine* engine, std::string resource, const AcquireOptions& options,
+            AsyncRedlock::AcquireCallback done)
+      : Operation(engine, absl::StrCat("acquire \"", resource, "\"")),
+        resource_(std::move(resource)),
+        key_(LockKey(engine->options_, resource_)),
+        counter_key_(FenceCounterKey(engine->options_, resource_)),
+        ttl_(options.ttl),
+        fencing_(options.fencing),
+        done_(std::move(done)),
+        started_(engine->clock_->Now()),
+        schedule_(engine->options_.retry, started_,
+                  std::min(options.wait, kLongestWait)),
+        retry_timer_(evtimer_new(engine->base_, &AcquireOp::RetryThunk, this)) {
+  }
+  ~AcquireOp() override { event_free(retry_timer_); }
+
+  void StartAttempt() {
+    absl::StatusOr<std::string> token = NewToken();
+    if (!token.ok()) {
+      Fail(token.status());
+      return;
+    }
+    token_ = *std::move(token);
+    fence_write_ = false;
+    RoundConfig config = engine_->BaseRound(ttl_);
+    if (fencing_) {
+      config.command = FencedAcquireCommand(key_, counter_key_,
+                                            engine_->marker_key_, token_, ttl_);
+      config.map_reply = &FencedAcquireVote;
+      config.keep_replies = true;
+      config.ready_to_win =
+          [engine =
+               engine_](const std::vector<std::optional<RedisReply>>& replies) {
+            return TrustedFenceReads(replies, engine->Judge(), nullptr,
+                                     nullptr) >= engine->quorum_;
+          };
+    } else {
+      config.command = AcquireCommand(key_, token_, ttl_);
+      config.map_reply = &AcquireVote;
+    }
+    config.cleanup_on_loss = ReleaseCommand(key_, token_);
+    StartRound(std::move(config));
+  }
+
+ private:
+  void OnRound(RoundResult result) override {
+    if (fence_write_) {
+      OnFenceWritten(std::move(result));
+      return;
+    }
+    if (!result.status.ok()) {
+      RetryOrFail(result.status);
+      return;
+    }
+    won_ = std::move(result);
+    if (!fencing_) {
+      Succeed(/*fence=*/0);
+      return;
+    }
+    // Fencing: the next token is one more than the highest counter read on
+    // masters whose counters can be trusted. A quorum of such reads is
+    // needed: any two quorums intersect, so it includes a master that
+    // carries every earlier token written back to a quorum.
+    uint64_t highest = 0;
+    std::string untrusted;
+    const int trusted =
+        TrustedFenceReads(won_.replies, engine_->Judge(), &highest, &untrusted);
+    if (trusted < engine_->quorum_) {
+      SendToAll(ReleaseCommand(key_, token_));
+      Fail(absl::UnavailableError(absl::StrCat(
+          what_, ": fencing unavailable: only ", trusted,
+          " masters answered with counters that can be trusted, ",
+          engine_->quorum_, " needed",
+          untrusted.empty() ? "" : absl::StrCat("; untrusted: ", untrusted),
+          ". The lock was released; no token was issued.")));
+      return;
+    }
+    fence_ = highest + 1;
+    fence_write_ = true;
+    RoundConfig config;
+    config.command = FenceWriteCommand(counter_key_, fence_);
+    config.map_reply = &FenceWriteVote;
+    config.quorum = engine_->quorum_;
+    // Counted under the same rule as grants: a later acquisition finds our
+    // token only through a quorum of judged masters, and one server under
+    // two addresses must not count twice.
+    config.grant_veto = engine_->Judge();
+    config.cleanup_on_loss = ReleaseCommand(key_, token_);
+    StartRound(std::move(config));
+  }
+
+  void OnFenceWritten(RoundResult result) {
+    if (result.status.code() == absl::StatusCode::kAborted) {
+      // Masters denied: their counter was already at or above our token, so
+      // another acquisition wrote it; issuing it again would give two holders
+      // one token. The round already sent the release to every master.
+      RetryOrFail(absl::AbortedError(absl::StrCat(
+          "the fencing counter was already at or above ", fence_,
+          " on too many masters (another acquisition wrote it); the lock "
+          "was released: ",
+          result.status.message())));
+      return;
+    }
+    if (!result.status.ok()) {
+      // The round already sent the release to every master.
+      Fail(absl::UnavailableError(
+          absl::StrCat(what_, ": the fencing token ", fence_,
+                       " could not be written to a quorum; the lock was "
+                       "released: ",
+                       result.status.message())));
+      return;
+    }
+    // The write-back counts inside the validity time.
+    const MonotonicTime now = engine_->clock_->Now();
+    if (!HasValidity(won_.valid_until, now, engine_->options_.min_validity)) {
+      SendToAll(ReleaseCommand(key_, token_));
+      RetryOrFail(absl::DeadlineExceededError(
+          absl::StrCat("writing the fencing token left ",
+                       absl::FormatDuration(Remaining(won_.valid_until, now)),
+                       " of validity")));
+      return;
+    }
+    Succeed(fence_);
+  }
+
+  void Succeed(uint64_t fence) {
+    auto state = std::make_shared<LockState>();
+    state->owner = engine_;
+    state->resource = resource_;
+    state->key = key_;
+    state->token = token_;
+    state->acquired_at = won_.start;
+    state->fence = fence;
+    {
+      std::lock_guard<std::mutex> lock(state->mu);
+      state->valid_until = won_.valid_until;
+      state->votes = std::move(won_.votes);
+    }
+    Deliver(done_, absl::StatusOr<Lock>(Lock(std::move(state))));
+  }
+
+  void RetryOrFail(const absl::Status& status) {
+    std::optional<absl::Duration> delay =
+        schedule_.NextDelay(engine_->clock_->Now(), engine_->bitgen_);
+    // An outage ends the wait at once (see AsyncRedlock::AcquireAsync).
+    if (status.code() == absl::StatusCode::kUnavailable) delay.reset();
+    if (delay.has_value()) {
+      timeval tv = absl::ToTimeval(*delay);
+      evtimer_add(retry_timer_, &tv);
+      return;
+    }
+    const int attempts = schedule_.attempts();
+    Fail(absl::Status(
+        status.code(),
+        absl::StrCat(
+            what_, ": ", LossSummary(status.code()), " (", attempts,
+            attempts == 1 ? " attempt" : " attempts", " in ",
+            absl::FormatDuration(ToDuration(engine_->clock_->Now() - started_)),
+            "); last attempt: ", status.message())));
+  }
+
+  void SendToAll(const Command& command) {
+    for (MasterLink* master : engine_->links_) {
+      master->Send(command, [](absl::StatusOr<RedisReply>) {});
+    }
+  }
+
+  void Fail(absl::Status status) override {
+    Deliver(done_, absl::StatusOr<Lock>(std::move(status)));
+  }
+  void OnCancel() override { evtimer_del(retry_timer_); }
+
+  static void RetryThunk(int, short, void* arg) {
+    static_cast<AcquireOp*>(arg)->StartAttempt();
+  }
+
+  const std::string resource_;
+  const std::string key_;
+  const std::string counter_key_;
+  const absl::Duration ttl_;
+  const bool fencing_;
+  AsyncRedlock::AcquireCallback done_;
+  const MonotonicTime started_;
+  RetrySchedule schedule_;
+  event* const retry_timer_;
+  std::string token_;
+  RoundResult won_;  // The acquire round that reached quorum.
+  bool fence_write_ = false;
+  uint64_t fence_ = 0;
+};
+
+}  // namespace redlock::internal
+
+#endif  // REDLOCK_SRC_ACQUIRE_OP_H_

@@ -1,0 +1,74 @@
+// Copyright 2026 The redlock Authors.
+//
+// Engine::ExtendOp: one extension of a held lock.
+// Included only by src/engine.cc. Loop thread only.
+
+#ifndef REDLOCK_SRC_EXTEND_OP_H_
+#define REDLOCK_SRC_EXTEND_OP_H_
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "src/lock_state.h"
+#include "src/operation.h"
+#include "src/scripts.h"
+#include "src/vote.h"
+
+namespace redlock::internal {
+
+class Engine::ExtendOp final : public Engine::Operation {
+ public:
+  ExtendOp(Engine* engine, std::shared_ptr<LockState> state, absl::Duration ttl,
+           AsyncRedlock::ExtendCallback done)
+      : Operation(engine, absl::StrCat("extend \"", state->resource, "\"")),
+        state_(std::move(state)),
+        ttl_(ttl),
+        done_(std::move(done)) {}
+
+  void Start() {
+    RoundConfig config = engine_->BaseRound(ttl_);
+    config.command = ExtendCommand(state_->key, state_->token, ttl_);
+    config.map_reply = &ScriptVote;
+    StartRound(std::move(config));
+  }
+
+ private:
+  void OnRound(RoundResult result) override {
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      if (result.status.ok() && !state_->released) {
+        state_->valid_until = result.valid_until;
+        state_->votes = std::move(result.votes);
+      } else {
+        // A minority may already carry the new TTL; if it is shorter than
+        // what was left, the lock is only as good as the shorter one.
+        state_->valid_until = std::min(state_->valid_until, result.valid_until);
+      }
+    }
+    if (result.status.ok()) {
+      Deliver(done_, absl::OkStatus());
+      return;
+    }
+    absl::string_view summary =
+        result.status.code() == absl::StatusCode::kAborted
+            ? "lock lost: too many masters no longer hold our token"
+            : LossSummary(result.status.code());
+    Fail(absl::Status(
+        result.status.code(),
+        absl::StrCat(what_, ": ", summary, ": ", result.status.message())));
+  }
+
+  void Fail(absl::Status status) override { Deliver(done_, std::move(status)); }
+
+  std::shared_ptr<LockState> state_;
+  const absl::Duration ttl_;
+  AsyncRedlock::ExtendCallback done_;
+};
+
+}  // namespace redlock::internal
+
+#endif  // REDLOCK_SRC_EXTEND_OP_H_
