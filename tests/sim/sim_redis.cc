@@ -1,0 +1,647 @@
+// Copyright 2026 The redlock Authors.
+
+#include "tests/sim/sim_redis.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "redlock/fencing.h"
+#include "src/scripts.h"
+#include "src/sha1.h"
+
+namespace redlock::sim {
+namespace {
+
+using internal::RedisReply;
+
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+RedisReply Ok() { return RedisReply::Status("OK"); }
+
+// Redis's own messages, word for word: the engine and its tests read them.
+RedisReply ArityError(absl::string_view name) {
+  return RedisReply::Error(
+      absl::StrCat("ERR wrong number of arguments for '", name, "' command"));
+}
+RedisReply NotAnInteger() {
+  return RedisReply::Error("ERR value is not an integer or out of range");
+}
+RedisReply SyntaxError() { return RedisReply::Error("ERR syntax error"); }
+RedisReply NoScript() {
+  return RedisReply::Error("NOSCRIPT No matching script. Please use EVAL.");
+}
+RedisReply InvalidExpire(absl::string_view command) {
+  return RedisReply::Error(
+      absl::StrCat("ERR invalid expire time in '", command, "' command"));
+}
+
+// Redis's string2ll: an optional '-', digits, no spaces, no '+', no leading
+// zeros, no overflow. Stricter than absl::SimpleAtoi, which takes " +01".
+bool ParseInt64(absl::string_view s, int64_t* out) {
+  if (s.empty() || s.size() > 20) return false;
+  if (s == "0") {
+    *out = 0;
+    return true;
+  }
+  size_t i = 0;
+  bool negative = false;
+  if (s[0] == '-') {
+    negative = true;
+    i = 1;
+    if (s.size() == 1) return false;
+  }
+  if (s[i] < '1' || s[i] > '9') return false;
+  uint64_t value = 0;
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    const uint64_t digit = static_cast<uint64_t>(s[i] - '0');
+    if (value > (std::numeric_limits<uint64_t>::max() - digit) / 10) {
+      return false;
+    }
+    value = value * 10 + digit;
+  }
+  if (negative) {
+    if (value > static_cast<uint64_t>(kInt64Max) + 1) return false;
+    *out = static_cast<int64_t>(0 - value);
+  } else {
+    if (value > static_cast<uint64_t>(kInt64Max)) return false;
+    *out = static_cast<int64_t>(value);
+  }
+  return true;
+}
+
+// Lua 5.1's tonumber() on a string (luaO_str2d): strtod, then strtoul for a
+// hex constant, trailing whitespace allowed. nullopt where Lua gives nil.
+std::optional<double> LuaToNumber(const std::string& s) {
+  const char* begin = s.c_str();
+  char* end = nullptr;
+  double value = std::strtod(begin, &end);
+  if (end == begin) return std::nullopt;
+  if (*end == 'x' || *end == 'X') {
+    value = static_cast<double>(std::strtoul(begin, &end, 16));
+  }
+  while (*end != '\0' && std::isspace(static_cast<unsigned char>(*end))) {
+    ++end;
+  }
+  // An embedded NUL also ends Lua's C string early; s.size() catches it.
+  if (*end != '\0' || end != begin + s.size()) return std::nullopt;
+  return value;
+}
+
+// An error raised by redis.call() inside a script, as Redis 7 reports it.
+RedisReply ScriptCallError(const RedisReply& error, const std::string& sha1,
+                           int line) {
+  return RedisReply::Error(absl::StrCat(error.str, " script: ", sha1,
+                                        ", on @user_script:", line, "."));
+}
+
+std::string InfoLine(absl::string_view name, absl::string_view value) {
+  return absl::StrCat(name, ":", value, "\r\n");
+}
+
+}  // namespace
+
+SimRedis::SimRedis(Config config, uint64_t seed, absl::Time now)
+    : config_(std::move(config)),
+      rng_(seed),
+      true_anchor_(now),
+      master_anchor_(now + config_.clock_offset) {
+  run_id_ = NewRunId();
+  started_at_ = MasterNow(now);
+}
+
+absl::Time SimRedis::MasterNow(absl::Time now) const {
+  return master_anchor_ + (now - true_anchor_) * rate_;
+}
+
+void SimRedis::SetClockRate(absl::Time now, double rate) {
+  master_anchor_ = MasterNow(now);
+  true_anchor_ = now;
+  rate_ = rate;
+}
+
+void SimRedis::JumpClock(absl::Duration delta) { master_anchor_ += delta; }
+
+void SimRedis::Restart(absl::Time now, bool keep_data) {
+  run_id_ = NewRunId();
+  started_at_ = MasterNow(now);
+  scripts_.clear();
+  if (!keep_data) {
+    for (Keyspace& db : dbs_) db.clear();
+  }
+}
+
+void SimRedis::EvictVolatileKeys() {
+  for (Keyspace& db : dbs_) {
+    for (auto it = db.begin(); it != db.end();) {
+      if (it->second.expires_at.has_value()) {
+        it = db.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+}
+
+int SimRedis::KeyCount(absl::Time now, int db) {
+  const absl::Time mnow = MasterNow(now);
+  int count = 0;
+  for (const auto& [key, entry] : dbs_.at(db)) {
+    if (!entry.expires_at.has_value() || *entry.expires_at > mnow) ++count;
+  }
+  return count;
+}
+
+bool SimRedis::ScriptCached(absl::string_view sha1) const {
+  return scripts_.find(sha1) != scripts_.end();
+}
+
+std::string SimRedis::NewRunId() {
+  std::string id;
+  while (id.size() < 40) {
+    absl::StrAppendFormat(&id, "%016x", rng_());
+  }
+  id.resize(40);
+  return id;
+}
+
+SimRedis::Entry* SimRedis::Find(absl::Time mnow, int db,
+                                absl::string_view key) {
+  Keyspace& keys = dbs_[db];
+  auto it = keys.find(key);
+  if (it == keys.end()) return nullptr;
+  if (it->second.expires_at.has_value() && *it->second.expires_at <= mnow) {
+    keys.erase(it);
+    return nullptr;
+  }
+  return &it->second;
+}
+
+RedisReply SimRedis::Execute(absl::Time now, Connection& connection,
+                             const std::vector<std::string>& argv) {
+  return Dispatch(MasterNow(now), connection, argv);
+}
+
+RedisReply SimRedis::Dispatch(absl::Time mnow, Connection& connection,
+                              const std::vector<std::string>& argv) {
+  if (argv.empty()) return RedisReply::Error("ERR empty command");
+  const std::string name = absl::AsciiStrToLower(argv[0]);
+  const int argc = static_cast<int>(argv.size());
+
+  // Arity as in Redis's command table: positive exact, negative a minimum.
+  static const auto* const kArity = new std::map<std::string, int>{
+      {"ping", -1},   {"auth", -2},    {"select", 2},   {"get", 2},
+      {"set", -3},    {"del", -2},     {"pexpire", -3}, {"pttl", 2},
+      {"exists", -2}, {"time", 1},     {"info", -1},    {"script", -2},
+      {"eval", -3},   {"evalsha", -3}, {"dbsize", 1}};
+  auto arity = kArity->find(name);
+  if (arity == kArity->end()) {
+    // Redis quotes the name as sent and the first arguments, up to ~128
+    // characters, each followed by a space.
+    std::string args;
+    for (int i = 1; i < argc && args.size() < 128; ++i) {
+      const int room = 128 - static_cast<int>(args.size());
+      absl::StrAppend(&args, "'", absl::string_view(argv[i]).substr(0, room),
+                      "' ");
+    }
+    return RedisReply::Error(absl::StrCat(
+        "ERR unknown command '", absl::string_view(argv[0]).substr(0, 128),
+        "', with args beginning with: ", args));
+  }
+  if ((arity->second > 0 && argc != arity->second) ||
+      (arity->second < 0 && argc < -arity->second)) {
+    return ArityError(name);
+  }
+  // SCRIPT's subcommands are commands of their own in Redis 7: looked up
+  // and arity-checked before authentication, like the rest.
+  if (name == "script") {
+    static const auto* const kSubArity = new std::map<std::string, int>{
+        {"load", 3}, {"flush", -2}, {"exists", -3}};
+    const std::string sub = absl::AsciiStrToLower(argv[1]);
+    auto sub_arity = kSubArity->find(sub);
+    if (sub_arity == kSubArity->end()) {
+      return RedisReply::Error(absl::StrCat(
+          "ERR unknown subcommand '", absl::string_view(argv[1]).substr(0, 128),
+          "'. Try ", absl::AsciiStrToUpper(argv[0]), " HELP."));
+    }
+    if ((sub_arity->second > 0 && argc != sub_arity->second) ||
+        (sub_arity->second < 0 && argc < -sub_arity->second)) {
+      return ArityError(absl::StrCat("script|", sub));
+    }
+  }
+  if (config_.requirepass.has_value() && !connection.authenticated &&
+      name != "auth") {
+    return RedisReply::Error("NOAUTH Authentication required.");
+  }
+
+  const int db = connection.db;
+  if (name == "ping") {
+    if (argc > 2) return ArityError(name);
+    return argc == 1 ? RedisReply::Status("PONG") : RedisReply::String(argv[1]);
+  }
+  if (name == "auth") return Auth(connection, argv);
+  if (name == "select") {
+    int64_t index = 0;
+    if (!ParseInt64(argv[1], &index) ||
+        index < std::numeric_limits<int>::min() ||
+        index > std::numeric_limits<int>::max()) {
+      return NotAnInteger();
+    }
+    if (index < 0 || index >= kDatabases) {
+      return RedisReply::Error("ERR DB index is out of range");
+    }
+    connection.db = static_cast<int>(index);
+    return Ok();
+  }
+  if (name == "get") {
+    const Entry* entry = Find(mnow, db, argv[1]);
+    return entry == nullptr ? RedisReply::Nil()
+                            : RedisReply::String(entry->value);
+  }
+  if (name == "set") return Set(mnow, db, argv);
+  if (name == "del" || name == "exists") {
+    int64_t count = 0;
+    for (int i = 1; i < argc; ++i) {
+      if (Find(mnow, db, argv[i]) == nullptr) continue;
+      ++count;
+      if (name == "del") dbs_[db].erase(argv[i]);
+    }
+    return RedisReply::Integer(count);
+  }
+  if (name == "pexpire") return Pexpire(mnow, db, argv);
+  if (name == "pttl") {
+    const Entry* entry = Find(mnow, db, argv[1]);
+    if (entry == nullptr) return RedisReply::Integer(-2);
+    if (!entry->expires_at.has_value()) return RedisReply::Integer(-1);
+    return RedisReply::Integer(
+        absl::ToInt64Milliseconds(*entry->expires_at - mnow));
+  }
+  if (name == "dbsize") {
+    int64_t count = 0;
+    for (const auto& [key, entry] : dbs_[db]) {
+      if (!entry.expires_at.has_value() || *entry.expires_at > mnow) ++count;
+    }
+    return RedisReply::Integer(count);
+  }
+  if (name == "time") return Time(mnow);
+  if (name == "info") return Info(mnow, argv);
+  if (name == "script") return Script(argv);
+  return Eval(mnow, db, argv);  // eval, evalsha
+}
+
+RedisReply SimRedis::Auth(Connection& connection,
+                          const std::vector<std::string>& argv) {
+  if (argv.size() > 3) return SyntaxError();
+  std::string user = "default";
+  const std::string& password = argv.back();
+  if (argv.size() == 2) {
+    if (!config_.requirepass.has_value()) {
+      return RedisReply::Error(
+          "ERR AUTH <password> called without any password configured for "
+          "the default user. Are you sure your configuration is correct?");
+    }
+  } else {
+    user = argv[1];
+  }
+  // Only the default user exists; without requirepass it is "nopass" and
+  // takes any password.
+  if (user != "default" ||
+      (config_.requirepass.has_value() && password != *config_.requirepass)) {
+    return RedisReply::Error(
+        "WRONGPASS invalid username-password pair or user is disabled.");
+  }
+  connection.authenticated = true;
+  return Ok();
+}
+
+RedisReply SimRedis::Set(absl::Time mnow, int db,
+                         const std::vector<std::string>& argv) {
+  // Flag parsing as Redis's parseExtendedStringArgumentsOrReply: a repeated
+  // flag is allowed, a conflicting one is a syntax error.
+  bool nx = false, xx = false, get = false, keepttl = false;
+  enum class Unit { kNone, kSeconds, kMillis } unit = Unit::kNone;
+  const std::string* expire_arg = nullptr;
+  for (size_t i = 3; i < argv.size(); ++i) {
+    const std::string opt = absl::AsciiStrToLower(argv[i]);
+    const bool has_next = i + 1 < argv.size();
+    if (opt == "nx" && !xx) {
+      nx = true;
+    } else if (opt == "xx" && !nx) {
+      xx = true;
+    } else if (opt == "get") {
+      get = true;
+    } else if (opt == "keepttl" && unit == Unit::kNone) {
+      keepttl = true;
+    } else if (opt == "ex" && !keepttl && unit != Unit::kMillis && has_next) {
+      unit = Unit::kSeconds;
+      expire_arg = &argv[++i];
+    } else if (opt == "px" && !keepttl && unit != Unit::kSeconds && has_next) {
+      unit = Unit::kMillis;
+      expire_arg = &argv[++i];
+    } else {
+      return SyntaxError();
+    }
+  }
+  std::optional<absl::Time> expires_at;
+  if (expire_arg != nullptr) {
+    int64_t amount = 0;
+    if (!ParseInt64(*expire_arg, &amount)) return NotAnInteger();
+    if (amount <= 0 || (unit == Unit::kSeconds && amount > kInt64Max / 1000)) {
+      return InvalidExpire("set");
+    }
+    const int64_t ms = unit == Unit::kSeconds ? amount * 1000 : amount;
+    if (ms > kInt64Max - absl::ToUnixMillis(mnow)) return InvalidExpire("set");
+    expires_at = mnow + absl::Milliseconds(ms);
+  }
+  Entry* existing = Find(mnow, db, argv[1]);
+  RedisReply old = existing == nullptr ? RedisReply::Nil()
+                                       : RedisReply::String(existing->value);
+  if ((nx && existing != nullptr) || (xx && existing == nullptr)) {
+    return get ? old : RedisReply::Nil();
+  }
+  if (keepttl && existing != nullptr) expires_at = existing->expires_at;
+  dbs_[db][argv[1]] = Entry{argv[2], expires_at};
+  return get ? old : Ok();
+}
+
+RedisReply SimRedis::Pexpire(absl::Time mnow, int db,
+                             const std::vector<std::string>& argv) {
+  bool nx = false, xx = false, gt = false, lt = false;
+  for (size_t i = 3; i < argv.size(); ++i) {
+    const std::string opt = absl::AsciiStrToLower(argv[i]);
+    if (opt == "nx") {
+      nx = true;
+    } else if (opt == "xx") {
+      xx = true;
+    } else if (opt == "gt") {
+      gt = true;
+    } else if (opt == "lt") {
+      lt = true;
+    } else {
+      return RedisReply::Error(
+          absl::StrCat("ERR Unsupported option ", argv[i]));
+    }
+  }
+  if (nx && (xx || gt || lt)) {
+    return RedisReply::Error(
+        "ERR NX and XX, GT or LT options at the same time are not "
+        "compatible");
+  }
+  if (gt && lt) {
+    return RedisReply::Error(
+        "ERR GT and LT options at the same time are not compatible");
+  }
+  int64_t ms = 0;
+  if (!ParseInt64(argv[2], &ms)) return NotAnInteger();
+  const int64_t now_ms = absl::ToUnixMillis(mnow);
+  if ((ms > 0 && ms > kInt64Max - now_ms) ||
+      (ms < 0 && ms < std::numeric_limits<int64_t>::min() + now_ms)) {
+    return InvalidExpire("pexpire");
+  }
+  Entry* entry = Find(mnow, db, argv[1]);
+  if (entry == nullptr) return RedisReply::Integer(0);
+  const absl::Time when = mnow + absl::Milliseconds(ms);
+  const bool has_ttl = entry->expires_at.has_value();
+  if ((nx && has_ttl) || (xx && !has_ttl) ||
+      (gt && (!has_ttl || when <= *entry->expires_at)) ||
+      (lt && has_ttl && when >= *entry->expires_at)) {
+    return RedisReply::Integer(0);
+  }
+  if (when <= mnow) {
+    // A time already past deletes the key, and still counts as set.
+    dbs_[db].erase(argv[1]);
+    return RedisReply::Integer(1);
+  }
+  entry->expires_at = when;
+  return RedisReply::Integer(1);
+}
+
+RedisReply SimRedis::Time(absl::Time mnow) const {
+  const int64_t us = absl::ToUnixMicros(mnow);
+  return RedisReply::Array({RedisReply::String(absl::StrCat(us / 1000000)),
+                            RedisReply::String(absl::StrCat(us % 1000000))});
+}
+
+RedisReply SimRedis::Info(absl::Time mnow,
+                          const std::vector<std::string>& argv) {
+  bool server = argv.size() == 1, memory = argv.size() == 1,
+       keyspace = argv.size() == 1;
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string section = absl::AsciiStrToLower(argv[i]);
+    const bool every =
+        section == "all" || section == "everything" || section == "default";
+    server |= every || section == "server";
+    memory |= every || section == "memory";
+    keyspace |= every || section == "keyspace";
+  }
+  std::vector<std::string> sections;
+  if (server) {
+    const int64_t uptime = absl::ToInt64Seconds(mnow - started_at_);
+    sections.push_back(absl::StrCat(
+        "# Server\r\n", InfoLine("redis_version", "7.0.15"),
+        InfoLine("redis_mode", "standalone"), InfoLine("process_id", "1"),
+        InfoLine("run_id", run_id_),
+        InfoLine("tcp_port", absl::StrCat(config_.port)),
+        InfoLine("server_time_usec", absl::StrCat(absl::ToUnixMicros(mnow))),
+        InfoLine("uptime_in_seconds", absl::StrCat(uptime)),
+        InfoLine("uptime_in_days", absl::StrCat(uptime / 86400)),
+        InfoLine("hz", "10")));
+  }
+  if (memory) {
+    sections.push_back(
+        absl::StrCat("# Memory\r\n", InfoLine("maxmemory", "0"),
+                     InfoLine("maxmemory_human", "0B"),
+                     InfoLine("maxmemory_policy", config_.maxmemory_policy)));
+  }
+  if (keyspace) {
+    std::string text = "# Keyspace\r\n";
+    for (int i = 0; i < kDatabases; ++i) {
+      int64_t keys = 0, expires = 0;
+      for (const auto& [key, entry] : dbs_[i]) {
+        if (entry.expires_at.has_value() && *entry.expires_at <= mnow) continue;
+        ++keys;
+        if (entry.expires_at.has_value()) ++expires;
+      }
+      if (keys == 0) continue;
+      absl::StrAppend(&text, "db", i, ":keys=", keys, ",expires=", expires,
+                      ",avg_ttl=0\r\n");
+    }
+    sections.push_back(std::move(text));
+  }
+  // Sections are separated by an empty line; every line ends in \r\n.
+  std::string out;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    if (i > 0) out += "\r\n";
+    out += sections[i];
+  }
+  return RedisReply::String(std::move(out));
+}
+
+RedisReply SimRedis::Script(const std::vector<std::string>& argv) {
+  const std::string sub = absl::AsciiStrToLower(argv[1]);
+  if (sub == "load") {
+    std::string sha1 = internal::Sha1Hex(argv[2]);
+    scripts_[sha1] = argv[2];
+    return RedisReply::String(std::move(sha1));
+  }
+  if (sub == "flush") {
+    if (argv.size() > 3 ||
+        (argv.size() == 3 && absl::AsciiStrToLower(argv[2]) != "sync" &&
+         absl::AsciiStrToLower(argv[2]) != "async")) {
+      return RedisReply::Error(
+          "ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+    }
+    scripts_.clear();
+    return Ok();
+  }
+  // exists
+  std::vector<RedisReply> found;
+  for (size_t i = 2; i < argv.size(); ++i) {
+    found.push_back(RedisReply::Integer(
+        ScriptCached(absl::AsciiStrToLower(argv[i])) ? 1 : 0));
+  }
+  return RedisReply::Array(std::move(found));
+}
+
+RedisReply SimRedis::Eval(absl::Time mnow, int db,
+                          const std::vector<std::string>& argv) {
+  const bool evalsha = absl::AsciiStrToLower(argv[0]) == "evalsha";
+  if (evalsha && argv[1].size() != 40) return NoScript();
+  int64_t num_keys = 0;
+  if (!ParseInt64(argv[2], &num_keys)) return NotAnInteger();
+  const int64_t available = static_cast<int64_t>(argv.size()) - 3;
+  if (num_keys > available) {
+    return RedisReply::Error(
+        "ERR Number of keys can't be greater than number of args");
+  }
+  if (num_keys < 0) {
+    return RedisReply::Error("ERR Number of keys can't be negative");
+  }
+  std::string sha1;
+  if (evalsha) {
+    sha1 = absl::AsciiStrToLower(argv[1]);
+    if (!ScriptCached(sha1)) return NoScript();
+  } else {
+    // EVAL caches what it runs: a later EVALSHA finds it.
+    sha1 = internal::Sha1Hex(argv[1]);
+    scripts_[sha1] = argv[1];
+  }
+  const auto keys_begin = argv.begin() + 3;
+  const std::vector<std::string> keys(keys_begin, keys_begin + num_keys);
+  const std::vector<std::string> args(keys_begin + num_keys, argv.end());
+  return RunScript(mnow, db, sha1, keys, args);
+}
+
+// Each script below is the C++ reading of its Lua source (src/scripts.cc,
+// src/fencing.cc), step by step, with Redis's conversions: redis.call()
+// returns nil as false and status OK as a table (truthy); a Lua number
+// becomes an integer reply, a table an array, a string a bulk string.
+RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
+                               const std::vector<std::string>& keys,
+                               const std::vector<std::string>& args) {
+  // Every call the scripts make runs on a connection already in `db` and
+  // authenticated.
+  Connection inner{db, true};
+  auto call = [&](std::vector<std::string> argv) {
+    return Dispatch(mnow, inner, argv);
+  };
+  auto need = [&](size_t num_keys, size_t num_args) {
+    return keys.size() >= num_keys && args.size() >= num_args;
+  };
+  // Real Redis raises a Lua error for a nil argument; the engine never sends
+  // one, so the simulator only says so.
+  auto missing = [&](absl::string_view script) {
+    return RedisReply::Error(absl::StrCat(
+        "ERR SimRedis: ", script, " script called with too few keys or args"));
+  };
+
+  if (sha1 == internal::ReleaseScript().sha1 ||
+      sha1 == internal::ExtendScript().sha1) {
+    const bool release = sha1 == internal::ReleaseScript().sha1;
+    if (!need(1, release ? 1 : 2))
+      return missing(release ? "release" : "extend");
+    const RedisReply current = call({"GET", keys[0]});
+    if (current.type != RedisReply::Type::kString || current.str != args[0]) {
+      return RedisReply::Integer(0);
+    }
+    RedisReply result =
+        release ? call({"DEL", keys[0]}) : call({"PEXPIRE", keys[0], args[1]});
+    if (result.type == RedisReply::Type::kError) {
+      return ScriptCallError(result, sha1, /*line=*/2);
+    }
+    return result;
+  }
+
+  if (sha1 == internal::FencedAcquireScript().sha1) {
+    if (!need(3, 2)) return missing("fenced acquire");
+    const RedisReply set = call({"SET", keys[0], args[0], "NX", "PX", args[1]});
+    if (set.type == RedisReply::Type::kError) {
+      return ScriptCallError(set, sha1, /*line=*/1);
+    }
+    const RedisReply counter = call({"GET", keys[1]});
+    const RedisReply marker = call({"GET", keys[2]});
+    auto or_empty = [](const RedisReply& r) {
+      return RedisReply::String(r.type == RedisReply::Type::kString ? r.str
+                                                                    : "");
+    };
+    return RedisReply::Array(
+        {RedisReply::Integer(set.type == RedisReply::Type::kStatus ? 1 : 0),
+         or_empty(counter), or_empty(marker)});
+  }
+
+  if (sha1 == internal::FenceWriteScript().sha1) {
+    if (!need(1, 1)) return missing("fence write");
+    const RedisReply stored = call({"GET", keys[0]});
+    const double current =
+        LuaToNumber(stored.type == RedisReply::Type::kString ? stored.str : "0")
+            .value_or(0);
+    const std::optional<double> wanted = LuaToNumber(args[0]);
+    if (!wanted.has_value()) {
+      return RedisReply::Error(absl::StrCat(
+          "ERR user_script:3: attempt to compare number with nil script: ",
+          sha1, ", on @user_script:3."));
+    }
+    if (*wanted > current) {
+      call({"SET", keys[0], args[0]});
+      return RedisReply::Integer(1);
+    }
+    return RedisReply::Integer(0);
+  }
+
+  if (sha1 == internal::MarkerScript().sha1) {
+    if (!need(1, 1)) return missing("marker");
+    const RedisReply current = call({"GET", keys[0]});
+    if (current.type == RedisReply::Type::kString) return current;
+    const RedisReply now = call({"TIME"});
+    const std::string micros = absl::StrCat("000000", now.elements[1].str);
+    const std::string value = absl::StrCat(args[0], ":", now.elements[0].str,
+                                           micros.substr(micros.size() - 6));
+    call({"SET", keys[0], value});
+    return RedisReply::String(value);
+  }
+
+  static const std::string* const kFencedSetSha1 =
+      new std::string(internal::Sha1Hex(kFencedSetScript));
+  if (sha1 == *kFencedSetSha1) {
+    if (!need(2, 2)) return missing("fenced set");
+    const RedisReply stored = call({"GET", keys[0]});
+    const double seen =
+        LuaToNumber(stored.type == RedisReply::Type::kString ? stored.str : "0")
+            .value_or(0);
+    const std::optional<double> token = LuaToNumber(args[0]);
+    if (!token.has_value() || *token < seen) return RedisReply::Integer(0);
+    call({"SET", keys[0], args[0]});
+    call({"SET", keys[1], args[1]});
+    return RedisReply::Integer(1);
+  }
+
+  return RedisReply::Error(
+      absl::StrCat("ERR SimRedis does not support this script: ", sha1));
+}
+
+}  // namespace redlock::sim

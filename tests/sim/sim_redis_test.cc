@@ -1,0 +1,632 @@
+// Copyright 2026 The redlock Authors.
+//
+// SimRedis against a real redis-server: the same command sequences go to
+// both and the replies must match in type and value, except what cannot
+// match (run_id, clock readings, uptime), which is compared by shape. Then
+// the faults, which a real server cannot be asked for so cheaply, on the
+// simulator alone.
+
+#include "tests/sim/sim_redis.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "redlock/fencing.h"
+#include "src/redis_reply.h"
+#include "src/scripts.h"
+#include "tests/support/redis_client.h"
+#include "tests/support/redis_server.h"
+
+namespace redlock::sim {
+namespace {
+
+using internal::AllScripts;
+using internal::CommandArgv;
+using internal::RedisReply;
+using testing::RedisClient;
+using testing::RedisServer;
+using testing::Reply;
+using Argv = std::vector<std::string>;
+
+// Reply::Type and RedisReply::Type list the same kinds in the same order.
+std::string SimDebugString(const RedisReply& r) {
+  switch (r.type) {
+    case RedisReply::Type::kStatus:
+      return absl::StrCat("+", r.str);
+    case RedisReply::Type::kError:
+      return absl::StrCat("-", r.str);
+    case RedisReply::Type::kInteger:
+      return absl::StrCat("(integer) ", r.integer);
+    case RedisReply::Type::kString:
+      return absl::StrCat("\"", r.str, "\"");
+    case RedisReply::Type::kNil:
+      return "(nil)";
+    case RedisReply::Type::kArray: {
+      std::string out = "[";
+      for (size_t i = 0; i < r.elements.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += SimDebugString(r.elements[i]);
+      }
+      return out + "]";
+    }
+  }
+  return "(unknown)";
+}
+
+bool SameType(const Reply& real, const RedisReply& sim) {
+  return static_cast<int>(real.type) == static_cast<int>(sim.type);
+}
+
+// Exact equality of type and value, recursively.
+bool SameReply(const Reply& real, const RedisReply& sim) {
+  if (!SameType(real, sim)) return false;
+  switch (sim.type) {
+    case RedisReply::Type::kStatus:
+    case RedisReply::Type::kError:
+    case RedisReply::Type::kString:
+      return real.str == sim.str;
+    case RedisReply::Type::kInteger:
+      return real.integer == sim.integer;
+    case RedisReply::Type::kNil:
+      return true;
+    case RedisReply::Type::kArray:
+      if (real.elements.size() != sim.elements.size()) return false;
+      for (size_t i = 0; i < sim.elements.size(); ++i) {
+        if (!SameReply(real.elements[i], sim.elements[i])) return false;
+      }
+      return true;
+  }
+  return false;
+}
+
+bool AllDigits(absl::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), absl::ascii_isdigit);
+}
+
+// "name:value" lines of an INFO reply. Every line must end in \r\n.
+std::map<std::string, std::string> InfoFields(const std::string& info) {
+  std::map<std::string, std::string> fields;
+  EXPECT_TRUE(absl::EndsWith(info, "\r\n")) << info;
+  for (absl::string_view line : absl::StrSplit(info, "\r\n")) {
+    const size_t colon = line.find(':');
+    if (line.empty() || line[0] == '#' || colon == line.npos) continue;
+    fields[std::string(line.substr(0, colon))] =
+        std::string(line.substr(colon + 1));
+  }
+  return fields;
+}
+
+// The command for a failure message, long script sources cut short.
+std::string Describe(const Argv& argv) {
+  std::string out;
+  for (const std::string& arg : argv) {
+    absl::StrAppend(&out, " ",
+                    arg.size() > 40 ? arg.substr(0, 37) + "..." : arg);
+  }
+  return out;
+}
+
+class SimRedisDifferentialTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto server = RedisServer::Start({});
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = server->release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+
+  void SetUp() override {
+    ASSERT_NE(server_, nullptr);
+    auto client = server_->Client();
+    ASSERT_TRUE(client.ok()) << client.status();
+    real_ = std::move(*client);
+    // Every test starts from an empty server, as its simulator does.
+    for (const Argv& argv : {Argv{"FLUSHALL"}, Argv{"SCRIPT", "FLUSH"}}) {
+      auto reply = real_->Command(argv);
+      ASSERT_TRUE(reply.ok() && !reply->is_error());
+    }
+    now_ = absl::FromUnixSeconds(1790000000);
+    sim_ = std::make_unique<SimRedis>(SimRedis::Config{}, /*seed=*/7, now_);
+  }
+
+  // Sends `argv` to both; returns false (with a test failure) if the real
+  // connection failed.
+  bool SendBoth(const Argv& argv, Reply* real, RedisReply* sim) {
+    auto reply = real_->Command(argv);
+    EXPECT_TRUE(reply.ok()) << reply.status();
+    if (!reply.ok()) return false;
+    *real = std::move(*reply);
+    *sim = sim_->Execute(now_, conn_, argv);
+    return true;
+  }
+
+  // Both must give the same reply, exactly.
+  void Same(const Argv& argv) {
+    Reply real;
+    RedisReply sim;
+    if (!SendBoth(argv, &real, &sim)) return;
+    EXPECT_TRUE(SameReply(real, sim))
+        << Describe(argv) << "\n  real: " << real.DebugString()
+        << "\n  sim:  " << SimDebugString(sim);
+  }
+
+  // Both must give an integer within [sim - slack, sim]: real time passes
+  // between the two calls, simulated time does not.
+  void CloseInteger(const Argv& argv, int64_t slack) {
+    Reply real;
+    RedisReply sim;
+    if (!SendBoth(argv, &real, &sim)) return;
+    ASSERT_EQ(real.type, Reply::Type::kInteger) << real.DebugString();
+    ASSERT_EQ(sim.type, RedisReply::Type::kInteger) << SimDebugString(sim);
+    EXPECT_LE(real.integer, sim.integer) << Describe(argv);
+    EXPECT_GE(real.integer, sim.integer - slack) << Describe(argv);
+  }
+
+  // Sleeps on the real side and advances simulated time by as much.
+  void Advance(absl::Duration d) {
+    absl::SleepFor(d);
+    now_ += d;
+  }
+
+  static RedisServer* server_;
+  std::unique_ptr<RedisClient> real_;
+  std::unique_ptr<SimRedis> sim_;
+  SimRedis::Connection conn_;
+  absl::Time now_;
+};
+
+RedisServer* SimRedisDifferentialTest::server_ = nullptr;
+
+Argv Script(const internal::Command& command, bool eval = false) {
+  return CommandArgv(command, eval);
+}
+
+TEST_F(SimRedisDifferentialTest, EngineHandshakeMatches) {
+  Same({"SELECT", "3"});
+  for (const internal::Script* script : AllScripts()) {
+    Same({"SCRIPT", "LOAD", std::string(script->source)});
+  }
+  Same({"SCRIPT", "EXISTS", AllScripts()[0]->sha1, std::string(40, 'f')});
+
+  Reply real;
+  RedisReply sim;
+  ASSERT_TRUE(SendBoth({"INFO", "server"}, &real, &sim));
+  ASSERT_EQ(real.type, Reply::Type::kString);
+  ASSERT_EQ(sim.type, RedisReply::Type::kString);
+  EXPECT_TRUE(absl::StartsWith(real.str, "# Server\r\n"));
+  EXPECT_TRUE(absl::StartsWith(sim.str, "# Server\r\n"));
+  const auto real_server = InfoFields(real.str);
+  const auto sim_server = InfoFields(sim.str);
+  for (const auto& [name, value] : sim_server) {
+    EXPECT_EQ(real_server.count(name), 1u) << name << " missing from real";
+  }
+  for (const auto* fields : {&real_server, &sim_server}) {
+    const std::string run_id =
+        fields->count("run_id") ? fields->at("run_id") : "";
+    EXPECT_EQ(run_id.size(), 40u);
+    EXPECT_TRUE(std::all_of(run_id.begin(), run_id.end(), absl::ascii_isxdigit))
+        << run_id;
+    EXPECT_TRUE(AllDigits(fields->count("uptime_in_seconds")
+                              ? fields->at("uptime_in_seconds")
+                              : ""));
+    EXPECT_EQ(fields->count("redis_mode") ? fields->at("redis_mode") : "",
+              "standalone");
+  }
+
+  ASSERT_TRUE(SendBoth({"INFO", "memory"}, &real, &sim));
+  ASSERT_EQ(sim.type, RedisReply::Type::kString);
+  EXPECT_TRUE(absl::StartsWith(sim.str, "# Memory\r\n"));
+  const auto real_memory = InfoFields(real.str);
+  const auto sim_memory = InfoFields(sim.str);
+  for (const char* name :
+       {"maxmemory_policy", "maxmemory", "maxmemory_human"}) {
+    ASSERT_EQ(real_memory.count(name), 1u) << name;
+    ASSERT_EQ(sim_memory.count(name), 1u) << name;
+    EXPECT_EQ(real_memory.at(name), sim_memory.at(name)) << name;
+  }
+  // An unknown section is an empty string, not an error.
+  Same({"INFO", "nosuchsection"});
+
+  ASSERT_TRUE(SendBoth({"TIME"}, &real, &sim));
+  ASSERT_EQ(real.type, Reply::Type::kArray);
+  ASSERT_EQ(sim.type, RedisReply::Type::kArray);
+  ASSERT_EQ(real.elements.size(), 2u);
+  ASSERT_EQ(sim.elements.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(real.elements[i].type, Reply::Type::kString);
+    EXPECT_EQ(sim.elements[i].type, RedisReply::Type::kString);
+    EXPECT_TRUE(AllDigits(real.elements[i].str));
+    EXPECT_TRUE(AllDigits(sim.elements[i].str));
+  }
+  EXPECT_LT(std::stoll(sim.elements[1].str), 1000000);
+  EXPECT_EQ(sim.elements[0].str, "1790000000");
+
+  Same({"GET", "redlock-marker"});
+  Same({"PING"});
+  Same({"PING", "hello"});
+}
+
+TEST_F(SimRedisDifferentialTest, AcquireExtendReleaseMatch) {
+  const absl::Duration ttl = absl::Seconds(10);
+  Same(CommandArgv(internal::AcquireCommand("lock", "tok-a", ttl), false));
+  Same(CommandArgv(internal::AcquireCommand("lock", "tok-b", ttl), false));
+  Same({"GET", "lock"});
+  CloseInteger({"PTTL", "lock"}, 100);
+  for (const internal::Script* script : AllScripts()) {
+    Same({"SCRIPT", "LOAD", std::string(script->source)});
+  }
+  // Extend: wrong token refused, right one sets the new TTL.
+  Same(Script(internal::ExtendCommand("lock", "tok-b", absl::Seconds(30))));
+  CloseInteger({"PTTL", "lock"}, 100);
+  Same(Script(internal::ExtendCommand("lock", "tok-a", absl::Seconds(30))));
+  CloseInteger({"PTTL", "lock"}, 100);
+  Same(Script(internal::ExtendCommand("missing", "tok-a", absl::Seconds(30))));
+  // Release: wrong token leaves it, right one deletes it, once.
+  Same(Script(internal::ReleaseCommand("lock", "tok-b")));
+  Same({"EXISTS", "lock"});
+  Same(Script(internal::ReleaseCommand("lock", "tok-a")));
+  Same({"EXISTS", "lock"});
+  Same(Script(internal::ReleaseCommand("lock", "tok-a")));
+  Same(Script(internal::ExtendCommand("lock", "tok-a", absl::Seconds(30))));
+  // A key without TTL, and a TTL overwritten by a plain SET.
+  Same({"SET", "plain", "v"});
+  Same({"PTTL", "plain"});
+  Same({"PTTL", "missing"});
+  Same({"PEXPIRE", "plain", "5000", "NX"});
+  Same({"PEXPIRE", "plain", "9000", "NX"});
+  Same({"PEXPIRE", "plain", "1000", "GT"});
+  Same({"PEXPIRE", "plain", "1000", "LT"});
+  Same({"PEXPIRE", "plain", "1000", "NX", "XX"});
+  Same({"PEXPIRE", "plain", "1000", "GT", "LT"});
+  Same({"PEXPIRE", "plain", "1000", "BOGUS"});
+  Same({"PEXPIRE", "missing", "1000"});
+  Same({"SET", "plain", "w"});
+  Same({"PTTL", "plain"});
+  Same({"PEXPIRE", "plain", "-1"});
+  Same({"EXISTS", "plain"});
+  // SET's other flags, in case a later engine sends them.
+  Same({"SET", "x", "1", "XX"});
+  Same({"SET", "x", "1", "NX", "GET"});
+  Same({"SET", "x", "2", "NX", "GET"});
+  Same({"SET", "x", "3", "XX", "GET"});
+  Same({"SET", "x", "4", "EX", "100"});
+  CloseInteger({"PTTL", "x"}, 100);
+  Same({"SET", "x", "5", "KEEPTTL"});
+  CloseInteger({"PTTL", "x"}, 100);
+  Same({"DEL", "x", "x", "lock", "nothing"});
+  Same({"SET", "y", "1"});
+  Same({"EXISTS", "y", "y", "nothing"});
+  Same({"DBSIZE"});
+}
+
+TEST_F(SimRedisDifferentialTest, FencingScriptsMatch) {
+  for (const internal::Script* script : AllScripts()) {
+    Same({"SCRIPT", "LOAD", std::string(script->source)});
+  }
+  const absl::Duration ttl = absl::Seconds(10);
+  Same(Script(
+      internal::FencedAcquireCommand("lock", "fence", "marker", "tok-a", ttl)));
+  CloseInteger({"PTTL", "lock"}, 100);
+  // The write-back only raises the counter: equal and lower are refused.
+  Same(Script(internal::FenceWriteCommand("fence", 5)));
+  Same(Script(internal::FenceWriteCommand("fence", 5)));
+  Same(Script(internal::FenceWriteCommand("fence", 3)));
+  Same(Script(internal::FenceWriteCommand("fence", 12)));
+  Same({"GET", "fence"});
+  Same({"PTTL", "fence"});
+  // Held: not set, but the counter is read in the same step.
+  Same(Script(
+      internal::FencedAcquireCommand("lock", "fence", "marker", "tok-b", ttl)));
+  Same({"GET", "lock"});
+  // A counter Lua cannot read as a number counts as 0.
+  Same({"SET", "odd", "not-a-number"});
+  Same(Script(internal::FenceWriteCommand("odd", 1)));
+  Same({"GET", "odd"});
+
+  // The resource side: equal accepted, lower and non-numeric refused.
+  Same(FencedSetArgv("rfence", "data", 7, "v7"));
+  Same(FencedSetArgv("rfence", "data", 7, "v7-again"));
+  Same(FencedSetArgv("rfence", "data", 6, "v6"));
+  Same({"GET", "data"});
+  Same({"GET", "rfence"});
+  Argv bad_token = FencedSetArgv("rfence", "data", 9, "v9");
+  bad_token[5] = "nine";
+  Same(bad_token);
+  Same(FencedSetArgv("rfence", "data", 9, "v9"));
+  Same({"GET", "data"});
+}
+
+TEST_F(SimRedisDifferentialTest, MarkerIsWrittenOnceFromTheMasterClock) {
+  const Argv marker = Script(internal::MarkerCommand("marker", "up"), true);
+  Reply real1, real2;
+  RedisReply sim1, sim2;
+  ASSERT_TRUE(SendBoth(marker, &real1, &sim1));
+  ASSERT_TRUE(SendBoth(marker, &real2, &sim2));
+  for (const Reply* r : {&real1, &real2}) {
+    ASSERT_EQ(r->type, Reply::Type::kString) << r->DebugString();
+  }
+  for (const RedisReply* r : {&sim1, &sim2}) {
+    ASSERT_EQ(r->type, RedisReply::Type::kString) << SimDebugString(*r);
+  }
+  // "up:" then seconds and six digits of microseconds.
+  for (const std::string* value : {&real1.str, &sim1.str}) {
+    ASSERT_TRUE(absl::StartsWith(*value, "up:")) << *value;
+    EXPECT_TRUE(AllDigits(value->substr(3))) << *value;
+    EXPECT_EQ(value->size(), 3u + 10u + 6u) << *value;
+  }
+  EXPECT_EQ(sim1.str, "up:1790000000000000");
+  EXPECT_EQ(real2.str, real1.str);
+  EXPECT_EQ(sim2.str, sim1.str);
+  // The marker script does not give the key a TTL.
+  Same({"PTTL", "marker"});
+}
+
+TEST_F(SimRedisDifferentialTest, NoscriptAfterFlushThenEvalCaches) {
+  const internal::Command release = internal::ReleaseCommand("lock", "tok");
+  Same({"SET", "lock", "tok", "NX", "PX", "10000"});
+  Same(Script(release));  // Never loaded.
+  for (const internal::Script* script : AllScripts()) {
+    Same({"SCRIPT", "LOAD", std::string(script->source)});
+  }
+  Same({"SCRIPT", "FLUSH"});
+  Same(Script(release));
+  Same({"SCRIPT", "EXISTS", release.script->sha1});
+  Same(Script(release, /*eval=*/true));
+  Same({"SCRIPT", "EXISTS", release.script->sha1});
+  Same({"SET", "lock", "tok", "NX", "PX", "10000"});
+  Same(Script(release));
+  Same({"SCRIPT", "FLUSH", "ASYNC"});
+  Same({"SCRIPT", "FLUSH", "SOMETIMES"});
+  Same({"EVALSHA", "abc", "0"});
+  Same({"EVALSHA", std::string(40, 'f'), "0"});
+}
+
+TEST_F(SimRedisDifferentialTest, KeyExpiresAfterItsTtl) {
+  Same({"SET", "short", "v", "PX", "100"});
+  Same({"GET", "short"});
+  CloseInteger({"PTTL", "short"}, 50);
+  Advance(absl::Milliseconds(150));
+  Same({"GET", "short"});
+  Same({"PTTL", "short"});
+  Same({"EXISTS", "short"});
+  // Expired means gone for NX too.
+  Same({"SET", "short", "w", "NX", "PX", "100"});
+  Same({"GET", "short"});
+}
+
+TEST_F(SimRedisDifferentialTest, DatabasesAreSeparate) {
+  Same({"SET", "k", "zero"});
+  Same({"SELECT", "1"});
+  Same({"GET", "k"});
+  Same({"SET", "k", "one"});
+  Same({"SELECT", "0"});
+  Same({"GET", "k"});
+  Same({"SELECT", "15"});
+  Same({"SELECT", "16"});
+  Same({"SELECT", "-1"});
+  Same({"SELECT", "abc"});
+  Same({"GET", "k"});
+}
+
+TEST_F(SimRedisDifferentialTest, ErrorsMatchWordForWord) {
+  Same({"NOSUCHCOMMAND"});
+  Same({"nosuch", "a", "b"});
+  Same({"GET"});
+  Same({"GET", "a", "b"});
+  Same({"SET", "k"});
+  Same({"SET", "k", "v", "PX"});
+  Same({"SET", "k", "v", "PX", "0"});
+  Same({"SET", "k", "v", "PX", "-5"});
+  Same({"SET", "k", "v", "PX", "abc"});
+  Same({"SET", "k", "v", "PX", "01"});
+  Same({"SET", "k", "v", "EX", "0"});
+  Same({"SET", "k", "v", "PX", "10", "EX", "10"});
+  Same({"SET", "k", "v", "NX", "XX"});
+  Same({"SET", "k", "v", "KEEPTTL", "PX", "10"});
+  Same({"SET", "k", "v", "BOGUS"});
+  Same({"SET", "k", "v", "PX", "9223372036854775807"});
+  Same({"DEL"});
+  Same({"EXISTS"});
+  Same({"PTTL"});
+  Same({"PEXPIRE", "k"});
+  Same({"PEXPIRE", "k", "soon"});
+  Same({"TIME", "now"});
+  Same({"PING", "a", "b"});
+  Same({"AUTH", "secret"});
+  Same({"AUTH", "someone", "secret"});
+  Same({"AUTH", "default", "anything"});
+  Same({"AUTH", "a", "b", "c"});
+  Same({"SCRIPT"});
+  Same({"SCRIPT", "LOAD"});
+  Same({"SCRIPT", "FOO"});
+  Same({"EVAL", "return 1"});
+  Same({"EVAL", "return 1", "x"});
+  Same({"EVAL", "return 1", "2", "a"});
+  Same({"EVAL", "return 1", "-1"});
+  Same({"EVALSHA", std::string(40, 'a'), "zz"});
+  // Errors raised by redis.call() inside the engine's scripts.
+  for (const internal::Script* script : AllScripts()) {
+    Same({"SCRIPT", "LOAD", std::string(script->source)});
+  }
+  Same({"SET", "lock", "tok"});
+  Argv extend =
+      Script(internal::ExtendCommand("lock", "tok", absl::Seconds(1)));
+  extend.back() = "soon";
+  Same(extend);
+  Argv acquire = Script(internal::FencedAcquireCommand(
+      "other", "fence", "marker", "tok", absl::Seconds(1)));
+  acquire.back() = "0";
+  Same(acquire);
+  Argv fence = Script(internal::FenceWriteCommand("fence", 1));
+  fence.back() = "many";
+  Same(fence);
+}
+
+TEST(SimRedisAuthDifferentialTest, RequirepassMatches) {
+  RedisServer::Config config;
+  config.requirepass = "s3cret";
+  auto server = RedisServer::Start(config);
+  ASSERT_TRUE(server.ok()) << server.status();
+  // A raw connection without AUTH: Client() would authenticate.
+  auto client = RedisClient::Connect("127.0.0.1", (*server)->port());
+  ASSERT_TRUE(client.ok()) << client.status();
+  SimRedis::Config sim_config;
+  sim_config.requirepass = "s3cret";
+  const absl::Time now = absl::FromUnixSeconds(1790000000);
+  SimRedis sim(sim_config, 1, now);
+  SimRedis::Connection conn;
+  // Unknown commands and arity are judged before authentication.
+  for (const Argv& argv :
+       {Argv{"GET", "k"}, Argv{"PING"}, Argv{"nosuch"}, Argv{"GET"},
+        Argv{"SCRIPT", "LOAD", "return 1"}, Argv{"AUTH", "wrong"},
+        Argv{"AUTH", "default", "wrong"}, Argv{"AUTH", "bob", "s3cret"},
+        Argv{"GET", "k"}, Argv{"AUTH", "s3cret"}, Argv{"GET", "k"},
+        Argv{"AUTH", "default", "s3cret"}, Argv{"SET", "k", "v"},
+        Argv{"AUTH", "wrong"}, Argv{"GET", "k"}}) {
+    auto real = (*client)->Command(argv);
+    ASSERT_TRUE(real.ok()) << real.status();
+    const RedisReply simulated = sim.Execute(now, conn, argv);
+    EXPECT_TRUE(SameReply(*real, simulated))
+        << Describe(argv) << "\n  real: " << real->DebugString()
+        << "\n  sim:  " << SimDebugString(simulated);
+  }
+}
+
+// The faults, on the simulator alone.
+
+class SimRedisFaultTest : public ::testing::Test {
+ protected:
+  RedisReply Run(const Argv& argv) { return sim_.Execute(now_, conn_, argv); }
+
+  absl::Time now_ = absl::FromUnixSeconds(1790000000);
+  SimRedis sim_{SimRedis::Config{}, 42, now_};
+  SimRedis::Connection conn_;
+};
+
+int64_t UptimeOf(const RedisReply& info) {
+  const auto fields = InfoFields(info.str);
+  return fields.count("uptime_in_seconds")
+             ? std::stoll(fields.at("uptime_in_seconds"))
+             : -1;
+}
+
+TEST_F(SimRedisFaultTest, RunIdIsDeterministicPerSeed) {
+  SimRedis same(SimRedis::Config{}, 42, now_);
+  SimRedis other(SimRedis::Config{}, 43, now_);
+  EXPECT_EQ(sim_.run_id(), same.run_id());
+  EXPECT_NE(sim_.run_id(), other.run_id());
+  EXPECT_EQ(sim_.run_id().size(), 40u);
+  EXPECT_EQ(InfoFields(Run({"INFO", "server"}).str).at("run_id"),
+            sim_.run_id());
+}
+
+TEST_F(SimRedisFaultTest, RestartWithoutDataForgetsEverything) {
+  Run({"SCRIPT", "LOAD", std::string(internal::ReleaseScript().source)});
+  Run({"SET", "lock", "tok", "PX", "10000"});
+  Run({"SET", "fence", "5"});
+  now_ += absl::Seconds(30);
+  EXPECT_EQ(UptimeOf(Run({"INFO", "server"})), 30);
+  const std::string old_run_id = sim_.run_id();
+
+  sim_.Restart(now_, /*keep_data=*/false);
+  conn_ = SimRedis::Connection{};
+  EXPECT_NE(sim_.run_id(), old_run_id);
+  EXPECT_EQ(UptimeOf(Run({"INFO", "server"})), 0);
+  EXPECT_EQ(Run({"GET", "lock"}).type, RedisReply::Type::kNil);
+  EXPECT_EQ(Run({"GET", "fence"}).type, RedisReply::Type::kNil);
+  const RedisReply noscript =
+      Run(CommandArgv(internal::ReleaseCommand("lock", "tok"), false));
+  EXPECT_EQ(noscript.type, RedisReply::Type::kError);
+  EXPECT_TRUE(absl::StartsWith(noscript.str, "NOSCRIPT ")) << noscript.str;
+}
+
+TEST_F(SimRedisFaultTest, RestartWithDataKeepsKeysAndTheirTtl) {
+  Run({"SET", "lock", "tok", "PX", "10000"});
+  Run({"SCRIPT", "LOAD", std::string(internal::ReleaseScript().source)});
+  now_ += absl::Seconds(4);
+  sim_.Restart(now_, /*keep_data=*/true);
+  EXPECT_EQ(Run({"GET", "lock"}).str, "tok");
+  EXPECT_EQ(Run({"PTTL", "lock"}).integer, 6000);
+  EXPECT_FALSE(sim_.ScriptCached(internal::ReleaseScript().sha1));
+  now_ += absl::Seconds(6);
+  EXPECT_EQ(Run({"GET", "lock"}).type, RedisReply::Type::kNil);
+}
+
+TEST_F(SimRedisFaultTest, FastClockExpiresKeysEarly) {
+  sim_.SetClockRate(now_, 2.0);
+  Run({"SET", "lock", "tok", "PX", "1000"});
+  now_ += absl::Milliseconds(400);
+  EXPECT_EQ(Run({"PTTL", "lock"}).integer, 200);
+  now_ += absl::Milliseconds(100);  // 1000ms of master time.
+  EXPECT_EQ(Run({"GET", "lock"}).type, RedisReply::Type::kNil);
+  // Back to an accurate rate: the clock continues from where it is.
+  sim_.SetClockRate(now_, 1.0);
+  const absl::Time master = sim_.MasterNow(now_);
+  now_ += absl::Seconds(1);
+  EXPECT_EQ(sim_.MasterNow(now_), master + absl::Seconds(1));
+}
+
+TEST_F(SimRedisFaultTest, ClockJumpExpiresKeysAndMovesTime) {
+  Run({"SET", "lock", "tok", "PX", "10000"});
+  Run({"SET", "keep", "v"});
+  const RedisReply before = Run({"TIME"});
+  sim_.JumpClock(absl::Seconds(10));
+  EXPECT_EQ(Run({"GET", "lock"}).type, RedisReply::Type::kNil);
+  EXPECT_EQ(Run({"GET", "keep"}).str, "v");
+  const RedisReply after = Run({"TIME"});
+  EXPECT_EQ(
+      std::stoll(after.elements[0].str) - std::stoll(before.elements[0].str),
+      10);
+  // A backward jump lengthens what is left of a TTL.
+  Run({"SET", "lock", "tok", "PX", "1000"});
+  sim_.JumpClock(absl::Seconds(-1));
+  EXPECT_EQ(Run({"PTTL", "lock"}).integer, 2000);
+}
+
+TEST_F(SimRedisFaultTest, EvictionDropsOnlyKeysWithTtl) {
+  Run({"SET", "lock", "tok", "PX", "10000"});
+  Run({"SET", "fence", "5"});
+  Run({"SELECT", "2"});
+  Run({"SET", "lock2", "tok", "PX", "10000"});
+  sim_.EvictVolatileKeys();
+  EXPECT_EQ(Run({"GET", "lock2"}).type, RedisReply::Type::kNil);
+  Run({"SELECT", "0"});
+  EXPECT_EQ(Run({"GET", "lock"}).type, RedisReply::Type::kNil);
+  EXPECT_EQ(Run({"GET", "fence"}).str, "5");
+  EXPECT_EQ(sim_.KeyCount(now_), 1);
+}
+
+TEST_F(SimRedisFaultTest, FlushScriptsAndConfiguredPolicy) {
+  SimRedis::Config config;
+  config.maxmemory_policy = "volatile-lru";
+  SimRedis sim(config, 1, now_);
+  const RedisReply info = sim.Execute(now_, conn_, {"INFO", "memory"});
+  EXPECT_EQ(InfoFields(info.str).at("maxmemory_policy"), "volatile-lru");
+  sim.Execute(now_, conn_,
+              {"SCRIPT", "LOAD", std::string(internal::MarkerScript().source)});
+  EXPECT_TRUE(sim.ScriptCached(internal::MarkerScript().sha1));
+  sim.FlushScripts();
+  EXPECT_FALSE(sim.ScriptCached(internal::MarkerScript().sha1));
+}
+
+TEST_F(SimRedisFaultTest, OtherScriptsAreRefused) {
+  const RedisReply reply = Run({"EVAL", "return 1", "0"});
+  EXPECT_EQ(reply.type, RedisReply::Type::kError);
+  EXPECT_TRUE(absl::StartsWith(reply.str, "ERR ")) << reply.str;
+}
+
+}  // namespace
+}  // namespace redlock::sim
