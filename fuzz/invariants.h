@@ -287,18 +287,6 @@ inline std::string CheckVotes(const internal::RedisReply& reply) {
     return problem;
   }
 
-  // Fence write-back: 1 is granted, 0 denied, nothing else is a vote.
-  const absl::StatusOr<Vote> write = internal::FenceWriteVote(reply);
-  if (write.ok()) {
-    problem = shape("FenceWriteVote",
-                    reply.type == Type::kInteger &&
-                        reply.integer == (*write == Vote::kGranted ? 1 : 0));
-    if (!problem.empty()) return problem;
-  }
-  if (problem = error_is_failure("FenceWriteVote", write); !problem.empty()) {
-    return problem;
-  }
-
   // The fenced acquire's read: only from a well-formed reply, and the counter
   // is the number the reply carried.
   const absl::StatusOr<FenceRead> read = internal::ParseFenceRead(reply);

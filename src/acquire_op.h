@@ -31,41 +31,6 @@
 
 namespace redlock::internal {
 
-// Counts the fenced-acquire replies whose counter can be trusted, and the
-// highest such counter. A read counts only from a master whose grants count
-// right now (`judged`: the restart guard's rule, the same as for grants), and
-// then only if its counter cannot have been forgotten: a master that never
-// lost its data (marker "trusted") knows that a missing counter means 0; a
-// reborn one may have forgotten it, so only a counter it holds counts, one
-// written back after its restart. `untrusted`, if not null, names the others
-// (by index).
-inline int TrustedFenceReads(
-    const std::vector<std::optional<RedisReply>>& replies,
-    const std::function<absl::Status(int)>& judged, uint64_t* highest,
-    std::string* untrusted) {
-  int trusted = 0;
-  for (size_t i = 0; i < replies.size(); ++i) {
-    if (!replies[i].has_value()) continue;
-    absl::StatusOr<FenceRead> read = ParseFenceRead(*replies[i]);
-    if (!read.ok()) continue;
-    absl::Status veto = judged(static_cast<int>(i));
-    if (veto.ok() &&
-        (read->marker == kTrustedMarker ||
-         (read->marker == kRebornMarker && read->counter_present))) {
-      ++trusted;
-      if (highest != nullptr) *highest = std::max(*highest, read->counter);
-    } else if (untrusted != nullptr) {
-      absl::StrAppend(
-          untrusted, untrusted->empty() ? "" : ", ", "master ", i + 1, " (",
-          !veto.ok()             ? std::string(veto.message())
-          : read->marker.empty() ? std::string("no marker")
-                                 : absl::StrCat(read->marker, ", no counter"),
-          ")");
-    }
-  }
-  return trusted;
-}
-
 class Engine::AcquireOp final : public Engine::Operation {
  public:
   AcquireOp(Engine* engine, std::string resource, const AcquireOptions& options,
@@ -98,11 +63,14 @@ class Engine::AcquireOp final : public Engine::Operation {
                                             engine_->marker_key_, token_, ttl_);
       config.map_reply = &FencedAcquireVote;
       config.keep_replies = true;
+      // Won only once a quorum of trusted counter reads is in, judged the
+      // way the grants are.
       config.ready_to_win =
-          [engine =
-               engine_](const std::vector<std::optional<RedisReply>>& replies) {
-            return TrustedFenceReads(replies, engine->Judge(), nullptr,
-                                     nullptr) >= engine->quorum_;
+          [quorum = engine_->quorum_, veto = config.grant_veto,
+           domain = config.failure_domain](
+              const std::vector<std::optional<RedisReply>>& replies) {
+            return CountTrustedFenceReads(replies, veto, domain, nullptr,
+                                          nullptr) >= quorum;
           };
     } else {
       config.command = AcquireCommand(key_, token_, ttl_);
@@ -134,7 +102,8 @@ class Engine::AcquireOp final : public Engine::Operation {
     uint64_t highest = 0;
     std::string untrusted;
     const int trusted =
-        TrustedFenceReads(won_.replies, engine_->Judge(), &highest, &untrusted);
+        CountTrustedFenceReads(won_.replies, engine_->VetoFn(),
+                               engine_->DomainFn(), &highest, &untrusted);
     if (trusted < engine_->quorum_) {
       SendToAll(ReleaseCommand(key_, token_));
       Fail(absl::UnavailableError(absl::StrCat(
@@ -149,12 +118,12 @@ class Engine::AcquireOp final : public Engine::Operation {
     fence_write_ = true;
     RoundConfig config;
     config.command = FenceWriteCommand(counter_key_, fence_);
-    config.map_reply = &FenceWriteVote;
+    config.map_reply = &ScriptVote;
     config.quorum = engine_->quorum_;
     // Counted under the same rule as grants: a later acquisition finds our
     // token only through a quorum of judged masters, and one server under
     // two addresses must not count twice.
-    config.grant_veto = engine_->Judge();
+    engine_->JudgeVotes(config);
     config.cleanup_on_loss = ReleaseCommand(key_, token_);
     StartRound(std::move(config));
   }

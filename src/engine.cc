@@ -194,6 +194,13 @@ std::vector<MasterHealth> Engine::Health() const {
     h.last_error = m.last_error();
     if (m.identity().known) h.marker = m.identity().marker;
     h.grants_count = GrantVeto(static_cast<int>(i));
+    if (const int same = SameServerAs(static_cast<int>(i)); same >= 0) {
+      // Rounds count one grant per server; name the duplicate for people.
+      h.grants_count = absl::FailedPreconditionError(absl::StrCat(
+          "same server as master ", same + 1, " (", masters_[same]->name(),
+          ", run_id ", m.identity().run_id.substr(0, 8),
+          "...): one server casts one vote"));
+    }
     h.maxmemory_policy = m.identity().maxmemory_policy;
     h.eviction = EvictionRisk(m.identity().maxmemory_policy);
     const MasterCounters& c = m.counters();
@@ -212,26 +219,17 @@ std::vector<MasterHealth> Engine::Health() const {
 absl::Status Engine::GrantVeto(int master) const {
   const Master& m = *masters_[master];
   const MasterIdentity& id = m.identity();
-  // One server under two addresses (an IPv6-mapped address, a second IP, a
-  // DNS alias, a proxy) is one failure domain: it casts one vote, under the
-  // first of its addresses.
-  if (id.known && !id.run_id.empty()) {
-    for (int j = 0; j < master; ++j) {
-      const MasterIdentity& other = masters_[j]->identity();
-      if (other.known && other.run_id == id.run_id) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "same server as master ", j + 1, " (", masters_[j]->name(),
-            ", run_id ", id.run_id.substr(0, 8),
-            "...): one server casts one vote"));
-      }
-    }
-  }
   if (!options_.restart_guard) return absl::OkStatus();
   // Fail closed: whatever is not known to be trustworthy casts no grant.
   if (!m.ready() || !id.known) {
     return absl::FailedPreconditionError(
         "restart guard: not yet judged (no handshake completed on the "
         "current connection)");
+  }
+  // Without a run_id a second address of one server cannot be told apart.
+  if (id.run_id.empty()) {
+    return absl::FailedPreconditionError(
+        "restart guard: not yet judged (INFO server gave no run_id)");
   }
   if (id.marker.empty()) {
     bool others_marked = false;
@@ -260,6 +258,19 @@ absl::Status Engine::GrantVeto(int master) const {
       " ago; its grants count again in ",
       absl::FormatDuration(
           absl::Ceil(options_.max_ttl - uptime, absl::Seconds(1)))));
+}
+
+absl::string_view Engine::FailureDomain(int master) const {
+  const MasterIdentity& id = masters_[master]->identity();
+  return id.known ? absl::string_view(id.run_id) : absl::string_view();
+}
+
+int Engine::SameServerAs(int master) const {
+  const absl::string_view domain = FailureDomain(master);
+  for (int j = 0; j < master && !domain.empty(); ++j) {
+    if (FailureDomain(j) == domain) return j;
+  }
+  return -1;
 }
 
 void Engine::WarnAboutEviction() {
@@ -299,7 +310,7 @@ RoundConfig Engine::BaseRound(absl::Duration ttl) const {
   config.ttl = SentTtl(ttl);
   config.drift_factor = options_.drift_factor;
   config.min_validity = options_.min_validity;
-  config.grant_veto = [this](int master) { return GrantVeto(master); };
+  JudgeVotes(config);
   return config;
 }
 

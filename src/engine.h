@@ -89,14 +89,26 @@ class Engine {
   void WriteMarker(Master& master, absl::string_view value);
   // OK if master `i`'s grants count now; otherwise kFailedPrecondition
   // saying why not. Fail closed: a master not yet judged trustworthy by the
-  // restart guard (no handshake on the current connection, no marker yet,
-  // reborn and up for less than max_ttl) and a second address of a server
-  // already among the masters (same run_id) cast no grant.
+  // restart guard (no handshake on the current connection, no run_id, no
+  // marker yet, reborn and up for less than max_ttl) casts no grant.
   absl::Status GrantVeto(int master) const;
-  // GrantVeto as a callable, for rounds and fence reads.
-  std::function<absl::Status(int)> Judge() const {
+  // The server master `i` is (its run_id as the last handshake read it), or
+  // empty if unknown. Rounds and fence reads count one vote per server.
+  absl::string_view FailureDomain(int master) const;
+  // The two above as callables, for rounds and fence reads.
+  std::function<absl::Status(int)> VetoFn() const {
     return [this](int master) { return GrantVeto(master); };
   }
+  std::function<absl::string_view(int)> DomainFn() const {
+    return [this](int master) { return FailureDomain(master); };
+  }
+  // Sets `config`'s grant_veto and failure_domain to them.
+  void JudgeVotes(RoundConfig& config) const {
+    config.grant_veto = VetoFn();
+    config.failure_domain = DomainFn();
+  }
+  // For Health(): an earlier master with the same run_id, or -1.
+  int SameServerAs(int master) const;
   // Warns (Options::on_warning, else stderr) once per connection about a
   // master that can evict the library's keys.
   void WarnAboutEviction();

@@ -249,27 +249,23 @@ void Master::ForgetContext(absl::Status reason) {
   evtimer_del(request_timer_);
 }
 
-void ParseInfoServer(absl::string_view info, std::string* run_id,
-                     int64_t* uptime_s) {
+absl::string_view InfoField(absl::string_view info, absl::string_view name) {
   for (absl::string_view line : absl::StrSplit(info, '\n')) {
     line = absl::StripTrailingAsciiWhitespace(line);
-    if (absl::ConsumePrefix(&line, "run_id:")) {
-      *run_id = std::string(line);
-    } else if (absl::ConsumePrefix(&line, "uptime_in_seconds:")) {
-      int64_t value = 0;
-      if (absl::SimpleAtoi(line, &value)) *uptime_s = value;
-    }
-  }
-}
-
-std::string ParseMaxmemoryPolicy(absl::string_view info) {
-  for (absl::string_view line : absl::StrSplit(info, '\n')) {
-    line = absl::StripTrailingAsciiWhitespace(line);
-    if (absl::ConsumePrefix(&line, "maxmemory_policy:")) {
-      return std::string(line);
+    if (absl::ConsumePrefix(&line, name) && absl::ConsumePrefix(&line, ":")) {
+      return line;
     }
   }
   return "";
+}
+
+void ParseInfoServer(absl::string_view info, std::string* run_id,
+                     int64_t* uptime_s) {
+  *run_id = std::string(InfoField(info, "run_id"));
+  int64_t value = 0;
+  if (absl::SimpleAtoi(InfoField(info, "uptime_in_seconds"), &value)) {
+    *uptime_s = value;
+  }
 }
 
 absl::Status EvictionRisk(absl::string_view maxmemory_policy) {
@@ -485,7 +481,8 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
     pending_identity_.seen_at = Now();
   }
   if (pending.kind == Kind::kInfoMemory) {
-    pending_identity_.maxmemory_policy = ParseMaxmemoryPolicy(reply.str);
+    pending_identity_.maxmemory_policy =
+        std::string(InfoField(reply.str, "maxmemory_policy"));
   }
   if (pending.kind == Kind::kMarker) {
     ParseMarker(reply.type == RedisReply::Type::kString ? reply.str : "",

@@ -68,11 +68,12 @@ struct MasterIdentity {
   std::string maxmemory_policy;
 };
 
+// The value of field `name` in an INFO reply ("name:value" lines), empty if
+// absent. Pure.
+absl::string_view InfoField(absl::string_view info, absl::string_view name);
 // "run_id" and "uptime_in_seconds" from an INFO server reply. Pure.
 void ParseInfoServer(absl::string_view info, std::string* run_id,
                      int64_t* uptime_s);
-// "maxmemory_policy" from an INFO memory reply; empty if absent. Pure.
-std::string ParseMaxmemoryPolicy(absl::string_view info);
 // OK for "noeviction" or an unknown (empty) policy. Otherwise
 // kFailedPrecondition saying which of the library's keys the policy may evict
 // and what to set instead. Pure.

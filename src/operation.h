@@ -20,8 +20,6 @@
 
 namespace redlock::internal {
 
-inline constexpr absl::string_view kTrustedMarker = "trusted";
-inline constexpr absl::string_view kRebornMarker = "reborn";
 // A wait longer than this is "until it succeeds"; it keeps deadlines finite.
 inline constexpr absl::Duration kLongestWait = absl::Hours(24 * 365);
 

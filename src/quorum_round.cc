@@ -78,6 +78,13 @@ void QuorumRound::OnReply(int master, absl::StatusOr<RedisReply> reply) {
       vote = std::move(veto);
     }
   }
+  if (vote.ok() && *vote == Vote::kGranted && config_.failure_domain) {
+    if (int same = GrantedSameDomain(master); same >= 0) {
+      vote = absl::FailedPreconditionError(
+          absl::StrCat("same server as ", masters_[same]->name(),
+                       ", which granted already: one server casts one vote"));
+    }
+  }
   if (config_.keep_replies && reply.ok()) {
     replies_[master] = *std::move(reply);
   }
@@ -107,6 +114,18 @@ void QuorumRound::OnReply(int master, absl::StatusOr<RedisReply> reply) {
   } else if (tally_.QuorumImpossible()) {
     Decide(absl::Status(tally_.LossCode(), ""));
   }
+}
+
+int QuorumRound::GrantedSameDomain(int master) const {
+  const absl::string_view domain = config_.failure_domain(master);
+  if (domain.empty()) return -1;
+  for (size_t j = 0; j < votes_.size(); ++j) {
+    if (votes_[j].kind == MasterVote::Kind::kGranted &&
+        config_.failure_domain(static_cast<int>(j)) == domain) {
+      return static_cast<int>(j);
+    }
+  }
+  return -1;
 }
 
 void QuorumRound::Decide(absl::Status status) {

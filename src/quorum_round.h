@@ -21,6 +21,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "redlock/lock.h"
 #include "src/clock.h"
@@ -83,6 +84,11 @@ struct RoundConfig {
   // Asked when a master grants, so it sees what the master's connection
   // learned in its handshake just before.
   std::function<absl::Status(int master)> grant_veto;
+  // Per master: its failure domain (the server's run_id), empty if unknown.
+  // Two masters of one domain (one server under two addresses) cast one
+  // grant between them: the second becomes a failed vote. Asked when a master
+  // grants, like grant_veto.
+  std::function<absl::string_view(int master)> failure_domain;
   // Keep every reply received before the decision (RoundResult::replies).
   bool keep_replies = false;
   // With keep_replies: once quorum granted, the round is won only when this
@@ -135,6 +141,8 @@ class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
  private:
   void SendAll();
   void OnReply(int master, absl::StatusOr<RedisReply> reply);
+  // A master of `master`'s failure domain whose grant already counted, or -1.
+  int GrantedSameDomain(int master) const;
   void Decide(absl::Status status);
 
   std::vector<MasterLink*> masters_;

@@ -72,6 +72,11 @@ Command FenceWriteCommand(absl::string_view counter_key, uint64_t fence);
 Command MarkerCommand(absl::string_view marker_key, absl::string_view state);
 const Script& MarkerScript();
 
+// The deployment marker's states: the master never lost its data, or it
+// restarted without it (docs/failure-behaviour.md).
+inline constexpr absl::string_view kTrustedMarker = "trusted";
+inline constexpr absl::string_view kRebornMarker = "reborn";
+
 // A marker's value is "<state>:<server time in microseconds>". Splits it;
 // a value without a time gives time 0.
 void ParseMarker(absl::string_view value, std::string* state, int64_t* time_us);

@@ -88,21 +88,6 @@ absl::StatusOr<Vote> FencedAcquireVote(const RedisReply& reply) {
   return Unexpected("fenced acquire", reply);
 }
 
-absl::StatusOr<Vote> FenceWriteVote(const RedisReply& reply) {
-  // 1: raised to our token. 0: already at or above it — another acquisition
-  // holds this token or a higher one, so ours must not be issued.
-  if (reply.type == RedisReply::Type::kInteger && reply.integer == 1) {
-    return Vote::kGranted;
-  }
-  if (reply.type == RedisReply::Type::kInteger && reply.integer == 0) {
-    return Vote::kDenied;
-  }
-  if (reply.type == RedisReply::Type::kError) {
-    return ErrorReplyStatus(reply.str);
-  }
-  return Unexpected("fence write", reply);
-}
-
 absl::StatusOr<FenceRead> ParseFenceRead(const RedisReply& reply) {
   if (!FencedAcquireVote(reply).ok()) {
     return Unexpected("fenced acquire", reply);
@@ -130,6 +115,44 @@ absl::StatusOr<FenceRead> ParseFenceRead(const RedisReply& reply) {
     read.counter_present = true;
   }
   return read;
+}
+
+int CountTrustedFenceReads(
+    const std::vector<std::optional<RedisReply>>& replies,
+    const std::function<absl::Status(int)>& veto,
+    const std::function<absl::string_view(int)>& domain, uint64_t* highest,
+    std::string* untrusted) {
+  int trusted = 0;
+  std::vector<int> counted;
+  for (size_t i = 0; i < replies.size(); ++i) {
+    if (!replies[i].has_value()) continue;
+    absl::StatusOr<FenceRead> read = ParseFenceRead(*replies[i]);
+    if (!read.ok()) continue;
+    const int master = static_cast<int>(i);
+    absl::Status why = veto(master);
+    const absl::string_view d = domain(master);
+    for (int j : counted) {
+      if (why.ok() && !d.empty() && domain(j) == d) {
+        why = absl::FailedPreconditionError(
+            absl::StrCat("same server as master ", j + 1));
+      }
+    }
+    if (why.ok() && read->marker != kTrustedMarker &&
+        !(read->marker == kRebornMarker && read->counter_present)) {
+      why = absl::FailedPreconditionError(
+          read->marker.empty() ? "no marker"
+                               : absl::StrCat(read->marker, ", no counter"));
+    }
+    if (why.ok()) {
+      ++trusted;
+      counted.push_back(master);
+      if (highest != nullptr) *highest = std::max(*highest, read->counter);
+    } else if (untrusted != nullptr) {
+      absl::StrAppend(untrusted, untrusted->empty() ? "" : ", ", "master ",
+                      i + 1, " (", why.message(), ")");
+    }
+  }
+  return trusted;
 }
 
 absl::StatusOr<Vote> ScriptVote(const RedisReply& reply) {

@@ -269,6 +269,40 @@ TEST_F(QuorumRoundTest, WaitForAllDecidesOnlyWhenEveryMasterAnswered) {
   EXPECT_EQ(result_->failed, 1);
 }
 
+TEST_F(QuorumRoundTest, OneServerUnderTwoAddressesCastsOneGrant) {
+  // Masters 1 and 2 are one server: whichever grants second is a failed vote,
+  // whatever order their addresses come in the list.
+  MakeMasters(3);
+  RoundConfig config = AcquireConfig(2);
+  config.failure_domain = [](int master) -> absl::string_view {
+    return master == 2 ? "server-b" : "server-a";
+  };
+  auto round = Start(std::move(config));
+  fakes_[1]->Answer(0, kOk);
+  fakes_[0]->Answer(0, kOk);
+  EXPECT_EQ(calls_, 0) << "two grants from one server made a quorum";
+  fakes_[2]->Answer(0, kOk);
+  ASSERT_EQ(calls_, 1);
+  EXPECT_TRUE(result_->status.ok()) << result_->status;
+  EXPECT_EQ(result_->granted, 2);
+  EXPECT_EQ(result_->failed, 1);
+  EXPECT_EQ(result_->votes[0].kind, MasterVote::Kind::kFailed);
+  EXPECT_NE(result_->votes[0].error.message().find("same server as m1"),
+            std::string::npos)
+      << result_->votes[0].error;
+}
+
+TEST_F(QuorumRoundTest, UnknownFailureDomainsAreNotDuplicatesOfEachOther) {
+  MakeMasters(3);
+  RoundConfig config = AcquireConfig(2);
+  config.failure_domain = [](int) { return absl::string_view(); };
+  auto round = Start(std::move(config));
+  fakes_[0]->Answer(0, kOk);
+  fakes_[1]->Answer(0, kOk);
+  ASSERT_EQ(calls_, 1);
+  EXPECT_TRUE(result_->status.ok()) << result_->status;
+}
+
 TEST_F(QuorumRoundTest, CancelledRoundNeverCallsBackNorCleansUp) {
   MakeMasters(3);
   auto round = Start(AcquireConfig(2));

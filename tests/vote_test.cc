@@ -4,6 +4,12 @@
 
 #include "src/vote.h"
 
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "src/redis_reply.h"
 
@@ -143,13 +149,76 @@ TEST(ParseFenceReadTest, ACounterThatIsNotANumberIsAnError) {
   EXPECT_FALSE(ParseFenceRead(FencedReply(1, "42\n", "trusted")).ok());
 }
 
-TEST(FenceWriteVoteTest, OnlyARaiseIsGrantedAndACounterAtOrAboveIsDenied) {
-  EXPECT_EQ(FenceWriteVote(RedisReply::Integer(1)).value(), Vote::kGranted);
-  // The counter already held our token or a higher one: another acquisition
-  // issued it, so ours must not count.
-  EXPECT_EQ(FenceWriteVote(RedisReply::Integer(0)).value(), Vote::kDenied);
-  EXPECT_FALSE(FenceWriteVote(RedisReply::Integer(12)).ok());
-  EXPECT_FALSE(FenceWriteVote(RedisReply::Nil()).ok());
+TEST(ScriptVoteTest, AFenceWriteBackIsGrantedOnlyWhenItRaisedTheCounter) {
+  // The fence write script answers like the token-checked ones: 1 raised to
+  // our token; 0 the counter was already at or above it (another acquisition
+  // issued that token, so ours must not count).
+  EXPECT_EQ(ScriptVote(RedisReply::Integer(1)).value(), Vote::kGranted);
+  EXPECT_EQ(ScriptVote(RedisReply::Integer(0)).value(), Vote::kDenied);
+  EXPECT_FALSE(ScriptVote(RedisReply::Integer(12)).ok());
+  EXPECT_FALSE(ScriptVote(RedisReply::Nil()).ok());
+}
+
+// CountTrustedFenceReads on five masters: the judge and the domains are
+// given per test; every master is judged and its own server unless said.
+class CountTrustedFenceReadsTest : public ::testing::Test {
+ protected:
+  int Count(uint64_t* highest = nullptr, std::string* untrusted = nullptr) {
+    return CountTrustedFenceReads(
+        replies_,
+        [this](int i) {
+          return judged_[i] ? absl::OkStatus()
+                            : absl::FailedPreconditionError("not judged");
+        },
+        [this](int i) { return absl::string_view(domains_[i]); }, highest,
+        untrusted);
+  }
+
+  std::vector<std::optional<RedisReply>> replies_ =
+      std::vector<std::optional<RedisReply>>(5);
+  std::vector<bool> judged_ = std::vector<bool>(5, true);
+  std::vector<std::string> domains_ = {"a", "b", "c", "d", "e"};
+};
+
+TEST_F(CountTrustedFenceReadsTest, TrustedMarkersCountAndTheHighestIsKept) {
+  replies_[0] = FencedReply(1, "7", "trusted");
+  replies_[1] = FencedReply(0, "", "trusted");  // Never written: 0.
+  replies_[2] = FencedReply(1, "9", "trusted");
+  uint64_t highest = 0;
+  EXPECT_EQ(Count(&highest), 3);
+  EXPECT_EQ(highest, 9u);
+}
+
+TEST_F(CountTrustedFenceReadsTest, ARebornMasterCountsOnlyWithACounter) {
+  replies_[0] = FencedReply(1, "", "reborn");
+  replies_[1] = FencedReply(1, "4", "reborn");
+  replies_[2] = FencedReply(1, "4", "");
+  std::string untrusted;
+  EXPECT_EQ(Count(nullptr, &untrusted), 1);
+  EXPECT_EQ(untrusted, "master 1 (reborn, no counter), master 3 (no marker)");
+}
+
+TEST_F(CountTrustedFenceReadsTest, AMasterNotJudgedDoesNotCountWhatItHolds) {
+  // A young reborn master may hold a stale counter below a token it forgot.
+  replies_[0] = FencedReply(1, "3", "reborn");
+  replies_[1] = FencedReply(1, "10", "trusted");
+  judged_[0] = false;
+  uint64_t highest = 0;
+  EXPECT_EQ(Count(&highest), 1);
+  EXPECT_EQ(highest, 10u);
+}
+
+TEST_F(CountTrustedFenceReadsTest, OneServerUnderTwoAddressesReadsOnce) {
+  replies_[0] = FencedReply(1, "5", "trusted");
+  replies_[1] = FencedReply(0, "5", "trusted");
+  replies_[2] = FencedReply(1, "5", "trusted");
+  domains_[1] = "a";  // Master 2 is master 1 again.
+  std::string untrusted;
+  EXPECT_EQ(Count(nullptr, &untrusted), 2);
+  EXPECT_EQ(untrusted, "master 2 (same server as master 1)");
+  // An unknown domain is not a duplicate of another unknown one.
+  domains_ = {"", "", "", "", ""};
+  EXPECT_EQ(Count(), 3);
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ struct MasterHealth {
   //   "restart guard: this master lost its data ..."  reborn, held back
   //       until it has been up for max_ttl (the message says how much longer);
   //   "same server as master K (...)"  a second address of a server already
-  //       among the masters (same run_id): one server casts one vote.
+  //       among the masters (same run_id): a round counts one grant per
+  //       server, whichever of its addresses answers first.
   absl::Status grants_count;
   // Its maxmemory-policy, as read in the last handshake; empty if unknown.
   std::string maxmemory_policy;

@@ -213,19 +213,6 @@ TokenOutcome RunTokenScript(const std::vector<MasterAddress>& masters,
   return outcome;
 }
 
-// "run_id:abc\r\nuptime_in_seconds:12\r\n..." -> the two fields.
-void ParseInfoServer(absl::string_view info, MasterStatus& status) {
-  for (absl::string_view line : absl::StrSplit(info, '\n')) {
-    line = absl::StripSuffix(line, "\r");
-    if (absl::ConsumePrefix(&line, "run_id:")) {
-      status.run_id = std::string(line);
-    } else if (absl::ConsumePrefix(&line, "uptime_in_seconds:")) {
-      int64_t uptime = 0;
-      if (absl::SimpleAtoi(line, &uptime)) status.uptime_s = uptime;
-    }
-  }
-}
-
 MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
                    const StatusKeys& keys, bool full) {
   MasterStatus status;
@@ -287,12 +274,17 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
   status.fence = string_or_nil(run({"GET", keys.fence}));
   if (std::optional<Reply> info = run({"INFO", "server"});
       info.has_value() && info->type == REDIS_REPLY_STRING) {
-    ParseInfoServer(info->str, status);
+    status.run_id = std::string(internal::InfoField(info->str, "run_id"));
+    if (int64_t uptime = 0; absl::SimpleAtoi(
+            internal::InfoField(info->str, "uptime_in_seconds"), &uptime)) {
+      status.uptime_s = uptime;
+    }
   }
   status.marker = string_or_nil(run({"GET", keys.marker}));
   if (std::optional<Reply> info = run({"INFO", "memory"});
       info.has_value() && info->type == REDIS_REPLY_STRING) {
-    status.maxmemory_policy = internal::ParseMaxmemoryPolicy(info->str);
+    status.maxmemory_policy =
+        std::string(internal::InfoField(info->str, "maxmemory_policy"));
   }
   return status;
 }
