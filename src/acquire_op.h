@@ -7,7 +7,6 @@
 #ifndef REDLOCK_SRC_ACQUIRE_OP_H_
 #define REDLOCK_SRC_ACQUIRE_OP_H_
 
-#include <event2/event.h>
 
 #include <algorithm>
 #include <functional>
@@ -45,12 +44,11 @@ class Engine::AcquireOp final : public Engine::Operation {
         started_(engine->clock_->Now()),
         schedule_(engine->options_.retry, started_,
                   std::min(options.wait, kLongestWait)),
-        retry_timer_(evtimer_new(engine->base_, &AcquireOp::RetryThunk, this)) {
+        retry_timer_(engine->runtime_->NewTimer([this] { StartAttempt(); })) {
   }
-  ~AcquireOp() override { event_free(retry_timer_); }
 
   void StartAttempt() {
-    absl::StatusOr<std::string> token = NewToken();
+    absl::StatusOr<std::string> token = engine_->runtime_->NewToken();
     if (!token.ok()) {
       Fail(token.status());
       return;
@@ -184,8 +182,7 @@ class Engine::AcquireOp final : public Engine::Operation {
     // An outage ends the wait at once (see AsyncRedlock::AcquireAsync).
     if (status.code() == absl::StatusCode::kUnavailable) delay.reset();
     if (delay.has_value()) {
-      timeval tv = absl::ToTimeval(*delay);
-      evtimer_add(retry_timer_, &tv);
+      retry_timer_->Arm(*delay);
       return;
     }
     const int attempts = schedule_.attempts();
@@ -207,11 +204,7 @@ class Engine::AcquireOp final : public Engine::Operation {
   void Fail(absl::Status status) override {
     Deliver(done_, absl::StatusOr<Lock>(std::move(status)));
   }
-  void OnCancel() override { evtimer_del(retry_timer_); }
-
-  static void RetryThunk(int, short, void* arg) {
-    static_cast<AcquireOp*>(arg)->StartAttempt();
-  }
+  void OnCancel() override { retry_timer_->Cancel(); }
 
   const std::string resource_;
   const std::string key_;
@@ -221,7 +214,7 @@ class Engine::AcquireOp final : public Engine::Operation {
   AsyncRedlock::AcquireCallback done_;
   const MonotonicTime started_;
   RetrySchedule schedule_;
-  event* const retry_timer_;
+  const std::unique_ptr<Timer> retry_timer_;
   std::string token_;
   RoundResult won_;  // The acquire round that reached quorum.
   bool fence_write_ = false;

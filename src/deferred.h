@@ -1,24 +1,23 @@
 // Copyright 2026 The redlock Authors.
 //
-// Runs closures on a later turn of a libevent loop. This is how callbacks are
+// Runs closures on a later turn of the loop (a Runtime timer armed for now). This is how callbacks are
 // kept off the caller's stack: a result known at once is still delivered
 // after the call that produced it returned. Loop thread only.
 
 #ifndef REDLOCK_SRC_DEFERRED_H_
 #define REDLOCK_SRC_DEFERRED_H_
 
+#include <memory>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
-
-struct event;
-struct event_base;
+#include "src/runtime.h"
 
 namespace redlock::internal {
 
 class Deferred {
  public:
-  explicit Deferred(event_base* base);
+  explicit Deferred(Runtime* runtime);
   // Closures still queued are dropped without running: owners that promise
   // exactly-once callbacks call RunAll() first.
   ~Deferred();
@@ -33,9 +32,7 @@ class Deferred {
   void RunAll();
 
  private:
-  static void OnEvent(int fd, short what, void* arg);
-
-  event* event_;
+  std::unique_ptr<Timer> timer_;
   std::vector<absl::AnyInvocable<void()>> queue_;
 };
 

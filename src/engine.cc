@@ -2,8 +2,6 @@
 
 #include "src/engine.h"
 
-#include <event2/event.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -15,6 +13,7 @@
 #include "src/acquire_op.h"
 #include "src/extend_op.h"
 #include "src/keep_alive_op.h"
+#include "src/libevent_runtime.h"
 #include "src/lock_state.h"
 #include "src/operation.h"
 #include "src/options_internal.h"
@@ -45,22 +44,31 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(event_base* base,
   if (base == nullptr) {
     return absl::InvalidArgumentError("event_base must not be null");
   }
+  return Create(std::make_unique<LibeventRuntime>(base), std::move(options));
+}
+
+absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
+    std::unique_ptr<Runtime> runtime, Options options) {
+  if (runtime == nullptr) {
+    return absl::InvalidArgumentError("runtime must not be null");
+  }
   if (absl::Status status = ValidateOptions(options); !status.ok()) {
     return status;
   }
   absl::StatusOr<std::vector<MasterAddress>> addresses =
       ParseMasters(options, /*require_numeric_hosts=*/true);
   if (!addresses.ok()) return addresses.status();
-  return std::make_unique<Engine>(base, std::move(options),
+  return std::make_unique<Engine>(std::move(runtime), std::move(options),
                                   *std::move(addresses));
 }
 
-Engine::Engine(event_base* base, Options options,
+Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
                std::vector<MasterAddress> addresses)
-    : base_(base),
+    : runtime_(std::move(runtime)),
       options_(std::move(options)),
-      clock_(Clock::Real()),
-      completions_(base),
+      clock_(runtime_.get()),
+      bitgen_(runtime_.get()),
+      completions_(runtime_.get()),
       marker_key_(DeploymentMarkerKey(options_)) {
   const int n = static_cast<int>(addresses.size());
   quorum_ = options_.quorum == Quorum::kUnanimous ? n : n / 2 + 1;
@@ -72,7 +80,8 @@ Engine::Engine(event_base* base, Options options,
     config.stalled_timeout = options_.stalled_connection_timeout;
     config.backoff = options_.reconnect;
     config.marker_key = marker_key_;
-    masters_.push_back(std::make_unique<Master>(base, std::move(config)));
+    masters_.push_back(
+        std::make_unique<Master>(runtime_.get(), std::move(config)));
     links_.push_back(masters_.back().get());
   }
   eviction_warned_.assign(masters_.size(), -1);
@@ -81,15 +90,9 @@ Engine::Engine(event_base* base, Options options,
   }
   // A master whose handshake hangs (a stopped server accepts TCP) neither
   // completes nor fails for a while: do not wait for it longer than this.
-  deployment_timer_ = evtimer_new(
-      base,
-      [](int, short, void* arg) {
-        static_cast<Engine*>(arg)->MarkDeploymentKnown();
-      },
-      this);
-  timeval tv =
-      absl::ToTimeval(options_.connect_timeout + 2 * options_.request_timeout);
-  evtimer_add(deployment_timer_, &tv);
+  deployment_timer_ = runtime_->NewTimer([this] { MarkDeploymentKnown(); });
+  deployment_timer_->Arm(options_.connect_timeout +
+                         2 * options_.request_timeout);
   OnMasterStateChange();
 }
 
@@ -170,7 +173,7 @@ void Engine::WriteMarker(Master& master, absl::string_view value) {
 void Engine::MarkDeploymentKnown() {
   if (deployment_known_) return;
   deployment_known_ = true;
-  if (deployment_timer_ != nullptr) evtimer_del(deployment_timer_);
+  if (deployment_timer_ != nullptr) deployment_timer_->Cancel();
   for (auto& fn : deployment_waiters_) completions_.Post(std::move(fn));
   deployment_waiters_.clear();
 }
@@ -296,7 +299,7 @@ Engine::~Engine() {
   operations_.clear();
   for (const std::shared_ptr<Operation>& op : operations) op->Cancel();
   deployment_waiters_.clear();
-  event_free(deployment_timer_);
+  deployment_timer_.reset();
   links_.clear();
   masters_.clear();
   completions_.RunAll();

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -27,6 +26,7 @@
 #include "src/deferred.h"
 #include "src/master.h"
 #include "src/quorum_round.h"
+#include "src/runtime.h"
 
 struct event_base;
 
@@ -38,11 +38,15 @@ void StopKeepAlive(KeepAliveOp& op, bool release);
 
 class Engine {
  public:
-  // `options` must be valid and its hosts numeric (see ParseMasters()).
+  // Validates `options` (hosts must be numeric, see ParseMasters()) and
+  // starts connecting to every master on `base`, through hiredis.
   static absl::StatusOr<std::unique_ptr<Engine>> Create(event_base* base,
                                                         Options options);
+  // The same on any runtime: the simulation's (tests/sim) or production's.
+  static absl::StatusOr<std::unique_ptr<Engine>> Create(
+      std::unique_ptr<Runtime> runtime, Options options);
 
-  Engine(event_base* base, Options options,
+  Engine(std::unique_ptr<Runtime> runtime, Options options,
          std::vector<MasterAddress> addresses);
   ~Engine();
 
@@ -120,13 +124,13 @@ class Engine {
   void Finish(Operation* op, absl::AnyInvocable<void()> deliver);
   RoundConfig BaseRound(absl::Duration ttl) const;
 
-  event_base* base_;
+  const std::unique_ptr<Runtime> runtime_;
   Options options_;
-  Clock* clock_;
+  Clock* const clock_;  // runtime_
   std::vector<std::unique_ptr<Master>> masters_;
   std::vector<MasterLink*> links_;
   int quorum_;
-  absl::BitGen bitgen_;
+  RuntimeBits bitgen_;  // Retry jitter.
   absl::flat_hash_set<std::shared_ptr<Operation>> operations_;
   Deferred completions_;
   std::string marker_key_;
@@ -135,7 +139,7 @@ class Engine {
   std::vector<absl::AnyInvocable<void()>> deployment_waiters_;
   // Per master: MasterCounters::connects when its eviction warning was given.
   std::vector<int64_t> eviction_warned_;
-  event* deployment_timer_ = nullptr;
+  std::unique_ptr<Timer> deployment_timer_;
 };
 
 }  // namespace redlock::internal

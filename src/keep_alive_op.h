@@ -6,7 +6,6 @@
 #ifndef REDLOCK_SRC_KEEP_ALIVE_OP_H_
 #define REDLOCK_SRC_KEEP_ALIVE_OP_H_
 
-#include <event2/event.h>
 
 #include <algorithm>
 #include <memory>
@@ -38,14 +37,9 @@ class KeepAliveOp final : public Engine::Operation {
         margin_(margin),
         max_hold_(max_hold),
         on_lost_(std::move(on_lost)),
-        extend_timer_(
-            evtimer_new(engine->base_, &KeepAliveOp::ExtendThunk, this)),
+        extend_timer_(engine->runtime_->NewTimer([this] { OnExtendTimer(); })),
         margin_timer_(
-            evtimer_new(engine->base_, &KeepAliveOp::MarginThunk, this)) {}
-  ~KeepAliveOp() override {
-    event_free(extend_timer_);
-    event_free(margin_timer_);
-  }
+            engine->runtime_->NewTimer([this] { OnMarginTimer(); })) {}
 
   void Start() {
     ArmMarginTimer();
@@ -71,8 +65,7 @@ class KeepAliveOp final : public Engine::Operation {
     const absl::Duration held =
         ToDuration(engine_->clock_->Now() - state_->acquired_at);
     if (held + extend_every_ > max_hold_) return;  // The cap: stop extending.
-    timeval tv = absl::ToTimeval(extend_every_);
-    evtimer_add(extend_timer_, &tv);
+    extend_timer_->Arm(extend_every_);
   }
 
   void ArmMarginTimer() {
@@ -83,13 +76,12 @@ class KeepAliveOp final : public Engine::Operation {
     }
     const absl::Duration until_margin =
         Remaining(valid_until, engine_->clock_->Now()) - margin_;
-    timeval tv = absl::ToTimeval(std::max(until_margin, absl::ZeroDuration()));
-    evtimer_add(margin_timer_, &tv);
+    margin_timer_->Arm(std::max(until_margin, absl::ZeroDuration()));
   }
 
   void StopTimers() {
-    evtimer_del(extend_timer_);
-    evtimer_del(margin_timer_);
+    extend_timer_->Cancel();
+    margin_timer_->Cancel();
   }
 
   void OnExtendTimer() {
@@ -149,21 +141,14 @@ class KeepAliveOp final : public Engine::Operation {
     stopped_ = true;
   }
 
-  static void ExtendThunk(int, short, void* arg) {
-    static_cast<KeepAliveOp*>(arg)->OnExtendTimer();
-  }
-  static void MarginThunk(int, short, void* arg) {
-    static_cast<KeepAliveOp*>(arg)->OnMarginTimer();
-  }
-
   std::shared_ptr<LockState> state_;
   const absl::Duration ttl_;
   const absl::Duration extend_every_;
   const absl::Duration margin_;
   const absl::Duration max_hold_;
   absl::AnyInvocable<void(const absl::Status&)> on_lost_;
-  event* const extend_timer_;
-  event* const margin_timer_;
+  const std::unique_ptr<Timer> extend_timer_;
+  const std::unique_ptr<Timer> margin_timer_;
   bool lost_ = false;     // No more extensions; on_lost_ was posted.
   bool stopped_ = false;  // Stop() ran, or the engine cancelled us.
 };

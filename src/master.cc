@@ -2,11 +2,6 @@
 
 #include "src/master.h"
 
-#include <event2/event.h>
-#include <fcntl.h>
-#include <hiredis/async.h>
-#include <hiredis/hiredis.h>
-
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -17,64 +12,43 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "src/event_adapter.h"
 #include "src/redis_reply.h"
 #include "src/vote.h"
 
 namespace redlock::internal {
 namespace {
 
-timeval TimevalOf(absl::Duration d) {
-  return absl::ToTimeval(std::max(d, absl::ZeroDuration()));
-}
-
-MonotonicTime Now() { return MonotonicClock::now(); }
-
 MonotonicClock::duration Chrono(absl::Duration d) {
   return std::chrono::duration_cast<MonotonicClock::duration>(
       absl::ToChronoNanoseconds(d));
 }
 
-std::string ErrorText(const redisAsyncContext* ac) {
-  if (ac != nullptr && ac->err == REDIS_ERR_OOM) {
-    // Also what BoundReplyReader's refusal looks like.
-    return RefusedReplyText();
-  }
-  if (ac != nullptr && ac->errstr != nullptr && ac->errstr[0] != '\0') {
-    return ac->errstr;
-  }
-  return "connection closed";
-}
-
 }  // namespace
 
-Master::Master(event_base* base, MasterConfig config)
-    : base_(base),
+Master::Master(Runtime* runtime, MasterConfig config)
+    : runtime_(runtime),
       config_(std::move(config)),
       name_(config_.address.Name()),
       next_backoff_(config_.backoff.initial),
-      deferred_(base),
-      request_timer_(evtimer_new(base, &Master::RequestTimerThunk, this)),
-      connect_timer_(evtimer_new(base, &Master::ConnectTimerThunk, this)),
-      reconnect_timer_(evtimer_new(base, &Master::ReconnectTimerThunk, this)) {
+      deferred_(runtime),
+      request_timer_(runtime->NewTimer([this] { OnRequestTimer(); })),
+      connect_timer_(runtime->NewTimer([this] { OnConnectTimeout(); })),
+      reconnect_timer_(runtime->NewTimer([this] { Connect(); })) {
   Connect();
 }
 
 Master::~Master() {
   shutting_down_ = true;
-  evtimer_del(reconnect_timer_);
-  evtimer_del(connect_timer_);
-  evtimer_del(request_timer_);
+  reconnect_timer_->Cancel();
+  connect_timer_->Cancel();
+  request_timer_->Cancel();
   Close(absl::CancelledError("the client was shut down"));
   // Answers queued for later (sends while disconnected) still run once.
   deferred_.RunAll();
-  event_free(reconnect_timer_);
-  event_free(connect_timer_);
-  event_free(request_timer_);
 }
 
 void Master::Send(const Command& command, ReplyCallback done) {
-  if (state_ == State::kDisconnected || ac_ == nullptr) {
+  if (state_ == State::kDisconnected || connection_ == nullptr) {
     FailLater(std::move(done),
               absl::UnavailableError(absl::StrCat(
                   "not connected",
@@ -91,21 +65,7 @@ void Master::Send(const Command& command, ReplyCallback done) {
 }
 
 void Master::Write(const std::vector<std::string>& argv, Pending pending) {
-  int rc = REDIS_ERR;
-  if (ac_ != nullptr) {
-    std::vector<const char*> ptrs;
-    std::vector<size_t> lens;
-    ptrs.reserve(argv.size());
-    lens.reserve(argv.size());
-    for (const std::string& arg : argv) {
-      ptrs.push_back(arg.data());
-      lens.push_back(arg.size());
-    }
-    rc = redisAsyncCommandArgv(ac_, &Master::ReplyThunk, this,
-                               static_cast<int>(argv.size()), ptrs.data(),
-                               lens.data());
-  }
-  if (rc != REDIS_OK) {
+  if (connection_ == nullptr || !connection_->Send(argv)) {
     if (pending.done) {
       FailLater(std::move(pending.done),
                 absl::UnavailableError("connection is closing"));
@@ -120,7 +80,7 @@ void Master::Write(const std::vector<std::string>& argv, Pending pending) {
   // The timer may be set for a later moment (only handshake steps, which
   // have no deadline of their own, were pending): bring it forward.
   if (state_ == State::kConnected &&
-      (!evtimer_pending(request_timer_, nullptr) ||
+      (!request_timer_->armed() ||
        (has_deadline && deadline < timer_wake_))) {
     ArmRequestTimer();
   }
@@ -135,46 +95,19 @@ void Master::FailLater(ReplyCallback done, absl::Status status) {
 }
 
 void Master::Connect() {
-  if (shutting_down_ || ac_ != nullptr) return;
-  const MasterAddress& address = config_.address;
-  redisAsyncContext* ac = redisAsyncConnect(address.host.c_str(), address.port);
-  if (ac == nullptr) {
-    last_error_ = absl::UnavailableError("cannot allocate a connection");
+  if (shutting_down_ || connection_ != nullptr) return;
+  absl::StatusOr<std::unique_ptr<Connection>> connection =
+      runtime_->Connect(config_.address, this);
+  if (!connection.ok()) {
+    last_error_ = connection.status();
     ++counters_.connection_failures;
     ScheduleReconnect();
     return;
   }
-  if (ac->err != 0) {
-    last_error_ =
-        absl::UnavailableError(absl::StrCat("connect failed: ", ErrorText(ac)));
-    redisAsyncFree(ac);  // Not attached yet: ours to free.
-    ++counters_.connection_failures;
-    ScheduleReconnect();
-    return;
-  }
-  // hiredis 0.14 opens sockets without SOCK_CLOEXEC: a process that forks
-  // (the CLI runs a child) must not hand its lock connections down.
-  if (int flags = fcntl(ac->c.fd, F_GETFD); flags >= 0) {
-    fcntl(ac->c.fd, F_SETFD, flags | FD_CLOEXEC);
-  }
-  // A reply declaring millions of elements closes the connection instead of
-  // making hiredis allocate them (src/redis_reply.h).
-  BoundReplyReader(ac->c.reader);
-  ac->data = this;
-  if (AttachToEventLoop(ac, base_) != REDIS_OK) {
-    last_error_ = absl::InternalError("cannot attach to the event loop");
-    redisAsyncFree(ac);
-    ScheduleReconnect();
-    return;
-  }
-  redisAsyncSetConnectCallback(ac, &Master::ConnectThunk);
-  redisAsyncSetDisconnectCallback(ac, &Master::DisconnectThunk);
-  ac_ = ac;
+  connection_ = *std::move(connection);
   state_ = State::kConnecting;
   handshake_ok_ = false;
-  close_reason_ = absl::OkStatus();
-  timeval tv = TimevalOf(config_.connect_timeout);
-  evtimer_add(connect_timer_, &tv);
+  connect_timer_->Arm(config_.connect_timeout);
   QueueHandshake();
 }
 
@@ -216,37 +149,32 @@ void Master::QueueHandshake() {
 }
 
 void Master::Close(absl::Status reason) {
-  if (ac_ == nullptr) {
-    evtimer_del(connect_timer_);
-    evtimer_del(request_timer_);
+  if (connection_ == nullptr) {
+    connect_timer_->Cancel();
+    request_timer_->Cancel();
     return;
   }
-  redisAsyncContext* ac = ac_;
-  const bool was_connected = state_ == State::kConnected;
-  ForgetContext(std::move(reason));
-  if (was_connected && in_reply_callback_ == 0) {
-    // Write what is still buffered (a release queued behind a stuck request)
-    // before closing. On a write error hiredis frees the context itself and
-    // reports it through OnDisconnect, which clears closing_ac_.
-    closing_ac_ = ac;
-    redisAsyncHandleWrite(ac);
-    ac = closing_ac_;
-    closing_ac_ = nullptr;
-  }
-  // Pending callbacks run now with a NULL reply (or, inside a reply callback,
-  // as soon as it returns), and are answered with close_reason_.
-  if (ac != nullptr) redisAsyncFree(ac);
+  // Write what is still buffered (a release queued behind a stuck request)
+  // before closing.
+  if (state_ == State::kConnected) connection_->FlushBeforeClose();
+  ForgetConnection(std::move(reason));
   ScheduleReconnect();
 }
 
-void Master::ForgetContext(absl::Status reason) {
-  ac_ = nullptr;
+void Master::ForgetConnection(absl::Status reason) {
+  connection_.reset();
   state_ = State::kDisconnected;
   handshake_ok_ = false;
-  close_reason_ = reason;
-  last_error_ = std::move(reason);
-  evtimer_del(connect_timer_);
-  evtimer_del(request_timer_);
+  last_error_ = reason;
+  connect_timer_->Cancel();
+  request_timer_->Cancel();
+  // Answered in order; an answer may send again (and fail later, being
+  // disconnected), so the queue is taken first.
+  std::deque<Pending> pending = std::move(pending_);
+  pending_.clear();
+  for (Pending& p : pending) {
+    if (p.done) p.done(reason);
+  }
 }
 
 absl::string_view InfoField(absl::string_view info, absl::string_view name) {
@@ -284,16 +212,15 @@ absl::Status EvictionRisk(absl::string_view maxmemory_policy) {
 void Master::ScheduleReconnect() {
   ever_failed_ = true;
   if (on_state_change_ && !shutting_down_) on_state_change_();
-  if (shutting_down_ || evtimer_pending(reconnect_timer_, nullptr)) return;
-  timeval tv = TimevalOf(next_backoff_);
-  evtimer_add(reconnect_timer_, &tv);
+  if (shutting_down_ || reconnect_timer_->armed()) return;
+  reconnect_timer_->Arm(next_backoff_);
   next_backoff_ =
       std::min(next_backoff_ * config_.backoff.multiplier, config_.backoff.max);
 }
 
 void Master::ArmRequestTimer() {
   if (state_ != State::kConnected || pending_.empty()) {
-    evtimer_del(request_timer_);
+    request_timer_->Cancel();
     return;
   }
   // Time spent connecting does not count against a request.
@@ -308,8 +235,7 @@ void Master::ArmRequestTimer() {
     }
   }
   timer_wake_ = wake;
-  timeval tv = TimevalOf(absl::FromChrono(wake - Now()));
-  evtimer_add(request_timer_, &tv);
+  request_timer_->Arm(absl::FromChrono(wake - Now()));
 }
 
 void Master::OnRequestTimer() {
@@ -340,15 +266,12 @@ void Master::OnRequestTimer() {
   ArmRequestTimer();
 }
 
-void Master::OnConnect(redisAsyncContext* ac, int status) {
-  if (ac != ac_) return;
-  evtimer_del(connect_timer_);
-  if (status != REDIS_OK) {
-    // hiredis frees the context after this returns, answering every pending
-    // callback with a NULL reply first: they get close_reason_.
+void Master::OnConnect(absl::Status status) {
+  connect_timer_->Cancel();
+  if (!status.ok()) {
+    // The connection is dead: every pending request gets the reason.
     ++counters_.connection_failures;
-    ForgetContext(absl::UnavailableError(
-        absl::StrCat("connect failed: ", ErrorText(ac))));
+    ForgetConnection(std::move(status));
     ScheduleReconnect();
     return;
   }
@@ -358,35 +281,18 @@ void Master::OnConnect(redisAsyncContext* ac, int status) {
   ArmRequestTimer();
 }
 
-void Master::OnDisconnect(redisAsyncContext* ac, int status) {
-  if (ac == closing_ac_) closing_ac_ = nullptr;
-  if (ac == ac_) {
-    ++counters_.connection_failures;
-    ForgetContext(absl::UnavailableError(
-        absl::StrCat("connection lost: ", ErrorText(ac))));
-  }
+void Master::OnLost(absl::Status why) {
+  ++counters_.connection_failures;
+  ForgetConnection(std::move(why));
   ScheduleReconnect();
 }
 
-void Master::OnReply(redisAsyncContext* ac, redisReply* reply) {
+void Master::OnReply(RedisReply reply) {
   if (pending_.empty()) return;
-  if (reply == nullptr) {
-    // hiredis is tearing the connection down.
-    if (ac == ac_) {
-      ++counters_.connection_failures;
-      ForgetContext(absl::UnavailableError(
-          absl::StrCat("connection lost: ", ErrorText(ac))));
-    }
-    Pending p = std::move(pending_.front());
-    pending_.pop_front();
-    if (p.done) p.done(close_reason_);
-    return;
-  }
-
   Pending p = std::move(pending_.front());
   pending_.pop_front();
   ++counters_.replies;
-  RedisReply converted = FromHiredis(reply);
+  RedisReply& converted = reply;
   if (p.kind != Kind::kUser) {
     OnHandshakeReply(p, converted);
     return;
@@ -500,37 +406,11 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
   }
 }
 
-void Master::ConnectThunk(const redisAsyncContext* ac, int status) {
-  auto* self = static_cast<Master*>(ac->data);
-  self->OnConnect(const_cast<redisAsyncContext*>(ac), status);
-}
-
-void Master::DisconnectThunk(const redisAsyncContext* ac, int status) {
-  auto* self = static_cast<Master*>(ac->data);
-  self->OnDisconnect(const_cast<redisAsyncContext*>(ac), status);
-}
-
-void Master::ReplyThunk(redisAsyncContext* ac, void* reply, void* privdata) {
-  auto* self = static_cast<Master*>(privdata);
-  ++self->in_reply_callback_;
-  self->OnReply(ac, static_cast<redisReply*>(reply));
-  --self->in_reply_callback_;
-}
-
-void Master::RequestTimerThunk(int, short, void* arg) {
-  static_cast<Master*>(arg)->OnRequestTimer();
-}
-
-void Master::ConnectTimerThunk(int, short, void* arg) {
-  auto* self = static_cast<Master*>(arg);
-  ++self->counters_.connection_failures;
-  self->Close(absl::UnavailableError(
+void Master::OnConnectTimeout() {
+  ++counters_.connection_failures;
+  Close(absl::UnavailableError(
       absl::StrCat("connect timed out after ",
-                   absl::FormatDuration(self->config_.connect_timeout))));
-}
-
-void Master::ReconnectTimerThunk(int, short, void* arg) {
-  static_cast<Master*>(arg)->Connect();
+                   absl::FormatDuration(config_.connect_timeout))));
 }
 
 }  // namespace redlock::internal

@@ -1,22 +1,17 @@
 // Copyright 2026 The redlock Authors.
 //
-// One Redis master: a hiredis async connection on the loop, its handshake
-// (AUTH, SELECT, SCRIPT LOAD), its own request timers (hiredis 0.14 has none),
-// and reconnection with backoff. Loop thread only.
+// One Redis master: a connection from the Runtime (hiredis in production, a
+// simulated network in tests/sim), its handshake (AUTH, SELECT, SCRIPT LOAD,
+// INFO, TIME, the deployment marker), its own request timers, and
+// reconnection with backoff. Loop thread only.
 //
 // Timeouts. A request with no reply within request_timeout is answered
 // kDeadlineExceeded at once, but the connection stays open: commands queued
 // behind it (a release behind a late SET) must still reach the master in
 // order. Only when the oldest request has waited stalled_connection_timeout is
 // the connection closed and reconnected; before closing, whatever is still in
-// the output buffer is written, so a release queued behind a stuck request is
-// not lost.
-//
-// hiredis 0.14 traps handled here: it frees the context itself after a failed
-// connect and after a connection error, calling every pending callback with a
-// NULL reply first; redisAsyncFree() called inside a reply callback is
-// deferred until the callback returns; redisAsyncDisconnect() never completes
-// against a hung server, so it is not used.
+// the output buffer is handed to the network, so a release queued behind a
+// stuck request is not lost.
 
 #ifndef REDLOCK_SRC_MASTER_H_
 #define REDLOCK_SRC_MASTER_H_
@@ -33,11 +28,7 @@
 #include "redlock/options.h"
 #include "src/deferred.h"
 #include "src/master_link.h"
-
-struct event;
-struct event_base;
-struct redisAsyncContext;
-struct redisReply;
+#include "src/runtime.h"
 
 namespace redlock::internal {
 
@@ -89,10 +80,10 @@ struct MasterCounters {
   int64_t noscript_fallbacks = 0;
 };
 
-class Master final : public MasterLink {
+class Master final : public MasterLink, private ConnectionObserver {
  public:
-  // Starts connecting at once.
-  Master(event_base* base, MasterConfig config);
+  // Starts connecting at once. `runtime` must outlive the master.
+  Master(Runtime* runtime, MasterConfig config);
   // Answers every outstanding request with kCancelled, then closes.
   ~Master() override;
 
@@ -147,11 +138,12 @@ class Master final : public MasterLink {
   };
 
   void Connect();
+  // Closes the connection (flushing what it can) and answers every pending
+  // request with `reason`; reconnects later.
   void Close(absl::Status reason);
-  // The current context is gone or going (hiredis frees it, or Close()
-  // does): from now on sends fail, and the pending requests it still answers
-  // get `reason`.
-  void ForgetContext(absl::Status reason);
+  // The connection is gone or going: from now on sends fail, and every
+  // pending request is answered with `reason`, in order.
+  void ForgetConnection(absl::Status reason);
   void ScheduleReconnect();
   void QueueHandshake();
   // Writes argv to the connection and queues `pending`; answers it later with
@@ -160,42 +152,35 @@ class Master final : public MasterLink {
   void FailLater(ReplyCallback done, absl::Status status);
   void ArmRequestTimer();
 
-  void OnConnect(redisAsyncContext* ac, int status);
-  void OnDisconnect(redisAsyncContext* ac, int status);
-  void OnReply(redisAsyncContext* ac, redisReply* reply);
+  // ConnectionObserver.
+  void OnConnect(absl::Status status) override;
+  void OnReply(RedisReply reply) override;
+  void OnLost(absl::Status why) override;
+
   void OnHandshakeReply(const Pending& pending, const RedisReply& reply);
   void OnRequestTimer();
+  void OnConnectTimeout();
+  MonotonicTime Now() { return runtime_->Now(); }
 
-  static void ConnectThunk(const redisAsyncContext* ac, int status);
-  static void DisconnectThunk(const redisAsyncContext* ac, int status);
-  static void ReplyThunk(redisAsyncContext* ac, void* reply, void* privdata);
-  static void RequestTimerThunk(int fd, short what, void* arg);
-  static void ConnectTimerThunk(int fd, short what, void* arg);
-  static void ReconnectTimerThunk(int fd, short what, void* arg);
-
-  event_base* base_;
+  Runtime* const runtime_;
   MasterConfig config_;
   std::string name_;
 
   State state_ = State::kDisconnected;
-  redisAsyncContext* ac_ = nullptr;
-  // The context Close() is tearing down, until hiredis reports it gone.
-  redisAsyncContext* closing_ac_ = nullptr;
+  std::unique_ptr<Connection> connection_;
   MonotonicTime connected_at_;
   // When request_timer_ fires, while it is pending.
   MonotonicTime timer_wake_;
   bool handshake_ok_ = false;
   bool shutting_down_ = false;
-  int in_reply_callback_ = 0;
-  absl::Status close_reason_;
   absl::Status last_error_;
   absl::Duration next_backoff_;
 
   std::deque<Pending> pending_;
   Deferred deferred_;
-  event* request_timer_;
-  event* connect_timer_;
-  event* reconnect_timer_;
+  std::unique_ptr<Timer> request_timer_;
+  std::unique_ptr<Timer> connect_timer_;
+  std::unique_ptr<Timer> reconnect_timer_;
   MasterCounters counters_;
   MasterIdentity identity_;
   MasterIdentity pending_identity_;  // Filled by the handshake in progress.

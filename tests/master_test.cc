@@ -4,6 +4,7 @@
 // reconnection, the handshake (AUTH, SELECT, SCRIPT LOAD) and the EVAL
 // fallback after SCRIPT FLUSH.
 
+#include "src/libevent_runtime.h"
 #include "src/master.h"
 
 #include <arpa/inet.h>
@@ -57,7 +58,10 @@ class MasterTest : public ::testing::Test {
   }
 
   void MakeMaster(MasterConfig config) {
-    master_ = std::make_unique<Master>(loop_.base(), std::move(config));
+    if (runtime_ == nullptr) {
+      runtime_ = std::make_unique<LibeventRuntime>(loop_.base());
+    }
+    master_ = std::make_unique<Master>(runtime_.get(), std::move(config));
   }
 
   // Sends and waits for the answer.
@@ -84,6 +88,7 @@ class MasterTest : public ::testing::Test {
 
   LoopRunner loop_;
   std::unique_ptr<RedisServer> server_;
+  std::unique_ptr<LibeventRuntime> runtime_;
   std::unique_ptr<Master> master_;
 };
 

@@ -1,0 +1,49 @@
+// Copyright 2026 The redlock Authors.
+//
+// The production Runtime (src/runtime.h): libevent timers, the steady clock,
+// hiredis connections, the kernel's CSPRNG for tokens. Loop thread only.
+//
+// hiredis 0.14 traps handled here, so that nothing above this file needs to
+// know them: it frees the context itself after a failed connect and after a
+// connection error, calling every pending reply callback with a NULL reply
+// first (ignored here: the observer hears OnConnect(error) or OnLost()
+// instead); redisAsyncFree() called inside a reply callback is deferred until
+// the callback returns; redisAsyncDisconnect() never completes against a hung
+// server, so it is not used.
+
+#ifndef REDLOCK_SRC_LIBEVENT_RUNTIME_H_
+#define REDLOCK_SRC_LIBEVENT_RUNTIME_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/random/random.h"
+#include "src/runtime.h"
+
+struct event_base;
+
+namespace redlock::internal {
+
+class LibeventRuntime final : public Runtime {
+ public:
+  // `base` must outlive the runtime and everything it made.
+  explicit LibeventRuntime(event_base* base) : base_(base) {}
+
+  event_base* base() const { return base_; }
+
+  MonotonicTime Now() override { return MonotonicClock::now(); }
+  std::unique_ptr<Timer> NewTimer(absl::AnyInvocable<void()> fn) override;
+  absl::StatusOr<std::unique_ptr<Connection>> Connect(
+      const MasterAddress& address, ConnectionObserver* observer) override;
+  uint64_t RandomBits() override { return absl::Uniform<uint64_t>(bitgen_); }
+  absl::StatusOr<std::string> NewToken() override;
+
+ private:
+  event_base* const base_;
+  absl::BitGen bitgen_;
+};
+
+}  // namespace redlock::internal
+
+#endif  // REDLOCK_SRC_LIBEVENT_RUNTIME_H_
