@@ -163,6 +163,7 @@ class Engine::AcquireOp final : public Engine::Operation {
   void Succeed(uint64_t fence) {
     auto state = std::make_shared<LockState>();
     state->owner = engine_;
+    state->clock = engine_->runtime_->LockClock();
     state->resource = resource_;
     state->key = key_;
     state->token = token_;

@@ -13,12 +13,15 @@
 
 #include "absl/status/status.h"
 #include "redlock/lock.h"
+#include "src/clock.h"
 
 namespace redlock::internal {
 
 struct LockState {
   // Immutable after construction.
   const void* owner = nullptr;  // The engine that acquired it.
+  // Runtime::LockClock() of that engine: what remaining() measures with.
+  internal::Clock* clock = nullptr;
   std::string resource;
   std::string key;
   std::string token;

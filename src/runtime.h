@@ -97,6 +97,11 @@ class Runtime : public Clock {
   // A new lock token: 32 lowercase hex digits, never repeated. Production
   // reads the kernel's CSPRNG (src/token.h); kInternal if it cannot.
   virtual absl::StatusOr<std::string> NewToken() = 0;
+
+  // The clock Lock::remaining() reads, from any thread and for as long as
+  // any Lock exists (it may outlive the engine). Default: Clock::Real(), the
+  // same clock as Now() in production.
+  virtual Clock* LockClock() { return Clock::Real(); }
 };
 
 // absl::BitGenRef-compatible view of Runtime::RandomBits().
