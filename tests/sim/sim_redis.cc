@@ -157,6 +157,29 @@ int SimRedis::KeyCount(absl::Time now, int db) {
   return count;
 }
 
+std::vector<std::string> SimRedis::Keys(absl::Time now, int db) const {
+  const absl::Time mnow = MasterNow(now);
+  std::vector<std::string> keys;
+  for (const auto& [key, entry] : dbs_.at(db)) {
+    if (!entry.expires_at.has_value() || *entry.expires_at > mnow) {
+      keys.push_back(key);
+    }
+  }
+  return keys;
+}
+
+std::optional<std::string> SimRedis::Value(absl::Time now, int db,
+                                           absl::string_view key) const {
+  const Keyspace& keys = dbs_.at(db);
+  auto it = keys.find(key);
+  if (it == keys.end()) return std::nullopt;
+  if (it->second.expires_at.has_value() &&
+      *it->second.expires_at <= MasterNow(now)) {
+    return std::nullopt;
+  }
+  return it->second.value;
+}
+
 bool SimRedis::ScriptCached(absl::string_view sha1) const {
   return scripts_.find(sha1) != scripts_.end();
 }

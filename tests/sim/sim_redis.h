@@ -109,6 +109,12 @@ class SimRedis {
   // Number of keys live at `now` in `db`.
   int KeyCount(absl::Time now, int db = 0);
   bool ScriptCached(absl::string_view sha1) const;
+  // The keys live at `now` in `db`, in order. Read-only: unlike a command,
+  // it drops nothing that has expired.
+  std::vector<std::string> Keys(absl::Time now, int db = 0) const;
+  // The value of `key` if it is live at `now` in `db`. Read-only likewise.
+  std::optional<std::string> Value(absl::Time now, int db,
+                                   absl::string_view key) const;
 
  private:
   struct Entry {
