@@ -1,14 +1,15 @@
 // Copyright 2026 The redlock Authors.
 //
-// The torture checker's fence-token checks (tools/torture/history.h) on
-// made-up histories: a checker that cannot fail proves nothing. And the
-// history.json it writes.
+// The torture checker (tools/torture/history.h) on made-up histories, read
+// from files or built in memory as the simulator builds them: a checker that
+// cannot fail proves nothing. And the history.json it writes.
 
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include <cstdint>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Pair;
 
 // A won lock on `resource` whose acquisition ran from `start` to `ret` (ns).
 Section Won(int client, const std::string& resource, int64_t fence,
@@ -209,6 +212,382 @@ TEST(CheckHistoryTest, FenceOrderViolationCountsInTheTotal) {
   EXPECT_EQ(h->summary.violations(), 1);
   EXPECT_THAT(FormatSummary(h->summary),
               HasSubstr("fence tokens out of real-time order"));
+}
+
+// ---------------------------------------------------------------- in memory
+
+constexpr int64_t kMs = 1'000'000;
+
+// The violation counters that are not zero, by name: comparing with the
+// expected pairs pins every counter at once.
+std::map<std::string, int64_t> NonZeroViolations(const Summary& s) {
+  const std::map<std::string, int64_t> all = {
+      {"mutual_exclusion", s.mutual_exclusion},
+      {"stale_fenced_accepted", s.stale_fenced_accepted},
+      {"fence_order", s.fence_order},
+      {"fence_duplicate", s.fence_duplicate},
+      {"liveness", s.liveness},
+      {"leftovers", s.leftovers},
+      {"callbacks", s.callbacks},
+  };
+  std::map<std::string, int64_t> out;
+  for (const auto& [name, n] : all) {
+    if (n != 0) out[name] = n;
+  }
+  return out;
+}
+
+// A 10s run of resource r0 starting at 1s on the shared clock, TTL 1s,
+// retries at most 100ms apart, without faults (heal 0: no liveness check);
+// the leftover check ran and found nothing.
+History QuietRun() {
+  History h;
+  h.summary.t0 = 1000 * kMs;
+  h.summary.end = h.summary.t0 + 10'000 * kMs;
+  h.summary.ttl_ns = 1000 * kMs;
+  h.summary.retry_max_ns = 100 * kMs;
+  h.summary.leftover_check_ran = true;
+  h.resources = {"r0"};
+  return h;
+}
+
+// A lock on `resource` acquired from `start_ms` to `ret_ms` after t0 = 1s,
+// valid for 900ms (a 1s TTL less drift), used until `work_end_ms` and
+// released "ok" 10ms later.
+Section Held(int client, const std::string& resource, int64_t fence,
+             int64_t start_ms, int64_t ret_ms, int64_t work_end_ms) {
+  Section x = Won(client, resource, fence, (1000 + start_ms) * kMs,
+                  (1000 + ret_ms) * kMs);
+  x.valid_until = x.ret + 900 * kMs;
+  x.work_start = x.ret;
+  x.work_end = (1000 + work_end_ms) * kMs;
+  x.release = "ok";
+  x.release_at = x.work_end + 10 * kMs;
+  return x;
+}
+
+Call Completed(int client, int64_t id, const std::string& kind,
+               int64_t start_ms, int completions) {
+  Call c;
+  c.client = client;
+  c.id = id;
+  c.kind = kind;
+  c.resource = "r0";
+  c.start = (1000 + start_ms) * kMs;
+  c.completions = completions;
+  return c;
+}
+
+TEST(CheckHistoryInMemoryTest, HoldersTakingTurnsThroughAFaultPass) {
+  History h = QuietRun();
+  h.summary.heal = h.summary.t0 + 2000 * kMs;
+  h.faults.push_back(
+      {"kill", "1", h.summary.t0 + 700 * kMs, h.summary.t0 + 2000 * kMs});
+  h.sections.push_back(Held(0, "r0", 1, 100, 110, 300));
+  h.sections.back().fenced.push_back(
+      {1, h.summary.t0 + 200 * kMs, h.summary.t0 + 210 * kMs, "accepted"});
+  h.sections.push_back(Held(1, "r0", 2, 320, 330, 600));
+  h.failed_acquisitions.push_back({0, "r0", h.summary.t0 + 800 * kMs,
+                                   h.summary.t0 + 900 * kMs, "UNAVAILABLE"});
+  // After the heal: each won 50ms after it was called on a free lock.
+  h.sections.push_back(Held(0, "r0", 3, 2050, 2100, 2400));
+  h.sections.back().fenced.push_back(
+      {3, h.summary.t0 + 2200 * kMs, h.summary.t0 + 2210 * kMs, "accepted"});
+  h.sections.push_back(Held(1, "r0", 4, 2500, 2550, 2800));
+  h.calls.push_back(Completed(0, 1, "acquire", 2050, 1));
+  h.calls.push_back(Completed(0, 2, "release", 2400, 1));
+
+  CheckHistory(&h);
+  const Summary& s = h.summary;
+  EXPECT_THAT(NonZeroViolations(s), IsEmpty());
+  EXPECT_EQ(s.violations(), 0);
+  EXPECT_THAT(s.details, IsEmpty());
+  EXPECT_THAT(s.marks, IsEmpty());
+  EXPECT_EQ(s.acquisitions, 4);
+  EXPECT_EQ(s.acquire_failures, 1);
+  EXPECT_THAT(s.acquire_failures_by_code, ElementsAre(Pair("UNAVAILABLE", 1)));
+  EXPECT_THAT(s.faults_by_kind, ElementsAre(Pair("kill", 1)));
+  EXPECT_EQ(s.fenced_writes, 2);
+  EXPECT_EQ(s.fenced_accepted, 2);
+  EXPECT_EQ(s.calls_checked, 2);
+  EXPECT_EQ(s.max_gap_after_heal_ns, 50 * kMs);
+}
+
+TEST(CheckHistoryInMemoryTest, SecondHolderBeforeTheFirstStoppedIsCounted) {
+  History h = QuietRun();
+  // Client 0 works until 500ms; client 1 holds the lock from 400ms on.
+  h.sections.push_back(Held(0, "r0", 1, 100, 110, 500));
+  h.sections.push_back(Held(1, "r0", 2, 300, 400, 600));
+
+  CheckHistory(&h);
+  const Summary& s = h.summary;
+  EXPECT_THAT(NonZeroViolations(s), ElementsAre(Pair("mutual_exclusion", 1)));
+  EXPECT_EQ(s.violations(), 1);
+  ASSERT_EQ(s.marks.size(), 1u);
+  EXPECT_EQ(s.marks[0].kind, "mutual exclusion");
+  EXPECT_EQ(s.marks[0].resource, "r0");
+  EXPECT_EQ(s.marks[0].start, s.t0 + 400 * kMs);
+  EXPECT_EQ(s.marks[0].end, s.t0 + 500 * kMs);
+  ASSERT_EQ(s.details.size(), 1u);
+  EXPECT_THAT(s.details[0], HasSubstr("held by client 0"));
+  EXPECT_THAT(s.details[0], HasSubstr("overlap 100.0ms"));
+}
+
+TEST(CheckHistoryInMemoryTest, NextHolderAfterTheFirstStoppedIsNotAnOverlap) {
+  // Within the first lock's validity, but after its holder stopped working:
+  // a lock released early may be won again at once.
+  History h = QuietRun();
+  h.sections.push_back(Held(0, "r0", 1, 100, 110, 300));
+  h.sections.push_back(Held(1, "r0", 2, 250, 320, 600));
+
+  CheckHistory(&h);
+  EXPECT_THAT(NonZeroViolations(h.summary), IsEmpty());
+}
+
+TEST(CheckHistoryInMemoryTest, HolderWithoutWorkEndHoldsUntilValidUntil) {
+  // Without work_end the first holder counts as holding until valid_until
+  // (1010ms): the second, at 320ms, overlaps it.
+  History h = QuietRun();
+  h.sections.push_back(Held(0, "r0", 1, 100, 110, 300));
+  h.sections.back().work_end = 0;
+  h.sections.push_back(Held(1, "r0", 2, 250, 320, 600));
+
+  CheckHistory(&h);
+  EXPECT_THAT(NonZeroViolations(h.summary),
+              ElementsAre(Pair("mutual_exclusion", 1)));
+}
+
+TEST(CheckHistoryInMemoryTest, CallbackRunTwiceAndOneNeverRunCountOneEach) {
+  History h = QuietRun();
+  h.calls.push_back(Completed(0, 1, "acquire", 100, 1));
+  h.calls.push_back(Completed(0, 2, "release", 200, 2));
+  h.calls.push_back(Completed(1, 1, "extend", 300, 0));
+
+  CheckHistory(&h);
+  const Summary& s = h.summary;
+  EXPECT_THAT(NonZeroViolations(s), ElementsAre(Pair("callbacks", 2)));
+  EXPECT_EQ(s.violations(), 2);
+  EXPECT_EQ(s.calls_checked, 3);
+  ASSERT_EQ(s.details.size(), 2u);
+  EXPECT_THAT(s.details[0], HasSubstr("client 0 call 2 (release on r0"));
+  EXPECT_THAT(s.details[0], HasSubstr("ran 2 times"));
+  EXPECT_THAT(s.details[1], HasSubstr("client 1 call 1 (extend on r0"));
+  EXPECT_THAT(s.details[1], HasSubstr("ran 0 times"));
+  ASSERT_EQ(s.marks.size(), 2u);
+  // Ran twice: a mark at the call. Never ran: owed until the end of the run.
+  EXPECT_EQ(s.marks[0].kind, "callback");
+  EXPECT_EQ(s.marks[0].start, s.t0 + 200 * kMs);
+  EXPECT_EQ(s.marks[0].end, s.t0 + 200 * kMs);
+  EXPECT_EQ(s.marks[1].kind, "callback");
+  EXPECT_EQ(s.marks[1].start, s.t0 + 300 * kMs);
+  EXPECT_EQ(s.marks[1].end, s.end);
+  EXPECT_THAT(FormatSummary(s), HasSubstr("callbacks not run exactly once"));
+  EXPECT_THAT(FormatSummary(s), HasSubstr(" 2 (of 3 calls)\n"));
+
+  std::string dir = testing::TempDir() + "/torture_callbacks_XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  ASSERT_TRUE(WriteJson(h, dir + "/history.json").ok());
+  const auto json = nlohmann::json::parse(std::ifstream(dir + "/history.json"));
+  EXPECT_EQ(json["summary"]["violations"]["callbacks"], 2);
+}
+
+TEST(CheckHistoryInMemoryTest, NoCallsRecordedIsNoCallbackViolation) {
+  History h = QuietRun();
+  CheckHistory(&h);
+  EXPECT_THAT(NonZeroViolations(h.summary), IsEmpty());
+  EXPECT_EQ(h.summary.calls_checked, 0);
+  EXPECT_THAT(FormatSummary(h.summary),
+              HasSubstr("0 (no asynchronous calls recorded)"));
+}
+
+TEST(CheckHistoryInMemoryTest, EachLeftoverKeyIsOneViolation) {
+  History h = QuietRun();
+  h.leftover_keys.push_back({"0", "redlock:r0", "tok-a"});
+  h.leftover_keys.push_back({"2", "redlock:r0", "tok-a"});
+
+  CheckHistory(&h);
+  const Summary& s = h.summary;
+  EXPECT_THAT(NonZeroViolations(s), ElementsAre(Pair("leftovers", 2)));
+  EXPECT_THAT(s.details,
+              ElementsAre("leftover: key redlock:r0 on master 0 = tok-a",
+                          "leftover: key redlock:r0 on master 2 = tok-a"));
+  EXPECT_THAT(s.marks, IsEmpty());
+}
+
+TEST(CheckHistoryInMemoryTest, LeftoverCheckThatDidNotRunIsOneViolation) {
+  History h = QuietRun();
+  h.summary.leftover_check_ran = false;
+
+  CheckHistory(&h);
+  EXPECT_THAT(NonZeroViolations(h.summary), ElementsAre(Pair("leftovers", 1)));
+  EXPECT_THAT(h.summary.details,
+              ElementsAre("leftovers: the leftover-key check did not run"));
+}
+
+TEST(CheckHistoryInMemoryTest, ResourceNeverWonAfterTheHealBreaksLiveness) {
+  // r1 is listed but no section won it: after the heal at 2s, 8s pass
+  // without it, far over the 1.4s bound (TTL + retry + 300ms). r0 is won.
+  History h = QuietRun();
+  h.summary.heal = h.summary.t0 + 2000 * kMs;
+  h.resources = {"r1", "r0"};
+  h.sections.push_back(Held(0, "r0", 1, 2000, 2010, 2100));
+
+  CheckHistory(&h);
+  const Summary& s = h.summary;
+  EXPECT_THAT(NonZeroViolations(s), ElementsAre(Pair("liveness", 1)));
+  ASSERT_EQ(s.marks.size(), 1u);
+  EXPECT_EQ(s.marks[0].resource, "r1");
+  EXPECT_EQ(s.marks[0].start, s.heal);
+  EXPECT_EQ(s.marks[0].end, s.end);
+  EXPECT_THAT(s.details,
+              ElementsAre("liveness: r1 never acquired after the heal"));
+  EXPECT_THAT(h.resources, ElementsAre("r0", "r1"));
+}
+
+TEST(CheckHistoryInMemoryTest, SlowAcquisitionAfterTheLockWasFreeIsCounted) {
+  // Healed at 2s; the last section's key expired at 1.1s + 1s TTL = 2.1s
+  // (never released); the next acquisition, started at 2.05s, returns at
+  // 3.6s: 1.5s after the lock was free, over the 1.4s bound.
+  History h = QuietRun();
+  h.summary.heal = h.summary.t0 + 2000 * kMs;
+  h.sections.push_back(Held(0, "r0", 1, 1000, 1100, 1200));
+  h.sections.back().release = "error";
+  h.sections.push_back(Held(1, "r0", 2, 2050, 3600, 3700));
+
+  CheckHistory(&h);
+  const Summary& s = h.summary;
+  EXPECT_THAT(NonZeroViolations(s), ElementsAre(Pair("liveness", 1)));
+  EXPECT_EQ(s.max_gap_after_heal_ns, 1500 * kMs);
+  ASSERT_EQ(s.marks.size(), 1u);
+  EXPECT_EQ(s.marks[0].start, s.t0 + 2100 * kMs);
+  EXPECT_EQ(s.marks[0].end, s.t0 + 3600 * kMs);
+}
+
+TEST(CheckHistoryInMemoryTest, LockReleasedOkIsFreeFromItsRelease) {
+  // Healed at 2s. The first lock, won at 1.9s, is released at 2.21s; its key
+  // would expire at 2.9s. The next acquisition, called at 2.1s, returns at
+  // 3.7s: 1.49s after the release, over the 1.4s bound, but only 0.8s after
+  // the expiry, which is what counts if the release did not succeed.
+  for (const std::string release : {"ok", "error"}) {
+    SCOPED_TRACE(release);
+    History h = QuietRun();
+    h.summary.heal = h.summary.t0 + 2000 * kMs;
+    h.sections.push_back(Held(0, "r0", 1, 1800, 1900, 2200));
+    h.sections.back().release = release;
+    h.sections.push_back(Held(1, "r0", 2, 2100, 3700, 3800));
+
+    CheckHistory(&h);
+    if (release == "ok") {
+      EXPECT_THAT(NonZeroViolations(h.summary),
+                  ElementsAre(Pair("liveness", 1)));
+      EXPECT_EQ(h.summary.max_gap_after_heal_ns, 1490 * kMs);
+    } else {
+      EXPECT_THAT(NonZeroViolations(h.summary), IsEmpty());
+      EXPECT_EQ(h.summary.max_gap_after_heal_ns, 800 * kMs);
+    }
+  }
+}
+
+// The same history through the files and built in memory: one checker, one
+// verdict, down to the detail lines and the marks.
+TEST(CheckHistoryInMemoryTest, FilesAndTheSameHistoryInMemoryAgree) {
+  std::string dir = testing::TempDir() + "/torture_same_XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  {
+    std::ofstream(dir + "/nemesis.log")
+        << "RUN t0=1000 end=9000 heal=0 ttl_ms=1 retry_max_ms=1 "
+           "resources=r0,r1\n"
+        << "FAULT kind=partition targets=0 start=1500 end=2500\n"
+        << "HEAL t=3000\n"
+        << "LEFTOVER master=1 key=redlock:r1 value=tok-x\n"
+        << "LEFTCHECK masters=3 t=8900\n";
+    std::ofstream(dir + "/client-0.log")
+        << "ACQ c=0 s=0 res=r0 token=a fence=5 start=1100 ret=1200 vu=2000 "
+           "votes=ggg\n"
+        << "WS c=0 s=0 t=1200\n"
+        << "FW c=0 s=0 res=r0 fence=5 send=1300 ans=1400 result=accepted\n"
+        << "UW c=0 s=0 res=r0 send=1450 ans=1460 result=ok value=1\n"
+        << "FW c=0 s=0 res=r0 fence=5 send=1900 ans=1950 result=accepted\n"
+        << "WE c=0 s=0 t=1960\n"
+        << "REL c=0 s=0 t=1970 result=ok released=3\n"
+        << "ACQFAIL c=0 res=r1 start=2000 ret=2100 code=UNAVAILABLE\n";
+    std::ofstream(dir + "/client-1.log")
+        << "ACQ c=1 s=0 res=r0 token=b fence=6 start=1500 ret=1600 vu=2400 "
+           "votes=ggd\n"
+        << "WS c=1 s=0 t=1600\n"
+        << "FW c=1 s=0 res=r0 fence=6 send=1700 ans=1800 result=accepted\n"
+        << "UW c=1 s=0 res=r0 send=2500 ans=2510 result=ok value=2\n"
+        << "WE c=1 s=0 t=2600\n"
+        << "REL c=1 s=0 t=2610 result=error released=-1\n"
+        << "ACQ c=1 s=1 res=r1 token=c fence=1 start=3100 ret=3200 vu=4000 "
+           "votes=ggg\n";
+  }
+  absl::StatusOr<History> from_files = CheckHistory(dir);
+  ASSERT_TRUE(from_files.ok()) << from_files.status();
+
+  History h;
+  h.summary.t0 = 1000;
+  h.summary.end = 9000;
+  h.summary.heal = 3000;
+  h.summary.ttl_ns = 1 * kMs;
+  h.summary.retry_max_ns = 1 * kMs;
+  h.summary.leftover_check_ran = true;
+  h.resources = {"r0", "r1"};
+  h.faults.push_back({"partition", "0", 1500, 2500});
+  h.leftover_keys.push_back({"1", "redlock:r1", "tok-x"});
+  h.failed_acquisitions.push_back({0, "r1", 2000, 2100, "UNAVAILABLE"});
+  Section a = Won(0, "r0", 5, 1100, 1200);
+  a.seq = 0;
+  a.token = "a";
+  a.votes = "ggg";
+  a.valid_until = 2000;
+  a.work_start = 1200;
+  a.work_end = 1960;
+  a.fenced = {{5, 1300, 1400, "accepted"}, {5, 1900, 1950, "accepted"}};
+  a.unfenced = 1;
+  a.release = "ok";
+  a.release_at = 1970;
+  Section b = Won(1, "r0", 6, 1500, 1600);
+  b.seq = 0;
+  b.token = "b";
+  b.votes = "ggd";
+  b.valid_until = 2400;
+  b.work_start = 1600;
+  b.work_end = 2600;
+  b.fenced = {{6, 1700, 1800, "accepted"}};
+  b.unfenced = 1;
+  b.unfenced_late = 1;
+  b.release = "error";
+  b.release_at = 2610;
+  Section c = Won(1, "r1", 1, 3100, 3200);
+  c.seq = 1;
+  c.token = "c";
+  c.votes = "ggg";
+  c.valid_until = 4000;
+  h.sections = {c, b, a};  // In memory, in any order.
+  CheckHistory(&h);
+
+  const Summary& f = from_files->summary;
+  const Summary& m = h.summary;
+  // Overlap of a and b; a's second write (5) accepted after 6 was.
+  EXPECT_THAT(NonZeroViolations(f),
+              ElementsAre(Pair("leftovers", 1), Pair("mutual_exclusion", 1),
+                          Pair("stale_fenced_accepted", 1)));
+  EXPECT_EQ(NonZeroViolations(m), NonZeroViolations(f));
+  EXPECT_EQ(FormatSummary(m), FormatSummary(f));
+  EXPECT_EQ(m.details, f.details);
+  ASSERT_EQ(m.marks.size(), f.marks.size());
+  for (size_t i = 0; i < m.marks.size(); ++i) {
+    EXPECT_EQ(m.marks[i].kind, f.marks[i].kind);
+    EXPECT_EQ(m.marks[i].resource, f.marks[i].resource);
+    EXPECT_EQ(m.marks[i].start, f.marks[i].start);
+    EXPECT_EQ(m.marks[i].end, f.marks[i].end);
+  }
+  EXPECT_EQ(m.late_holders, f.late_holders);
+  EXPECT_EQ(m.late_unfenced_writes, 1);
+  EXPECT_EQ(f.late_unfenced_writes, 1);
+  EXPECT_EQ(m.max_gap_after_heal_ns, f.max_gap_after_heal_ns);
+  EXPECT_EQ(h.resources, from_files->resources);
 }
 
 // history.json: the keys in their order, integers as integers, times in

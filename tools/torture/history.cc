@@ -56,6 +56,9 @@ int64_t Section::HoldEnd() const {
 namespace {
 
 constexpr int kMaxDetails = 40;
+// Liveness slack past TTL + retry delay: round trips and the fencing
+// write-back on a loaded 2-core machine.
+constexpr int64_t kLivenessSlackNs = 300000000;
 
 using Fields = absl::flat_hash_map<std::string, std::string>;
 
@@ -146,7 +149,7 @@ void CheckFenceTokens(const std::vector<Section>& sections, Summary* s) {
   }
 }
 
-absl::StatusOr<History> CheckHistory(const std::string& dir) {
+absl::StatusOr<History> ReadHistory(const std::string& dir) {
   History h;
   Summary& s = h.summary;
   DIR* d = opendir(dir.c_str());
@@ -163,7 +166,6 @@ absl::StatusOr<History> CheckHistory(const std::string& dir) {
   if (files.empty()) return absl::NotFoundError("no *.log in " + dir);
 
   std::map<std::pair<int, int64_t>, Section> sections;
-  std::map<std::pair<int, int64_t>, std::pair<int64_t, bool>> releases;
   std::set<std::string> resources;
   bool have_run = false;
   for (const std::string& path : files) {
@@ -194,18 +196,16 @@ absl::StatusOr<History> CheckHistory(const std::string& dir) {
       } else if (kind == "FAULT") {
         h.faults.push_back(
             {S(f, "kind"), S(f, "targets"), I(f, "start"), I(f, "end")});
-        s.faults_by_kind[S(f, "kind")]++;
       } else if (kind == "HEAL") {
         s.heal = I(f, "t");
       } else if (kind == "LEFTCHECK") {
         s.leftover_check_ran = true;
       } else if (kind == "LEFTOVER") {
-        s.leftovers++;
-        Detail(s, absl::StrCat("leftover: key ", S(f, "key"), " on master ",
-                               S(f, "master"), " = ", S(f, "value")));
+        h.leftover_keys.push_back({S(f, "master"), S(f, "key"), S(f, "value")});
       } else if (kind == "ACQFAIL") {
-        s.acquire_failures++;
-        s.acquire_failures_by_code[S(f, "code")]++;
+        h.failed_acquisitions.push_back({static_cast<int>(I(f, "c")),
+                                         S(f, "res"), I(f, "start"),
+                                         I(f, "ret"), S(f, "code")});
       } else if (kind == "ACQ") {
         Section& x = sections[key];
         x.client = key.first;
@@ -228,137 +228,175 @@ absl::StatusOr<History> CheckHistory(const std::string& dir) {
       } else if (kind == "UW") {
         Section& x = sections[key];
         x.unfenced++;
-        s.unfenced_writes++;
         if (x.valid_until != 0 && I(f, "send") > x.valid_until) {
           x.unfenced_late++;
         }
       } else if (kind == "REL") {
         sections[key].release = S(f, "result");
-        releases[key] = {I(f, "t"), S(f, "result") == "ok"};
+        sections[key].release_at = I(f, "t");
       }
     }
   }
   if (!have_run) return absl::NotFoundError("no RUN line (nemesis.log)");
   h.resources.assign(resources.begin(), resources.end());
   for (auto& [k, x] : sections) {
-    if (x.ret == 0) continue;  // Events without an ACQ: ignore.
-    h.sections.push_back(x);
+    if (x.ret == 0) {  // Events without an ACQ: only their writes count.
+      s.unfenced_writes += x.unfenced;
+      continue;
+    }
+    h.sections.push_back(std::move(x));
   }
-  s.acquisitions = static_cast<int64_t>(h.sections.size());
+  return h;
+}
 
-  // Mutual exclusion: per resource, by acquire-return.
-  for (const std::string& r : h.resources) {
+absl::StatusOr<History> CheckHistory(const std::string& dir) {
+  absl::StatusOr<History> h = ReadHistory(dir);
+  if (h.ok()) CheckHistory(&*h);
+  return h;
+}
+
+namespace {
+
+// Mutual exclusion, stale fenced writes and liveness on one resource's
+// sections `v`, sorted by ret.
+void CheckResource(const std::string& r, const std::vector<const Section*>& v,
+                   Summary& s) {
+  const Section* holder = nullptr;
+  for (const Section* x : v) {
+    if (holder != nullptr && x->ret < holder->HoldEnd()) {
+      s.mutual_exclusion++;
+      s.marks.push_back({"mutual exclusion", r, x->ret,
+                         std::min(holder->HoldEnd(), x->HoldEnd())});
+      Detail(s,
+             absl::StrFormat(
+                 "mutual exclusion: %s held by client %d (fence %d, votes "
+                 "%s, %.3fs-%.3fs) and client %d (fence %d, votes %s, from "
+                 "%.3fs): overlap %.1fms",
+                 r, holder->client, holder->fence, holder->votes,
+                 Sec(s, holder->ret), Sec(s, holder->HoldEnd()), x->client,
+                 x->fence, x->votes, Sec(s, x->ret),
+                 (std::min(holder->HoldEnd(), x->HoldEnd()) - x->ret) / 1e6));
+    }
+    if (holder == nullptr || x->HoldEnd() > holder->HoldEnd()) holder = x;
+  }
+
+  // Fencing: an accepted write whose token is lower than one accepted
+  // (answered) before it was sent.
+  struct W {
+    int64_t fence, send, ans;
+    const Section* sec;
+    bool accepted;
+  };
+  std::vector<W> ws;
+  for (const Section* x : v) {
+    for (const FencedWrite& w : x->fenced) {
+      ws.push_back({w.fence, w.send, w.ans, x, w.result == "accepted"});
+    }
+  }
+  std::sort(ws.begin(), ws.end(),
+            [](const W& a, const W& b) { return a.ans < b.ans; });
+  for (const W& w : ws) {
+    bool superseded = false;
+    int64_t higher = 0;
+    for (const W& o : ws) {
+      if (o.ans >= w.send) break;
+      if (o.accepted && o.fence > w.fence) {
+        superseded = true;
+        higher = o.fence;
+      }
+    }
+    const bool late = w.send > w.sec->valid_until;
+    if (late) {
+      s.late_fenced_writes++;
+      if (!w.accepted) s.late_fenced_rejected++;
+    }
+    if (w.accepted && superseded) {
+      s.stale_fenced_accepted++;
+      s.marks.push_back({"stale fenced write", r, w.send, w.ans});
+      if (late) s.late_fenced_accepted_superseded++;
+      Detail(s, absl::StrFormat(
+                    "stale fenced write accepted: %s token %d from client "
+                    "%d at %.3fs after token %d was accepted%s",
+                    r, w.fence, w.sec->client, Sec(s, w.ans), higher,
+                    late ? " (sent past valid_until)" : ""));
+    }
+  }
+
+  // Liveness: after the heal, the lock is free again and a waiting client
+  // gets it within one TTL + the longest retry delay (+ slack for round
+  // trips and the fencing write-back on a 2-core machine).
+  if (s.heal > 0 && s.end > s.heal) {
+    const int64_t bound = s.ttl_ns + s.retry_max_ns + kLivenessSlackNs;
+    int64_t free_at = s.heal;
+    bool any_after = false;
+    for (const Section* x : v) {
+      if (x->ret >= s.heal && x->ret <= s.end) {
+        any_after = true;
+        const int64_t from = std::max({free_at, x->start, s.heal});
+        const int64_t gap = x->ret - from;
+        s.max_gap_after_heal_ns = std::max(s.max_gap_after_heal_ns, gap);
+        if (gap > bound) {
+          s.liveness++;
+          s.marks.push_back({"liveness", r, from, x->ret});
+          Detail(s,
+                 absl::StrFormat(
+                     "liveness: %s free since %.3fs, next acquired at "
+                     "%.3fs (%.0fms > %.0fms)",
+                     r, Sec(s, from), Sec(s, x->ret), gap / 1e6, bound / 1e6));
+        }
+      }
+      // The key was set by the winning attempt, before `ret`: it expires
+      // by ret + ttl at the latest, or went with a successful release.
+      int64_t f = x->ret + s.ttl_ns;
+      if (x->release == "ok") {
+        f = std::min(f, x->release_at);
+      }
+      free_at = std::max(free_at, f);
+    }
+    if (!any_after && s.end - s.heal > bound) {
+      s.liveness++;
+      s.marks.push_back({"liveness", r, s.heal, s.end});
+      Detail(s,
+             absl::StrFormat("liveness: %s never acquired after the heal", r));
+    }
+  }
+}
+
+}  // namespace
+
+void CheckHistory(History* h) {
+  Summary& s = h->summary;
+  // Leftovers first: their lines led the details when they were counted
+  // while the files were read.
+  for (const Leftover& l : h->leftover_keys) {
+    s.leftovers++;
+    Detail(s, absl::StrCat("leftover: key ", l.key, " on master ", l.master,
+                           " = ", l.value));
+  }
+  for (const Fault& f : h->faults) s.faults_by_kind[f.kind]++;
+  for (const AcquireFailure& f : h->failed_acquisitions) {
+    s.acquire_failures++;
+    s.acquire_failures_by_code[f.code]++;
+  }
+  std::set<std::string> resources(h->resources.begin(), h->resources.end());
+  for (const Section& x : h->sections) resources.insert(x.resource);
+  h->resources.assign(resources.begin(), resources.end());
+  s.acquisitions += static_cast<int64_t>(h->sections.size());
+
+  for (const std::string& r : h->resources) {
     std::vector<const Section*> v;
-    for (const Section& x : h.sections) {
+    for (const Section& x : h->sections) {
       if (x.resource == r) v.push_back(&x);
     }
     std::sort(v.begin(), v.end(), [](const Section* a, const Section* b) {
       return a->ret < b->ret;
     });
-    const Section* holder = nullptr;
-    for (const Section* x : v) {
-      if (holder != nullptr && x->ret < holder->HoldEnd()) {
-        s.mutual_exclusion++;
-        s.marks.push_back({"mutual exclusion", r, x->ret,
-                           std::min(holder->HoldEnd(), x->HoldEnd())});
-        Detail(s,
-               absl::StrFormat(
-                   "mutual exclusion: %s held by client %d (fence %d, votes "
-                   "%s, %.3fs-%.3fs) and client %d (fence %d, votes %s, from "
-                   "%.3fs): overlap %.1fms",
-                   r, holder->client, holder->fence, holder->votes,
-                   Sec(s, holder->ret), Sec(s, holder->HoldEnd()), x->client,
-                   x->fence, x->votes, Sec(s, x->ret),
-                   (std::min(holder->HoldEnd(), x->HoldEnd()) - x->ret) / 1e6));
-      }
-      if (holder == nullptr || x->HoldEnd() > holder->HoldEnd()) holder = x;
-    }
-
-    // Fencing: an accepted write whose token is lower than one accepted
-    // (answered) before it was sent.
-    struct W {
-      int64_t fence, send, ans;
-      const Section* sec;
-      bool accepted;
-    };
-    std::vector<W> ws;
-    for (const Section* x : v) {
-      for (const FencedWrite& w : x->fenced) {
-        ws.push_back({w.fence, w.send, w.ans, x, w.result == "accepted"});
-      }
-    }
-    std::sort(ws.begin(), ws.end(),
-              [](const W& a, const W& b) { return a.ans < b.ans; });
-    for (const W& w : ws) {
-      bool superseded = false;
-      int64_t higher = 0;
-      for (const W& o : ws) {
-        if (o.ans >= w.send) break;
-        if (o.accepted && o.fence > w.fence) {
-          superseded = true;
-          higher = o.fence;
-        }
-      }
-      const bool late = w.send > w.sec->valid_until;
-      if (late) {
-        s.late_fenced_writes++;
-        if (!w.accepted) s.late_fenced_rejected++;
-      }
-      if (w.accepted && superseded) {
-        s.stale_fenced_accepted++;
-        s.marks.push_back({"stale fenced write", r, w.send, w.ans});
-        if (late) s.late_fenced_accepted_superseded++;
-        Detail(s, absl::StrFormat(
-                      "stale fenced write accepted: %s token %d from client "
-                      "%d at %.3fs after token %d was accepted%s",
-                      r, w.fence, w.sec->client, Sec(s, w.ans), higher,
-                      late ? " (sent past valid_until)" : ""));
-      }
-    }
-
-    // Liveness: after the heal, the lock is free again and a waiting client
-    // gets it within one TTL + the longest retry delay (+ slack for round
-    // trips and the fencing write-back on a 2-core machine).
-    if (s.heal > 0 && s.end > s.heal) {
-      const int64_t bound = s.ttl_ns + s.retry_max_ns + 300000000;
-      int64_t free_at = s.heal;
-      bool any_after = false;
-      for (const Section* x : v) {
-        if (x->ret >= s.heal && x->ret <= s.end) {
-          any_after = true;
-          const int64_t from = std::max({free_at, x->start, s.heal});
-          const int64_t gap = x->ret - from;
-          s.max_gap_after_heal_ns = std::max(s.max_gap_after_heal_ns, gap);
-          if (gap > bound) {
-            s.liveness++;
-            s.marks.push_back({"liveness", r, from, x->ret});
-            Detail(s, absl::StrFormat(
-                          "liveness: %s free since %.3fs, next acquired at "
-                          "%.3fs (%.0fms > %.0fms)",
-                          r, Sec(s, from), Sec(s, x->ret), gap / 1e6,
-                          bound / 1e6));
-          }
-        }
-        auto rel = releases.find({x->client, x->seq});
-        // The key was set by the winning attempt, before `ret`: it expires
-        // by ret + ttl at the latest, or went with a successful release.
-        int64_t f = x->ret + s.ttl_ns;
-        if (rel != releases.end() && rel->second.second) {
-          f = std::min(f, rel->second.first);
-        }
-        free_at = std::max(free_at, f);
-      }
-      if (!any_after && s.end - s.heal > bound) {
-        s.liveness++;
-        s.marks.push_back({"liveness", r, s.heal, s.end});
-        Detail(s, absl::StrFormat("liveness: %s never acquired after the heal",
-                                  r));
-      }
-    }
+    CheckResource(r, v, s);
   }
-  CheckFenceTokens(h.sections, &s);
-  for (const Section& x : h.sections) {
+  CheckFenceTokens(h->sections, &s);
+  for (const Section& x : h->sections) {
     if (x.work_end > x.valid_until) s.late_holders++;
+    s.unfenced_writes += x.unfenced;
     s.late_unfenced_writes += x.unfenced_late;
     for (const FencedWrite& w : x.fenced) {
       s.fenced_writes++;
@@ -371,11 +409,25 @@ absl::StatusOr<History> CheckHistory(const std::string& dir) {
       }
     }
   }
+  for (const Call& c : h->calls) {
+    s.calls_checked++;
+    if (c.completions == 1) continue;
+    s.callbacks++;
+    // A callback that never ran was owed from the call to the end; one that
+    // ran again has no span we know of: a mark at the call.
+    s.marks.push_back(
+        {"callback", c.resource, c.start,
+         c.completions == 0 ? std::max(c.start, s.end) : c.start});
+    Detail(s, absl::StrFormat(
+                  "callback: client %d call %d (%s%s%s, called at %.3fs) "
+                  "ran %d times, not exactly once",
+                  c.client, c.id, c.kind, c.resource.empty() ? "" : " on ",
+                  c.resource, Sec(s, c.start), c.completions));
+  }
   if (!s.leftover_check_ran) {
     s.leftovers++;
     Detail(s, "leftovers: the leftover-key check did not run");
   }
-  return h;
 }
 
 std::string FormatSummary(const Summary& s) {
@@ -414,6 +466,10 @@ std::string FormatSummary(const Summary& s) {
   row("fence tokens issued twice", absl::StrCat(s.fence_duplicate));
   row("liveness (lock not re-acquired in time)", absl::StrCat(s.liveness));
   row("leftover lock keys", absl::StrCat(s.leftovers));
+  row("callbacks not run exactly once",
+      s.calls_checked == 0
+          ? absl::StrCat(s.callbacks, " (no asynchronous calls recorded)")
+          : absl::StrFormat("%d (of %d calls)", s.callbacks, s.calls_checked));
   row("total", absl::StrCat(s.violations()));
   out += "informational\n";
   row("holders working past valid_until", absl::StrCat(s.late_holders));
@@ -486,6 +542,7 @@ absl::Status WriteJson(const History& h, const std::string& path) {
   violations["fence_duplicate"] = s.fence_duplicate;
   violations["liveness"] = s.liveness;
   violations["leftovers"] = s.leftovers;
+  violations["callbacks"] = s.callbacks;
   summary["violations"] = std::move(violations);
   summary["late_holders"] = s.late_holders;
   summary["late_fenced_writes"] = s.late_fenced_writes;
@@ -581,10 +638,10 @@ absl::Status WriteSvg(const History& h, const std::string& path, double from_s,
       "heal</text>\n"
       "<text x=\"5\" y=\"28\">violations in the whole run: %d mutual "
       "exclusion, %d stale fenced write, %d fence order, %d fence duplicate, "
-      "%d liveness, %d leftovers (marked as red bands)</text>\n",
+      "%d liveness, %d leftovers, %d callbacks (marked as red bands)</text>\n",
       left + width + 20, height, from_s, to_s, s.mutual_exclusion,
       s.stale_fenced_accepted, s.fence_order, s.fence_duplicate, s.liveness,
-      s.leftovers);
+      s.leftovers, s.callbacks);
   // About twenty ticks, on round numbers of seconds.
   double step = 1;
   for (double c : {1, 2, 5, 10, 20, 30, 60, 120, 300, 600}) {

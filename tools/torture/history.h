@@ -19,7 +19,25 @@
 //   HEAL    t                                   (nemesis.log)
 //   LEFTCHECK masters ok / LEFTOVER master key  (nemesis.log)
 //
-// CheckHistory() reads only these files: it does not trust the library.
+// CheckHistory(dir) reads only these files: it does not trust the library.
+// It is ReadHistory(dir), which turns the files into a History, followed by
+// CheckHistory(History*), which judges a History however it was made. A
+// program that records its operations in memory (the deterministic simulator
+// in tests/sim) builds a History itself and calls the same checker:
+//
+//   History h;
+//   h.summary.t0 = 0;  h.summary.end = end;  h.summary.heal = heal;
+//   h.summary.ttl_ns = ttl;  h.summary.retry_max_ns = retry_max;
+//   h.summary.leftover_check_ran = true;
+//   h.resources = {"r0"};
+//   h.sections.push_back(...);  h.calls.push_back(...);  ...
+//   CheckHistory(&h);
+//   if (h.summary.violations() != 0) ... FormatSummary(h.summary) ...
+//
+// Every time in a History is an int64 count of nanoseconds on one monotonic
+// clock that every recorded event shares (CLOCK_MONOTONIC for the torture
+// tool, the simulated clock for the simulator). Only differences and order
+// matter; 0 means "not recorded" where a field says so.
 
 #ifndef REDLOCK_TOOLS_TORTURE_HISTORY_H_
 #define REDLOCK_TOOLS_TORTURE_HISTORY_H_
@@ -39,43 +57,113 @@ int64_t NowNs();
 // Appends one line (a trailing newline is added) with a single write(2).
 void AppendLine(int fd, const std::string& line);
 
+// A write to the fenced storage during a section, as the client saw it.
 struct FencedWrite {
-  int64_t fence = 0;
-  int64_t send = 0;
-  int64_t ans = 0;
+  int64_t fence = 0;   // The token sent with it.
+  int64_t send = 0;    // When it was sent.
+  int64_t ans = 0;     // When the storage's answer came back.
   std::string result;  // accepted, rejected, error
 };
 
+// One won lock: a critical section. Its builder fills every field it knows;
+// those marked [judged] decide violations, the others only appear in the
+// report (details, history.json, timeline).
 struct Section {
   int client = -1;
-  int64_t seq = -1;
-  std::string resource;
+  int64_t seq = -1;      // The client's count of its won locks.
+  std::string resource;  // [judged]
   std::string token;
-  int64_t fence = 0;
+  int64_t fence = 0;  // [judged] 0: no token; the token checks skip it.
   // The library's own account of the winning attempt, one letter per
-  // master: g granted, d denied, f failed, p pending. Informational.
+  // master: g granted, d denied, f failed, p pending.
   std::string votes;
-  int64_t start = 0, ret = 0, valid_until = 0;
-  int64_t work_start = 0, work_end = 0;  // 0: not recorded
-  std::vector<FencedWrite> fenced;
+  // [judged] When the acquisition was called, and when it returned with the
+  // lock (an asynchronous one: when its callback ran). Nonzero.
+  int64_t start = 0, ret = 0;
+  // [judged] The end of the validity the library reported for the lock
+  // (Lock::valid_until(), clock drift already taken off), on the shared
+  // clock.
+  int64_t valid_until = 0;
+  // When the holder started and stopped using the lock; 0: not recorded.
+  // [judged] work_end: a holder that stops early (to release, say) must
+  // record it, or the section counts as held until valid_until and a next
+  // holder after the release is reported as overlapping.
+  int64_t work_start = 0, work_end = 0;
+  std::vector<FencedWrite> fenced;  // [judged]
+  // Unfenced writes made in the section, and how many of them were sent past
+  // valid_until. Counted only: no storage can reject them.
   int unfenced = 0, unfenced_late = 0;
+  // [judged] The release's result ("ok": the library released the key; any
+  // other text: it did not; "": never released) and when it returned. For
+  // the liveness check a lock released "ok" is free from release_at on, any
+  // other only once its key expired, at ret + ttl_ns.
   std::string release;
-  // End of the interval during which it may count as the holder.
+  int64_t release_at = 0;
+  // End of the interval during which it may count as the holder:
+  // min(work_end, valid_until), or valid_until if work_end is not recorded.
   int64_t HoldEnd() const;
 };
 
+// An acquisition that did not win. Counted only, per status code; the
+// liveness check does not read failures (see CheckHistory(History*)).
+struct AcquireFailure {
+  int client = -1;
+  std::string resource;
+  int64_t start = 0, ret = 0;
+  std::string code;  // absl::StatusCodeToString(), e.g. "UNAVAILABLE"
+};
+
+// A fault the nemesis injected, for the report and the timeline.
 struct Fault {
   std::string kind;
   std::string targets;
   int64_t start = 0, end = 0;
 };
 
+// An asynchronous operation a client started, and how many times its
+// callback ran. The library promises exactly once, also on error and on
+// shutdown; `completions` must be read after quiescence (every timer fired
+// or cancelled, every connection closed, every owner destroyed), when no
+// callback can run any more. The blocking torture client records none.
+struct Call {
+  int client = -1;
+  int64_t id = -1;       // Unique per client; for the report.
+  std::string kind;      // "acquire", "extend", "release"...; for the report.
+  std::string resource;  // May be empty; places its mark on the timeline.
+  int64_t start = 0;     // When the operation was called.
+  int completions = 0;   // How many times its callback ran.
+};
+
+// A lock key found on a master after the run (every client gone, every
+// fault healed): a lock that no release and no expiry removed.
+struct Leftover {
+  std::string master;  // Which master (the torture tool: its index).
+  std::string key;     // "?" if the master could not be read.
+  std::string value;   // The key's value, or why it could not be read.
+};
+
+// The run's parameters, filled by whoever builds the History (marked
+// [input]), and what CheckHistory(History*) found: every other field.
 struct Summary {
-  int64_t t0 = 0, end = 0, heal = 0;
+  // [input] Start and end of the run (end: when the clients were told to
+  // stop; only acquisitions that returned by then count for liveness).
+  int64_t t0 = 0, end = 0;
+  // [input] When every fault was healed; 0: no liveness check.
+  int64_t heal = 0;
+  // [input] The TTL clients asked for, and the longest delay between two
+  // acquisition attempts of a client (the liveness bound, with the TTL).
   int64_t ttl_ns = 0, retry_max_ns = 0;
+  // [input] Whether the masters were searched for leftover keys after the
+  // run (History::leftover_keys holds what was found). If false, that is
+  // one leftover violation: a run whose leftovers were not looked for does
+  // not pass.
+  bool leftover_check_ran = false;
+
+  // Operations.
   int64_t acquisitions = 0, acquire_failures = 0;
   int64_t fenced_writes = 0, fenced_accepted = 0, fenced_rejected = 0,
           fenced_errors = 0, unfenced_writes = 0;
+  int64_t calls_checked = 0;  // History::calls.
   std::map<std::string, int64_t> faults_by_kind;
   std::map<std::string, int64_t> acquire_failures_by_code;
   // Violations.
@@ -89,8 +177,11 @@ struct Summary {
   // had already got: k sections sharing a token count k - 1.
   int64_t fence_duplicate = 0;
   int64_t liveness = 0;
+  // One per leftover key, plus one if the leftover check did not run.
   int64_t leftovers = 0;
-  bool leftover_check_ran = false;
+  // Calls whose callback did not run exactly once (never, or twice or
+  // more): one per such call.
+  int64_t callbacks = 0;
   // Informational.
   int64_t late_holders = 0;          // work ended past valid_until
   int64_t late_fenced_writes = 0;    // sent past valid_until
@@ -101,8 +192,8 @@ struct Summary {
   int64_t max_gap_after_heal_ns = 0;
   std::vector<std::string> details;  // One line per violation (capped).
   // Every violation, for the timeline: its kind ("mutual exclusion", "stale
-  // fenced write", "fence order", "fence duplicate", "liveness"), resource
-  // and time span.
+  // fenced write", "fence order", "fence duplicate", "liveness",
+  // "callback"), resource and time span.
   struct Mark {
     std::string kind;
     std::string resource;
@@ -112,19 +203,66 @@ struct Summary {
 
   int64_t violations() const {
     return mutual_exclusion + stale_fenced_accepted + fence_order +
-           fence_duplicate + liveness + leftovers;
+           fence_duplicate + liveness + leftovers + callbacks;
   }
 };
 
+// A run: what happened ([input], in any order) and its Summary.
 struct History {
-  std::vector<Section> sections;
-  std::vector<Fault> faults;
+  std::vector<Section> sections;                    // [input] won locks
+  std::vector<AcquireFailure> failed_acquisitions;  // [input]
+  std::vector<Fault> faults;                        // [input]
+  // [input] Every resource the clients tried to lock, including those they
+  // never won: liveness is judged per resource listed here. CheckHistory()
+  // adds the sections' resources, sorts and deduplicates it.
   std::vector<std::string> resources;
+  std::vector<Call> calls;              // [input] empty: nothing to check
+  std::vector<Leftover> leftover_keys;  // [input] see leftover_check_ran
   Summary summary;
 };
 
-// Reads every *.log in `dir` and checks it.
+// Reads every *.log in `dir` (the format above) into a History without
+// judging it: sections (those without an ACQ record are dropped; their
+// unfenced writes are still added to summary.unfenced_writes), failures,
+// faults, resources, leftover keys and the summary's [input] fields.
+// kNotFound if `dir` cannot be read, has no *.log or no RUN line.
+absl::StatusOr<History> ReadHistory(const std::string& dir);
+
+// ReadHistory(dir), then CheckHistory(&h): the history of a torture run,
+// judged.
 absl::StatusOr<History> CheckHistory(const std::string& dir);
+
+// Runs every check on `h`, built in memory or read from files. Reads the
+// [input] and [judged] fields of h->sections, h->failed_acquisitions,
+// h->faults, h->resources, h->calls, h->leftover_keys and h->summary; adds
+// its counts to the other fields of h->summary, so call it once per History
+// on a Summary whose counts are still zero; completes h->resources (see
+// there). The checks, per resource:
+//   mutual exclusion   taking the sections in order of `ret`, one that
+//                      returns before the largest HoldEnd() of those before
+//                      it: two holders at once. One per such section.
+//   stale fenced write an accepted fenced write whose token is lower than
+//                      one the storage had accepted (answered) before it was
+//                      sent. One per write.
+//   liveness           only if summary.heal > 0 and summary.end > heal. The
+//                      lock is free from the latest of: the heal; the end of
+//                      every earlier section (its release_at if released
+//                      "ok", else ret + ttl_ns); the next acquisition's own
+//                      start. Each section returning in [heal, end] must
+//                      return within ttl_ns + retry_max_ns + 300ms of that;
+//                      one per late section. A resource no section won in
+//                      [heal, end] is one violation if end - heal exceeds
+//                      that bound. Only sections are read, not failures: the
+//                      check assumes that some client keeps trying every
+//                      listed resource until summary.end.
+//   fence tokens       CheckFenceTokens().
+// And across the run:
+//   leftovers          one per h->leftover_keys entry, and one if
+//                      summary.leftover_check_ran is false.
+//   callbacks          one per call whose `completions` is not 1.
+// Each violation adds a line to summary.details (capped; times in seconds
+// since summary.t0) and, leftovers excepted, a Summary::Mark.
+void CheckHistory(History* h);
 
 // The fence tokens the sections got, judged from their ACQ records alone
 // (CheckHistory() calls it; separate so it can be tested without files).
