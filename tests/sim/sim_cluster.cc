@@ -3,6 +3,7 @@
 #include "tests/sim/sim_cluster.h"
 
 #include <algorithm>
+#include <deque>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -201,8 +202,8 @@ void SimCluster::SynArrives(const std::shared_ptr<ConnState>& conn) {
 
 void SimCluster::SendToMaster(const std::shared_ptr<ConnState>& conn,
                               std::vector<std::string> argv) {
-  const absl::Time arrival = std::max(
-      conn->last_to_master, loop_->now() + OneWayDelay(conn->master));
+  const absl::Time arrival =
+      std::max(conn->last_to_master, loop_->now() + OneWayDelay(conn->master));
   conn->last_to_master = arrival;
   ++conn->in_flight;
   loop_->At(arrival, [this, conn, argv = std::move(argv)]() mutable {
@@ -234,8 +235,8 @@ void SimCluster::Execute(Master& m, const std::shared_ptr<ConnState>& conn,
 
 void SimCluster::ToClient(const std::shared_ptr<ConnState>& conn,
                           absl::AnyInvocable<void()> fn) {
-  const absl::Time arrival = std::max(
-      conn->last_to_client, loop_->now() + OneWayDelay(conn->master));
+  const absl::Time arrival =
+      std::max(conn->last_to_client, loop_->now() + OneWayDelay(conn->master));
   conn->last_to_client = arrival;
   loop_->At(arrival, std::move(fn));
 }

@@ -49,7 +49,6 @@
 #define REDLOCK_TESTS_SIM_SIM_CLUSTER_H_
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <random>
@@ -98,11 +97,11 @@ class SimCluster {
     int64_t restarts = 0;
     int64_t pauses = 0;
     int64_t resumes = 0;
-    int64_t connection_resets = 0;   // ResetConnections() calls.
-    int64_t connections_lost = 0;    // By crashes and resets.
-    int64_t refuse_periods = 0;      // SetRefuseConnects(i, true) from false.
-    int64_t connects_refused = 0;    // Connects answered "refused".
-    int64_t slow_links = 0;          // SetExtraDelay() to a positive delay.
+    int64_t connection_resets = 0;  // ResetConnections() calls.
+    int64_t connections_lost = 0;   // By crashes and resets.
+    int64_t refuse_periods = 0;     // SetRefuseConnects(i, true) from false.
+    int64_t connects_refused = 0;   // Connects answered "refused".
+    int64_t slow_links = 0;         // SetExtraDelay() to a positive delay.
     int64_t clock_rate_changes = 0;
     int64_t clock_jumps = 0;
     int64_t script_flushes = 0;
@@ -161,8 +160,7 @@ class SimCluster {
                                 int db = 0) const;
   // Master indices holding a live key starting with `prefix`, in `db`; empty
   // means no lock key is left anywhere. Crashed masters are included.
-  std::vector<int> MastersWithKeys(absl::string_view prefix,
-                                   int db = 0) const;
+  std::vector<int> MastersWithKeys(absl::string_view prefix, int db = 0) const;
   // Connections the master currently counts (accepted, not lost, not
   // closed by the client with nothing left in flight).
   int connections(int master) const;

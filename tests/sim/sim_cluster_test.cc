@@ -96,9 +96,9 @@ class Recorder : public internal::ConnectionObserver {
  private:
   void Record(std::string what) {
     if (trace_ != nullptr) {
-      trace_->push_back(absl::StrCat(
-          absl::ToInt64Nanoseconds(loop_->now() - loop_->epoch()), " ",
-          name_, " ", what));
+      trace_->push_back(
+          absl::StrCat(absl::ToInt64Nanoseconds(loop_->now() - loop_->epoch()),
+                       " ", name_, " ", what));
     }
     events.push_back({loop_->now(), std::move(what)});
   }
@@ -108,7 +108,8 @@ class Recorder : public internal::ConnectionObserver {
   std::vector<std::string>* const trace_;
 };
 
-const char kRefused[] = "connect UNAVAILABLE: connect failed: Connection refused";
+const char kRefused[] =
+    "connect UNAVAILABLE: connect failed: Connection refused";
 const char kReset[] =
     "lost UNAVAILABLE: connection lost: Connection reset by peer";
 
@@ -169,7 +170,8 @@ TEST(SimLoopTest, CancelledEventNeverRunsAndReleasesItsCallback) {
   SimLoop loop;
   auto captured = std::make_shared<int>(0);
   bool ran = false;
-  SimEventId id = loop.After(absl::Seconds(1), [&ran, captured] { ran = true; });
+  SimEventId id =
+      loop.After(absl::Seconds(1), [&ran, captured] { ran = true; });
   EXPECT_EQ(captured.use_count(), 2);
   EXPECT_TRUE(loop.Cancel(id));
   EXPECT_EQ(captured.use_count(), 1);
@@ -250,8 +252,37 @@ TEST(SimLoopTest, ManyEventsRunInOrderAndFast) {
   ::testing::Test::RecordProperty("events_per_second",
                                   static_cast<int64_t>(rate));
   std::printf("SimLoop: %lld events in %s (%.2fM/s, heap of %d)\n",
-              static_cast<long long>(ran),
-              absl::FormatDuration(took).c_str(), rate / 1e6, kEvents);
+              static_cast<long long>(ran), absl::FormatDuration(took).c_str(),
+              rate / 1e6, kEvents);
+}
+
+// The steady state of a simulation: a small heap (a thousand pending
+// events), each event scheduling the next. Reports the rate.
+TEST(SimLoopTest, HoldModelKeepsTheHeapSizeAndTime) {
+  SimLoop loop;
+  std::mt19937_64 rng(4);
+  constexpr int kPending = 1000;
+  constexpr int64_t kEvents = 2'000'000;
+  int64_t ran = 0;
+  std::function<void()> hold = [&] {
+    if (++ran + loop.pending() < kEvents) {
+      loop.After(absl::Nanoseconds(1 + rng() % 1'000'000), hold);
+    }
+  };
+  for (int i = 0; i < kPending; ++i) loop.After(absl::Nanoseconds(i), hold);
+  const absl::Time start = absl::Now();
+  EXPECT_TRUE(loop.RunUntilIdle());
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(ran, kEvents);
+  // Mean delay 0.5ms, a thousand in parallel: ~1s of simulated time.
+  EXPECT_GT(loop.now() - loop.epoch(), absl::Milliseconds(900));
+  EXPECT_LT(loop.now() - loop.epoch(), absl::Milliseconds(1100));
+  const double rate = static_cast<double>(ran) / absl::ToDoubleSeconds(took);
+  ::testing::Test::RecordProperty("events_per_second",
+                                  static_cast<int64_t>(rate));
+  std::printf("SimLoop hold model: %lld events in %s (%.2fM/s, heap of %d)\n",
+              static_cast<long long>(ran), absl::FormatDuration(took).c_str(),
+              rate / 1e6, kPending);
 }
 
 // ---------------------------------------------------------------------------
@@ -289,9 +320,8 @@ TEST_F(SimRuntimeTest, TimerRunsOnTheLoopNeverInsideArm) {
 TEST_F(SimRuntimeTest, ArmZeroRunsAfterEventsAlreadyDueNow) {
   std::vector<std::string> order;
   loop_.At(loop_.now(), [&] { order.push_back("due"); });
-  std::unique_ptr<Timer> timer = client_.NewTimer([&] {
-    order.push_back("timer");
-  });
+  std::unique_ptr<Timer> timer =
+      client_.NewTimer([&] { order.push_back("timer"); });
   timer->Arm(absl::Milliseconds(-3));
   loop_.At(loop_.now(), [&] { order.push_back("later"); });
   loop_.RunUntilIdle();
@@ -307,8 +337,8 @@ TEST_F(SimRuntimeTest, RearmMovesTheTimerAndItRunsOnce) {
   loop_.RunUntil(loop_.epoch() + absl::Milliseconds(5));
   timer->Arm(absl::Milliseconds(10));
   loop_.RunUntilIdle();
-  EXPECT_EQ(fired, std::vector<absl::Time>{loop_.epoch() +
-                                           absl::Milliseconds(15)});
+  EXPECT_EQ(fired,
+            std::vector<absl::Time>{loop_.epoch() + absl::Milliseconds(15)});
 }
 
 TEST_F(SimRuntimeTest, CancelledOrDestroyedTimerNeverRuns) {
@@ -414,6 +444,7 @@ TEST_F(SimRuntimeTest, TokensAre32HexDigitsUniqueAndOwned) {
     }
   }
   EXPECT_NE(client_.client_id(), other.client_id());
+  EXPECT_NE(client_.RandomBits(), other.RandomBits());
   EXPECT_EQ(cluster_.TokenOwner("nope"), std::nullopt);
 }
 
@@ -555,8 +586,8 @@ TEST_F(SimClusterTest, CommandsSentWhileConnectingRunAfterTheConnect) {
   EXPECT_TRUE(conn->Send({"GET", "k"}));
   EXPECT_TRUE(recorder.events.empty());
   loop_.RunUntilIdle();
-  EXPECT_EQ(recorder.what(), (std::vector<std::string>{
-                                 "connect OK", "reply +OK", "reply $v"}));
+  EXPECT_EQ(recorder.what(),
+            (std::vector<std::string>{"connect OK", "reply +OK", "reply $v"}));
   // Written only once the client knew it was connected: one more delay.
   EXPECT_GE(recorder.events[1].at - recorder.events[0].at,
             absl::Microseconds(100));
@@ -600,7 +631,8 @@ class WideLatencyClusterTest : public SimClusterTest {
 
 // Latency varies per message from 1us to 20ms and a slow link comes and
 // goes mid-stream: without the FIFO rule replies would overtake each other.
-TEST_F(WideLatencyClusterTest, CommandsAndRepliesStayInOrderUnderVariableDelay) {
+TEST_F(WideLatencyClusterTest,
+       CommandsAndRepliesStayInOrderUnderVariableDelay) {
   Recorder recorder(&loop_);
   std::unique_ptr<Connection> conn = Connected(0, &recorder);
   std::vector<std::string> expected = {"connect OK"};
@@ -654,9 +686,8 @@ TEST_F(SimClusterTest, PausedMasterRunsWaitingCommandsInArrivalOrderOnResume) {
   EXPECT_EQ(Value(0, "k"), "from-b");  // Ran at the moment of SIGCONT.
   loop_.RunUntilIdle();
   EXPECT_EQ(a.what(), (std::vector<std::string>{"connect OK", "reply +OK",
-                                                 "reply $from-b"}));
-  EXPECT_EQ(b.what(),
-            (std::vector<std::string>{"connect OK", "reply +OK"}));
+                                                "reply $from-b"}));
+  EXPECT_EQ(b.what(), (std::vector<std::string>{"connect OK", "reply +OK"}));
   EXPECT_EQ(cluster_.faults().pauses, 1);
   EXPECT_EQ(cluster_.faults().resumes, 1);
 }
@@ -682,8 +713,7 @@ TEST_F(SimClusterTest, CrashDropsCommandsInFlightAndLosesConnections) {
   EXPECT_EQ(recorder.what().size(), 1u);
   EXPECT_TRUE(conn->Send({"PING"}));  // The client does not know yet.
   loop_.RunUntilIdle();
-  EXPECT_EQ(recorder.what(),
-            (std::vector<std::string>{"connect OK", kReset}));
+  EXPECT_EQ(recorder.what(), (std::vector<std::string>{"connect OK", kReset}));
   EXPECT_FALSE(conn->Send({"PING"}));
   EXPECT_EQ(cluster_.commands_executed(0), 0);
   EXPECT_EQ(cluster_.state(0), SimCluster::MasterState::kCrashed);
@@ -701,8 +731,7 @@ TEST_F(SimClusterTest, CrashOfAPausedMasterDropsWhatWaited) {
   cluster_.Crash(0);
   cluster_.Restart(0, /*keep_data=*/true);
   loop_.RunUntilIdle();
-  EXPECT_EQ(recorder.what(),
-            (std::vector<std::string>{"connect OK", kReset}));
+  EXPECT_EQ(recorder.what(), (std::vector<std::string>{"connect OK", kReset}));
   EXPECT_EQ(Value(0, "k"), std::nullopt);
   EXPECT_EQ(cluster_.commands_executed(0), 0);
 }
@@ -736,8 +765,7 @@ TEST_F(LoseRepliesClusterTest, RepliesInFlightAreDroppedWithTheConnection) {
   while (cluster_.commands_executed(0) == 0) loop_.RunNext();
   cluster_.ResetConnections(0);
   loop_.RunUntilIdle();
-  EXPECT_EQ(recorder.what(),
-            (std::vector<std::string>{"connect OK", kReset}));
+  EXPECT_EQ(recorder.what(), (std::vector<std::string>{"connect OK", kReset}));
   EXPECT_EQ(Value(0, "k"), "v");  // It ran; the client never heard.
 }
 
@@ -763,8 +791,7 @@ TEST_F(SimClusterTest, ConnectionAcceptedJustBeforeACrashConnectsThenIsLost) {
   while (cluster_.connections(0) == 0) loop_.RunNext();
   cluster_.Crash(0);
   loop_.RunUntilIdle();
-  EXPECT_EQ(recorder.what(),
-            (std::vector<std::string>{"connect OK", kReset}));
+  EXPECT_EQ(recorder.what(), (std::vector<std::string>{"connect OK", kReset}));
 }
 
 TEST_F(SimClusterTest, RestartWithDataKeepsKeysWithoutDataEmptiesThem) {
@@ -839,8 +866,7 @@ TEST_F(SimClusterTest, ObserverMayDestroyItsConnectionInsideACallback) {
   second.on_lost = [&](const absl::Status&) { conn2.reset(); };
   cluster_.ResetConnections(0);
   loop_.RunUntilIdle();
-  EXPECT_EQ(recorder.what(),
-            (std::vector<std::string>{"connect OK", kReset}));
+  EXPECT_EQ(recorder.what(), (std::vector<std::string>{"connect OK", kReset}));
   EXPECT_EQ(second.what(), (std::vector<std::string>{"connect OK", kReset}));
   EXPECT_EQ(conn2, nullptr);
 
@@ -850,8 +876,7 @@ TEST_F(SimClusterTest, ObserverMayDestroyItsConnectionInsideACallback) {
   conn3->Send({"PING", "1"});
   conn3->Send({"PING", "2"});
   loop_.RunUntilIdle();
-  EXPECT_EQ(third.what(),
-            (std::vector<std::string>{"connect OK", "reply $1"}));
+  EXPECT_EQ(third.what(), (std::vector<std::string>{"connect OK", "reply $1"}));
   EXPECT_EQ(cluster_.commands_executed(0), 2);  // Both still ran.
 }
 
@@ -863,7 +888,8 @@ TEST_F(SimClusterTest, KeysByPrefixShowWhatIsLeftAnywhere) {
   c0->Send({"SET", "other", "t"});
   c2->Send({"SET", "redlock:y", "t"});
   loop_.RunUntilIdle();
-  EXPECT_EQ(cluster_.Keys(0, "redlock:"), std::vector<std::string>{"redlock:x"});
+  EXPECT_EQ(cluster_.Keys(0, "redlock:"),
+            std::vector<std::string>{"redlock:x"});
   EXPECT_EQ(cluster_.MastersWithKeys("redlock:"), (std::vector<int>{0, 2}));
   cluster_.Crash(2);  // A crashed master still holds what it had.
   EXPECT_EQ(cluster_.MastersWithKeys("redlock:"), (std::vector<int>{0, 2}));
@@ -900,6 +926,43 @@ TEST_F(SimClusterTest, MasterFaultsPassThroughToSimRedis) {
   EXPECT_EQ(f.evictions, 1);
 }
 
+// Commands and replies through the simulated network as fast as the
+// masters answer: ten connections, each sending the next command when a
+// reply comes. Reports the loop's rate on this traffic.
+TEST_F(SimClusterTest, TrafficThroughTheNetworkIsFast) {
+  constexpr int kConnections = 10;
+  constexpr int kRoundTrips = 30'000;  // Per connection.
+  std::vector<std::unique_ptr<Recorder>> recorders;
+  std::vector<std::unique_ptr<Connection>> conns;
+  std::vector<int> answered(kConnections, 0);
+  for (int i = 0; i < kConnections; ++i) {
+    recorders.push_back(std::make_unique<Recorder>(&loop_));
+    conns.push_back(Connect(i % cluster_.size(), recorders[i].get()));
+  }
+  for (int i = 0; i < kConnections; ++i) {
+    recorders[i]->on_reply = [&, i](const RedisReply& reply) {
+      if (++answered[i] < kRoundTrips) {
+        conns[i]->Send({"SET", absl::StrCat("k", i), "v", "PX", "1000"});
+      }
+    };
+    conns[i]->Send({"SET", absl::StrCat("k", i), "v", "PX", "1000"});
+  }
+  const absl::Time start = absl::Now();
+  EXPECT_TRUE(loop_.RunUntilIdle());
+  const absl::Duration took = absl::Now() - start;
+  for (int i = 0; i < kConnections; ++i) EXPECT_EQ(answered[i], kRoundTrips);
+  int64_t executed = 0;
+  for (int i = 0; i < cluster_.size(); ++i) {
+    executed += cluster_.commands_executed(i);
+  }
+  EXPECT_EQ(executed, int64_t{kConnections} * kRoundTrips);
+  const double rate =
+      static_cast<double>(loop_.events_run()) / absl::ToDoubleSeconds(took);
+  std::printf("SimCluster traffic: %lld events in %s (%.2fM/s)\n",
+              static_cast<long long>(loop_.events_run()),
+              absl::FormatDuration(took).c_str(), rate / 1e6);
+}
+
 // A small scenario touching every fault, recorded as a trace of observer
 // calls with their times.
 std::vector<std::string> Scenario(uint64_t seed) {
@@ -922,9 +985,9 @@ std::vector<std::string> Scenario(uint64_t seed) {
       conn->Send({"SET", "lock", token, "NX", "PX", "5"});
       conn->Send({"INFO", "server"});
     }
-    trace.push_back(absl::StrCat(
-        absl::ToInt64Nanoseconds(loop.now() - loop.epoch()), " token ",
-        token, " bits ", client.RandomBits()));
+    trace.push_back(
+        absl::StrCat(absl::ToInt64Nanoseconds(loop.now() - loop.epoch()),
+                     " token ", token, " bits ", client.RandomBits()));
     if (++round < 20) {
       timer->Arm(absl::Microseconds(client.RandomBits() % 3000));
     }
@@ -934,9 +997,8 @@ std::vector<std::string> Scenario(uint64_t seed) {
   loop.After(absl::Milliseconds(8), [&] { cluster.Resume(1); });
   loop.After(absl::Milliseconds(5), [&] { cluster.Crash(2); });
   loop.After(absl::Milliseconds(9), [&] { cluster.ResetConnections(3); });
-  loop.After(absl::Milliseconds(4), [&] {
-    cluster.SetExtraDelay(4, absl::Milliseconds(2));
-  });
+  loop.After(absl::Milliseconds(4),
+             [&] { cluster.SetExtraDelay(4, absl::Milliseconds(2)); });
   loop.RunUntilIdle();
   for (int i = 0; i < cluster.size(); ++i) {
     trace.push_back(absl::StrCat("m", i, " run_id ", cluster.redis(i).run_id(),

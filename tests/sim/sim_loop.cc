@@ -136,8 +136,8 @@ bool SimLoop::RunNext() {
 void SimLoop::RunUntil(absl::Time t) {
   while (next_event_time() <= t) RunNext();
   if (t > now()) {
-    now_ns_ = absl::ToInt64Nanoseconds(
-        absl::Floor(t - epoch_, absl::Nanoseconds(1)));
+    now_ns_ =
+        absl::ToInt64Nanoseconds(absl::Floor(t - epoch_, absl::Nanoseconds(1)));
   }
 }
 
@@ -221,7 +221,8 @@ namespace {
 
 // Distinct streams for distinct (seed, client) pairs.
 std::mt19937_64 SeededGenerator(uint64_t seed, int client_id) {
-  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+  std::seed_seq seq{static_cast<uint32_t>(seed),
+                    static_cast<uint32_t>(seed >> 32),
                     static_cast<uint32_t>(client_id), 0x5eed0c1eu};
   return std::mt19937_64(seq);
 }
@@ -251,10 +252,9 @@ absl::Time SimRuntime::TrueTimeOf(int64_t deadline_ns) const {
   const absl::Time now = loop_->now();
   if (ClientNanosAt(now) >= deadline_ns) return now;
   const int64_t needed = deadline_ns - anchor_client_ns_;
-  int64_t elapsed =
-      rate_ == 1.0
-          ? needed
-          : static_cast<int64_t>(std::ceil(static_cast<double>(needed) / rate_));
+  int64_t elapsed = rate_ == 1.0 ? needed
+                                 : static_cast<int64_t>(std::ceil(
+                                       static_cast<double>(needed) / rate_));
   // Floating-point rounding either way: settle on the first nanosecond at
   // which the client's clock has reached the deadline.
   const absl::Time anchor = loop_->epoch() + absl::Nanoseconds(anchor_true_ns_);
@@ -270,8 +270,8 @@ absl::Time SimRuntime::TrueTimeOf(int64_t deadline_ns) const {
 }
 
 MonotonicTime SimRuntime::Now() {
-  return MonotonicTime(std::chrono::nanoseconds(
-      kMonotonicBaseNs + ClientNanosAt(loop_->now())));
+  return MonotonicTime(
+      std::chrono::nanoseconds(kMonotonicBaseNs + ClientNanosAt(loop_->now())));
 }
 
 std::unique_ptr<internal::Timer> SimRuntime::NewTimer(

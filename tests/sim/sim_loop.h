@@ -148,7 +148,8 @@ class SimRuntime : public internal::Runtime {
 
   // A fixed offset under every reading, so MonotonicTime() (zero) is never
   // a moment of the simulation.
-  static constexpr int64_t kMonotonicBaseNs = int64_t{1'000'000} * 1'000'000'000;
+  static constexpr int64_t kMonotonicBaseNs =
+      int64_t{1'000'000} * 1'000'000'000;
 
   // internal::Runtime. Now() reads this client's clock.
   MonotonicTime Now() override;
