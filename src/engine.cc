@@ -121,19 +121,22 @@ void Engine::OnMasterStateChange() {
     // A master without the marker the others carry either restarted since
     // the deployment was marked (it lost its data: reborn), or has been up
     // since before and only missed the marking (a client bootstrapping the
-    // deployment right now, or it was unreachable then: trusted). Uptime is
-    // known to the second, so a master counts as up since before only if its
-    // uptime is at least the deployment's age less that resolution; without
-    // a dated trusted marker to compare with, it is judged reborn. Every
-    // unmarked master is looked at again each time: one that answered before
-    // the others could not be judged then.
+    // deployment right now, or it was unreachable then: trusted). INFO gives
+    // uptime in whole seconds, so the true uptime is within a second either
+    // way; a master counts as up since before only if even the shortest
+    // uptime that reading allows is at least the deployment's age. In doubt
+    // (a restart within a second of the marking), or without a dated
+    // trusted marker to compare with, it is judged reborn: its grants wait
+    // max_ttl, which costs liveness only. Every unmarked master is looked at
+    // again each time: one that answered before the others could not be
+    // judged then.
     for (const auto& x : masters_) {
       const MasterIdentity& id = x->identity();
       if (!x->ready() || !id.known || !id.marker.empty()) continue;
       const absl::Duration uptime =
           absl::Seconds(id.uptime_s) + ToDuration(now - id.seen_at);
       const bool restarted_since = deployment_age < absl::ZeroDuration() ||
-                                   uptime + kUptimeResolution < deployment_age;
+                                   uptime - kUptimeResolution < deployment_age;
       WriteMarker(*x, restarted_since ? kRebornMarker : kTrustedMarker);
     }
   }
@@ -223,6 +226,9 @@ absl::Status Engine::GrantVeto(int master) const {
   const Master& m = *masters_[master];
   const MasterIdentity& id = m.identity();
   if (!options_.restart_guard) return absl::OkStatus();
+  if (legacy_grant_rule_ && (!id.known || id.marker != kRebornMarker)) {
+    return absl::OkStatus();  // Unsafe; see set_legacy_grant_rule_for_testing.
+  }
   // Fail closed: whatever is not known to be trustworthy casts no grant.
   if (!m.ready() || !id.known) {
     return absl::FailedPreconditionError(

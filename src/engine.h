@@ -72,6 +72,13 @@ class Engine {
     return masters_;
   }
 
+  // TEST ONLY, and unsafe: the restart guard's grant rule from before it
+  // failed closed — a master counts unless it is known to be reborn and
+  // young, so a master not yet judged (no marker read or written yet) casts
+  // a grant. Kept so the simulation (tests/sim) can show it finds the double
+  // grant this allows. Never set outside tests.
+  void set_legacy_grant_rule_for_testing(bool on) { legacy_grant_rule_ = on; }
+
  private:
   class Operation;
   class AcquireOp;
@@ -140,6 +147,7 @@ class Engine {
   // Per master: MasterCounters::connects when its eviction warning was given.
   std::vector<int64_t> eviction_warned_;
   std::unique_ptr<Timer> deployment_timer_;
+  bool legacy_grant_rule_ = false;
 };
 
 }  // namespace redlock::internal

@@ -1,0 +1,835 @@
+// Copyright 2026 The redlock Authors.
+
+#include "tests/sim/sim_world.h"
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "redlock/async_redlock.h"
+#include "redlock/fencing.h"
+#include "redlock/keys.h"
+#include "src/engine.h"
+#include "tests/sim/sim_cluster.h"
+#include "tests/sim/sim_loop.h"
+#include "tests/sim/sim_redis.h"
+#include "src/scripts.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+
+namespace redlock::sim {
+namespace {
+
+constexpr const char* kResources[2] = {"fenced", "plain"};
+
+int64_t Ns(absl::Duration d) { return absl::ToInt64Nanoseconds(d); }
+
+absl::Duration Uniform(std::mt19937_64& rng, absl::Duration lo,
+                       absl::Duration hi) {
+  if (hi <= lo) return lo;
+  std::uniform_int_distribution<int64_t> d(Ns(lo), Ns(hi));
+  return absl::Nanoseconds(d(rng));
+}
+
+const char* OpName(PlannedOp::Kind kind) {
+  switch (kind) {
+    case PlannedOp::Kind::kWorkRelease:
+      return "work-release";
+    case PlannedOp::Kind::kExtend:
+      return "extend";
+    case PlannedOp::Kind::kKeepAlive:
+      return "keep-alive";
+    case PlannedOp::Kind::kPausedWriter:
+      return "paused-writer";
+  }
+  return "?";
+}
+
+const char* FaultName(PlannedFault::Kind kind) {
+  switch (kind) {
+    case PlannedFault::Kind::kCrashRestart:
+      return "crash";
+    case PlannedFault::Kind::kPause:
+      return "pause";
+    case PlannedFault::Kind::kSlowLink:
+      return "slow-link";
+    case PlannedFault::Kind::kResetConnections:
+      return "reset";
+    case PlannedFault::Kind::kRefuseConnects:
+      return "refuse";
+    case PlannedFault::Kind::kFastClock:
+      return "fast-clock";
+    case PlannedFault::Kind::kFlushScripts:
+      return "script-flush";
+  }
+  return "?";
+}
+
+// One history in progress. Owns the loop, the masters and the clients.
+class World {
+ public:
+  World(const WorldConfig& config, const Plan& plan)
+      : config_(config),
+        plan_(plan),
+        loop_(),
+        cluster_(&loop_, ClusterConfig(config), plan.seed),
+        storage_(SimRedis::Config{}, plan.seed ^ 0x5707a9e, loop_.now()),
+        rng_(plan.seed * 0x9e3779b97f4a7c15ULL + 17) {}
+
+  WorldResult Run();
+
+ private:
+  struct Client {
+    SimRuntime* runtime = nullptr;  // Owned by the engine.
+    std::unique_ptr<internal::Engine> engine;
+    std::vector<int> ops;  // Indexes into plan_.ops, in order.
+    size_t next = 0;
+    int64_t sections = 0;
+    bool done = false;
+  };
+  // A won lock being used.
+  struct Holding {
+    int client = 0;
+    const PlannedOp* op = nullptr;
+    Lock lock;
+    size_t section = 0;  // Index into history_.sections.
+    std::shared_ptr<internal::KeepAliveOp> keep_alive;
+    bool lost = false;
+    bool finished = false;  // Work ended (released or being released).
+  };
+
+  static SimCluster::Config ClusterConfig(const WorldConfig& config) {
+    SimCluster::Config c;
+    c.masters = config.masters;
+    return c;
+  }
+
+  int64_t T() const { return absl::ToInt64Nanoseconds(loop_.now() - loop_.epoch()); }
+  // A client's MonotonicTime as true time (ns from the epoch).
+  int64_t TrueOf(const Client& c, MonotonicTime t) const {
+    return T() + absl::ToInt64Nanoseconds(
+                     absl::FromChrono(t - c.runtime->Now()));
+  }
+
+  Options EngineOptions() const;
+  void StartClients();
+  void NextOp(int client);
+  void Acquire(int client, const PlannedOp* op, absl::Duration wait,
+               absl::AnyInvocable<void(absl::StatusOr<Lock>)> then);
+  void OnWon(int client, const PlannedOp* op, Lock lock);
+  void Work(std::shared_ptr<Holding> h, absl::Duration d,
+            absl::AnyInvocable<void()> then);
+  void Write(std::shared_ptr<Holding> h, absl::AnyInvocable<void()> then);
+  void Release(std::shared_ptr<Holding> h, absl::AnyInvocable<void()> then);
+  void FinishWork(std::shared_ptr<Holding> h);
+  // Counts a call; returns its index in history_.calls.
+  size_t NewCall(int client, absl::string_view kind, int resource);
+  void ApplyFault(const PlannedFault& f);
+  void HealAll();
+  void RestoreFencingIfLost();
+  void Probe(size_t index, absl::AnyInvocable<void()> done);
+  bool AllClientsDone() const;
+
+  const WorldConfig& config_;
+  const Plan& plan_;
+  SimLoop loop_;
+  SimCluster cluster_;
+  SimRedis storage_;  // The fenced resource's storage.
+  SimRedis::Connection storage_conn_;
+  std::mt19937_64 rng_;
+  std::vector<Client> clients_;
+  // Every lock being used, to drop their keep-alives before the engines go.
+  std::vector<std::weak_ptr<Holding>> holdings_;
+  torture::History history_;
+  int64_t operations_ = 0;
+  int64_t last_fault_end_ = 0;
+  bool stuck_ = false;
+  bool quiescing_ = false;  // The engines are going: start nothing.
+  int64_t fencing_restores_ = 0;
+};
+
+Options World::EngineOptions() const {
+  Options options;
+  for (int i = 0; i < config_.masters; ++i) {
+    options.masters.push_back(absl::StrCat("redis://127.0.0.1:", 7001 + i));
+  }
+  options.max_ttl = config_.max_ttl;
+  options.default_ttl = config_.ttl;
+  options.drift_factor = config_.drift_factor;
+  options.restart_guard = config_.restart_guard;
+  options.on_warning = [](absl::string_view) {};
+  return options;
+}
+
+size_t World::NewCall(int client, absl::string_view kind, int resource) {
+  torture::Call call;
+  call.client = client;
+  call.id = static_cast<int64_t>(history_.calls.size());
+  call.kind = std::string(kind);
+  call.resource = resource >= 0 ? kResources[resource] : "";
+  call.start = T();
+  history_.calls.push_back(std::move(call));
+  return history_.calls.size() - 1;
+}
+
+void World::StartClients() {
+  clients_.resize(config_.clients);
+  for (int i = 0; i < config_.clients; ++i) {
+    auto runtime = std::make_unique<SimRuntime>(&loop_, &cluster_, plan_.seed);
+    clients_[i].runtime = runtime.get();
+    absl::StatusOr<std::unique_ptr<internal::Engine>> engine =
+        internal::Engine::Create(std::move(runtime), EngineOptions());
+    if (!engine.ok()) {
+      // A harness bug: every history would fail the same way, loudly.
+      history_.summary.details.push_back(
+          absl::StrCat("engine: ", engine.status().ToString()));
+      stuck_ = true;
+      continue;
+    }
+    clients_[i].engine = *std::move(engine);
+    if (config_.legacy_grant_rule) {
+      clients_[i].engine->set_legacy_grant_rule_for_testing(true);
+    }
+  }
+  for (size_t k = 0; k < plan_.ops.size(); ++k) {
+    const int c = plan_.ops[k].client;
+    if (c >= 0 && c < config_.clients) clients_[c].ops.push_back(static_cast<int>(k));
+  }
+  for (int i = 0; i < config_.clients; ++i) NextOp(i);
+}
+
+bool World::AllClientsDone() const {
+  for (const Client& c : clients_) {
+    if (!c.done) return false;
+  }
+  return true;
+}
+
+void World::NextOp(int client) {
+  if (quiescing_) return;
+  Client& c = clients_[client];
+  if (c.engine == nullptr || c.next >= c.ops.size()) {
+    c.done = true;
+    return;
+  }
+  const PlannedOp* op = &plan_.ops[c.ops[c.next++]];
+  loop_.After(op->think, [this, client, op] {
+    ++operations_;
+    Acquire(client, op, op->wait, [this, client, op](absl::StatusOr<Lock> lock) {
+      if (lock.ok()) {
+        OnWon(client, op, *std::move(lock));
+      } else {
+        NextOp(client);
+      }
+    });
+  });
+}
+
+void World::Acquire(int client, const PlannedOp* op, absl::Duration wait,
+                    absl::AnyInvocable<void(absl::StatusOr<Lock>)> then) {
+  Client& c = clients_[client];
+  if (c.engine == nullptr) return;
+  AcquireOptions options;
+  options.ttl = config_.ttl;
+  options.wait = wait;
+  options.fencing = op->resource == 0;
+  const size_t call = NewCall(client, "acquire", op->resource);
+  const int64_t start = T();
+  absl::Status sent = c.engine->Acquire(
+      kResources[op->resource], options,
+      [this, call, client, start, resource = op->resource,
+       then = std::move(then)](absl::StatusOr<Lock> lock) mutable {
+        ++history_.calls[call].completions;
+        if (!lock.ok()) {
+          torture::AcquireFailure f;
+          f.client = client;
+          f.resource = kResources[resource];
+          f.start = start;
+          f.ret = T();
+          f.code = absl::StatusCodeToString(lock.status().code());
+          history_.failed_acquisitions.push_back(std::move(f));
+        } else {
+          torture::Section s;
+          s.client = client;
+          s.seq = clients_[client].sections++;
+          s.resource = kResources[resource];
+          s.token = lock->token();
+          s.fence = static_cast<int64_t>(lock->fence());
+          s.start = start;
+          s.ret = T();
+          s.valid_until = TrueOf(clients_[client], lock->valid_until());
+          s.work_start = s.ret;
+          history_.sections.push_back(std::move(s));
+        }
+        then(std::move(lock));
+      });
+  if (!sent.ok()) {
+    // Refused at once: the callback will not run.
+    history_.calls[call].completions = 1;
+    history_.summary.details.push_back(
+        absl::StrCat("acquire refused: ", sent.ToString()));
+    stuck_ = true;
+    loop_.After(absl::ZeroDuration(),
+                [then = std::move(then), sent]() mutable { then(sent); });
+  }
+}
+
+void World::OnWon(int client, const PlannedOp* op, Lock lock) {
+  auto h = std::make_shared<Holding>();
+  h->client = client;
+  h->op = op;
+  h->lock = std::move(lock);
+  h->section = history_.sections.size() - 1;
+  holdings_.push_back(h);
+  switch (op->kind) {
+    case PlannedOp::Kind::kWorkRelease:
+    case PlannedOp::Kind::kPausedWriter:
+      // The paused writer wakes past its validity and writes all the same:
+      // only the fencing token can stop it.
+      Work(h, op->work, [this, h] {
+        Write(h, [this, h] { FinishWork(h); });
+      });
+      return;
+    case PlannedOp::Kind::kExtend:
+      Work(h, op->work / 2, [this, h] {
+        Client& c = clients_[h->client];
+        if (h->finished || quiescing_) return;
+        const size_t call = NewCall(h->client, "extend", h->op->resource);
+        absl::Status sent = c.engine->Extend(
+            h->lock, config_.ttl, [this, h, call](absl::Status status) {
+              ++history_.calls[call].completions;
+              torture::Section& s = history_.sections[h->section];
+              if (!status.ok()) {
+                FinishWork(h);  // Lost it: stop using it.
+                return;
+              }
+              s.valid_until =
+                  std::max(s.valid_until,
+                           TrueOf(clients_[h->client], h->lock.valid_until()));
+              Work(h, h->op->work / 2, [this, h] {
+                Write(h, [this, h] { FinishWork(h); });
+              });
+            });
+        if (!sent.ok()) {
+          history_.calls[call].completions = 1;
+          FinishWork(h);
+        }
+      });
+      return;
+    case PlannedOp::Kind::kKeepAlive: {
+      Client& c = clients_[h->client];
+      HoldOptions hold;
+      std::weak_ptr<Holding> weak = h;
+      hold.on_lost = [this, weak](const absl::Status&) {
+        auto h = weak.lock();
+        if (h == nullptr || h->finished) return;
+        h->lost = true;
+        FinishWork(h);  // The holder stops when told.
+      };
+      absl::StatusOr<std::shared_ptr<internal::KeepAliveOp>> ka =
+          c.engine->KeepAlive(h->lock, config_.ttl, std::move(hold));
+      if (!ka.ok()) {
+        FinishWork(h);
+        return;
+      }
+      h->keep_alive = *std::move(ka);
+      Work(h, op->work, [this, h] {
+        if (h->finished) return;
+        Write(h, [this, h] { FinishWork(h); });
+      });
+      return;
+    }
+  }
+}
+
+void World::Work(std::shared_ptr<Holding> h, absl::Duration d,
+                 absl::AnyInvocable<void()> then) {
+  loop_.After(d, std::move(then));
+}
+
+void World::Write(std::shared_ptr<Holding> h, absl::AnyInvocable<void()> then) {
+  if (h->finished || quiescing_) return;
+  torture::Section& s = history_.sections[h->section];
+  if (h->op->resource != 0) {
+    ++s.unfenced;
+    if (T() > s.valid_until) ++s.unfenced_late;
+    then();
+    return;
+  }
+  // The fenced storage: a Redis of its own, kFencedSetScript, one-way
+  // latency like a master's.
+  const int64_t send = T();
+  const absl::Duration there = Uniform(rng_, absl::Microseconds(50),
+                                       absl::Microseconds(500));
+  const absl::Duration back = Uniform(rng_, absl::Microseconds(50),
+                                      absl::Microseconds(500));
+  const uint64_t fence = h->lock.fence();
+  loop_.After(there, [this, h, send, back, fence,
+                      then = std::move(then)]() mutable {
+    internal::RedisReply reply = storage_.Execute(
+        loop_.now(), storage_conn_,
+        FencedSetArgv("fence:fenced", "data:fenced", fence,
+                      absl::StrCat("c", h->client)));
+    const bool accepted =
+        reply.type == internal::RedisReply::Type::kInteger && reply.integer == 1;
+    loop_.After(back, [this, h, send, fence, accepted,
+                       then = std::move(then)]() mutable {
+      torture::FencedWrite w;
+      w.fence = static_cast<int64_t>(fence);
+      w.send = send;
+      w.ans = T();
+      w.result = accepted ? "accepted" : "rejected";
+      history_.sections[h->section].fenced.push_back(std::move(w));
+      then();
+    });
+  });
+}
+
+void World::FinishWork(std::shared_ptr<Holding> h) {
+  if (h->finished || clients_[h->client].engine == nullptr) return;
+  h->finished = true;
+  torture::Section& s = history_.sections[h->section];
+  s.work_end = T();
+  // An extension moved the validity on: the lock was held until then.
+  s.valid_until = std::max(
+      s.valid_until, TrueOf(clients_[h->client], h->lock.valid_until()));
+  if (h->keep_alive != nullptr) {
+    internal::StopKeepAlive(*h->keep_alive, /*release=*/false);
+    h->keep_alive.reset();
+  }
+  Release(h, [this, client = h->client] { NextOp(client); });
+}
+
+void World::Release(std::shared_ptr<Holding> h, absl::AnyInvocable<void()> then) {
+  Client& c = clients_[h->client];
+  const size_t call = NewCall(h->client, "release", h->op->resource);
+  absl::Status sent = c.engine->Release(
+      h->lock, [this, h, call, then = std::move(then)](
+                   absl::StatusOr<ReleaseReport> report) mutable {
+        ++history_.calls[call].completions;
+        torture::Section& s = history_.sections[h->section];
+        s.release = report.ok() ? (report->failed == 0 ? "ok" : "partial")
+                                : std::string(absl::StatusCodeToString(
+                                      report.status().code()));
+        s.release_at = T();
+        then();
+      });
+  if (!sent.ok()) {
+    history_.calls[call].completions = 1;
+    history_.sections[h->section].release = std::string(sent.message());
+    loop_.After(absl::ZeroDuration(), std::move(then));
+  }
+}
+
+void World::ApplyFault(const PlannedFault& f) {
+  const int m = f.master;
+  torture::Fault record;
+  record.kind = FaultName(f.kind);
+  record.targets = absl::StrCat("m", m + 1);
+  record.start = T();
+  record.end = T() + Ns(f.duration);
+  history_.faults.push_back(std::move(record));
+  auto at_end = [this, &f](absl::AnyInvocable<void()> fn) {
+    loop_.After(f.duration, std::move(fn));
+  };
+  switch (f.kind) {
+    case PlannedFault::Kind::kCrashRestart:
+      cluster_.Crash(m);
+      at_end([this, m] {
+        if (cluster_.state(m) == SimCluster::MasterState::kCrashed) {
+          cluster_.Restart(m, config_.persistence);
+        }
+      });
+      return;
+    case PlannedFault::Kind::kPause:
+      cluster_.Pause(m);
+      at_end([this, m] { cluster_.Resume(m); });
+      return;
+    case PlannedFault::Kind::kSlowLink:
+      cluster_.SetExtraDelay(m, absl::Milliseconds(f.amount));
+      at_end([this, m] { cluster_.SetExtraDelay(m, absl::ZeroDuration()); });
+      return;
+    case PlannedFault::Kind::kResetConnections:
+      cluster_.ResetConnections(m);
+      return;
+    case PlannedFault::Kind::kRefuseConnects:
+      cluster_.SetRefuseConnects(m, true);
+      at_end([this, m] { cluster_.SetRefuseConnects(m, false); });
+      return;
+    case PlannedFault::Kind::kFastClock:
+      cluster_.SetClockRate(m, f.amount);
+      at_end([this, m] { cluster_.SetClockRate(m, 1.0); });
+      return;
+    case PlannedFault::Kind::kFlushScripts:
+      cluster_.FlushScripts(m);
+      return;
+  }
+}
+
+// After a majority of masters restarted empty, fencing stays unavailable
+// until an operator raises the counters (docs/lifetime-and-fencing.md): a
+// documented, fail-closed loss of liveness. The heal includes that step, as
+// the docs prescribe it: every master's counter raised to the highest token
+// the fenced storage has seen.
+void World::RestoreFencingIfLost() {
+  const Options options = EngineOptions();
+  const std::string counter = FenceCounterKey(options, kResources[0]);
+  const std::string marker = DeploymentMarkerKey(options);
+  const int quorum = config_.masters / 2 + 1;
+  int forgot = 0;
+  for (int m = 0; m < config_.masters; ++m) {
+    SimRedis::Connection conn;
+    internal::RedisReply c =
+        cluster_.redis(m).Execute(loop_.now(), conn, {"GET", counter});
+    internal::RedisReply k =
+        cluster_.redis(m).Execute(loop_.now(), conn, {"GET", marker});
+    const bool trusted = k.type == internal::RedisReply::Type::kString &&
+                         absl::StartsWith(k.str, internal::kTrustedMarker);
+    if (c.type == internal::RedisReply::Type::kNil && !trusted) ++forgot;
+  }
+  if (forgot < config_.masters - quorum + 1) return;
+  // The floor: the highest token the storage accepted, or any counter a
+  // master still has, plus a margin for a holder that has not written yet.
+  int64_t floor = 0;
+  auto raise_floor = [&floor](const internal::RedisReply& r) {
+    int64_t v = 0;
+    if (r.type == internal::RedisReply::Type::kString &&
+        absl::SimpleAtoi(r.str, &v)) {
+      floor = std::max(floor, v);
+    }
+  };
+  raise_floor(
+      storage_.Execute(loop_.now(), storage_conn_, {"GET", "fence:fenced"}));
+  for (int m = 0; m < config_.masters; ++m) {
+    SimRedis::Connection conn;
+    raise_floor(cluster_.redis(m).Execute(loop_.now(), conn, {"GET", counter}));
+  }
+  floor += 1000;
+  for (int m = 0; m < config_.masters; ++m) {
+    // Raise-only; nothing else runs at this instant of simulated time.
+    SimRedis::Connection conn;
+    int64_t v = 0;
+    internal::RedisReply c =
+        cluster_.redis(m).Execute(loop_.now(), conn, {"GET", counter});
+    if (c.type == internal::RedisReply::Type::kString &&
+        absl::SimpleAtoi(c.str, &v) && v >= floor) {
+      continue;
+    }
+    cluster_.redis(m).Execute(loop_.now(), conn,
+                              {"SET", counter, absl::StrCat(floor)});
+  }
+  ++fencing_restores_;
+}
+
+void World::HealAll() {
+  for (int m = 0; m < config_.masters; ++m) {
+    if (cluster_.state(m) == SimCluster::MasterState::kCrashed) {
+      cluster_.Restart(m, config_.persistence);
+    }
+    if (cluster_.state(m) == SimCluster::MasterState::kPaused) {
+      cluster_.Resume(m);
+    }
+    cluster_.SetExtraDelay(m, absl::ZeroDuration());
+    cluster_.SetRefuseConnects(m, false);
+    cluster_.SetClockRate(m, 1.0);
+  }
+}
+
+// Acquires resource `index` (then releases it) through a client, retrying
+// until it wins or a bound well past the liveness bound has passed.
+void World::Probe(size_t index, absl::AnyInvocable<void()> done) {
+  if (index >= 2 * std::size(kResources)) {
+    done();
+    return;
+  }
+  const int client = static_cast<int>(index % clients_.size());
+  auto op = std::make_shared<PlannedOp>();
+  op->client = client;
+  op->resource = static_cast<int>(index % std::size(kResources));
+  op->kind = PlannedOp::Kind::kWorkRelease;
+  const int64_t give_up = T() + Ns(config_.ttl + absl::Seconds(3));
+  auto attempt = std::make_shared<absl::AnyInvocable<void()>>();
+  *attempt = [this, index, op, give_up, attempt,
+              done = std::move(done)]() mutable {
+    Acquire(op->client, op.get(), config_.ttl,
+            [this, index, op, give_up, attempt,
+             &done](absl::StatusOr<Lock> lock) mutable {
+              if (!lock.ok()) {
+                if (T() < give_up) {
+                  loop_.After(absl::Milliseconds(50), [attempt] { (*attempt)(); });
+                } else {
+                  auto next = std::move(done);
+                  *attempt = nullptr;  // Breaks the cycle.
+                  Probe(index + 1, std::move(next));
+                }
+                return;
+              }
+              auto h = std::make_shared<Holding>();
+              h->client = op->client;
+              h->op = op.get();
+              h->lock = *std::move(lock);
+              h->section = history_.sections.size() - 1;
+              h->finished = true;
+              history_.sections[h->section].work_end = T();
+              Release(h, [this, index, op, attempt, &done] {
+                auto next = std::move(done);
+                *attempt = nullptr;
+                Probe(index + 1, std::move(next));
+              });
+            });
+  };
+  (*attempt)();
+}
+
+WorldResult World::Run() {
+  history_.summary.t0 = 0;
+  history_.summary.ttl_ns = Ns(config_.ttl);
+  history_.summary.retry_max_ns = Ns(Options().retry.max_delay);
+  history_.resources = {kResources[0], kResources[1]};
+  StartClients();
+  for (const PlannedFault& f : plan_.faults) {
+    loop_.At(loop_.epoch() + f.start, [this, &f] { ApplyFault(f); });
+    last_fault_end_ = std::max(last_fault_end_, Ns(f.start + f.duration));
+  }
+  const absl::Time limit = loop_.epoch() + absl::Minutes(30);
+  // 1. The active phase.
+  while (!stuck_ && !AllClientsDone() && loop_.now() < limit) {
+    if (!loop_.RunNext()) break;
+  }
+  const bool active_done = AllClientsDone();
+  // 2. Heal and settle.
+  loop_.RunUntil(std::max(loop_.now(),
+                          loop_.epoch() + absl::Nanoseconds(last_fault_end_)));
+  HealAll();
+  loop_.RunUntil(loop_.now() + config_.max_ttl + config_.ttl);
+  RestoreFencingIfLost();
+  // 3. The liveness probe.
+  history_.summary.heal = T();
+  bool probed = false;
+  if (active_done && !stuck_) {
+    Probe(0, [&probed] { probed = true; });
+    while (!probed && loop_.now() < limit) {
+      if (!loop_.RunNext()) break;
+    }
+  }
+  history_.summary.end = T();
+  if (!active_done || !probed) {
+    history_.summary.details.push_back(
+        absl::StrCat("stuck: ", active_done ? "the probe" : "the active phase",
+                     " did not finish"));
+    history_.summary.liveness += 1;
+  }
+  // 4. Quiescence: leftover lock keys, then every engine goes and the loop
+  // runs dry (callbacks still owed run now, cancelled).
+  const Options options = EngineOptions();
+  for (int m = 0; m < config_.masters; ++m) {
+    for (const char* resource : kResources) {
+      const std::string key = LockKey(options, resource);
+      for (const std::string& k : cluster_.Keys(m, key)) {
+        if (k != key) continue;
+        torture::Leftover left;
+        left.master = absl::StrCat("m", m + 1);
+        left.key = k;
+        history_.leftover_keys.push_back(std::move(left));
+      }
+    }
+  }
+  history_.summary.leftover_check_ran = true;
+  quiescing_ = true;
+  for (auto& weak : holdings_) {
+    if (auto h = weak.lock()) h->keep_alive.reset();
+  }
+  for (Client& c : clients_) c.engine.reset();
+  loop_.RunUntilIdle();
+  WorldResult result;
+  result.events = loop_.events_run();
+  result.operations = operations_;
+  result.faults = static_cast<int64_t>(plan_.faults.size());
+  result.fencing_restores = fencing_restores_;
+  torture::CheckHistory(&history_);
+  result.history = std::move(history_);
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<WorldConfig> NamedConfig(absl::string_view name) {
+  WorldConfig c;
+  c.name = std::string(name);
+  if (name == "safe") return c;
+  if (name == "guarded") {
+    c.persistence = false;
+    return c;
+  }
+  if (name == "guard-off") {
+    c.persistence = false;
+    c.restart_guard = false;
+    return c;
+  }
+  if (name == "fast-clock") {
+    c.max_clock_speedup = 0.5;
+    return c;
+  }
+  if (name == "legacy-grant") {
+    c.persistence = false;
+    c.legacy_grant_rule = true;
+    return c;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown configuration \"", name, "\"; known: ",
+                   absl::StrJoin(ConfigNames(), ", ")));
+}
+
+std::vector<std::string> ConfigNames() {
+  return {"safe", "guarded", "guard-off", "fast-clock", "legacy-grant"};
+}
+
+bool ExpectedSafe(absl::string_view name) {
+  return name == "safe" || name == "guarded";
+}
+
+Plan MakePlan(const WorldConfig& config, uint64_t seed) {
+  std::mt19937_64 rng(seed * 0xbf58476d1ce4e5b9ULL + 0x94d049bb133111ebULL);
+  Plan plan;
+  plan.seed = seed;
+  const absl::Duration ttl = config.ttl;
+  for (int k = 0; k < config.operations; ++k) {
+    PlannedOp op;
+    op.client = k % config.clients;
+    op.resource = static_cast<int>(rng() % 2);
+    const int pick = static_cast<int>(rng() % 10);
+    op.kind = pick < 4   ? PlannedOp::Kind::kWorkRelease
+              : pick < 6 ? PlannedOp::Kind::kExtend
+              : pick < 8 ? PlannedOp::Kind::kKeepAlive
+                         : PlannedOp::Kind::kPausedWriter;
+    op.think = Uniform(rng, absl::ZeroDuration(), absl::Milliseconds(100));
+    op.wait = Uniform(rng, absl::ZeroDuration(), absl::Milliseconds(1500));
+    switch (op.kind) {
+      case PlannedOp::Kind::kWorkRelease:
+        op.work = Uniform(rng, absl::ZeroDuration(), ttl * 0.7);
+        break;
+      case PlannedOp::Kind::kExtend:
+        op.work = Uniform(rng, absl::ZeroDuration(), ttl);
+        break;
+      case PlannedOp::Kind::kKeepAlive:
+        op.work = Uniform(rng, ttl, ttl * 3);
+        break;
+      case PlannedOp::Kind::kPausedWriter:
+        op.work = Uniform(rng, ttl * 1.05, ttl * 2);
+        break;
+    }
+    plan.ops.push_back(op);
+  }
+  // Faults during the active phase, which lasts about this long.
+  const int per_client = (config.operations + config.clients - 1) /
+                         std::max(1, config.clients);
+  const absl::Duration active = std::max(absl::Seconds(2), per_client * ttl * 0.7);
+  std::vector<PlannedFault::Kind> kinds = {
+      PlannedFault::Kind::kCrashRestart, PlannedFault::Kind::kCrashRestart,
+      PlannedFault::Kind::kPause,        PlannedFault::Kind::kSlowLink,
+      PlannedFault::Kind::kResetConnections,
+      PlannedFault::Kind::kRefuseConnects, PlannedFault::Kind::kFlushScripts};
+  if (config.max_clock_speedup > 0) {
+    kinds.push_back(PlannedFault::Kind::kFastClock);
+    kinds.push_back(PlannedFault::Kind::kFastClock);
+  }
+  for (int k = 0; k < config.faults; ++k) {
+    PlannedFault f;
+    f.kind = kinds[rng() % kinds.size()];
+    f.master = static_cast<int>(rng() % config.masters);
+    f.start = Uniform(rng, absl::ZeroDuration(), active);
+    f.duration = Uniform(rng, absl::Milliseconds(50), absl::Seconds(2));
+    if (f.kind == PlannedFault::Kind::kSlowLink) {
+      f.amount = static_cast<double>(rng() % 300 + 20);
+    }
+    if (f.kind == PlannedFault::Kind::kFastClock) {
+      std::uniform_real_distribution<double> d(config.max_clock_speedup / 2,
+                                               config.max_clock_speedup);
+      f.amount = 1.0 + d(rng);
+      f.duration = Uniform(rng, absl::Seconds(1), absl::Seconds(4));
+    }
+    plan.faults.push_back(f);
+  }
+  std::sort(plan.faults.begin(), plan.faults.end(),
+            [](const PlannedFault& a, const PlannedFault& b) {
+              return a.start < b.start;
+            });
+  return plan;
+}
+
+WorldResult RunWorld(const WorldConfig& config, const Plan& plan) {
+  World world(config, plan);
+  return world.Run();
+}
+
+Plan Shrink(const WorldConfig& config, const Plan& plan, int max_runs) {
+  auto fails = [&](const Plan& p) {
+    return RunWorld(config, p).history.summary.violations() > 0;
+  };
+  int runs = 0;
+  Plan best = plan;
+  if (!fails(best)) return best;
+  ++runs;
+  // Removes chunks of faults, then of operations, halving the chunk size
+  // down to one event, and starts again while that helped.
+  bool progress = true;
+  while (progress && runs < max_runs) {
+    progress = false;
+    for (int which = 0; which < 2; ++which) {
+      size_t n = which == 0 ? best.faults.size() : best.ops.size();
+      for (size_t chunk = std::max<size_t>(1, n / 2); chunk >= 1 && runs < max_runs;
+           chunk /= 2) {
+        for (size_t start = 0; runs < max_runs;) {
+          n = which == 0 ? best.faults.size() : best.ops.size();
+          if (start >= n) break;
+          Plan trial = best;
+          if (which == 0) {
+            trial.faults.erase(trial.faults.begin() + start,
+                               trial.faults.begin() + std::min(n, start + chunk));
+          } else {
+            trial.ops.erase(trial.ops.begin() + start,
+                            trial.ops.begin() + std::min(n, start + chunk));
+          }
+          ++runs;
+          if (fails(trial)) {
+            best = std::move(trial);
+            progress = true;
+          } else {
+            start += chunk;
+          }
+        }
+        if (chunk == 1) break;
+      }
+    }
+  }
+  return best;
+}
+
+std::string FormatPlan(const Plan& plan) {
+  std::string out;
+  for (const PlannedFault& f : plan.faults) {
+    absl::StrAppendFormat(&out, "  fault  %8.3fs  %-12s m%d for %.3fs%s\n",
+                          absl::ToDoubleSeconds(f.start), FaultName(f.kind),
+                          f.master + 1, absl::ToDoubleSeconds(f.duration),
+                          f.kind == PlannedFault::Kind::kFastClock
+                              ? absl::StrFormat(" (rate %.3f)", f.amount)
+                          : f.kind == PlannedFault::Kind::kSlowLink
+                              ? absl::StrFormat(" (+%.0fms)", f.amount)
+                              : std::string());
+  }
+  for (const PlannedOp& op : plan.ops) {
+    absl::StrAppendFormat(
+        &out, "  op     client %d  %-13s %-6s think %.3fs wait %.3fs work %.3fs\n",
+        op.client, OpName(op.kind), kResources[op.resource],
+        absl::ToDoubleSeconds(op.think), absl::ToDoubleSeconds(op.wait),
+        absl::ToDoubleSeconds(op.work));
+  }
+  return out;
+}
+
+}  // namespace redlock::sim

@@ -1,0 +1,143 @@
+// Copyright 2026 The redlock Authors.
+//
+// SimWorld: one simulated history. K clients, each a real redlock engine
+// (src/engine.h, the production code) on a SimRuntime, contend for two
+// resources — one fenced, one not, as in examples/lease/ — on N simulated
+// masters, while a nemesis injects faults on a schedule drawn from the seed.
+// Everything runs on one SimLoop: a history is a pure function of its Plan,
+// and the Plan a pure function of (config, seed), so any history replays.
+//
+// What a history is (docs/safety-under-faults.md, "Simulation"):
+//   1. the active phase: every client runs its operations one after another
+//      (acquire with a wait, then one of: work and release; work, extend,
+//      work and release; keep-alive through work longer than the TTL; or a
+//      "paused" holder that wakes past its TTL and writes to the fenced
+//      storage anyway), while the planned faults come and go;
+//   2. heal: every fault is undone, then the world settles for max_ttl + ttl
+//      (a restarted master's grants count again; old keys expire); if a
+//      majority of masters restarted empty, fencing stays unavailable until
+//      an operator raises the counters (docs/lifetime-and-fencing.md), and
+//      the heal does that too;
+//   3. the liveness probe: clients acquire and release every resource in
+//      turn, each acquisition waiting long enough to succeed if the library
+//      is live;
+//   4. quiescence: every engine is destroyed and the loop runs dry; then the
+//      masters are searched for lock keys (none may be left) and every
+//      operation's callback count is read (each must have run exactly once).
+// The History then goes to the torture tool's checker, the same code that
+// judges real-server runs (tools/torture/history.h).
+
+#ifndef REDLOCK_TESTS_SIM_SIM_WORLD_H_
+#define REDLOCK_TESTS_SIM_SIM_WORLD_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "tools/torture/history.h"
+
+namespace redlock::sim {
+
+struct WorldConfig {
+  // The configuration's name, for reports and replay commands.
+  std::string name = "safe";
+  int masters = 5;
+  int clients = 3;
+  // Client operations in the active phase, over all clients.
+  int operations = 60;
+  // Faults in the active phase.
+  int faults = 6;
+  absl::Duration ttl = absl::Milliseconds(800);
+  absl::Duration max_ttl = absl::Seconds(2);
+  double drift_factor = 0.01;
+  bool restart_guard = true;
+  // A restarted master keeps its keys (AOF, appendfsync always) or comes
+  // back empty.
+  bool persistence = true;
+  // Masters' clocks may run this much fast (rate - 1) while a clock fault
+  // lasts. Safe when the TTL's share of it stays inside the drift
+  // allowance.
+  double max_clock_speedup = 0.005;
+  // The grant rule from before the fail-closed fix (a master not yet judged
+  // counts); test-only, to show the simulator can find the hole.
+  bool legacy_grant_rule = false;
+};
+
+// The named configurations: "safe" (persistence, guard on), "guarded"
+// (restarts lose data, guard on: safe because of the guard), and the known
+// unsafe ones "guard-off" (restarts lose data, guard off), "fast-clock"
+// (master clocks up to 1.5x fast) and "legacy-grant" (restarts lose data,
+// the old grant rule). kInvalidArgument for another name.
+absl::StatusOr<WorldConfig> NamedConfig(absl::string_view name);
+// Every name NamedConfig() knows.
+std::vector<std::string> ConfigNames();
+// True for the configurations that must show no violation.
+bool ExpectedSafe(absl::string_view name);
+
+// One planned client operation or fault. Times are from the start of the
+// history.
+struct PlannedOp {
+  enum class Kind { kWorkRelease, kExtend, kKeepAlive, kPausedWriter };
+  int client = 0;
+  int resource = 0;  // 0: fenced, 1: unfenced.
+  Kind kind = Kind::kWorkRelease;
+  absl::Duration think;  // Before the acquisition.
+  absl::Duration wait;   // The acquisition's wait.
+  absl::Duration work;   // Holding (the pause, for kPausedWriter).
+};
+
+struct PlannedFault {
+  enum class Kind {
+    kCrashRestart,
+    kPause,
+    kSlowLink,
+    kResetConnections,
+    kRefuseConnects,
+    kFastClock,
+    kFlushScripts,
+  };
+  Kind kind = Kind::kCrashRestart;
+  int master = 0;
+  absl::Duration start;
+  absl::Duration duration;
+  double amount = 0;  // kSlowLink: extra delay in ms; kFastClock: the rate.
+};
+
+struct Plan {
+  uint64_t seed = 0;
+  std::vector<PlannedOp> ops;
+  std::vector<PlannedFault> faults;
+  // Events in the plan (what shrinking reduces).
+  size_t size() const { return ops.size() + faults.size(); }
+};
+
+// The plan for `seed` under `config`. Pure.
+Plan MakePlan(const WorldConfig& config, uint64_t seed);
+
+struct WorldResult {
+  torture::History history;  // Checked: history.summary holds the verdict.
+  int64_t events = 0;        // Loop events run.
+  int64_t faults = 0;        // Faults injected.
+  int64_t operations = 0;    // Client operations started.
+  // 1 if the heal had to raise the fence counters by hand because a
+  // majority of masters restarted empty (the documented operator step).
+  int64_t fencing_restores = 0;
+};
+
+// Runs `plan` under `config` to quiescence and checks it. Deterministic.
+WorldResult RunWorld(const WorldConfig& config, const Plan& plan);
+
+// The smallest sub-plan found (greedy removal of events, then of chunks)
+// that still shows a violation; `plan` itself if it shows none. At most
+// `max_runs` runs.
+Plan Shrink(const WorldConfig& config, const Plan& plan, int max_runs = 400);
+
+// The plan, one line per event, for a report.
+std::string FormatPlan(const Plan& plan);
+
+}  // namespace redlock::sim
+
+#endif  // REDLOCK_TESTS_SIM_SIM_WORLD_H_
