@@ -55,6 +55,7 @@ class Engine::AcquireOp final : public Engine::Operation {
     }
     token_ = *std::move(token);
     fence_write_ = false;
+    engine_->RefreshUnmarked();
     RoundConfig config = engine_->BaseRound(ttl_);
     if (fencing_) {
       config.command = FencedAcquireCommand(key_, counter_key_,

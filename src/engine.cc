@@ -85,6 +85,7 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
     links_.push_back(masters_.back().get());
   }
   eviction_warned_.assign(masters_.size(), -1);
+  marker_busy_.assign(masters_.size(), false);
   for (const auto& master : masters_) {
     master->set_on_state_change([this] { OnMasterStateChange(); });
   }
@@ -161,16 +162,61 @@ void Engine::OnMasterStateChange() {
 }
 
 void Engine::WriteMarker(Master& master, absl::string_view value) {
+  const size_t i = static_cast<size_t>(
+      std::find_if(masters_.begin(), masters_.end(),
+                   [&master](const auto& x) { return x.get() == &master; }) -
+      masters_.begin());
+  if (marker_busy_[i]) return;  // A write or read is on its way.
+  marker_busy_[i] = true;
   // The local view follows the reply: another client may have written first
   // (a bootstrap racing a restart check), and then its marker is the one.
   master.Send(MarkerCommand(marker_key_, value),
-              [&master](absl::StatusOr<RedisReply> reply) {
+              [this, i](absl::StatusOr<RedisReply> reply) {
+                marker_busy_[i] = false;
                 // Whatever is stored now, ours or another client's. On an
-                // error the next handshake reads it again.
+                // error (a timeout on a slow link) the master stays unjudged
+                // until RefreshUnmarked() or the next handshake asks again.
                 if (reply.ok() && reply->type == RedisReply::Type::kString) {
-                  master.set_marker(reply->str);
+                  masters_[i]->set_marker(reply->str);
                 }
               });
+}
+
+void Engine::RefreshUnmarked() {
+  bool any_marked = false;
+  bool any_unmarked = false;
+  for (size_t i = 0; i < masters_.size(); ++i) {
+    const Master& x = *masters_[i];
+    const bool known = x.identity().known;
+    any_marked |= known && !x.identity().marker.empty();
+    any_unmarked |= x.ready() && known && x.identity().marker.empty() &&
+                    !marker_busy_[i];
+  }
+  if (!any_unmarked) return;
+  if (any_marked) {
+    // Judge them again (a marker write that failed or timed out).
+    OnMasterStateChange();
+    return;
+  }
+  // No master carries a marker in this client's view. Before bootstrapping
+  // there is nothing to read; after it, every master came back empty, and
+  // only an operator marking them by hand (docs/failure-behaviour.md) ends
+  // the refusal: look whether one did.
+  if (!bootstrapped_) return;
+  for (size_t i = 0; i < masters_.size(); ++i) {
+    Master& master = *masters_[i];
+    if (!master.ready() || marker_busy_[i]) continue;
+    marker_busy_[i] = true;
+    Command get;
+    get.args = {"GET", marker_key_};
+    master.Send(get, [this, i](absl::StatusOr<RedisReply> reply) {
+      marker_busy_[i] = false;
+      if (!reply.ok() || reply->type != RedisReply::Type::kString) return;
+      if (!masters_[i]->identity().marker.empty()) return;
+      masters_[i]->set_marker(reply->str);
+      OnMasterStateChange();
+    });
+  }
 }
 
 void Engine::MarkDeploymentKnown() {

@@ -98,6 +98,13 @@ class Engine {
   // Writes the deployment marker to `master` unless one is there; its local
   // view follows the reply.
   void WriteMarker(Master& master, absl::string_view value);
+  // Called at each acquisition attempt. A connected master this client sees
+  // unmarked, with no marker write or read on its way, is judged again:
+  // written to if other masters are marked (its last write may have timed
+  // out), or read again if none is and this client bootstrapped already
+  // (every master came back empty; an operator may have marked them by
+  // hand since).
+  void RefreshUnmarked();
   // OK if master `i`'s grants count now; otherwise kFailedPrecondition
   // saying why not. Fail closed: a master not yet judged trustworthy by the
   // restart guard (no handshake on the current connection, no run_id, no
@@ -148,6 +155,8 @@ class Engine {
   std::vector<int64_t> eviction_warned_;
   std::unique_ptr<Timer> deployment_timer_;
   bool legacy_grant_rule_ = false;
+  // Per master: a marker write or read is on its way.
+  std::vector<bool> marker_busy_;
 };
 
 }  // namespace redlock::internal

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "redlock/fencing.h"
 #include "src/scripts.h"
+#include "absl/container/flat_hash_map.h"
 #include "src/sha1.h"
 
 namespace redlock::sim {
@@ -94,6 +95,17 @@ std::optional<double> LuaToNumber(const std::string& s) {
 }
 
 // An error raised by redis.call() inside a script, as Redis 7 reports it.
+// SHA-1 of a script's source, remembered: a simulation loads the same few
+// scripts on every connection. Bounded, so arbitrary sources cannot grow it.
+std::string ScriptSha1(const std::string& source) {
+  thread_local absl::flat_hash_map<std::string, std::string> cache;
+  auto it = cache.find(source);
+  if (it != cache.end()) return it->second;
+  std::string sha1 = internal::Sha1Hex(source);
+  if (cache.size() < 64) cache.emplace(source, sha1);
+  return sha1;
+}
+
 RedisReply ScriptCallError(const RedisReply& error, const std::string& sha1,
                            int line) {
   return RedisReply::Error(absl::StrCat(error.str, " script: ", sha1,
@@ -217,7 +229,7 @@ RedisReply SimRedis::Dispatch(absl::Time mnow, Connection& connection,
   const int argc = static_cast<int>(argv.size());
 
   // Arity as in Redis's command table: positive exact, negative a minimum.
-  static const auto* const kArity = new std::map<std::string, int>{
+  static const auto* const kArity = new absl::flat_hash_map<std::string, int>{
       {"ping", -1},   {"auth", -2},    {"select", 2},   {"get", 2},
       {"set", -3},    {"del", -2},     {"pexpire", -3}, {"pttl", 2},
       {"exists", -2}, {"time", 1},     {"info", -1},    {"script", -2},
@@ -508,7 +520,7 @@ RedisReply SimRedis::Info(absl::Time mnow,
 RedisReply SimRedis::Script(const std::vector<std::string>& argv) {
   const std::string sub = absl::AsciiStrToLower(argv[1]);
   if (sub == "load") {
-    std::string sha1 = internal::Sha1Hex(argv[2]);
+    std::string sha1 = ScriptSha1(argv[2]);
     scripts_[sha1] = argv[2];
     return RedisReply::String(std::move(sha1));
   }
@@ -551,7 +563,7 @@ RedisReply SimRedis::Eval(absl::Time mnow, int db,
     if (!ScriptCached(sha1)) return NoScript();
   } else {
     // EVAL caches what it runs: a later EVALSHA finds it.
-    sha1 = internal::Sha1Hex(argv[1]);
+    sha1 = ScriptSha1(argv[1]);
     scripts_[sha1] = argv[1];
   }
   const auto keys_begin = argv.begin() + 3;

@@ -17,7 +17,8 @@
 //      (a restarted master's grants count again; old keys expire); if a
 //      majority of masters restarted empty, fencing stays unavailable until
 //      an operator raises the counters (docs/lifetime-and-fencing.md), and
-//      the heal does that too;
+//      if all did, no grant counts until an operator marks the masters
+//      (docs/failure-behaviour.md): the heal takes those steps too;
 //   3. the liveness probe: clients acquire and release every resource in
 //      turn, each acquisition waiting long enough to succeed if the library
 //      is live;
@@ -64,6 +65,10 @@ struct WorldConfig {
   // The grant rule from before the fail-closed fix (a master not yet judged
   // counts); test-only, to show the simulator can find the hole.
   bool legacy_grant_rule = false;
+  // Draw mostly crash-restarts, short ones (50-400ms), instead of every
+  // kind of fault: a restart that lands while other clients hold locks is
+  // what the guard is about.
+  bool crash_heavy = false;
 };
 
 // The named configurations: "safe" (persistence, guard on), "guarded"
@@ -122,9 +127,9 @@ struct WorldResult {
   int64_t events = 0;        // Loop events run.
   int64_t faults = 0;        // Faults injected.
   int64_t operations = 0;    // Client operations started.
-  // 1 if the heal had to raise the fence counters by hand because a
-  // majority of masters restarted empty (the documented operator step).
-  int64_t fencing_restores = 0;
+  // Documented operator steps the heal had to take (see RunWorld): fence
+  // counters raised by hand, masters marked by hand.
+  int64_t operator_steps = 0;
 };
 
 // Runs `plan` under `config` to quiescence and checks it. Deterministic.
