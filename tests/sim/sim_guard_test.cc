@@ -600,5 +600,88 @@ TEST_F(SimFencingTest, AWriteBackThatFindsItsTokenAlreadyWrittenIsRefused) {
   }
 }
 
+
+// What the simulator found (tests/sim/sim_world.h; docs/safety-under-faults.md
+// "Simulation"), pinned as directed scenes.
+// INFO reports uptime in whole seconds: a master that restarted empty within
+// a second of the deployment's marking reads as "up since before". It used
+// to be judged trusted then (its missing counter read as 0, its empty
+// keyspace granted a held lock); in doubt it is now judged reborn.
+TEST_F(SimRestartGuardTest,
+       AMasterRestartedEmptyWithinASecondOfTheMarkingIsJudgedReborn) {
+  Engine& a = MakeGuardClient(/*guard=*/true);
+  absl::StatusOr<Lock> lock = TryAcquire(a, kJob, absl::Seconds(5));
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  RunFor(absl::Milliseconds(300));  // Well inside uptime's resolution.
+  RestartMaster(2);
+  ASSERT_TRUE(RunUntil([&] { return !Marker(2).empty(); }));
+  EXPECT_EQ(Marker(2), "reborn");
+  const std::vector<MasterHealth> health = a.Health();
+  ASSERT_EQ(health.size(), 5u);
+  EXPECT_FALSE(health[2].grants_count.ok());
+}
+
+// A marker write that timed out on a slow link left the master unjudged in
+// that client's view until its next reconnect, which a merely slow link never
+// brings: the client refused the master's grants for good. The next
+// acquisition attempt now judges it again.
+TEST_F(SimRestartGuardTest, AMarkerWriteThatTimedOutIsRetriedWithoutAReconnect) {
+  Engine& a = MakeGuardClient(/*guard=*/true);
+  ASSERT_TRUE(TryAcquire(a, "warmup", absl::Seconds(1)).ok());
+  AgePastUptimeResolution();
+  // 200ms each way: the handshake (no deadline) completes, the marker
+  // write's reply misses request_timeout (300ms here).
+  cluster_->Crash(2);
+  RunFor(kRestartDowntime);
+  cluster_->Restart(2, /*keep_data=*/false);
+  cluster_->SetExtraDelay(2, absl::Milliseconds(200));
+  ASSERT_TRUE(RunUntil([&] { return !Marker(2).empty(); }));
+  RunFor(absl::Milliseconds(800));
+  ASSERT_TRUE(a.masters()[2]->ready());
+  ASSERT_EQ(a.Health()[2].marker, "")
+      << "the scene needs the write timed out; timeouts "
+      << a.masters()[2]->counters().timeouts << " connects "
+      << a.masters()[2]->counters().connects;
+  const int64_t connects = a.masters()[2]->counters().connects;
+  cluster_->SetExtraDelay(2, absl::ZeroDuration());
+  ASSERT_TRUE(TryAcquire(a, "other", absl::Seconds(1)).ok());
+  RunFor(absl::Milliseconds(50));
+  EXPECT_EQ(a.Health()[2].marker, "reborn");
+  EXPECT_EQ(a.masters()[2]->counters().connects, connects) << "reconnected";
+}
+
+// Every master came back empty while their links were slow: this client's
+// reborn-marker writes all timed out (they landed, the replies came late), so
+// in its view no master carried a marker any more, none could be compared
+// with, and it would neither write nor read one again before a reconnect:
+// every grant refused for good. It now reads the markers again at its next
+// acquisition attempt (as it would an operator's marking by hand), and the
+// masters count again once up for max_ttl.
+TEST_F(SimRestartGuardTest, AfterEveryMarkerWriteTimedOutTheMarkersAreReadAgain) {
+  Engine& a = MakeGuardClient(/*guard=*/true, /*max_ttl=*/absl::Seconds(10));
+  ASSERT_TRUE(TryAcquire(a, kJob, absl::Seconds(1)).ok());
+  AgePastUptimeResolution();
+  for (int i = 0; i < 5; ++i) cluster_->Crash(i);
+  RunFor(kRestartDowntime);
+  for (int i = 0; i < 5; ++i) {
+    cluster_->Restart(i, /*keep_data=*/false);
+    cluster_->SetExtraDelay(i, absl::Milliseconds(200));
+  }
+  RunFor(absl::Seconds(3));
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(a.masters()[i]->ready()) << i;
+    ASSERT_EQ(a.Health()[i].marker, "") << i << ": the scene needs it unmarked";
+  }
+  for (int i = 0; i < 5; ++i) cluster_->SetExtraDelay(i, absl::ZeroDuration());
+  absl::StatusOr<Lock> refused = TryAcquire(a, "x", absl::Seconds(1));
+  ASSERT_FALSE(refused.ok());  // Young reborn masters, or not yet judged.
+  RunFor(absl::Seconds(10));   // Up for max_ttl.
+  AcquireOptions wait = Plain(absl::Seconds(1));
+  wait.wait = absl::Seconds(1);
+  absl::StatusOr<Lock> lock = Acquire(a, "x", wait);
+  EXPECT_TRUE(lock.ok()) << lock.status();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(a.Health()[i].marker, "reborn") << i;
+}
+
 }  // namespace
 }  // namespace redlock

@@ -789,7 +789,10 @@ Plan MakePlan(const WorldConfig& config, uint64_t seed) {
               : Uniform(rng, absl::Milliseconds(50), absl::Milliseconds(400));
     }
     if (f.kind == PlannedFault::Kind::kSlowLink) {
-      f.amount = static_cast<double>(rng() % 300 + 20);
+      // Crash-heavy: links slow enough to widen a reconnect's handshake,
+      // fast enough that replies still beat request_timeout (50ms).
+      f.amount = config.crash_heavy ? static_cast<double>(rng() % 20 + 5)
+                                    : static_cast<double>(rng() % 300 + 20);
     }
     if (f.kind == PlannedFault::Kind::kFastClock) {
       std::uniform_real_distribution<double> d(config.max_clock_speedup / 2,
