@@ -1,20 +1,53 @@
 // Copyright 2026 The redlock Authors.
 //
 // The simulated world (tests/sim/sim_world.h): histories replay from their
-// seed, the shrinker keeps a failure, and the recorded seeds of the known
-// unsafe configurations still show their violations while the safe ones
-// pass. The seed ranges CI explores run as ctest entries
-// (simulate_*_seed_range), not here.
+// seed, the shrinker keeps a failure, and the seeds the explorer recorded
+// still show what they showed:
+//   - each known unsafe configuration has a seed that shows its violation
+//     (the simulator can fail, and these regressions keep it so);
+//   - the seeds that found holes in the restart guard show none now (the
+//     fixes stay fixed; scripts/mutants.txt puts the old lines back and
+//     watches these go red).
+// The seed ranges CI explores run as ctest entries (simulate_*_seed_range).
 
 #include "tests/sim/sim_world.h"
 
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "absl/strings/str_join.h"
+
 namespace redlock::sim {
 namespace {
 
+struct Recorded {
+  const char* config;
+  uint64_t seed;
+  int masters;
+  int faults;
+};
+
+WorldConfig ConfigOf(const Recorded& r) {
+  absl::StatusOr<WorldConfig> config = NamedConfig(r.config);
+  EXPECT_TRUE(config.ok()) << config.status();
+  WorldConfig c = config.ok() ? *config : WorldConfig();
+  c.masters = r.masters;
+  c.faults = r.faults;
+  return c;
+}
+
+torture::Summary RunRecorded(const Recorded& r) {
+  const WorldConfig config = ConfigOf(r);
+  return RunWorld(config, MakePlan(config, r.seed)).history.summary;
+}
+
+std::string Details(const torture::Summary& s) {
+  return absl::StrJoin(s.details, "\n");
+}
+
 TEST(SimWorldTest, TheSameSeedReplaysTheSameHistory) {
-  absl::StatusOr<WorldConfig> config = NamedConfig("safe");
+  absl::StatusOr<WorldConfig> config = NamedConfig("guarded");
   ASSERT_TRUE(config.ok());
   const Plan plan = MakePlan(*config, 7);
   WorldResult a = RunWorld(*config, plan);
@@ -24,8 +57,71 @@ TEST(SimWorldTest, TheSameSeedReplaysTheSameHistory) {
   for (size_t i = 0; i < a.history.sections.size(); ++i) {
     EXPECT_EQ(a.history.sections[i].token, b.history.sections[i].token);
     EXPECT_EQ(a.history.sections[i].ret, b.history.sections[i].ret);
+    EXPECT_EQ(a.history.sections[i].fence, b.history.sections[i].fence);
   }
   EXPECT_GT(a.history.sections.size(), 10u);
+}
+
+TEST(SimWorldTest, AHistoryHasItsClientsOperationsAndFaults) {
+  absl::StatusOr<WorldConfig> config = NamedConfig("safe");
+  ASSERT_TRUE(config.ok());
+  WorldResult r = RunWorld(*config, MakePlan(*config, 3));
+  EXPECT_EQ(r.operations, config->operations);
+  EXPECT_GE(r.operations, 50);
+  EXPECT_GE(config->clients, 3);
+  EXPECT_EQ(r.faults, config->faults);
+  EXPECT_GE(r.faults, 5);
+  EXPECT_EQ(r.history.faults.size(), static_cast<size_t>(config->faults));
+  // Every operation's callback ran exactly once, and was checked.
+  EXPECT_GT(r.history.summary.calls_checked, config->operations);
+  EXPECT_EQ(r.history.summary.violations(), 0) << Details(r.history.summary);
+}
+
+TEST(SimWorldTest, UnknownConfigurationIsRefusedByName) {
+  absl::StatusOr<WorldConfig> config = NamedConfig("fastest");
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find("fastest"), std::string::npos);
+  EXPECT_NE(config.status().message().find("guarded"), std::string::npos);
+}
+
+// The configurations known to be unsafe, each with a seed the explorer
+// found, and the violation it shows.
+TEST(SimWorldTest, RestartGuardOffWithRestartsWithoutDataShowsADoubleGrant) {
+  const torture::Summary s = RunRecorded({"guard-off", 128, 3, 20});
+  EXPECT_GT(s.mutual_exclusion, 0) << Details(s);
+}
+
+TEST(SimWorldTest, AMasterClockBeyondTheDriftFactorShowsADoubleGrant) {
+  const torture::Summary s = RunRecorded({"fast-clock", 75, 5, 6});
+  EXPECT_GT(s.mutual_exclusion, 0) << Details(s);
+}
+
+TEST(SimWorldTest, TheGrantRuleFromBeforeFailingClosedShowsADoubleGrant) {
+  const torture::Summary s = RunRecorded({"legacy-grant", 358, 3, 40});
+  EXPECT_GT(s.mutual_exclusion, 0) << Details(s);
+  // The same plan under today's rule passes.
+  Recorded fixed{"guarded-crashes", 358, 3, 40};
+  EXPECT_EQ(RunRecorded(fixed).violations(), 0);
+}
+
+// Seeds that found holes in the restart guard (a master restarted empty
+// within a second of the deployment's marking was judged trusted): double
+// grants and a reissued fence token. Fixed; they must stay clean.
+TEST(SimWorldTest, SeedsThatFoundTheUptimeResolutionHoleStayClean) {
+  for (uint64_t seed : {128, 346, 600}) {
+    const torture::Summary s = RunRecorded({"guarded", seed, 3, 20});
+    EXPECT_EQ(s.violations(), 0) << "seed " << seed << "\n" << Details(s);
+  }
+}
+
+TEST(SimWorldTest, ShrinkingKeepsAViolationWithFewerEvents) {
+  const Recorded r{"legacy-grant", 358, 3, 40};
+  const WorldConfig config = ConfigOf(r);
+  const Plan plan = MakePlan(config, r.seed);
+  const Plan shrunk = Shrink(config, plan);
+  EXPECT_LT(shrunk.size(), plan.size() / 4);
+  const torture::Summary s = RunWorld(config, shrunk).history.summary;
+  EXPECT_GT(s.mutual_exclusion, 0) << Details(s);
 }
 
 }  // namespace
