@@ -29,9 +29,15 @@ namespace redlock::internal {
 namespace {
 
 constexpr size_t kMaxResourceBytes = 4096;
-// INFO reports uptime in whole seconds of the server's wall clock, so it can
-// be off by up to this much.
-constexpr absl::Duration kUptimeResolution = absl::Seconds(1);
+// INFO reports uptime in whole seconds of the server's wall clock, cached by
+// Redis for up to 100ms, so the true uptime is within this of the reading
+// (either way).
+constexpr absl::Duration kUptimeUncertainty = absl::Milliseconds(1100);
+// While the deployment is younger than this, a master whose uptime cannot be
+// told from the deployment's age is left unjudged (its marker read again)
+// rather than judged reborn: a bootstrapping client's "trusted" may still be
+// on its way to it.
+constexpr absl::Duration kJudgementHorizon = absl::Seconds(3);
 
 std::shared_ptr<LockState> StateOf(const Lock& lock) { return lock.state(); }
 
@@ -122,23 +128,38 @@ void Engine::OnMasterStateChange() {
     // A master without the marker the others carry either restarted since
     // the deployment was marked (it lost its data: reborn), or has been up
     // since before and only missed the marking (a client bootstrapping the
-    // deployment right now, or it was unreachable then: trusted). INFO gives
-    // uptime in whole seconds, so the true uptime is within a second either
-    // way; a master counts as up since before only if even the shortest
-    // uptime that reading allows is at least the deployment's age. In doubt
-    // (a restart within a second of the marking), or without a dated
-    // trusted marker to compare with, it is judged reborn: its grants wait
-    // max_ttl, which costs liveness only. Every unmarked master is looked at
-    // again each time: one that answered before the others could not be
-    // judged then.
+    // deployment right now, or it was unreachable then: trusted). Its uptime
+    // is compared with the deployment's age, but INFO gives uptime in whole
+    // seconds of a clock Redis refreshes ten times a second, so the true
+    // uptime is only known to within kUptimeUncertainty either way:
+    //   surely longer than the age    trusted;
+    //   surely shorter                reborn;
+    //   can't tell (a restart within about a second of the marking, or a
+    //   bootstrap's write still on its way)
+    //                                 not judged yet, while the deployment is
+    //                                 younger than kJudgementHorizon: its
+    //                                 marker is read again at the next
+    //                                 acquisition attempt (RefreshUnmarked),
+    //                                 and a bootstrap's "trusted" has landed
+    //                                 by then; after that, reborn.
+    // Without a dated trusted marker to compare with, it is judged reborn.
+    // Reborn costs liveness only (max_ttl); trusting a master that restarted
+    // empty lets a second owner in (found by tests/sim). Every unmarked
+    // master is looked at again each time: one that answered before the
+    // others could not be judged then.
     for (const auto& x : masters_) {
       const MasterIdentity& id = x->identity();
       if (!x->ready() || !id.known || !id.marker.empty()) continue;
       const absl::Duration uptime =
           absl::Seconds(id.uptime_s) + ToDuration(now - id.seen_at);
-      const bool restarted_since = deployment_age < absl::ZeroDuration() ||
-                                   uptime - kUptimeResolution < deployment_age;
-      WriteMarker(*x, restarted_since ? kRebornMarker : kTrustedMarker);
+      if (deployment_age >= absl::ZeroDuration() &&
+          uptime - kUptimeUncertainty >= deployment_age) {
+        WriteMarker(*x, kTrustedMarker);
+      } else if (deployment_age < absl::ZeroDuration() ||
+                 uptime + kUptimeUncertainty < deployment_age ||
+                 deployment_age >= kJudgementHorizon) {
+        WriteMarker(*x, kRebornMarker);
+      }
     }
   }
   bool all_known = true;
@@ -149,10 +170,14 @@ void Engine::OnMasterStateChange() {
     any_marked |= marked(*x);
     all_settled &= x->identity().known || x->ever_failed();
   }
-  if (all_known && !any_marked && !bootstrapped_) {
+  // A client that has seen the deployment marked never takes it for a new
+  // one: if its masters all come back unmarked later (restarts within the
+  // judgement horizon, one after another), they lost their data.
+  if (any_marked) deployment_seen_ = true;
+  if (all_known && !any_marked && !deployment_seen_) {
     // Every master answered and none carries the marker: a brand-new
     // deployment. Mark them all trusted.
-    bootstrapped_ = true;
+    deployment_seen_ = true;
     for (const auto& x : masters_) {
       WriteMarker(*x, kTrustedMarker);
     }
@@ -184,36 +209,32 @@ void Engine::WriteMarker(Master& master, absl::string_view value) {
 
 void Engine::RefreshUnmarked() {
   bool any_marked = false;
-  bool any_unmarked = false;
-  for (size_t i = 0; i < masters_.size(); ++i) {
-    const Master& x = *masters_[i];
-    const bool known = x.identity().known;
-    any_marked |= known && !x.identity().marker.empty();
-    any_unmarked |= x.ready() && known && x.identity().marker.empty() &&
-                    !marker_busy_[i];
+  for (const auto& x : masters_) {
+    any_marked |= x->identity().known && !x->identity().marker.empty();
   }
-  if (!any_unmarked) return;
-  if (any_marked) {
-    // Judge them again (a marker write that failed or timed out).
-    OnMasterStateChange();
-    return;
-  }
-  // No master carries a marker in this client's view. Before bootstrapping
-  // there is nothing to read; after it, every master came back empty, and
-  // only an operator marking them by hand (docs/failure-behaviour.md) ends
-  // the refusal: look whether one did.
-  if (!bootstrapped_) return;
+  // With no marker anywhere in this client's view and no bootstrap made yet,
+  // there is nothing to read: it bootstraps once every master has answered.
+  if (!any_marked && !deployment_seen_) return;
   for (size_t i = 0; i < masters_.size(); ++i) {
     Master& master = *masters_[i];
-    if (!master.ready() || marker_busy_[i]) continue;
+    if (!master.ready() || !master.identity().known ||
+        !master.identity().marker.empty() || marker_busy_[i]) {
+      continue;
+    }
+    // Read first: another client (or an operator) may have marked it since
+    // the handshake, or our own write may have landed after its reply timed
+    // out. The read is queued ahead of this attempt's commands, so its
+    // answer is in before their votes are counted. Then judge again.
     marker_busy_[i] = true;
     Command get;
     get.args = {"GET", marker_key_};
     master.Send(get, [this, i](absl::StatusOr<RedisReply> reply) {
       marker_busy_[i] = false;
-      if (!reply.ok() || reply->type != RedisReply::Type::kString) return;
-      if (!masters_[i]->identity().marker.empty()) return;
-      masters_[i]->set_marker(reply->str);
+      if (!reply.ok()) return;
+      if (reply->type == RedisReply::Type::kString &&
+          masters_[i]->identity().marker.empty()) {
+        masters_[i]->set_marker(reply->str);
+      }
       OnMasterStateChange();
     });
   }
@@ -291,10 +312,17 @@ absl::Status Engine::GrantVeto(int master) const {
     for (const auto& x : masters_) {
       others_marked |= x->identity().known && !x->identity().marker.empty();
     }
+    if (others_marked) {
+      return absl::FailedPreconditionError(
+          "restart guard: not yet judged (its deployment marker is being "
+          "written or read)");
+    }
     return absl::FailedPreconditionError(
-        bootstrapped_ || others_marked
-            ? "restart guard: not yet judged (its deployment marker is being "
-              "written)"
+        deployment_seen_
+            ? "restart guard: not yet judged (no master carries the "
+              "deployment marker any more: if every master lost its data, "
+              "mark them by hand once every lock has expired, see "
+              "docs/failure-behaviour.md)"
             : "restart guard: not yet judged (no marker, and no marked master "
               "reachable to compare its uptime with; a new deployment is "
               "trusted only once every master answered unmarked)");

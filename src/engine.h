@@ -98,12 +98,13 @@ class Engine {
   // Writes the deployment marker to `master` unless one is there; its local
   // view follows the reply.
   void WriteMarker(Master& master, absl::string_view value);
-  // Called at each acquisition attempt. A connected master this client sees
-  // unmarked, with no marker write or read on its way, is judged again:
-  // written to if other masters are marked (its last write may have timed
-  // out), or read again if none is and this client bootstrapped already
-  // (every master came back empty; an operator may have marked them by
-  // hand since).
+  // Called at each acquisition attempt, before its commands are sent. Every
+  // connected master this client sees unmarked, with no marker write or read
+  // on its way, has its marker read again and is judged again: another
+  // client or an operator may have marked it since the handshake, our own
+  // write may have timed out after landing, or its judgement was deferred
+  // (see OnMasterStateChange()). Nothing is read before this client's
+  // bootstrap while no master is marked.
   void RefreshUnmarked();
   // OK if master `i`'s grants count now; otherwise kFailedPrecondition
   // saying why not. Fail closed: a master not yet judged trustworthy by the
@@ -149,7 +150,9 @@ class Engine {
   Deferred completions_;
   std::string marker_key_;
   bool deployment_known_ = false;
-  bool bootstrapped_ = false;
+  // This client bootstrapped the deployment or saw it marked: it never
+  // bootstraps (again).
+  bool deployment_seen_ = false;
   std::vector<absl::AnyInvocable<void()>> deployment_waiters_;
   // Per master: MasterCounters::connects when its eviction warning was given.
   std::vector<int64_t> eviction_warned_;

@@ -239,7 +239,7 @@ TEST_F(FailClosedTest, AReconnectingClientDoesNotCountAMasterBeforeJudgingIt) {
       ++attempts;
       unjudged += Mentions(second.status(),
                            "not yet judged (its deployment "
-                           "marker is being written)");
+                           "marker is being written or read)");
     }
   });
   absl::Status restart_status[2];

@@ -114,6 +114,15 @@ TEST(SimWorldTest, SeedsThatFoundTheUptimeResolutionHoleStayClean) {
   }
 }
 
+// A seed where all three masters restarted empty one after another, each
+// within a second of the marking (so none could be judged reborn yet): a
+// client that had only ever seen the deployment marked took it for a new one
+// and marked it trusted again, and fence tokens 1 and 2 were issued twice.
+TEST(SimWorldTest, SeedThatFoundARebootstrapStaysClean) {
+  const torture::Summary s = RunRecorded({"guarded-crashes", 1049, 3, 40});
+  EXPECT_EQ(s.violations(), 0) << Details(s);
+}
+
 TEST(SimWorldTest, ShrinkingKeepsAViolationWithFewerEvents) {
   const Recorded r{"legacy-grant", 358, 3, 40};
   const WorldConfig config = ConfigOf(r);
