@@ -7,7 +7,6 @@
 #ifndef REDLOCK_SRC_ACQUIRE_OP_H_
 #define REDLOCK_SRC_ACQUIRE_OP_H_
 
-
 #include <algorithm>
 #include <functional>
 #include <mutex>
@@ -44,8 +43,7 @@ class Engine::AcquireOp final : public Engine::Operation {
         started_(engine->clock_->Now()),
         schedule_(engine->options_.retry, started_,
                   std::min(options.wait, kLongestWait)),
-        retry_timer_(engine->runtime_->NewTimer([this] { StartAttempt(); })) {
-  }
+        retry_timer_(engine->runtime_->NewTimer([this] { StartAttempt(); })) {}
 
   void StartAttempt() {
     absl::StatusOr<std::string> token = engine_->runtime_->NewToken();

@@ -1,8 +1,9 @@
 // Copyright 2026 The redlock Authors.
 //
-// Runs closures on a later turn of the loop (a Runtime timer armed for now). This is how callbacks are
-// kept off the caller's stack: a result known at once is still delivered
-// after the call that produced it returned. Loop thread only.
+// Runs closures on a later turn of the loop (a Runtime timer armed for now).
+// This is how callbacks are kept off the caller's stack: a result known at once
+// is still delivered after the call that produced it returned. Loop thread
+// only.
 
 #ifndef REDLOCK_SRC_DEFERRED_H_
 #define REDLOCK_SRC_DEFERRED_H_

@@ -6,7 +6,6 @@
 #ifndef REDLOCK_SRC_KEEP_ALIVE_OP_H_
 #define REDLOCK_SRC_KEEP_ALIVE_OP_H_
 
-
 #include <algorithm>
 #include <memory>
 #include <mutex>
@@ -38,8 +37,8 @@ class KeepAliveOp final : public Engine::Operation {
         max_hold_(max_hold),
         on_lost_(std::move(on_lost)),
         extend_timer_(engine->runtime_->NewTimer([this] { OnExtendTimer(); })),
-        margin_timer_(
-            engine->runtime_->NewTimer([this] { OnMarginTimer(); })) {}
+        margin_timer_(engine->runtime_->NewTimer([this] { OnMarginTimer(); })) {
+  }
 
   void Start() {
     ArmMarginTimer();

@@ -20,7 +20,8 @@ namespace {
 class LibeventTimer final : public Timer {
  public:
   LibeventTimer(event_base* base, absl::AnyInvocable<void()> fn)
-      : fn_(std::move(fn)), event_(evtimer_new(base, &LibeventTimer::Fire, this)) {}
+      : fn_(std::move(fn)),
+        event_(evtimer_new(base, &LibeventTimer::Fire, this)) {}
   ~LibeventTimer() override {
     if (destroyed_ != nullptr) *destroyed_ = true;
     event_free(event_);

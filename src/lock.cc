@@ -74,9 +74,8 @@ MonotonicTime Lock::valid_until() const {
 
 absl::Duration Lock::remaining() const {
   if (!state_) return absl::ZeroDuration();
-  absl::Duration left =
-      internal::ToDuration(valid_until() - (state_->clock != nullptr
-                                                ? state_->clock->Now()
+  absl::Duration left = internal::ToDuration(
+      valid_until() - (state_->clock != nullptr ? state_->clock->Now()
                                                 : MonotonicClock::now()));
   return left > absl::ZeroDuration() ? left : absl::ZeroDuration();
 }

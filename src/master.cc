@@ -80,8 +80,7 @@ void Master::Write(const std::vector<std::string>& argv, Pending pending) {
   // The timer may be set for a later moment (only handshake steps, which
   // have no deadline of their own, were pending): bring it forward.
   if (state_ == State::kConnected &&
-      (!request_timer_->armed() ||
-       (has_deadline && deadline < timer_wake_))) {
+      (!request_timer_->armed() || (has_deadline && deadline < timer_wake_))) {
     ArmRequestTimer();
   }
 }

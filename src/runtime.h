@@ -81,7 +81,6 @@ class Connection {
 // Clock::Now() is the monotonic clock behind every safety decision.
 class Runtime : public Clock {
  public:
-
   // A timer that runs `fn` on the loop.
   virtual std::unique_ptr<Timer> NewTimer(absl::AnyInvocable<void()> fn) = 0;
 

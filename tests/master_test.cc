@@ -4,7 +4,6 @@
 // reconnection, the handshake (AUTH, SELECT, SCRIPT LOAD) and the EVAL
 // fallback after SCRIPT FLUSH.
 
-#include "src/libevent_runtime.h"
 #include "src/master.h"
 
 #include <arpa/inet.h>
@@ -18,6 +17,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "src/libevent_runtime.h"
 #include "src/scripts.h"
 #include "tests/support/hostile_peer.h"
 #include "tests/support/loop_runner.h"

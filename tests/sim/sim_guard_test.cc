@@ -600,7 +600,6 @@ TEST_F(SimFencingTest, AWriteBackThatFindsItsTokenAlreadyWrittenIsRefused) {
   }
 }
 
-
 // What the simulator found (tests/sim/sim_world.h; docs/safety-under-faults.md
 // "Simulation"), pinned as directed scenes.
 // INFO reports uptime in whole seconds: a master that restarted empty within
@@ -637,7 +636,8 @@ TEST_F(SimRestartGuardTest,
 // that client's view until its next reconnect, which a merely slow link never
 // brings: the client refused the master's grants for good. The next
 // acquisition attempt now judges it again.
-TEST_F(SimRestartGuardTest, AMarkerWriteThatTimedOutIsRetriedWithoutAReconnect) {
+TEST_F(SimRestartGuardTest,
+       AMarkerWriteThatTimedOutIsRetriedWithoutAReconnect) {
   Engine& a = MakeGuardClient(/*guard=*/true);
   ASSERT_TRUE(TryAcquire(a, "warmup", absl::Seconds(1)).ok());
   AgePastUptimeResolution();
@@ -669,7 +669,8 @@ TEST_F(SimRestartGuardTest, AMarkerWriteThatTimedOutIsRetriedWithoutAReconnect) 
 // every grant refused for good. It now reads the markers again at its next
 // acquisition attempt (as it would an operator's marking by hand), and the
 // masters count again once up for max_ttl.
-TEST_F(SimRestartGuardTest, AfterEveryMarkerWriteTimedOutTheMarkersAreReadAgain) {
+TEST_F(SimRestartGuardTest,
+       AfterEveryMarkerWriteTimedOutTheMarkersAreReadAgain) {
   Engine& a = MakeGuardClient(/*guard=*/true, /*max_ttl=*/absl::Seconds(10));
   ASSERT_TRUE(TryAcquire(a, kJob, absl::Seconds(1)).ok());
   AgePastUptimeResolution();

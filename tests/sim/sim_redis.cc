@@ -7,12 +7,12 @@
 #include <limits>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "redlock/fencing.h"
 #include "src/scripts.h"
-#include "absl/container/flat_hash_map.h"
 #include "src/sha1.h"
 
 namespace redlock::sim {

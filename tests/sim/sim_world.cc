@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -16,12 +18,10 @@
 #include "redlock/fencing.h"
 #include "redlock/keys.h"
 #include "src/engine.h"
+#include "src/scripts.h"
 #include "tests/sim/sim_cluster.h"
 #include "tests/sim/sim_loop.h"
 #include "tests/sim/sim_redis.h"
-#include "src/scripts.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 
 namespace redlock::sim {
 namespace {
@@ -110,11 +110,13 @@ class World {
     return c;
   }
 
-  int64_t T() const { return absl::ToInt64Nanoseconds(loop_.now() - loop_.epoch()); }
+  int64_t T() const {
+    return absl::ToInt64Nanoseconds(loop_.now() - loop_.epoch());
+  }
   // A client's MonotonicTime as true time (ns from the epoch).
   int64_t TrueOf(const Client& c, MonotonicTime t) const {
-    return T() + absl::ToInt64Nanoseconds(
-                     absl::FromChrono(t - c.runtime->Now()));
+    return T() +
+           absl::ToInt64Nanoseconds(absl::FromChrono(t - c.runtime->Now()));
   }
 
   Options EngineOptions() const;
@@ -199,7 +201,8 @@ void World::StartClients() {
   }
   for (size_t k = 0; k < plan_.ops.size(); ++k) {
     const int c = plan_.ops[k].client;
-    if (c >= 0 && c < config_.clients) clients_[c].ops.push_back(static_cast<int>(k));
+    if (c >= 0 && c < config_.clients)
+      clients_[c].ops.push_back(static_cast<int>(k));
   }
   for (int i = 0; i < config_.clients; ++i) NextOp(i);
 }
@@ -221,13 +224,14 @@ void World::NextOp(int client) {
   const PlannedOp* op = &plan_.ops[c.ops[c.next++]];
   loop_.After(op->think, [this, client, op] {
     ++operations_;
-    Acquire(client, op, op->wait, [this, client, op](absl::StatusOr<Lock> lock) {
-      if (lock.ok()) {
-        OnWon(client, op, *std::move(lock));
-      } else {
-        NextOp(client);
-      }
-    });
+    Acquire(client, op, op->wait,
+            [this, client, op](absl::StatusOr<Lock> lock) {
+              if (lock.ok()) {
+                OnWon(client, op, *std::move(lock));
+              } else {
+                NextOp(client);
+              }
+            });
   });
 }
 
@@ -253,7 +257,9 @@ void World::Acquire(int client, const PlannedOp* op, absl::Duration wait,
           f.start = start;
           f.ret = T();
           f.code = absl::StatusCodeToString(lock.status().code());
-          if (getenv("SIMDEBUG") && T() > history_.summary.heal && history_.summary.heal > 0) fprintf(stderr, "%s\n", lock.status().ToString().c_str());
+          if (getenv("SIMDEBUG") && T() > history_.summary.heal &&
+              history_.summary.heal > 0)
+            fprintf(stderr, "%s\n", lock.status().ToString().c_str());
           history_.failed_acquisitions.push_back(std::move(f));
         } else {
           torture::Section s;
@@ -293,9 +299,7 @@ void World::OnWon(int client, const PlannedOp* op, Lock lock) {
     case PlannedOp::Kind::kPausedWriter:
       // The paused writer wakes past its validity and writes all the same:
       // only the fencing token can stop it.
-      Work(h, op->work, [this, h] {
-        Write(h, [this, h] { FinishWork(h); });
-      });
+      Work(h, op->work, [this, h] { Write(h, [this, h] { FinishWork(h); }); });
       return;
     case PlannedOp::Kind::kExtend:
       Work(h, op->work / 2, [this, h] {
@@ -313,9 +317,8 @@ void World::OnWon(int client, const PlannedOp* op, Lock lock) {
               s.valid_until =
                   std::max(s.valid_until,
                            TrueOf(clients_[h->client], h->lock.valid_until()));
-              Work(h, h->op->work / 2, [this, h] {
-                Write(h, [this, h] { FinishWork(h); });
-              });
+              Work(h, h->op->work / 2,
+                   [this, h] { Write(h, [this, h] { FinishWork(h); }); });
             });
         if (!sent.ok()) {
           history_.calls[call].completions = 1;
@@ -366,19 +369,19 @@ void World::Write(std::shared_ptr<Holding> h, absl::AnyInvocable<void()> then) {
   // The fenced storage: a Redis of its own, kFencedSetScript, one-way
   // latency like a master's.
   const int64_t send = T();
-  const absl::Duration there = Uniform(rng_, absl::Microseconds(50),
-                                       absl::Microseconds(500));
-  const absl::Duration back = Uniform(rng_, absl::Microseconds(50),
-                                      absl::Microseconds(500));
+  const absl::Duration there =
+      Uniform(rng_, absl::Microseconds(50), absl::Microseconds(500));
+  const absl::Duration back =
+      Uniform(rng_, absl::Microseconds(50), absl::Microseconds(500));
   const uint64_t fence = h->lock.fence();
   loop_.After(there, [this, h, send, back, fence,
                       then = std::move(then)]() mutable {
-    internal::RedisReply reply = storage_.Execute(
-        loop_.now(), storage_conn_,
-        FencedSetArgv("fence:fenced", "data:fenced", fence,
-                      absl::StrCat("c", h->client)));
-    const bool accepted =
-        reply.type == internal::RedisReply::Type::kInteger && reply.integer == 1;
+    internal::RedisReply reply =
+        storage_.Execute(loop_.now(), storage_conn_,
+                         FencedSetArgv("fence:fenced", "data:fenced", fence,
+                                       absl::StrCat("c", h->client)));
+    const bool accepted = reply.type == internal::RedisReply::Type::kInteger &&
+                          reply.integer == 1;
     loop_.After(back, [this, h, send, fence, accepted,
                        then = std::move(then)]() mutable {
       torture::FencedWrite w;
@@ -398,8 +401,8 @@ void World::FinishWork(std::shared_ptr<Holding> h) {
   torture::Section& s = history_.sections[h->section];
   s.work_end = T();
   // An extension moved the validity on: the lock was held until then.
-  s.valid_until = std::max(
-      s.valid_until, TrueOf(clients_[h->client], h->lock.valid_until()));
+  s.valid_until = std::max(s.valid_until,
+                           TrueOf(clients_[h->client], h->lock.valid_until()));
   if (h->keep_alive != nullptr) {
     internal::StopKeepAlive(*h->keep_alive, /*release=*/false);
     h->keep_alive.reset();
@@ -407,7 +410,8 @@ void World::FinishWork(std::shared_ptr<Holding> h) {
   Release(h, [this, client = h->client] { NextOp(client); });
 }
 
-void World::Release(std::shared_ptr<Holding> h, absl::AnyInvocable<void()> then) {
+void World::Release(std::shared_ptr<Holding> h,
+                    absl::AnyInvocable<void()> then) {
   Client& c = clients_[h->client];
   const size_t call = NewCall(h->client, "release", h->op->resource);
   absl::Status sent = c.engine->Release(
@@ -415,9 +419,10 @@ void World::Release(std::shared_ptr<Holding> h, absl::AnyInvocable<void()> then)
                    absl::StatusOr<ReleaseReport> report) mutable {
         ++history_.calls[call].completions;
         torture::Section& s = history_.sections[h->section];
-        s.release = report.ok() ? (report->failed == 0 ? "ok" : "partial")
-                                : std::string(absl::StatusCodeToString(
-                                      report.status().code()));
+        s.release =
+            report.ok()
+                ? (report->failed == 0 ? "ok" : "partial")
+                : std::string(absl::StatusCodeToString(report.status().code()));
         s.release_at = T();
         then();
       });
@@ -579,7 +584,8 @@ void World::Probe(size_t index, absl::AnyInvocable<void()> done) {
              &done](absl::StatusOr<Lock> lock) mutable {
               if (!lock.ok()) {
                 if (T() < give_up) {
-                  loop_.After(absl::Milliseconds(50), [attempt] { (*attempt)(); });
+                  loop_.After(absl::Milliseconds(50),
+                              [attempt] { (*attempt)(); });
                 } else {
                   auto next = std::move(done);
                   *attempt = nullptr;  // Breaks the cycle.
@@ -709,13 +715,13 @@ absl::StatusOr<WorldConfig> NamedConfig(absl::string_view name) {
     return c;
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown configuration \"", name, "\"; known: ",
-                   absl::StrJoin(ConfigNames(), ", ")));
+      absl::StrCat("unknown configuration \"", name,
+                   "\"; known: ", absl::StrJoin(ConfigNames(), ", ")));
 }
 
 std::vector<std::string> ConfigNames() {
-  return {"safe",       "guarded",      "guarded-crashes",
-          "guard-off",  "fast-clock",   "legacy-grant"};
+  return {"safe",      "guarded",    "guarded-crashes",
+          "guard-off", "fast-clock", "legacy-grant"};
 }
 
 bool ExpectedSafe(absl::string_view name) {
@@ -755,14 +761,18 @@ Plan MakePlan(const WorldConfig& config, uint64_t seed) {
     plan.ops.push_back(op);
   }
   // Faults during the active phase, which lasts about this long.
-  const int per_client = (config.operations + config.clients - 1) /
-                         std::max(1, config.clients);
-  const absl::Duration active = std::max(absl::Seconds(2), per_client * ttl * 0.7);
+  const int per_client =
+      (config.operations + config.clients - 1) / std::max(1, config.clients);
+  const absl::Duration active =
+      std::max(absl::Seconds(2), per_client * ttl * 0.7);
   std::vector<PlannedFault::Kind> kinds = {
-      PlannedFault::Kind::kCrashRestart, PlannedFault::Kind::kCrashRestart,
-      PlannedFault::Kind::kPause,        PlannedFault::Kind::kSlowLink,
+      PlannedFault::Kind::kCrashRestart,
+      PlannedFault::Kind::kCrashRestart,
+      PlannedFault::Kind::kPause,
+      PlannedFault::Kind::kSlowLink,
       PlannedFault::Kind::kResetConnections,
-      PlannedFault::Kind::kRefuseConnects, PlannedFault::Kind::kFlushScripts};
+      PlannedFault::Kind::kRefuseConnects,
+      PlannedFault::Kind::kFlushScripts};
   if (config.max_clock_speedup > 0) {
     kinds.push_back(PlannedFault::Kind::kFastClock);
     kinds.push_back(PlannedFault::Kind::kFastClock);
@@ -770,10 +780,10 @@ Plan MakePlan(const WorldConfig& config, uint64_t seed) {
   if (config.crash_heavy) {
     // A master a holder missed (paused, slow) and one that restarts under
     // it are what a second grant needs.
-    kinds = {PlannedFault::Kind::kCrashRestart,
-             PlannedFault::Kind::kCrashRestart,
-             PlannedFault::Kind::kCrashRestart, PlannedFault::Kind::kPause,
-             PlannedFault::Kind::kSlowLink, PlannedFault::Kind::kRefuseConnects};
+    kinds = {
+        PlannedFault::Kind::kCrashRestart, PlannedFault::Kind::kCrashRestart,
+        PlannedFault::Kind::kCrashRestart, PlannedFault::Kind::kPause,
+        PlannedFault::Kind::kSlowLink,     PlannedFault::Kind::kRefuseConnects};
   }
   for (int k = 0; k < config.faults; ++k) {
     PlannedFault f;
@@ -814,8 +824,9 @@ namespace {
 
 // A history's violations by kind, gravest first.
 std::array<int64_t, 7> ViolationKinds(const torture::Summary& s) {
-  return {s.mutual_exclusion, s.stale_fenced_accepted, s.fence_duplicate,
-          s.fence_order,      s.callbacks,             s.leftovers,
+  return {s.mutual_exclusion, s.stale_fenced_accepted,
+          s.fence_duplicate,  s.fence_order,
+          s.callbacks,        s.leftovers,
           s.liveness};
 }
 
@@ -832,8 +843,8 @@ Plan Shrink(const WorldConfig& config, const Plan& plan, int max_runs) {
   // not shrunk the failure.
   const std::array<int64_t, 7> first =
       ViolationKinds(RunWorld(config, plan).history.summary);
-  const auto wanted = std::find_if(first.begin(), first.end(),
-                                   [](int64_t n) { return n > 0; });
+  const auto wanted =
+      std::find_if(first.begin(), first.end(), [](int64_t n) { return n > 0; });
   int runs = 1;
   Plan best = plan;
   if (wanted == first.end()) return best;
@@ -848,15 +859,16 @@ Plan Shrink(const WorldConfig& config, const Plan& plan, int max_runs) {
     progress = false;
     for (int which = 0; which < 2; ++which) {
       size_t n = which == 0 ? best.faults.size() : best.ops.size();
-      for (size_t chunk = std::max<size_t>(1, n / 2); chunk >= 1 && runs < max_runs;
-           chunk /= 2) {
+      for (size_t chunk = std::max<size_t>(1, n / 2);
+           chunk >= 1 && runs < max_runs; chunk /= 2) {
         for (size_t start = 0; runs < max_runs;) {
           n = which == 0 ? best.faults.size() : best.ops.size();
           if (start >= n) break;
           Plan trial = best;
           if (which == 0) {
-            trial.faults.erase(trial.faults.begin() + start,
-                               trial.faults.begin() + std::min(n, start + chunk));
+            trial.faults.erase(
+                trial.faults.begin() + start,
+                trial.faults.begin() + std::min(n, start + chunk));
           } else {
             trial.ops.erase(trial.ops.begin() + start,
                             trial.ops.begin() + std::min(n, start + chunk));
@@ -890,7 +902,8 @@ std::string FormatPlan(const Plan& plan) {
   }
   for (const PlannedOp& op : plan.ops) {
     absl::StrAppendFormat(
-        &out, "  op     client %d  %-13s %-6s think %.3fs wait %.3fs work %.3fs\n",
+        &out,
+        "  op     client %d  %-13s %-6s think %.3fs wait %.3fs work %.3fs\n",
         op.client, OpName(op.kind), kResources[op.resource],
         absl::ToDoubleSeconds(op.think), absl::ToDoubleSeconds(op.wait),
         absl::ToDoubleSeconds(op.work));

@@ -128,13 +128,13 @@ int Main() {
     events += result.events;
     const torture::Summary& s = result.history.summary;
     if (absl::GetFlag(FLAGS_verbose)) {
-      std::printf("seed %llu: %lld events, %lld operations, %lld faults\n%s%s%s",
-                  static_cast<unsigned long long>(seed),
-                  static_cast<long long>(result.events),
-                  static_cast<long long>(result.operations),
-                  static_cast<long long>(result.faults),
-                  FormatPlan(plan).c_str(), Sections(result.history).c_str(),
-                  torture::FormatSummary(s).c_str());
+      std::printf(
+          "seed %llu: %lld events, %lld operations, %lld faults\n%s%s%s",
+          static_cast<unsigned long long>(seed),
+          static_cast<long long>(result.events),
+          static_cast<long long>(result.operations),
+          static_cast<long long>(result.faults), FormatPlan(plan).c_str(),
+          Sections(result.history).c_str(), torture::FormatSummary(s).c_str());
     }
     if (s.violations() == 0) continue;
     violations += s.violations();
@@ -156,8 +156,8 @@ int Main() {
         std::printf("  %s\n", d.c_str());
       }
       if (!absl::GetFlag(FLAGS_out).empty()) {
-        const std::string dir = absl::StrCat(absl::GetFlag(FLAGS_out), "/",
-                                             config.name, "-", seed);
+        const std::string dir =
+            absl::StrCat(absl::GetFlag(FLAGS_out), "/", config.name, "-", seed);
         ::mkdir(absl::GetFlag(FLAGS_out).c_str(), 0755);
         ::mkdir(dir.c_str(), 0755);
         absl::Status json =
