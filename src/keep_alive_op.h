@@ -123,10 +123,16 @@ class KeepAliveOp final : public Engine::Operation {
   // lock is not released here, and the operation stays registered with the
   // engine: the handle's owner stops it, and that releases whatever the
   // masters still hold.
+  // A lock its owner released (ReleaseAsync() while kept alive) is not lost:
+  // the keep-alive just stops, without on_lost.
   void Lost(absl::Status reason) {
     if (lost_) return;
     lost_ = true;
     StopTimers();
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      if (state_->released) return;
+    }
     state_->MarkLost(reason);
     if (on_lost_) {
       engine_->completions_.Post(

@@ -362,6 +362,45 @@ TEST_F(LifetimeTest, KeepAliveHandleReleasesWhenDestroyed) {
   EXPECT_TRUE((*lock)->released());
 }
 
+// Releasing a lock that is being kept alive is not a loss: the keep-alive
+// stops without on_lost, and the lock reads released, not lost.
+TEST_F(LifetimeTest, ReleasingAKeptAliveLockIsNotALoss) {
+  LoopRunner loop;
+  Options options = TestOptions(cluster_->Uris());
+  options.request_timeout = absl::Milliseconds(100);
+  auto engine = AsyncRedlock::Create(loop.base(), options);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  std::optional<absl::StatusOr<Lock>> lock;
+  ASSERT_TRUE((*engine)
+                  ->AcquireAsync(kJob, absl::Milliseconds(600),
+                                 absl::ZeroDuration(),
+                                 [&](absl::StatusOr<Lock> l) { lock = l; })
+                  .ok());
+  ASSERT_TRUE(loop.RunUntil([&] { return lock.has_value(); }));
+  ASSERT_TRUE(lock->ok()) << lock->status();
+  int on_lost_calls = 0;
+  HoldOptions hold;
+  hold.on_lost = [&](const absl::Status&) { ++on_lost_calls; };
+  absl::StatusOr<KeepAliveHandle> keeper =
+      (*engine)->KeepAlive(**lock, absl::Milliseconds(600), std::move(hold));
+  ASSERT_TRUE(keeper.ok()) << keeper.status();
+  loop.RunFor(absl::Milliseconds(300));
+  std::optional<absl::StatusOr<ReleaseReport>> released;
+  ASSERT_TRUE((*engine)
+                  ->ReleaseAsync(**lock,
+                                 [&](absl::StatusOr<ReleaseReport> r) {
+                                   released = std::move(r);
+                                 })
+                  .ok());
+  ASSERT_TRUE(loop.RunUntil([&] { return released.has_value(); }));
+  ASSERT_TRUE(released->ok()) << released->status();
+  loop.RunFor(absl::Milliseconds(1200));  // Past every extension and margin.
+  EXPECT_EQ(on_lost_calls, 0);
+  EXPECT_FALSE((*lock)->lost()) << (*lock)->lost_reason();
+  EXPECT_TRUE((*lock)->released());
+  EXPECT_EQ(Holders(), 0);
+}
+
 TEST_F(LifetimeTest, KeepAliveRejectsInconsistentOptions) {
   LoopRunner loop;
   auto engine =

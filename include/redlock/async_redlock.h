@@ -80,7 +80,9 @@ struct HoldOptions {
   absl::Duration max_hold = absl::InfiniteDuration();
   // Called once, on the loop thread, when the lock is declared lost, with
   // the reason (also in Lock::lost_reason()). Must not block. Not called
-  // when the keep-alive is stopped normally. Default: none.
+  // when the keep-alive is stopped normally, nor when the lock is released
+  // (ReleaseAsync()) while kept alive: a release is not a loss; the
+  // keep-alive just stops. Default: none.
   absl::AnyInvocable<void(const absl::Status&)> on_lost;
 };
 
