@@ -150,10 +150,9 @@ class Engine::AcquireOp final : public Engine::Operation {
     const MonotonicTime now = engine_->clock_->Now();
     if (!HasValidity(won_.valid_until, now, engine_->options_.min_validity)) {
       SendToAll(ReleaseCommand(key_, token_));
-      RetryOrFail(absl::DeadlineExceededError(
-          absl::StrCat("writing the fencing token left ",
-                       absl::FormatDuration(Remaining(won_.valid_until, now)),
-                       " of validity")));
+      RetryOrFail(absl::DeadlineExceededError(absl::StrCat(
+          "writing the fencing token left ",
+          ReadableDuration(Remaining(won_.valid_until, now)), " of validity")));
       return;
     }
     Succeed(fence_);
@@ -191,7 +190,7 @@ class Engine::AcquireOp final : public Engine::Operation {
         absl::StrCat(
             what_, ": ", LossSummary(status.code()), " (", attempts,
             attempts == 1 ? " attempt" : " attempts", " in ",
-            absl::FormatDuration(ToDuration(engine_->clock_->Now() - started_)),
+            ReadableDuration(ToDuration(engine_->clock_->Now() - started_)),
             "); last attempt: ", status.message())));
   }
 

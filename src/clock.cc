@@ -12,6 +12,16 @@ class RealClock final : public Clock {
 
 }  // namespace
 
+std::string ReadableDuration(absl::Duration d) {
+  if (d <= absl::ZeroDuration() || d == absl::InfiniteDuration()) {
+    return absl::FormatDuration(d);
+  }
+  // Round to the unit of the third significant digit.
+  absl::Duration unit = absl::Nanoseconds(1);
+  while (d >= unit * 1000) unit *= 10;
+  return absl::FormatDuration(absl::Floor(d + unit / 2, unit));
+}
+
 Clock* Clock::Real() {
   static RealClock* const clock = new RealClock();
   return clock;

@@ -6,6 +6,8 @@
 #ifndef REDLOCK_SRC_CLOCK_H_
 #define REDLOCK_SRC_CLOCK_H_
 
+#include <string>
+
 #include "absl/time/time.h"
 #include "redlock/lock.h"
 
@@ -27,6 +29,12 @@ inline MonotonicClock::duration ToChrono(absl::Duration d) {
   return std::chrono::duration_cast<MonotonicClock::duration>(
       absl::ToChronoNanoseconds(d));
 }
+
+// A measured duration the way a person reads it, for messages: three
+// significant digits ("957ms", "1.23s", "613us", "9.57ms"), where
+// absl::FormatDuration() would print "956.466802ms". Zero and negative
+// durations print as absl::FormatDuration() does. Pure.
+std::string ReadableDuration(absl::Duration d);
 
 }  // namespace redlock::internal
 

@@ -109,7 +109,7 @@ class KeepAliveOp final : public Engine::Operation {
         ToDuration(engine_->clock_->Now() - state_->acquired_at);
     Lost(absl::DeadlineExceededError(
         held + extend_every_ > max_hold_
-            ? absl::StrCat(what_, ": held for ", absl::FormatDuration(held),
+            ? absl::StrCat(what_, ": held for ", ReadableDuration(held),
                            ", the max_hold cap (",
                            absl::FormatDuration(max_hold_),
                            "); no longer extended")

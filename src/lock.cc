@@ -40,7 +40,7 @@ std::string DescribeVotes(const std::vector<MasterVote>& votes) {
       absl::StrAppend(out, " (", absl::StatusCodeToString(v.error.code()), ": ",
                       v.error.message(), ")");
     } else if (v.kind != MasterVote::Kind::kPending) {
-      absl::StrAppend(out, " (", absl::FormatDuration(v.latency), ")");
+      absl::StrAppend(out, " (", internal::ReadableDuration(v.latency), ")");
     }
   });
 }

@@ -139,10 +139,9 @@ void QuorumRound::Decide(absl::Status status) {
                                     config_.min_validity)) {
       status = absl::DeadlineExceededError(absl::StrCat(
           "quorum reached after ",
-          absl::FormatDuration(ToDuration(result.decided_at - start_)),
+          ReadableDuration(ToDuration(result.decided_at - start_)),
           ", leaving ",
-          absl::FormatDuration(
-              Remaining(result.valid_until, result.decided_at)),
+          ReadableDuration(Remaining(result.valid_until, result.decided_at)),
           " of validity (needs more than ",
           absl::FormatDuration(config_.min_validity), ")"));
     }

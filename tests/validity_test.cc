@@ -63,3 +63,24 @@ TEST(HasValidityTest, QuorumReachedAfterTheWholeTtlHasNone) {
 
 }  // namespace
 }  // namespace redlock::internal
+
+namespace redlock::internal {
+namespace {
+
+TEST(ReadableDurationTest, MeasuredDurationsKeepThreeSignificantDigits) {
+  EXPECT_EQ(ReadableDuration(absl::Nanoseconds(956466802)), "956ms");
+  EXPECT_EQ(ReadableDuration(absl::Nanoseconds(612679)), "613us");
+  EXPECT_EQ(ReadableDuration(absl::Microseconds(9567)), "9.57ms");
+  EXPECT_EQ(ReadableDuration(absl::Milliseconds(1234)), "1.23s");
+  EXPECT_EQ(ReadableDuration(absl::Milliseconds(50)), "50ms");
+  EXPECT_EQ(ReadableDuration(absl::Nanoseconds(42)), "42ns");
+}
+
+TEST(ReadableDurationTest, ZeroNegativeAndInfiniteAreAsAbslPrintsThem) {
+  EXPECT_EQ(ReadableDuration(absl::ZeroDuration()), "0");
+  EXPECT_EQ(ReadableDuration(absl::Milliseconds(-3)), "-3ms");
+  EXPECT_EQ(ReadableDuration(absl::InfiniteDuration()), "inf");
+}
+
+}  // namespace
+}  // namespace redlock::internal
