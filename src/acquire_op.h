@@ -40,7 +40,7 @@ class Engine::AcquireOp final : public Engine::Operation {
         ttl_(options.ttl),
         fencing_(options.fencing),
         done_(std::move(done)),
-        started_(engine->clock_->Now()),
+        started_(engine->runtime_->Now()),
         schedule_(engine->options_.retry, started_,
                   std::min(options.wait, kLongestWait)),
         retry_timer_(engine->runtime_->NewTimer([this] { StartAttempt(); })) {}
@@ -147,7 +147,7 @@ class Engine::AcquireOp final : public Engine::Operation {
       return;
     }
     // The write-back counts inside the validity time.
-    const MonotonicTime now = engine_->clock_->Now();
+    const MonotonicTime now = engine_->runtime_->Now();
     if (!HasValidity(won_.valid_until, now, engine_->options_.min_validity)) {
       SendToAll(ReleaseCommand(key_, token_));
       RetryOrFail(absl::DeadlineExceededError(absl::StrCat(
@@ -177,7 +177,7 @@ class Engine::AcquireOp final : public Engine::Operation {
 
   void RetryOrFail(const absl::Status& status) {
     std::optional<absl::Duration> delay =
-        schedule_.NextDelay(engine_->clock_->Now(), engine_->bitgen_);
+        schedule_.NextDelay(engine_->runtime_->Now(), engine_->bitgen_);
     // An outage ends the wait at once (see AsyncRedlock::AcquireAsync).
     if (status.code() == absl::StatusCode::kUnavailable) delay.reset();
     if (delay.has_value()) {
@@ -190,7 +190,7 @@ class Engine::AcquireOp final : public Engine::Operation {
         absl::StrCat(
             what_, ": ", LossSummary(status.code()), " (", attempts,
             attempts == 1 ? " attempt" : " attempts", " in ",
-            ReadableDuration(ToDuration(engine_->clock_->Now() - started_)),
+            ReadableDuration(ToDuration(engine_->runtime_->Now() - started_)),
             "); last attempt: ", status.message())));
   }
 

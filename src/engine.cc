@@ -72,7 +72,6 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
                std::vector<MasterAddress> addresses)
     : runtime_(std::move(runtime)),
       options_(std::move(options)),
-      clock_(runtime_.get()),
       bitgen_(runtime_.get()),
       completions_(runtime_.get()),
       marker_key_(DeploymentMarkerKey(options_)) {
@@ -107,7 +106,7 @@ void Engine::OnMasterStateChange() {
   auto marked = [](const Master& x) {
     return x.identity().known && !x.identity().marker.empty();
   };
-  const MonotonicTime now = clock_->Now();
+  const MonotonicTime now = runtime_->Now();
   bool others_marked = false;
   // The age of the oldest "trusted" marker — about the deployment's age —
   // each measured on its own server's clock. Unknown (-1) if none has a time.
@@ -333,7 +332,7 @@ absl::Status Engine::GrantVeto(int master) const {
         "restart guard: unknown deployment marker \"", id.marker, "\""));
   }
   const absl::Duration uptime =
-      absl::Seconds(id.uptime_s) + ToDuration(clock_->Now() - id.seen_at);
+      absl::Seconds(id.uptime_s) + ToDuration(runtime_->Now() - id.seen_at);
   if (uptime >= options_.max_ttl) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       "restart guard: this master lost its data when it restarted ",

@@ -141,7 +141,6 @@ class Engine {
 
   const std::unique_ptr<Runtime> runtime_;
   Options options_;
-  Clock* const clock_;  // runtime_
   std::vector<std::unique_ptr<Master>> masters_;
   std::vector<MasterLink*> links_;
   int quorum_;

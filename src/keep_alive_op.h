@@ -62,7 +62,7 @@ class KeepAliveOp final : public Engine::Operation {
  private:
   void ArmExtendTimer() {
     const absl::Duration held =
-        ToDuration(engine_->clock_->Now() - state_->acquired_at);
+        ToDuration(engine_->runtime_->Now() - state_->acquired_at);
     if (held + extend_every_ > max_hold_) return;  // The cap: stop extending.
     extend_timer_->Arm(extend_every_);
   }
@@ -74,7 +74,7 @@ class KeepAliveOp final : public Engine::Operation {
       valid_until = state_->valid_until;
     }
     const absl::Duration until_margin =
-        Remaining(valid_until, engine_->clock_->Now()) - margin_;
+        Remaining(valid_until, engine_->runtime_->Now()) - margin_;
     margin_timer_->Arm(std::max(until_margin, absl::ZeroDuration()));
   }
 
@@ -106,7 +106,7 @@ class KeepAliveOp final : public Engine::Operation {
 
   void OnMarginTimer() {
     const absl::Duration held =
-        ToDuration(engine_->clock_->Now() - state_->acquired_at);
+        ToDuration(engine_->runtime_->Now() - state_->acquired_at);
     Lost(absl::DeadlineExceededError(
         held + extend_every_ > max_hold_
             ? absl::StrCat(what_, ": held for ", ReadableDuration(held),

@@ -58,12 +58,12 @@ class Engine::Operation : public std::enable_shared_from_this<Operation> {
 
  protected:
   void StartRound(RoundConfig config) {
-    round_ =
-        QuorumRound::Start(engine_->links_, std::move(config), engine_->clock_,
-                           [self = shared_from_this()](RoundResult result) {
-                             self->round_.reset();
-                             self->OnRound(std::move(result));
-                           });
+    round_ = QuorumRound::Start(
+        engine_->links_, std::move(config), engine_->runtime_.get(),
+        [self = shared_from_this()](RoundResult result) {
+          self->round_.reset();
+          self->OnRound(std::move(result));
+        });
   }
 
   // Hands `result` to `done` on a later loop turn.

@@ -32,7 +32,7 @@ class Engine::ReleaseOp final : public Engine::Operation {
       std::lock_guard<std::mutex> lock(state_->mu);
       state_->released = true;
       state_->valid_until =
-          std::min(state_->valid_until, engine_->clock_->Now());
+          std::min(state_->valid_until, engine_->runtime_->Now());
     }
     RoundConfig config;
     config.command = ReleaseCommand(state_->key, state_->token);

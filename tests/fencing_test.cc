@@ -30,6 +30,7 @@
 #include "redlock/redlock.h"
 #include "tests/support/fault_proxy.h"
 #include "tests/support/redis_server.h"
+#include "tests/support/guard_expectations.h"
 #include "tests/support/test_options.h"
 
 namespace redlock {
@@ -39,16 +40,10 @@ using ::redlock::testing::FaultProxy;
 using ::redlock::testing::RedisClient;
 using ::redlock::testing::RedisCluster;
 using ::redlock::testing::RedisServer;
+using ::redlock::testing::Fenced;
 using ::redlock::testing::TestOptions;
 
 constexpr char kResource[] = "ledger";
-
-AcquireOptions Fenced(absl::Duration ttl = absl::Seconds(5)) {
-  AcquireOptions options;
-  options.ttl = ttl;
-  options.fencing = true;
-  return options;
-}
 
 class FencingTest : public ::testing::Test {
  protected:

@@ -71,6 +71,30 @@ class LifetimeTest : public ::testing::Test {
     return n;
   }
 
+  // An AsyncRedlock on `loop` (request_timeout 100ms) holding kJob for
+  // `ttl`, acquired in one attempt.
+  struct AsyncHolder {
+    std::unique_ptr<AsyncRedlock> engine;
+    Lock lock;
+  };
+  absl::StatusOr<AsyncHolder> HoldAsync(LoopRunner& loop, absl::Duration ttl) {
+    Options options = TestOptions(cluster_->Uris());
+    options.request_timeout = absl::Milliseconds(100);
+    absl::StatusOr<std::unique_ptr<AsyncRedlock>> engine =
+        AsyncRedlock::Create(loop.base(), options);
+    if (!engine.ok()) return engine.status();
+    std::optional<absl::StatusOr<Lock>> lock;
+    absl::Status sent = (*engine)->AcquireAsync(
+        kJob, ttl, absl::ZeroDuration(),
+        [&](absl::StatusOr<Lock> l) { lock = std::move(l); });
+    if (!sent.ok()) return sent;
+    if (!loop.RunUntil([&] { return lock.has_value(); })) {
+      return absl::DeadlineExceededError("the acquisition never completed");
+    }
+    if (!lock->ok()) return lock->status();
+    return AsyncHolder{*std::move(engine), **std::move(lock)};
+  }
+
   std::unique_ptr<RedisCluster> cluster_;
 };
 
@@ -336,58 +360,42 @@ TEST_F(LifetimeTest,
 
 TEST_F(LifetimeTest, KeepAliveHandleReleasesWhenDestroyed) {
   LoopRunner loop;
-  Options options = TestOptions(cluster_->Uris());
-  options.request_timeout = absl::Milliseconds(100);
-  auto engine = AsyncRedlock::Create(loop.base(), options);
-  ASSERT_TRUE(engine.ok()) << engine.status();
-  std::optional<absl::StatusOr<Lock>> lock;
-  ASSERT_TRUE((*engine)
-                  ->AcquireAsync(kJob, absl::Milliseconds(600),
-                                 absl::ZeroDuration(),
-                                 [&](absl::StatusOr<Lock> l) { lock = l; })
-                  .ok());
-  ASSERT_TRUE(loop.RunUntil([&] { return lock.has_value(); }));
-  ASSERT_TRUE(lock->ok()) << lock->status();
+  absl::StatusOr<AsyncHolder> holder = HoldAsync(loop, absl::Milliseconds(600));
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  AsyncRedlock* engine = holder->engine.get();
+  const Lock* lock = &holder->lock;
   {
     absl::StatusOr<KeepAliveHandle> keeper =
-        (*engine)->KeepAlive(**lock, absl::Milliseconds(600), {});
+        engine->KeepAlive(*lock, absl::Milliseconds(600), {});
     ASSERT_TRUE(keeper.ok()) << keeper.status();
     loop.RunFor(absl::Milliseconds(1500));  // 2.5 TTLs.
-    EXPECT_FALSE((*lock)->lost());
-    EXPECT_GT((*lock)->remaining(), absl::ZeroDuration());
+    EXPECT_FALSE(lock->lost());
+    EXPECT_GT(lock->remaining(), absl::ZeroDuration());
     EXPECT_EQ(Holders(), 5);
   }
   loop.RunFor(absl::Milliseconds(100));
   EXPECT_EQ(Holders(), 0);
-  EXPECT_TRUE((*lock)->released());
+  EXPECT_TRUE(lock->released());
 }
 
 // Releasing a lock that is being kept alive is not a loss: the keep-alive
 // stops without on_lost, and the lock reads released, not lost.
 TEST_F(LifetimeTest, ReleasingAKeptAliveLockIsNotALoss) {
   LoopRunner loop;
-  Options options = TestOptions(cluster_->Uris());
-  options.request_timeout = absl::Milliseconds(100);
-  auto engine = AsyncRedlock::Create(loop.base(), options);
-  ASSERT_TRUE(engine.ok()) << engine.status();
-  std::optional<absl::StatusOr<Lock>> lock;
-  ASSERT_TRUE((*engine)
-                  ->AcquireAsync(kJob, absl::Milliseconds(600),
-                                 absl::ZeroDuration(),
-                                 [&](absl::StatusOr<Lock> l) { lock = l; })
-                  .ok());
-  ASSERT_TRUE(loop.RunUntil([&] { return lock.has_value(); }));
-  ASSERT_TRUE(lock->ok()) << lock->status();
+  absl::StatusOr<AsyncHolder> holder = HoldAsync(loop, absl::Milliseconds(600));
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  AsyncRedlock* engine = holder->engine.get();
+  const Lock* lock = &holder->lock;
   int on_lost_calls = 0;
   HoldOptions hold;
   hold.on_lost = [&](const absl::Status&) { ++on_lost_calls; };
   absl::StatusOr<KeepAliveHandle> keeper =
-      (*engine)->KeepAlive(**lock, absl::Milliseconds(600), std::move(hold));
+      engine->KeepAlive(*lock, absl::Milliseconds(600), std::move(hold));
   ASSERT_TRUE(keeper.ok()) << keeper.status();
   loop.RunFor(absl::Milliseconds(300));
   std::optional<absl::StatusOr<ReleaseReport>> released;
-  ASSERT_TRUE((*engine)
-                  ->ReleaseAsync(**lock,
+  ASSERT_TRUE(engine
+                  ->ReleaseAsync(*lock,
                                  [&](absl::StatusOr<ReleaseReport> r) {
                                    released = std::move(r);
                                  })
@@ -396,32 +404,25 @@ TEST_F(LifetimeTest, ReleasingAKeptAliveLockIsNotALoss) {
   ASSERT_TRUE(released->ok()) << released->status();
   loop.RunFor(absl::Milliseconds(1200));  // Past every extension and margin.
   EXPECT_EQ(on_lost_calls, 0);
-  EXPECT_FALSE((*lock)->lost()) << (*lock)->lost_reason();
-  EXPECT_TRUE((*lock)->released());
+  EXPECT_FALSE(lock->lost()) << lock->lost_reason();
+  EXPECT_TRUE(lock->released());
   EXPECT_EQ(Holders(), 0);
 }
 
 TEST_F(LifetimeTest, KeepAliveRejectsInconsistentOptions) {
   LoopRunner loop;
-  auto engine =
-      AsyncRedlock::Create(loop.base(), TestOptions(cluster_->Uris()));
-  ASSERT_TRUE(engine.ok());
-  std::optional<absl::StatusOr<Lock>> lock;
-  ASSERT_TRUE((*engine)
-                  ->AcquireAsync(kJob, absl::Seconds(1), absl::ZeroDuration(),
-                                 [&](absl::StatusOr<Lock> l) { lock = l; })
-                  .ok());
-  ASSERT_TRUE(loop.RunUntil([&] { return lock.has_value(); }));
-  ASSERT_TRUE(lock->ok());
+  absl::StatusOr<AsyncHolder> holder = HoldAsync(loop, absl::Seconds(1));
+  ASSERT_TRUE(holder.ok()) << holder.status();
   HoldOptions slow;
   slow.extend_every = absl::Seconds(1);  // Not shorter than ttl - margin.
-  EXPECT_EQ((*engine)
-                ->KeepAlive(**lock, absl::Seconds(1), std::move(slow))
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ((*engine)->KeepAlive(Lock(), absl::Seconds(1), {}).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      holder->engine->KeepAlive(holder->lock, absl::Seconds(1), std::move(slow))
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      holder->engine->KeepAlive(Lock(), absl::Seconds(1), {}).status().code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

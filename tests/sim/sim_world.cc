@@ -125,8 +125,6 @@ class World {
   void Acquire(int client, const PlannedOp* op, absl::Duration wait,
                absl::AnyInvocable<void(absl::StatusOr<Lock>)> then);
   void OnWon(int client, const PlannedOp* op, Lock lock);
-  void Work(std::shared_ptr<Holding> h, absl::Duration d,
-            absl::AnyInvocable<void()> then);
   void Write(std::shared_ptr<Holding> h, absl::AnyInvocable<void()> then);
   void Release(std::shared_ptr<Holding> h, absl::AnyInvocable<void()> then);
   void FinishWork(std::shared_ptr<Holding> h);
@@ -299,10 +297,11 @@ void World::OnWon(int client, const PlannedOp* op, Lock lock) {
     case PlannedOp::Kind::kPausedWriter:
       // The paused writer wakes past its validity and writes all the same:
       // only the fencing token can stop it.
-      Work(h, op->work, [this, h] { Write(h, [this, h] { FinishWork(h); }); });
+      loop_.After(op->work,
+                  [this, h] { Write(h, [this, h] { FinishWork(h); }); });
       return;
     case PlannedOp::Kind::kExtend:
-      Work(h, op->work / 2, [this, h] {
+      loop_.After(op->work / 2, [this, h] {
         Client& c = clients_[h->client];
         if (h->finished || quiescing_) return;
         const size_t call = NewCall(h->client, "extend", h->op->resource);
@@ -317,8 +316,9 @@ void World::OnWon(int client, const PlannedOp* op, Lock lock) {
               s.valid_until =
                   std::max(s.valid_until,
                            TrueOf(clients_[h->client], h->lock.valid_until()));
-              Work(h, h->op->work / 2,
-                   [this, h] { Write(h, [this, h] { FinishWork(h); }); });
+              loop_.After(h->op->work / 2, [this, h] {
+                Write(h, [this, h] { FinishWork(h); });
+              });
             });
         if (!sent.ok()) {
           history_.calls[call].completions = 1;
@@ -343,18 +343,13 @@ void World::OnWon(int client, const PlannedOp* op, Lock lock) {
         return;
       }
       h->keep_alive = *std::move(ka);
-      Work(h, op->work, [this, h] {
+      loop_.After(op->work, [this, h] {
         if (h->finished) return;
         Write(h, [this, h] { FinishWork(h); });
       });
       return;
     }
   }
-}
-
-void World::Work(std::shared_ptr<Holding> h, absl::Duration d,
-                 absl::AnyInvocable<void()> then) {
-  loop_.After(d, std::move(then));
 }
 
 void World::Write(std::shared_ptr<Holding> h, absl::AnyInvocable<void()> then) {
