@@ -277,7 +277,7 @@ void BM_QuorumRound_Release(benchmark::State& state) {
     config.command = ReleaseCommand(kKey, kToken);
     config.map_reply = &ScriptVote;
     config.quorum = 1;
-    config.wait_for_all = true;
+    config.decide_when = RoundConfig::DecideWhen::kAllVoted;
     auto round =
         QuorumRound::Start(fakes.links, std::move(config), Clock::Real(),
                            [&done](RoundResult result) { ++done; });

@@ -18,7 +18,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "redlock/cancel.h"
 #include "redlock/keys.h"
+#include "src/cancel_state.h"
 #include "src/lock_state.h"
 #include "src/operation.h"
 #include "src/retry.h"
@@ -45,7 +47,32 @@ class Engine::AcquireOp final : public Engine::Operation {
                   std::min(options.wait, kLongestWait)),
         retry_timer_(engine->runtime_->NewTimer([this] { StartAttempt(); })) {}
 
+  // Cancelling `cancel` (from any thread) ends this acquisition through the
+  // runtime's mailbox, on the loop thread.
+  void WatchCancellation(const Cancellation& cancel) {
+    cancel_ = cancel.state();
+    absl::StatusOr<std::shared_ptr<Mailbox>> mailbox =
+        engine_->runtime_->GetMailbox();
+    if (!mailbox.ok()) {
+      // Without a way in from other threads, cancellation is seen at the
+      // next attempt (StartAttempt checks it).
+      return;
+    }
+    std::weak_ptr<AcquireOp> weak =
+        std::static_pointer_cast<AcquireOp>(shared_from_this());
+    subscription_ = cancel_->Subscribe([mailbox = *std::move(mailbox), weak] {
+      mailbox->Post([weak] {
+        if (auto self = weak.lock()) self->CancelledByCaller();
+      });
+    });
+  }
+
   void StartAttempt() {
+    if (finished_) return;
+    if (cancel_ != nullptr && cancel_->IsCancelled()) {
+      CancelledByCaller();
+      return;
+    }
     absl::StatusOr<std::string> token = engine_->runtime_->NewToken();
     if (!token.ok()) {
       Fail(token.status());
@@ -158,6 +185,27 @@ class Engine::AcquireOp final : public Engine::Operation {
     Succeed(fence_);
   }
 
+  // The caller cancelled: stop retrying, undo the attempt in flight, answer
+  // kCancelled. Nothing to do once the result was handed over.
+  void CancelledByCaller() {
+    if (finished_) return;
+    retry_timer_->Cancel();
+    std::string released;
+    // An acquire round or a fence write-back in flight may have won keys, or
+    // win them late: the token-checked release queues behind each master's
+    // pending request, so whatever it sets is deleted.
+    if (StopRound()) {
+      SendToAll(ReleaseCommand(key_, token_));
+      released = "; the attempt in flight was released";
+    }
+    const int attempts = schedule_.attempts();
+    Fail(absl::CancelledError(absl::StrCat(
+        what_, ": cancelled by the caller after ", attempts,
+        attempts == 1 ? " attempt" : " attempts", " in ",
+        ReadableDuration(ToDuration(engine_->runtime_->Now() - started_)),
+        released)));
+  }
+
   void Succeed(uint64_t fence) {
     auto state = std::make_shared<LockState>();
     state->owner = engine_;
@@ -172,7 +220,15 @@ class Engine::AcquireOp final : public Engine::Operation {
       state->valid_until = won_.valid_until;
       state->votes = std::move(won_.votes);
     }
+    Finished();
     Deliver(done_, absl::StatusOr<Lock>(Lock(std::move(state))));
+  }
+
+  // The result is decided: cancellation no longer applies.
+  void Finished() {
+    finished_ = true;
+    if (cancel_ != nullptr) cancel_->Unsubscribe(subscription_);
+    cancel_.reset();
   }
 
   void RetryOrFail(const absl::Status& status) {
@@ -201,6 +257,7 @@ class Engine::AcquireOp final : public Engine::Operation {
   }
 
   void Fail(absl::Status status) override {
+    Finished();
     Deliver(done_, absl::StatusOr<Lock>(std::move(status)));
   }
   void OnCancel() override { retry_timer_->Cancel(); }
@@ -218,6 +275,9 @@ class Engine::AcquireOp final : public Engine::Operation {
   RoundResult won_;  // The acquire round that reached quorum.
   bool fence_write_ = false;
   uint64_t fence_ = 0;
+  bool finished_ = false;
+  std::shared_ptr<CancelState> cancel_;  // Null when not watched.
+  uint64_t subscription_ = 0;
 };
 
 }  // namespace redlock::internal

@@ -33,7 +33,18 @@ absl::Status AsyncRedlock::AcquireAsync(absl::string_view resource,
 absl::Status AsyncRedlock::AcquireAsync(absl::string_view resource,
                                         const AcquireOptions& options,
                                         AcquireCallback done) {
+  if (options.ttl == absl::ZeroDuration()) {
+    AcquireOptions with_default = options;
+    with_default.ttl = engine_->options().default_ttl;
+    return engine_->Acquire(resource, with_default, std::move(done));
+  }
   return engine_->Acquire(resource, options, std::move(done));
+}
+
+absl::StatusOr<Lock> AsyncRedlock::Adopt(absl::string_view resource,
+                                         absl::string_view token,
+                                         uint64_t fence) {
+  return engine_->Adopt(resource, token, fence);
 }
 
 absl::StatusOr<KeepAliveHandle> AsyncRedlock::KeepAlive(const Lock& lock,
@@ -69,7 +80,13 @@ absl::Status AsyncRedlock::ExtendAsync(const Lock& lock, absl::Duration ttl,
 
 absl::Status AsyncRedlock::ReleaseAsync(const Lock& lock,
                                         ReleaseCallback done) {
-  return engine_->Release(lock, std::move(done));
+  return engine_->Release(lock, ReleaseOptions(), std::move(done));
+}
+
+absl::Status AsyncRedlock::ReleaseAsync(const Lock& lock,
+                                        const ReleaseOptions& options,
+                                        ReleaseCallback done) {
+  return engine_->Release(lock, options, std::move(done));
 }
 
 const Options& AsyncRedlock::options() const { return engine_->options(); }

@@ -29,6 +29,8 @@ namespace redlock::internal {
 namespace {
 
 constexpr size_t kMaxResourceBytes = 4096;
+// Adopt(): ours are 32; room for other tools' formats.
+constexpr size_t kMaxTokenBytes = 256;
 // INFO reports uptime in whole seconds of the server's wall clock, cached by
 // Redis for up to 100ms, so the true uptime is within this of the reading
 // (either way).
@@ -96,7 +98,7 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
   }
   // A master whose handshake hangs (a stopped server accepts TCP) neither
   // completes nor fails for a while: do not wait for it longer than this.
-  deployment_timer_ = runtime_->NewTimer([this] { MarkDeploymentKnown(); });
+  deployment_timer_ = runtime_->NewTimer([this] { MarkReadyToAttempt(); });
   deployment_timer_->Arm(options_.connect_timeout +
                          2 * options_.request_timeout);
   OnMasterStateChange();
@@ -181,7 +183,7 @@ void Engine::OnMasterStateChange() {
       WriteMarker(*x, kTrustedMarker);
     }
   }
-  if (all_settled) MarkDeploymentKnown();
+  if (all_settled || JudgedServers() >= quorum_) MarkReadyToAttempt();
   WarnAboutEviction();
 }
 
@@ -202,6 +204,7 @@ void Engine::WriteMarker(Master& master, absl::string_view value) {
                 // until RefreshUnmarked() or the next handshake asks again.
                 if (reply.ok() && reply->type == RedisReply::Type::kString) {
                   masters_[i]->set_marker(reply->str);
+                  if (JudgedServers() >= quorum_) MarkReadyToAttempt();
                 }
               });
 }
@@ -239,20 +242,40 @@ void Engine::RefreshUnmarked() {
   }
 }
 
-void Engine::MarkDeploymentKnown() {
-  if (deployment_known_) return;
-  deployment_known_ = true;
+void Engine::MarkReadyToAttempt() {
+  if (ready_to_attempt_) return;
+  ready_to_attempt_ = true;
   if (deployment_timer_ != nullptr) deployment_timer_->Cancel();
-  for (auto& fn : deployment_waiters_) completions_.Post(std::move(fn));
-  deployment_waiters_.clear();
+  for (auto& fn : attempt_waiters_) completions_.Post(std::move(fn));
+  attempt_waiters_.clear();
 }
 
-void Engine::WhenDeploymentKnown(absl::AnyInvocable<void()> fn) {
-  if (deployment_known_) {
+void Engine::WhenReadyToAttempt(absl::AnyInvocable<void()> fn) {
+  if (ready_to_attempt_) {
     fn();
   } else {
-    deployment_waiters_.push_back(std::move(fn));
+    attempt_waiters_.push_back(std::move(fn));
   }
+}
+
+int Engine::JudgedServers() const {
+  // Starting an attempt early is safe whatever this counts: every grant is
+  // judged again when it arrives (GrantVeto), and an unjudged master's
+  // counts for nothing. It only spares an attempt that could not win. The
+  // guard's verdict is asked even with the guard off: fencing trusts only
+  // marked counters, and a new deployment is marked once every master
+  // answered.
+  std::vector<absl::string_view> servers;
+  for (size_t i = 0; i < masters_.size(); ++i) {
+    if (!masters_[i]->ready() || !GuardVerdict(static_cast<int>(i)).ok()) {
+      continue;
+    }
+    const absl::string_view domain = FailureDomain(static_cast<int>(i));
+    if (std::find(servers.begin(), servers.end(), domain) == servers.end()) {
+      servers.push_back(domain);
+    }
+  }
+  return static_cast<int>(servers.size());
 }
 
 std::vector<MasterHealth> Engine::Health() const {
@@ -289,12 +312,17 @@ std::vector<MasterHealth> Engine::Health() const {
 }
 
 absl::Status Engine::GrantVeto(int master) const {
-  const Master& m = *masters_[master];
-  const MasterIdentity& id = m.identity();
   if (!options_.restart_guard) return absl::OkStatus();
+  const MasterIdentity& id = masters_[master]->identity();
   if (legacy_grant_rule_ && (!id.known || id.marker != kRebornMarker)) {
     return absl::OkStatus();  // Unsafe; see set_legacy_grant_rule_for_testing.
   }
+  return GuardVerdict(master);
+}
+
+absl::Status Engine::GuardVerdict(int master) const {
+  const Master& m = *masters_[master];
+  const MasterIdentity& id = m.identity();
   // Fail closed: whatever is not known to be trustworthy casts no grant.
   if (!m.ready() || !id.known) {
     return absl::FailedPreconditionError(
@@ -377,7 +405,7 @@ Engine::~Engine() {
   auto operations = std::move(operations_);
   operations_.clear();
   for (const std::shared_ptr<Operation>& op : operations) op->Cancel();
-  deployment_waiters_.clear();
+  attempt_waiters_.clear();
   deployment_timer_.reset();
   links_.clear();
   masters_.clear();
@@ -443,11 +471,7 @@ absl::Status Engine::CheckLock(const Lock& lock) const {
   return absl::OkStatus();
 }
 
-absl::Status Engine::Acquire(absl::string_view resource,
-                             const AcquireOptions& options,
-                             AsyncRedlock::AcquireCallback done) {
-  const absl::Duration ttl = options.ttl;
-  const absl::Duration wait = options.wait;
+absl::Status Engine::CheckResource(absl::string_view resource) const {
   if (resource.empty()) {
     return absl::InvalidArgumentError("resource name must not be empty");
   }
@@ -462,6 +486,17 @@ absl::Status Engine::Acquire(absl::string_view resource,
         absl::StrCat("resource name is ", resource.size(), " bytes; at most ",
                      kMaxResourceBytes, " allowed"));
   }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::Acquire(absl::string_view resource,
+                             const AcquireOptions& options,
+                             AsyncRedlock::AcquireCallback done) {
+  const absl::Duration ttl = options.ttl;
+  const absl::Duration wait = options.wait;
+  if (absl::Status status = CheckResource(resource); !status.ok()) {
+    return status;
+  }
   if (absl::Status status = CheckTtl(ttl); !status.ok()) return status;
   if (wait < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -471,14 +506,52 @@ absl::Status Engine::Acquire(absl::string_view resource,
   auto op = std::make_shared<AcquireOp>(this, std::string(resource), options,
                                         std::move(done));
   operations_.insert(op);
-  // The restart guard and fencing judge masters by the deployment marker:
-  // the first acquisitions wait until every master has been heard from
-  // (bounded by connect_timeout + 2 * request_timeout).
+  // The restart guard judges masters by the deployment marker: the first
+  // acquisitions wait until a quorum of them is judged, or every master has
+  // been heard from (bounded by connect_timeout + 2 * request_timeout).
+  op->WatchCancellation(options.cancel);
   std::weak_ptr<AcquireOp> weak = op;
-  WhenDeploymentKnown([weak] {
+  WhenReadyToAttempt([weak] {
     if (auto self = weak.lock()) self->StartAttempt();
   });
   return absl::OkStatus();
+}
+
+absl::StatusOr<Lock> Engine::Adopt(absl::string_view resource,
+                                   absl::string_view token, uint64_t fence) {
+  if (absl::Status status = CheckResource(resource); !status.ok()) {
+    return status;
+  }
+  if (token.empty()) return absl::InvalidArgumentError("token is empty");
+  if (token.size() > kMaxTokenBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "token is ", token.size(), " bytes; at most ", kMaxTokenBytes,
+        " allowed (this library's tokens are 32 hex digits)"));
+  }
+  for (size_t i = 0; i < token.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(token[i]);
+    if (c <= 0x20 || c >= 0x7f) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "token has a byte that is not printable ASCII (or is a space) at "
+          "offset ",
+          i, "; this library's tokens are 32 hex digits"));
+    }
+  }
+  auto state = std::make_shared<LockState>();
+  state->owner = this;
+  state->clock = runtime_->LockClock();
+  state->resource = std::string(resource);
+  state->key = LockKey(options_, state->resource);
+  state->token = std::string(token);
+  state->acquired_at = runtime_->Now();
+  state->fence = fence;
+  state->adopted = true;
+  {
+    std::lock_guard<std::mutex> lock(state->mu);
+    // Unknown until an extension succeeds: nothing is promised.
+    state->valid_until = state->acquired_at;
+  }
+  return Lock(std::move(state));
 }
 
 absl::StatusOr<std::shared_ptr<KeepAliveOp>> Engine::KeepAlive(
@@ -524,11 +597,12 @@ absl::Status Engine::Extend(const Lock& lock, absl::Duration ttl,
   return absl::OkStatus();
 }
 
-absl::Status Engine::Release(const Lock& lock,
+absl::Status Engine::Release(const Lock& lock, const ReleaseOptions& options,
                              AsyncRedlock::ReleaseCallback done) {
   if (absl::Status status = CheckLock(lock); !status.ok()) return status;
   if (!done) return absl::InvalidArgumentError("callback must not be empty");
-  auto op = std::make_shared<ReleaseOp>(this, StateOf(lock), std::move(done));
+  auto op = std::make_shared<ReleaseOp>(this, StateOf(lock), options,
+                                        std::move(done));
   operations_.insert(op);
   op->Start();
   return absl::OkStatus();

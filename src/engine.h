@@ -62,7 +62,10 @@ class Engine {
                                                          HoldOptions options);
   absl::Status Extend(const Lock& lock, absl::Duration ttl,
                       AsyncRedlock::ExtendCallback done);
-  absl::Status Release(const Lock& lock, AsyncRedlock::ReleaseCallback done);
+  absl::Status Release(const Lock& lock, const ReleaseOptions& options,
+                       AsyncRedlock::ReleaseCallback done);
+  absl::StatusOr<Lock> Adopt(absl::string_view resource,
+                             absl::string_view token, uint64_t fence);
 
   const Options& options() const { return options_; }
   int quorum() const { return quorum_; }
@@ -91,10 +94,14 @@ class Engine {
   // master is judged again each time (one that answered before the others
   // could not be judged then).
   void OnMasterStateChange();
-  // Runs `fn` once every master has completed a handshake or failed to
-  // connect (or a bounded time has passed), on a later loop turn.
-  void WhenDeploymentKnown(absl::AnyInvocable<void()> fn);
-  void MarkDeploymentKnown();
+  // Runs `fn` on a later loop turn once a first acquisition attempt can
+  // start: a quorum of masters (distinct servers) is judged by the restart
+  // guard, or every master has completed a handshake or failed to connect,
+  // or a bounded time has passed. At once after that.
+  void WhenReadyToAttempt(absl::AnyInvocable<void()> fn);
+  void MarkReadyToAttempt();
+  // Distinct ready servers the restart guard trusts now (GuardVerdict()).
+  int JudgedServers() const;
   // Writes the deployment marker to `master` unless one is there; its local
   // view follows the reply.
   void WriteMarker(Master& master, absl::string_view value);
@@ -111,6 +118,9 @@ class Engine {
   // restart guard (no handshake on the current connection, no run_id, no
   // marker yet, reborn and up for less than max_ttl) casts no grant.
   absl::Status GrantVeto(int master) const;
+  // The restart guard's judgement of master `i`, whether or not
+  // Options::restart_guard is on: what GrantVeto() applies when it is.
+  absl::Status GuardVerdict(int master) const;
   // The server master `i` is (its run_id as the last handshake read it), or
   // empty if unknown. Rounds and fence reads count one vote per server.
   absl::string_view FailureDomain(int master) const;
@@ -132,6 +142,7 @@ class Engine {
   // master that can evict the library's keys.
   void WarnAboutEviction();
 
+  absl::Status CheckResource(absl::string_view resource) const;
   absl::Status CheckTtl(absl::Duration ttl) const;
   absl::Status CheckLock(const Lock& lock) const;
   // Delivers a finished operation's result on a later loop turn and forgets
@@ -148,11 +159,11 @@ class Engine {
   absl::flat_hash_set<std::shared_ptr<Operation>> operations_;
   Deferred completions_;
   std::string marker_key_;
-  bool deployment_known_ = false;
+  bool ready_to_attempt_ = false;
   // This client bootstrapped the deployment or saw it marked: it never
   // bootstraps (again).
   bool deployment_seen_ = false;
-  std::vector<absl::AnyInvocable<void()>> deployment_waiters_;
+  std::vector<absl::AnyInvocable<void()>> attempt_waiters_;
   // Per master: MasterCounters::connects when its eviction warning was given.
   std::vector<int64_t> eviction_warned_;
   std::unique_ptr<Timer> deployment_timer_;

@@ -4,7 +4,6 @@
 
 #include <event2/event.h>
 #include <event2/thread.h>
-
 #include <pthread.h>
 #include <signal.h>
 

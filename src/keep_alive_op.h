@@ -53,7 +53,9 @@ class KeepAliveOp final : public Engine::Operation {
     lost_ = true;
     StopTimers();
     if (release && engine_->CheckLock(Lock(state_)).ok()) {
-      engine_->Release(Lock(state_), [](absl::StatusOr<ReleaseReport>) {})
+      engine_
+          ->Release(Lock(state_), ReleaseOptions(),
+                    [](absl::StatusOr<ReleaseReport>) {})
           .IgnoreError();
     }
     engine_->Finish(this, [] {});

@@ -6,9 +6,13 @@
 #include <fcntl.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "src/event_adapter.h"
@@ -202,6 +206,80 @@ absl::StatusOr<std::unique_ptr<Connection>> LibeventRuntime::Connect(
 
 absl::StatusOr<std::string> LibeventRuntime::NewToken() {
   return internal::NewToken();
+}
+
+class LibeventRuntime::PipeMailbox final : public Mailbox {
+ public:
+  explicit PipeMailbox(int write_fd) : write_fd_(write_fd) {}
+  ~PipeMailbox() override { Close(); }
+
+  void Post(absl::AnyInvocable<void()> fn) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (write_fd_ < 0) return;  // The runtime is gone; `fn` is dropped.
+    const bool wake = posted_.empty();
+    posted_.push_back(std::move(fn));
+    if (!wake) return;  // A byte is already on its way.
+    const char byte = 0;
+    // Non-blocking: a full pipe already wakes the loop.
+    while (write(write_fd_, &byte, 1) < 0 && errno == EINTR) {
+    }
+  }
+
+  // Loop thread.
+  std::vector<absl::AnyInvocable<void()>> Take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::move(posted_);
+  }
+
+  // Later posts are dropped; what was posted is destroyed unrun.
+  void Close() {
+    std::vector<absl::AnyInvocable<void()>> dropped;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (write_fd_ >= 0) close(write_fd_);
+    write_fd_ = -1;
+    dropped.swap(posted_);
+  }
+
+ private:
+  std::mutex mu_;
+  int write_fd_;                                    // Guarded by mu_.
+  std::vector<absl::AnyInvocable<void()>> posted_;  // Guarded by mu_.
+};
+
+absl::StatusOr<std::shared_ptr<Mailbox>> LibeventRuntime::GetMailbox() {
+  if (mailbox_ != nullptr) return mailbox_;
+  int fds[2];
+  if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) {
+    return absl::InternalError(
+        absl::StrCat("cannot make the mailbox's pipe: errno ", errno));
+  }
+  mailbox_event_ = event_new(base_, fds[0], EV_READ | EV_PERSIST,
+                             &LibeventRuntime::OnMailbox, this);
+  if (mailbox_event_ == nullptr || event_add(mailbox_event_, nullptr) != 0) {
+    if (mailbox_event_ != nullptr) event_free(mailbox_event_);
+    mailbox_event_ = nullptr;
+    close(fds[0]);
+    close(fds[1]);
+    return absl::InternalError("cannot watch the mailbox's pipe");
+  }
+  mailbox_read_fd_ = fds[0];
+  mailbox_ = std::make_shared<PipeMailbox>(fds[1]);
+  return mailbox_;
+}
+
+void LibeventRuntime::OnMailbox(int fd, short, void* arg) {
+  char buffer[64];
+  while (read(fd, buffer, sizeof(buffer)) > 0) {
+  }
+  auto* self = static_cast<LibeventRuntime*>(arg);
+  for (auto& fn : self->mailbox_->Take()) fn();
+}
+
+LibeventRuntime::~LibeventRuntime() {
+  if (mailbox_ == nullptr) return;
+  mailbox_->Close();
+  event_free(mailbox_event_);
+  close(mailbox_read_fd_);
 }
 
 }  // namespace redlock::internal

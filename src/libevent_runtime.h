@@ -22,6 +22,7 @@
 #include "src/runtime.h"
 
 struct event_base;
+struct event;
 
 namespace redlock::internal {
 
@@ -29,6 +30,8 @@ class LibeventRuntime final : public Runtime {
  public:
   // `base` must outlive the runtime and everything it made.
   explicit LibeventRuntime(event_base* base) : base_(base) {}
+  // Closes the mailbox (later posts are dropped) and its pipe.
+  ~LibeventRuntime() override;
 
   event_base* base() const { return base_; }
 
@@ -38,9 +41,17 @@ class LibeventRuntime final : public Runtime {
       const MasterAddress& address, ConnectionObserver* observer) override;
   uint64_t RandomBits() override { return absl::Uniform<uint64_t>(bitgen_); }
   absl::StatusOr<std::string> NewToken() override;
+  // A pipe watched by the loop: a post writes one byte to wake it.
+  absl::StatusOr<std::shared_ptr<Mailbox>> GetMailbox() override;
 
  private:
+  class PipeMailbox;
+  static void OnMailbox(int fd, short events, void* arg);
+
   event_base* const base_;
+  std::shared_ptr<PipeMailbox> mailbox_;
+  event* mailbox_event_ = nullptr;
+  int mailbox_read_fd_ = -1;
   absl::BitGen bitgen_;
 };
 

@@ -66,6 +66,8 @@ MonotonicTime Lock::acquired_at() const {
   return state_ ? state_->acquired_at : MonotonicTime();
 }
 
+bool Lock::adopted() const { return state_ != nullptr && state_->adopted; }
+
 MonotonicTime Lock::valid_until() const {
   if (!state_) return MonotonicTime();
   std::lock_guard<std::mutex> lock(state_->mu);

@@ -27,6 +27,7 @@ struct LockState {
   std::string token;
   MonotonicTime acquired_at;
   uint64_t fence = 0;
+  bool adopted = false;  // Made by Adopt(), not won by an acquisition.
 
   // std::mutex rather than absl::Mutex: ThreadSanitizer sees through it even
   // though Debian's Abseil is not built for it.

@@ -66,6 +66,15 @@ class Engine::Operation : public std::enable_shared_from_this<Operation> {
         });
   }
 
+  // Stops the round in flight, if any (nothing more is sent; late replies
+  // are dropped). True if there was one.
+  bool StopRound() {
+    if (round_ == nullptr) return false;
+    round_->Cancel();
+    round_.reset();
+    return true;
+  }
+
   // Hands `result` to `done` on a later loop turn.
   template <typename Callback, typename Result>
   void Deliver(Callback& done, Result result) {

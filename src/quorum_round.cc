@@ -100,11 +100,21 @@ void QuorumRound::OnReply(int master, absl::StatusOr<RedisReply> reply) {
                                           : MasterVote::Kind::kDenied;
   }
 
-  if (config_.wait_for_all) {
-    if (!tally_.AllVoted()) return;
-    Decide(tally_.QuorumReached() ? absl::OkStatus()
-                                  : absl::Status(tally_.LossCode(), ""));
-    return;
+  switch (config_.decide_when) {
+    case RoundConfig::DecideWhen::kAllVoted:
+      if (!tally_.AllVoted()) return;
+      Decide(tally_.QuorumReached() ? absl::OkStatus()
+                                    : absl::Status(tally_.LossCode(), ""));
+      return;
+    case RoundConfig::DecideWhen::kQuorumCleared:
+      if (tally_.QuorumCleared()) {
+        Decide(absl::OkStatus());
+      } else if (tally_.ClearingImpossible()) {
+        Decide(absl::UnavailableError("too few masters answered"));
+      }
+      return;
+    case RoundConfig::DecideWhen::kQuorumGranted:
+      break;
   }
   if (tally_.QuorumReached()) {
     if (!config_.ready_to_win || tally_.AllVoted() ||

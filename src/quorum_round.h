@@ -46,6 +46,11 @@ class VoteTally {
     return denied_ + failed_ > masters_ - quorum_;
   }
   bool AllVoted() const { return granted_ + denied_ + failed_ == masters_; }
+  // A release's question: a quorum answered that our token is no longer
+  // there (deleted now, or gone already).
+  bool QuorumCleared() const { return granted_ + denied_ >= quorum_; }
+  // So many failed that a quorum can no longer confirm it.
+  bool ClearingImpossible() const { return failed_ > masters_ - quorum_; }
 
   // Why a round that cannot win lost: kUnavailable when the failures alone
   // put quorum out of reach (retrying may help once masters recover),
@@ -72,8 +77,20 @@ struct RoundConfig {
   Command command;
   VoteMapper map_reply = nullptr;
   int quorum = 1;
-  // Release: decide only once every master answered (or failed).
-  bool wait_for_all = false;
+  // When the round is decided.
+  enum class DecideWhen {
+    // Acquire and extend: won as soon as `quorum` granted, lost as soon as
+    // that is out of reach.
+    kQuorumGranted,
+    // Release: as soon as `quorum` masters answered that the token is no
+    // longer there (granted: deleted now; denied: gone already) — OK, the
+    // resource can be taken again — or so many failed that this can no
+    // longer be confirmed (kUnavailable).
+    kQuorumCleared,
+    // Only once every master answered or failed; OK if `quorum` granted.
+    kAllVoted,
+  };
+  DecideWhen decide_when = DecideWhen::kQuorumGranted;
   // Acquire and extend: a won round needs validity left.
   bool check_validity = false;
   absl::Duration ttl;

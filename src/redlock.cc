@@ -2,7 +2,9 @@
 
 #include "redlock/redlock.h"
 
+#include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -91,9 +93,37 @@ absl::StatusOr<std::unique_ptr<Redlock>> Redlock::Create(Options options) {
   return std::unique_ptr<Redlock>(new Redlock(std::move(impl)));
 }
 
-Redlock::Redlock(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+// The client as ScopedLocks see it: null once the client is being
+// destroyed. Releases hold it shared, the destructor exclusively, so a
+// release in progress finishes first and none starts after.
+class ScopedLock::ClientRef {
+ public:
+  explicit ClientRef(Redlock* client) : client_(client) {}
 
-Redlock::~Redlock() = default;
+  // Runs `fn(client)` unless the client is gone; false if it is.
+  template <typename Fn>
+  bool With(Fn fn) {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    if (client_ == nullptr) return false;
+    fn(*client_);
+    return true;
+  }
+
+  void Detach() {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    client_ = nullptr;
+  }
+
+ private:
+  std::shared_mutex mu_;
+  Redlock* client_;  // Guarded by mu_.
+};
+
+Redlock::Redlock(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)),
+      ref_(std::make_shared<ScopedLock::ClientRef>(this)) {}
+
+Redlock::~Redlock() { ref_->Detach(); }
 
 absl::StatusOr<Lock> Redlock::Acquire(absl::string_view resource,
                                       absl::Duration ttl, absl::Duration wait) {
@@ -101,11 +131,6 @@ absl::StatusOr<Lock> Redlock::Acquire(absl::string_view resource,
   return impl_->Call<Result>([&](auto done) {
     return impl_->engine().AcquireAsync(resource, ttl, wait, std::move(done));
   });
-}
-
-absl::StatusOr<Lock> Redlock::Acquire(absl::string_view resource,
-                                      absl::Duration wait) {
-  return Acquire(resource, impl_->options().default_ttl, wait);
 }
 
 absl::StatusOr<Lock> Redlock::Acquire(absl::string_view resource,
@@ -126,13 +151,16 @@ absl::Status Redlock::WithLock(
   }
   absl::StatusOr<Lock> lock = Acquire(resource, acquire);
   if (!lock.ok()) return lock.status();
+  const absl::Duration ttl = acquire.ttl == absl::ZeroDuration()
+                                 ? impl_->options().default_ttl
+                                 : acquire.ttl;
 
   // The keep-alive handle lives on the loop thread, like the engine.
   std::optional<KeepAliveHandle> keeper;
   absl::Status started;
   impl_->RunOnLoop([&] {
     absl::StatusOr<KeepAliveHandle> handle =
-        impl_->engine().KeepAlive(*lock, acquire.ttl, std::move(hold));
+        impl_->engine().KeepAlive(*lock, ttl, std::move(hold));
     if (handle.ok()) {
       keeper.emplace(*std::move(handle));
     } else {
@@ -176,7 +204,24 @@ absl::StatusOr<ScopedLock> Redlock::AcquireScoped(absl::string_view resource,
                                                   absl::Duration wait) {
   absl::StatusOr<Lock> lock = Acquire(resource, ttl, wait);
   if (!lock.ok()) return lock.status();
-  return ScopedLock(this, *std::move(lock));
+  return ScopedLock(ref_, *std::move(lock));
+}
+
+absl::StatusOr<ScopedLock> Redlock::AcquireScoped(
+    absl::string_view resource, const AcquireOptions& options) {
+  absl::StatusOr<Lock> lock = Acquire(resource, options);
+  if (!lock.ok()) return lock.status();
+  return ScopedLock(ref_, *std::move(lock));
+}
+
+absl::StatusOr<Lock> Redlock::Adopt(absl::string_view resource,
+                                    absl::string_view token, uint64_t fence) {
+  if (impl_->InLoopThread())
+    return impl_->engine().Adopt(resource, token, fence);
+  std::optional<absl::StatusOr<Lock>> lock;
+  impl_->RunOnLoop(
+      [&] { lock.emplace(impl_->engine().Adopt(resource, token, fence)); });
+  return *std::move(lock);
 }
 
 absl::Status Redlock::Extend(const Lock& lock, absl::Duration ttl) {
@@ -185,10 +230,11 @@ absl::Status Redlock::Extend(const Lock& lock, absl::Duration ttl) {
   });
 }
 
-absl::StatusOr<ReleaseReport> Redlock::Release(const Lock& lock) {
+absl::StatusOr<ReleaseReport> Redlock::Release(const Lock& lock,
+                                               ReleaseOptions options) {
   using Result = absl::StatusOr<ReleaseReport>;
   return impl_->Call<Result>([&](auto done) {
-    return impl_->engine().ReleaseAsync(lock, std::move(done));
+    return impl_->engine().ReleaseAsync(lock, options, std::move(done));
   });
 }
 
@@ -201,17 +247,17 @@ std::vector<MasterHealth> Redlock::Health() const {
   return health;
 }
 
-ScopedLock::ScopedLock(Redlock* client, Lock lock)
-    : client_(client), lock_(std::move(lock)) {}
+ScopedLock::ScopedLock(std::weak_ptr<ClientRef> client, Lock lock)
+    : client_(std::move(client)), lock_(std::move(lock)) {}
 
 ScopedLock::ScopedLock(ScopedLock&& other) noexcept
-    : client_(std::exchange(other.client_, nullptr)),
+    : client_(std::exchange(other.client_, {})),
       lock_(std::move(other.lock_)) {}
 
 ScopedLock& ScopedLock::operator=(ScopedLock&& other) noexcept {
   if (this != &other) {
     ReleaseQuietly();
-    client_ = std::exchange(other.client_, nullptr);
+    client_ = std::exchange(other.client_, {});
     lock_ = std::move(other.lock_);
   }
   return *this;
@@ -219,19 +265,22 @@ ScopedLock& ScopedLock::operator=(ScopedLock&& other) noexcept {
 
 ScopedLock::~ScopedLock() { ReleaseQuietly(); }
 
-absl::StatusOr<ReleaseReport> ScopedLock::Release() {
-  if (client_ == nullptr) {
-    return absl::FailedPreconditionError("the lock was already released");
+absl::StatusOr<ReleaseReport> ScopedLock::Release(ReleaseOptions options) {
+  std::shared_ptr<ClientRef> client = std::exchange(client_, {}).lock();
+  if (client == nullptr) {
+    return absl::FailedPreconditionError(
+        "the scoped lock was already released, or its client destroyed");
   }
-  Redlock* client = std::exchange(client_, nullptr);
-  return client->Release(lock_);
+  absl::StatusOr<ReleaseReport> report =
+      absl::FailedPreconditionError("the scoped lock's client was destroyed");
+  client->With([&](Redlock& c) { report = c.Release(lock_, options); });
+  return report;
 }
 
 void ScopedLock::ReleaseQuietly() {
-  if (client_ == nullptr) return;
-  Redlock* client = std::exchange(client_, nullptr);
-  if (lock_.released()) return;
-  client->Release(lock_).IgnoreError();
+  std::shared_ptr<ClientRef> client = std::exchange(client_, {}).lock();
+  if (client == nullptr || lock_.released()) return;
+  client->With([&](Redlock& c) { c.Release(lock_).IgnoreError(); });
 }
 
 }  // namespace redlock

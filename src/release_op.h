@@ -22,9 +22,10 @@ namespace redlock::internal {
 class Engine::ReleaseOp final : public Engine::Operation {
  public:
   ReleaseOp(Engine* engine, std::shared_ptr<LockState> state,
-            AsyncRedlock::ReleaseCallback done)
+            const ReleaseOptions& options, AsyncRedlock::ReleaseCallback done)
       : Operation(engine, absl::StrCat("release \"", state->resource, "\"")),
         state_(std::move(state)),
+        wait_for_all_(options.wait_for_all_masters),
         done_(std::move(done)) {}
 
   void Start() {
@@ -37,8 +38,14 @@ class Engine::ReleaseOp final : public Engine::Operation {
     RoundConfig config;
     config.command = ReleaseCommand(state_->key, state_->token);
     config.map_reply = &ScriptVote;
-    config.quorum = 1;
-    config.wait_for_all = true;
+    config.quorum = engine_->quorum_;
+    // Decided as soon as a quorum no longer carries the token (or can no
+    // longer confirm it): the masters still to answer were sent the release
+    // in the same loop turn and get it all the same, bounded by
+    // request_timeout; only the report does not wait for them.
+    config.decide_when = wait_for_all_
+                             ? RoundConfig::DecideWhen::kAllVoted
+                             : RoundConfig::DecideWhen::kQuorumCleared;
     StartRound(std::move(config));
   }
 
@@ -48,6 +55,8 @@ class Engine::ReleaseOp final : public Engine::Operation {
     report.released = result.granted;
     report.not_held = result.denied;
     report.failed = result.failed;
+    report.pending = result.pending;
+    report.freed = result.granted + result.denied >= engine_->quorum_;
     report.votes = std::move(result.votes);
     Deliver(done_, absl::StatusOr<ReleaseReport>(std::move(report)));
   }
@@ -57,6 +66,7 @@ class Engine::ReleaseOp final : public Engine::Operation {
   }
 
   std::shared_ptr<LockState> state_;
+  const bool wait_for_all_;
   AsyncRedlock::ReleaseCallback done_;
 };
 

@@ -9,7 +9,7 @@
 // implementation of the algorithm and no #ifdef: only this seam.
 //
 // Single-threaded: every call, and every callback a runtime makes, happens on
-// the one loop thread that owns the engine.
+// the one loop thread that owns the engine — except Mailbox::Post().
 
 #ifndef REDLOCK_SRC_RUNTIME_H_
 #define REDLOCK_SRC_RUNTIME_H_
@@ -78,9 +78,23 @@ class Connection {
   virtual void FlushBeforeClose() = 0;
 };
 
+// The one way into the loop from other threads (a Cancellation cancelled
+// elsewhere). Thread-safe, unlike everything else here.
+class Mailbox {
+ public:
+  virtual ~Mailbox() = default;
+  // Runs `fn` on the loop soon. Once the runtime that made the mailbox is
+  // gone, `fn` is destroyed without running.
+  virtual void Post(absl::AnyInvocable<void()> fn) = 0;
+};
+
 // Clock::Now() is the monotonic clock behind every safety decision.
 class Runtime : public Clock {
  public:
+  // The runtime's mailbox, made on first use; it may outlive the runtime.
+  // kInternal if it cannot be made (out of file descriptors).
+  virtual absl::StatusOr<std::shared_ptr<Mailbox>> GetMailbox() = 0;
+
   // A timer that runs `fn` on the loop.
   virtual std::unique_ptr<Timer> NewTimer(absl::AnyInvocable<void()> fn) = 0;
 

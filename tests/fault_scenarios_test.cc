@@ -238,7 +238,8 @@ class FaultScenariosTest : public ::testing::Test {
 
   absl::StatusOr<ReleaseReport> Release(AsyncRedlock& engine,
                                         const Lock& lock) {
-    return testing::AwaitRelease(loop_, engine, lock);
+    // Waits for every master: these tests assert what each one did.
+    return testing::AwaitRelease(loop_, engine, lock, testing::WholeReport());
   }
 
   // A blocking client to master i itself, around any proxy.
@@ -446,23 +447,135 @@ TEST_F(FaultScenariosTest,
     }
   }
 
-  // The release queues behind the SET the stopped master has not run yet.
+  // The release is decided by the four healthy masters, without waiting for
+  // the stopped one; it still reaches it, queued behind the SET it has not
+  // run yet.
+  const absl::Time release_start = absl::Now();
+  absl::StatusOr<ReleaseReport> report =
+      testing::AwaitRelease(loop_, engine, *lock);
+  EXPECT_LT(absl::Now() - release_start, absl::Seconds(1));
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->freed);
+  EXPECT_GE(report->released, 3);
+  EXPECT_GE(report->pending, 1);  // The stopped one, maybe a healthy one.
+  EXPECT_EQ(report->released + report->pending, 5);
+  EXPECT_EQ(report->votes[2].kind, MasterVote::Kind::kPending);
+  ASSERT_TRUE(cluster_->server(2).Continue().ok());
+  // The late SET ran, then the release behind it: no orphan key.
+  ASSERT_TRUE(loop_.RunUntil([&] {
+    return Calls(2, "set") == sets_before + 1 &&
+           !Value(2, lock->key()).has_value();
+  }));
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(Value(i, lock->key()), std::nullopt) << "master " << i;
+  }
+}
+
+TEST_F(FaultScenariosTest,
+       AReleaseAskedToWaitForEveryMasterWaitsForTheStopped) {
+  START_OWN_MASTERS(5);
+  Options options = BaseOptions();
+  options.request_timeout = absl::Seconds(2);
+  AsyncRedlock& engine = MakeEngine(options);
+  absl::StatusOr<Lock> lock =
+      Acquire(engine, Resource("whole"), absl::Seconds(10));
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  ASSERT_TRUE(cluster_->server(2).Stop().ok());
   std::optional<absl::StatusOr<ReleaseReport>> report;
   ASSERT_TRUE(engine
-                  .ReleaseAsync(*lock,
+                  .ReleaseAsync(*lock, testing::WholeReport(),
                                 [&](absl::StatusOr<ReleaseReport> r) {
                                   report.emplace(std::move(r));
                                 })
                   .ok());
-  loop_.RunFor(absl::Milliseconds(50));
+  loop_.RunFor(absl::Milliseconds(200));
+  EXPECT_FALSE(report.has_value()) << "delivered before the stopped master";
   ASSERT_TRUE(cluster_->server(2).Continue().ok());
   ASSERT_TRUE(loop_.RunUntil([&] { return report.has_value(); }));
   ASSERT_TRUE(report->ok()) << report->status();
-  // The late SET ran, then the release behind it: no orphan key.
-  EXPECT_EQ(Calls(2, "set"), sets_before + 1);
   EXPECT_EQ((*report)->released, 5);
+  EXPECT_EQ((*report)->pending, 0);
+  EXPECT_TRUE((*report)->freed);
+}
+
+TEST_F(FaultScenariosTest,
+       AFreshClientsFirstAcquireDoesNotWaitForAStoppedMaster) {
+  START_OWN_MASTERS(5);
+  Options options = BaseOptions();
+  options.connect_timeout = absl::Seconds(3);
+  options.request_timeout = absl::Seconds(1);
+  // An earlier client marked the deployment, as every run but the first
+  // finds it.
+  {
+    AsyncRedlock& first = MakeEngine(options);
+    ASSERT_TRUE(Acquire(first, Resource("mark"), absl::Seconds(5)).ok());
+  }
+  // Accepts TCP, never answers the handshake: the new client cannot tell it
+  // from a slow master until connect_timeout + 2 * request_timeout (5s).
+  ASSERT_TRUE(cluster_->server(2).Stop().ok());
+  AsyncRedlock& fresh = MakeEngine(options);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<Lock> lock =
+      Acquire(fresh, Resource("fresh"), absl::Seconds(5));
+  const absl::Duration took = absl::Now() - start;
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  // Generous, and well under the request timeout: a quorum of judged
+  // masters started it.
+  EXPECT_LT(took, absl::Milliseconds(900));
+  EXPECT_EQ(lock->votes()[2].kind, MasterVote::Kind::kPending);
+  ASSERT_TRUE(cluster_->server(2).Continue().ok());
+  ASSERT_TRUE(testing::AwaitRelease(loop_, fresh, *lock).ok());
+}
+
+TEST_F(FaultScenariosTest, CancellingAnAttemptInFlightReleasesWhatItWon) {
+  START_OWN_MASTERS(5);
+  Options options = BaseOptions();
+  options.request_timeout = absl::Seconds(3);
+  AsyncRedlock& engine = MakeEngine(options);
+  ASSERT_TRUE(Acquire(engine, "warmup", absl::Seconds(5)).ok());
+  const std::string resource = Resource("cancel-in-flight");
+  loop_.RunFor(absl::Milliseconds(50));
+  int64_t sets_before[5] = {};
+  for (int i : {2, 3, 4}) sets_before[i] = Calls(i, "set");
+  for (int i : {2, 3, 4}) ASSERT_TRUE(cluster_->server(i).Stop().ok());
+  AcquireOptions acquire;
+  acquire.ttl = absl::Seconds(30);
+  acquire.wait = absl::Seconds(30);
+  std::optional<absl::StatusOr<Lock>> result;
+  ASSERT_TRUE(engine
+                  .AcquireAsync(resource, acquire,
+                                [&](absl::StatusOr<Lock> lock) {
+                                  result.emplace(std::move(lock));
+                                })
+                  .ok());
+  // Masters 0 and 1 grant; the round waits for a third.
+  ASSERT_TRUE(loop_.RunUntil(
+      [&] { return Value(0, KeyOf(resource)) && Value(1, KeyOf(resource)); }));
+  EXPECT_FALSE(result.has_value());
+  const absl::Time start = absl::Now();
+  acquire.cancel.Cancel();
+  ASSERT_TRUE(loop_.RunUntil([&] { return result.has_value(); }));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2)) << "waited for a timeout";
+  EXPECT_EQ(result->status().code(), absl::StatusCode::kCancelled)
+      << result->status();
+  EXPECT_NE(result->status().message().find("attempt in flight was released"),
+            std::string::npos)
+      << result->status();
+  // What it won is deleted now; the stopped masters run the SET late, then
+  // the release queued behind it.
+  ASSERT_TRUE(loop_.RunUntil([&] {
+    return !Value(0, KeyOf(resource)) && !Value(1, KeyOf(resource));
+  }));
+  for (int i : {2, 3, 4}) ASSERT_TRUE(cluster_->server(i).Continue().ok());
+  ASSERT_TRUE(loop_.RunUntil([&] {
+    for (int i : {2, 3, 4}) {
+      if (Calls(i, "set") == sets_before[i]) return false;
+    }
+    return true;
+  }));
+  loop_.RunFor(absl::Milliseconds(100));
   for (int i = 0; i < 5; ++i) {
-    EXPECT_EQ(Value(i, lock->key()), std::nullopt) << "master " << i;
+    EXPECT_EQ(Value(i, KeyOf(resource)), std::nullopt) << "master " << i;
   }
 }
 

@@ -29,18 +29,18 @@
 #include "redlock/keys.h"
 #include "redlock/redlock.h"
 #include "tests/support/fault_proxy.h"
-#include "tests/support/redis_server.h"
 #include "tests/support/guard_expectations.h"
+#include "tests/support/redis_server.h"
 #include "tests/support/test_options.h"
 
 namespace redlock {
 namespace {
 
 using ::redlock::testing::FaultProxy;
+using ::redlock::testing::Fenced;
 using ::redlock::testing::RedisClient;
 using ::redlock::testing::RedisCluster;
 using ::redlock::testing::RedisServer;
-using ::redlock::testing::Fenced;
 using ::redlock::testing::TestOptions;
 
 constexpr char kResource[] = "ledger";

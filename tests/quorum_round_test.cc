@@ -257,7 +257,7 @@ TEST_F(QuorumRoundTest, WaitForAllDecidesOnlyWhenEveryMasterAnswered) {
   config.command = ReleaseCommand("k", "tok");
   config.map_reply = &ScriptVote;
   config.quorum = 1;
-  config.wait_for_all = true;
+  config.decide_when = RoundConfig::DecideWhen::kAllVoted;
   auto round = Start(std::move(config));
   fakes_[0]->Answer(0, RedisReply::Integer(1));
   fakes_[1]->Answer(0, RedisReply::Integer(0));
@@ -267,6 +267,47 @@ TEST_F(QuorumRoundTest, WaitForAllDecidesOnlyWhenEveryMasterAnswered) {
   EXPECT_EQ(result_->granted, 1);
   EXPECT_EQ(result_->denied, 1);
   EXPECT_EQ(result_->failed, 1);
+}
+
+TEST_F(QuorumRoundTest, AReleaseIsDecidedOnceAQuorumNoLongerCarriesTheToken) {
+  MakeMasters(5);
+  RoundConfig config;
+  config.command = ReleaseCommand("k", "tok");
+  config.map_reply = &ScriptVote;
+  config.quorum = 3;
+  config.decide_when = RoundConfig::DecideWhen::kQuorumCleared;
+  auto round = Start(std::move(config));
+  fakes_[0]->Answer(0, RedisReply::Integer(1));  // Deleted.
+  fakes_[1]->Answer(0, absl::UnavailableError("down"));
+  fakes_[2]->Answer(0, RedisReply::Integer(0));  // Already gone.
+  EXPECT_EQ(calls_, 0) << "decided with two of three";
+  fakes_[3]->Answer(0, RedisReply::Integer(1));
+  // Master 4 has not answered: not waited for.
+  ASSERT_EQ(calls_, 1);
+  EXPECT_TRUE(result_->status.ok()) << result_->status;
+  EXPECT_EQ(result_->granted, 2);
+  EXPECT_EQ(result_->denied, 1);
+  EXPECT_EQ(result_->failed, 1);
+  EXPECT_EQ(result_->pending, 1);
+  EXPECT_EQ(result_->votes[4].kind, MasterVote::Kind::kPending);
+}
+
+TEST_F(QuorumRoundTest, AReleaseFailsAsSoonAsAQuorumCanNoLongerConfirmIt) {
+  MakeMasters(5);
+  RoundConfig config;
+  config.command = ReleaseCommand("k", "tok");
+  config.map_reply = &ScriptVote;
+  config.quorum = 3;
+  config.decide_when = RoundConfig::DecideWhen::kQuorumCleared;
+  auto round = Start(std::move(config));
+  fakes_[0]->Answer(0, RedisReply::Integer(1));
+  fakes_[1]->Answer(0, absl::UnavailableError("down"));
+  fakes_[2]->Answer(0, absl::DeadlineExceededError("no reply"));
+  EXPECT_EQ(calls_, 0);
+  fakes_[3]->Answer(0, absl::UnavailableError("down"));
+  ASSERT_EQ(calls_, 1);
+  EXPECT_EQ(result_->status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(result_->pending, 1);
 }
 
 TEST_F(QuorumRoundTest, OneServerUnderTwoAddressesCastsOneGrant) {

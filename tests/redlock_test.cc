@@ -14,6 +14,7 @@
 
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "tests/support/await_call.h"
 #include "tests/support/redis_server.h"
 
 namespace redlock {
@@ -107,7 +108,8 @@ TEST_F(RedlockTest, HealthListsEveryMasterConnectedWithItsCounts) {
   auto client = MakeClient();
   absl::StatusOr<Lock> lock = client->TryAcquire("health", absl::Seconds(5));
   ASSERT_TRUE(lock.ok()) << lock.status();
-  ASSERT_TRUE(client->Release(*lock).ok());
+  // Every master has answered everything once the whole report is in.
+  ASSERT_TRUE(client->Release(*lock, testing::WholeReport()).ok());
   const std::vector<MasterHealth> health = client->Health();
   ASSERT_EQ(health.size(), uris_.size());
   for (size_t i = 0; i < health.size(); ++i) {
@@ -203,10 +205,168 @@ TEST_F(RedlockTest, ScopedLockReleasesOnScopeExit) {
     EXPECT_EQ(client->TryAcquire("scoped", absl::Seconds(10)).status().code(),
               absl::StatusCode::kAborted);
   }
-  EXPECT_EQ(ValueOnFirstMaster("redlock:scoped"), std::nullopt);
+  // Released at quorum speed: free for the next owner at once, and gone from
+  // every master soon after.
   absl::StatusOr<Lock> again = client->TryAcquire("scoped", absl::Seconds(10));
   ASSERT_TRUE(again.ok()) << again.status();
-  ASSERT_TRUE(client->Release(*again).ok());
+  ASSERT_TRUE(client->Release(*again, testing::WholeReport()).ok());
+  EXPECT_EQ(ValueOnFirstMaster("redlock:scoped"), std::nullopt);
+}
+
+TEST_F(RedlockTest, AScopedLockThatOutlivesItsClientDoesNothing) {
+  auto client = MakeClient();
+  absl::StatusOr<ScopedLock> guard = client->AcquireScoped(
+      "outlives", absl::Seconds(10), absl::ZeroDuration());
+  ASSERT_TRUE(guard.ok()) << guard.status();
+  const std::string token = guard->lock().token();
+  client.reset();
+  // No client to release through: the lock is left to expire, as any lock
+  // still held when its client goes.
+  absl::StatusOr<ReleaseReport> report = guard->Release();
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(report.status().message().find("client destroyed"),
+            std::string::npos)
+      << report.status();
+  if (cluster_ != nullptr) {
+    EXPECT_EQ(ValueOnFirstMaster("redlock:outlives"), token);
+  }
+  // And the destructor, at the end of the test, does nothing either (the
+  // sanitizer runs would see a use after free).
+}
+
+TEST_F(RedlockTest, AcquireScopedWithOptionsCarriesAFencingToken) {
+  auto client = MakeClient();
+  AcquireOptions options;
+  options.ttl = absl::Seconds(10);
+  options.fencing = true;
+  uint64_t first = 0;
+  {
+    absl::StatusOr<ScopedLock> guard = client->AcquireScoped("fenced", options);
+    ASSERT_TRUE(guard.ok()) << guard.status();
+    first = guard->lock().fence();
+    EXPECT_GT(first, 0u);
+  }
+  absl::StatusOr<ScopedLock> again = client->AcquireScoped("fenced", options);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_GT(again->lock().fence(), first);
+}
+
+TEST_F(RedlockTest, AcquireOptionsWithoutATtlUseTheDefault) {
+  auto client = MakeClient();
+  AcquireOptions options;  // ttl = 0
+  absl::StatusOr<Lock> lock = client->Acquire("default-ttl", options);
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  EXPECT_GT(lock->remaining(), client->options().default_ttl / 2);
+  EXPECT_LE(lock->remaining(), client->options().default_ttl);
+  ASSERT_TRUE(client->Release(*lock).ok());
+}
+
+TEST_F(RedlockTest, ABlockedAcquireIsCancelledFromAnotherThread) {
+  auto client = MakeClient();
+  absl::StatusOr<Lock> held = client->TryAcquire("cancel", absl::Seconds(30));
+  ASSERT_TRUE(held.ok()) << held.status();
+  AcquireOptions options;
+  options.ttl = absl::Seconds(10);
+  options.wait = absl::Seconds(60);
+  std::optional<absl::StatusOr<Lock>> waited;
+  std::atomic<bool> returned{false};
+  std::thread waiter([&] {
+    waited.emplace(client->Acquire("cancel", options));
+    returned = true;
+  });
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_FALSE(returned.load());
+  const absl::Time start = absl::Now();
+  options.cancel.Cancel();
+  waiter.join();
+  // Generous: the wait had a minute to go.
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_EQ(waited->status().code(), absl::StatusCode::kCancelled)
+      << waited->status();
+  EXPECT_NE(waited->status().message().find("cancelled by the caller"),
+            std::string::npos)
+      << waited->status();
+  // The client is still usable, and the holder still holds.
+  EXPECT_TRUE(client->Extend(*held, absl::Seconds(30)).ok());
+  // A call given a cancelled Cancellation ends at once.
+  EXPECT_EQ(client->Acquire("cancel-2", options).status().code(),
+            absl::StatusCode::kCancelled);
+  ASSERT_TRUE(client->Release(*held).ok());
+}
+
+TEST_F(RedlockTest, AnAdoptedTokenIsExtendedAndReleasedByAnotherClient) {
+  auto acquirer = MakeClient();
+  AcquireOptions options;
+  options.ttl = absl::Seconds(10);
+  options.fencing = true;
+  absl::StatusOr<Lock> original = acquirer->Acquire("handed-over", options);
+  ASSERT_TRUE(original.ok()) << original.status();
+
+  auto worker = MakeClient();
+  absl::StatusOr<Lock> adopted =
+      worker->Adopt("handed-over", original->token(), original->fence());
+  ASSERT_TRUE(adopted.ok()) << adopted.status();
+  EXPECT_TRUE(adopted->adopted());
+  EXPECT_FALSE(original->adopted());
+  EXPECT_EQ(adopted->key(), original->key());
+  EXPECT_EQ(adopted->fence(), original->fence());
+  // Nothing is known of its validity until an extension succeeds.
+  EXPECT_FALSE(adopted->valid());
+  EXPECT_EQ(adopted->remaining(), absl::ZeroDuration());
+  ASSERT_TRUE(worker->Extend(*adopted, absl::Seconds(20)).ok());
+  EXPECT_TRUE(adopted->valid());
+  EXPECT_GT(adopted->remaining(), absl::Seconds(15));
+
+  absl::StatusOr<ReleaseReport> report = worker->Release(*adopted);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->freed);
+  EXPECT_GE(report->released, 3);
+  absl::StatusOr<Lock> next =
+      acquirer->TryAcquire("handed-over", absl::Seconds(5));
+  ASSERT_TRUE(next.ok()) << next.status();
+  ASSERT_TRUE(acquirer->Release(*next).ok());
+}
+
+TEST_F(RedlockTest, AnAdoptedWrongTokenNeitherExtendsNorReleasesTheOwnersLock) {
+  auto owner = MakeClient();
+  absl::StatusOr<Lock> held = owner->TryAcquire("not-yours", absl::Seconds(10));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto other = MakeClient();
+  absl::StatusOr<Lock> stale =
+      other->Adopt("not-yours", "0123456789abcdef0123456789abcdef");
+  ASSERT_TRUE(stale.ok()) << stale.status();
+  EXPECT_EQ(other->Extend(*stale, absl::Seconds(10)).code(),
+            absl::StatusCode::kAborted);
+  EXPECT_FALSE(stale->valid());
+  absl::StatusOr<ReleaseReport> report =
+      other->Release(*stale, testing::WholeReport());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->released, 0);
+  EXPECT_EQ(report->not_held, static_cast<int>(uris_.size()));
+  EXPECT_TRUE(owner->Extend(*held, absl::Seconds(10)).ok());
+  ASSERT_TRUE(owner->Release(*held).ok());
+}
+
+TEST_F(RedlockTest, AdoptNamesWhatIsWrongWithTheTokenOrResource) {
+  auto client = MakeClient();
+  struct Case {
+    std::string resource;
+    std::string token;
+    std::string expected;
+  } cases[] = {
+      {"r", "", "token is empty"},
+      {"r", "abc def", "not printable ASCII (or is a space) at offset 3"},
+      {"r", std::string(300, 'a'), "token is 300 bytes; at most 256"},
+      {"", "abc", "resource name must not be empty"},
+      {"__x", "abc", "reserved"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<Lock> lock = client->Adopt(c.resource, c.token);
+    EXPECT_EQ(lock.status().code(), absl::StatusCode::kInvalidArgument)
+        << c.expected;
+    EXPECT_NE(lock.status().message().find(c.expected), std::string::npos)
+        << lock.status();
+  }
 }
 
 TEST_F(RedlockTest, ScopedLockReleasedByHandIsNotReleasedTwice) {
@@ -214,7 +374,7 @@ TEST_F(RedlockTest, ScopedLockReleasedByHandIsNotReleasedTwice) {
   absl::StatusOr<ScopedLock> guard =
       client->AcquireScoped("scoped2", absl::Seconds(10), absl::ZeroDuration());
   ASSERT_TRUE(guard.ok());
-  absl::StatusOr<ReleaseReport> report = guard->Release();
+  absl::StatusOr<ReleaseReport> report = guard->Release(testing::WholeReport());
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->released, 5);
   EXPECT_EQ(guard->Release().status().code(),

@@ -18,16 +18,16 @@
 #include "gtest/gtest.h"
 #include "redlock/keys.h"
 #include "redlock/redlock.h"
-#include "tests/support/redis_server.h"
 #include "tests/support/guard_expectations.h"
+#include "tests/support/redis_server.h"
 #include "tests/support/test_options.h"
 
 namespace redlock {
 namespace {
 
+using ::redlock::testing::ExpectTheRebornMastersGrantDidNotCount;
 using ::redlock::testing::RedisCluster;
 using ::redlock::testing::RedisServer;
-using ::redlock::testing::ExpectTheRebornMastersGrantDidNotCount;
 using ::redlock::testing::TestOptions;
 
 constexpr char kJob[] = "job";
@@ -126,7 +126,12 @@ TEST_F(RestartGuardTest, WithTheGuardTheRestartedMastersGrantDoesNotCount) {
   absl::StatusOr<Lock> second = b->TryAcquire(kJob, absl::Seconds(30));
   // Two masters hold A's lock (denied), the reborn one's grant is a failed
   // vote: held elsewhere, not an outage.
-  ExpectTheRebornMastersGrantDidNotCount(second, b->Health(), /*reborn=*/2);
+  ExpectTheRebornMastersGrantDidNotCount(
+      second,
+      testing::HealthOnceMarked([&] { return b->Health(); },
+                                [] { absl::SleepFor(absl::Milliseconds(10)); },
+                                /*i=*/2),
+      /*reborn=*/2);
   // The restarted master was recognised as having lost its data.
   EXPECT_EQ(Marker(2), "reborn");
   // And the first holder still holds a quorum.

@@ -29,6 +29,7 @@
 #ifndef REDLOCK_ASYNC_REDLOCK_H_
 #define REDLOCK_ASYNC_REDLOCK_H_
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -37,6 +38,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "redlock/cancel.h"
 #include "redlock/health.h"
 #include "redlock/lock.h"
 #include "redlock/options.h"
@@ -54,14 +56,27 @@ class KeepAliveOp;
 // How to acquire: what AcquireAsync(resource, ttl, wait, done) takes, plus
 // the opt-ins.
 struct AcquireOptions {
-  // Required: in (request_timeout, max_ttl].
-  absl::Duration ttl;
+  // In (request_timeout, max_ttl]. Zero: Options::default_ttl. Default: 0.
+  absl::Duration ttl = absl::ZeroDuration();
   // Retry until this has passed; 0 makes one attempt. Default: 0.
   absl::Duration wait = absl::ZeroDuration();
+  // Cancel() on it (from any thread) stops the wait: see cancel.h. Default:
+  // a Cancellation nobody else holds, so never cancelled.
+  Cancellation cancel;
   // Issue a fencing token with the grant (Lock::fence()). Costs one more
   // round trip (the counter is written back to a quorum before success is
   // reported, inside the validity time). Default: false.
   bool fencing = false;
+};
+
+// How to release.
+struct ReleaseOptions {
+  // Deliver the result only once every master answered or timed out (at
+  // most request_timeout after the release was sent), for a full report.
+  // Default: false — delivered as soon as the outcome is decided (a quorum
+  // answered, or too many failed), so a slow master never delays the
+  // caller; the others still get the release.
+  bool wait_for_all_masters = false;
 };
 
 // How a held lock is kept alive while work runs.
@@ -149,10 +164,15 @@ class AsyncRedlock {
   //                      outage is for the caller to know now. Safe to retry.
   //   kDeadlineExceeded  the last attempt reached quorum too late to leave
   //                      more than min_validity.
-  //   kCancelled         the engine was destroyed first.
+  //   kCancelled         the engine was destroyed first, or the call's
+  //                      Cancellation was cancelled (AcquireOptions::cancel).
   // Every failure message lists how each master voted in the last attempt and
   // why; a failed attempt leaves none of its keys behind on masters that
   // answer.
+  //
+  // The first acquisitions of a new client start as soon as a quorum of
+  // masters has been judged by the restart guard (a stopped master does not
+  // hold them up), or once every master has answered or failed.
   absl::Status AcquireAsync(absl::string_view resource, absl::Duration ttl,
                             absl::Duration wait, AcquireCallback done);
 
@@ -161,9 +181,28 @@ class AsyncRedlock {
   // hold trustworthy counters to issue a token that is sure to be larger
   // than every earlier one; the lock is then released, never handed out with
   // a token that might not increase.
+  //
+  // With `cancel`: once it is cancelled the call stops retrying, sends the
+  // token-checked release to every master for the attempt in flight (so
+  // whatever it won, or wins late, is deleted) and completes with
+  // kCancelled. A call whose lock was already decided completes with the
+  // lock; release it as usual.
   absl::Status AcquireAsync(absl::string_view resource,
                             const AcquireOptions& options,
                             AcquireCallback done);
+
+  // A Lock for a token acquired elsewhere — printed by `redlock acquire`,
+  // handed over by another process — so that this client can extend and
+  // release it. Nothing is sent: the masters are asked at the next
+  // ExtendAsync() or ReleaseAsync(). Its validity is unknown until then:
+  // valid_until() is the moment of adoption (valid() is false, remaining()
+  // 0) and becomes start + ttl - drift when an extension succeeds, exactly as
+  // for an acquired lock. `fence` is the fencing token that came with it (0
+  // if none); it is returned by fence() as given, not checked. Returns
+  // kInvalidArgument naming what is wrong with the resource or the token
+  // (empty, too long, or not printable ASCII without spaces).
+  absl::StatusOr<Lock> Adopt(absl::string_view resource,
+                             absl::string_view token, uint64_t fence = 0);
 
   // Extends `lock` to `ttl` every options.extend_every until the handle is
   // stopped or destroyed (which releases the lock), or until the lock is
@@ -195,14 +234,24 @@ class AsyncRedlock {
                            ExtendCallback done);
 
   // Deletes `lock`'s key on every master where it still carries the lock's
-  // token, and marks the lock released. Returns kInvalidArgument for an
-  // empty lock and kFailedPrecondition if it was already released, without
-  // calling `done`. Otherwise calls `done` exactly once, on the loop thread,
-  // never before ReleaseAsync() returns, after every master answered or
-  // timed out:
-  //   OK          see ReleaseReport for how many masters still held it.
+  // token (sent to all of them in one loop turn), and marks the lock
+  // released. Returns kInvalidArgument for an empty lock and
+  // kFailedPrecondition if it was already released, without calling `done`.
+  // Otherwise calls `done` exactly once, on the loop thread, never before
+  // ReleaseAsync() returns, as soon as the outcome is decided: a quorum
+  // answered that the token is gone (ReleaseReport::freed: another owner can
+  // take the resource now), or so many masters failed that a quorum can no
+  // longer confirm it (freed is false; their copies expire with the TTL). A
+  // slow master never delays it; it still gets the release, and the report
+  // counts it as pending.
+  //   OK          see ReleaseReport.
   //   kCancelled  the engine was destroyed first.
   absl::Status ReleaseAsync(const Lock& lock, ReleaseCallback done);
+
+  // The same; with options.wait_for_all_masters, `done` waits for every
+  // master's answer or timeout.
+  absl::Status ReleaseAsync(const Lock& lock, const ReleaseOptions& options,
+                            ReleaseCallback done);
 
   // The options in force (validated).
   const Options& options() const;

@@ -56,12 +56,22 @@ absl::string_view MasterVoteKindName(MasterVote::Kind kind);
 // owner) ..." — one entry per master, for logs and error messages.
 std::string DescribeVotes(const std::vector<MasterVote>& votes);
 
-// What a release found on the masters.
+// What a release found on the masters, as far as they had answered when it
+// was delivered (see AsyncRedlock::ReleaseAsync()).
 struct ReleaseReport {
   int released = 0;  // Masters that held our token and deleted it.
   int not_held = 0;  // Masters where the key was gone or another owner's.
   int failed = 0;    // Masters that could not be asked; their copy expires
                      // with its TTL.
+  // Masters that had not answered yet (0 with
+  // ReleaseOptions::wait_for_all_masters). They were sent the release with
+  // the others and get it all the same; only this report did not wait.
+  int pending = 0;
+  // A quorum answered that the token is no longer there (released +
+  // not_held >= quorum): another owner can take the resource now. False when
+  // too many masters failed to confirm it: their copies keep the resource
+  // taken until they expire (at most the TTL).
+  bool freed = false;
   std::vector<MasterVote> votes;
 };
 
@@ -72,7 +82,7 @@ struct LockState;
 class Lock {
  public:
   // An empty handle: resource() is empty and valid() is false. Handles that
-  // hold a lock come only from a client.
+  // hold a lock come from a client: Acquire() or Adopt().
   Lock();
   explicit Lock(std::shared_ptr<internal::LockState> state);
 
@@ -83,8 +93,13 @@ class Lock {
   // The random value stored under key() on the masters: 32 hex digits from
   // the OS CSPRNG, fresh for every acquisition attempt.
   const std::string& token() const;
-  // When the winning attempt started (monotonic clock).
+  // When the winning attempt started (monotonic clock); for an adopted lock,
+  // when it was adopted.
   MonotonicTime acquired_at() const;
+  // True for a lock made by Adopt() from a token acquired elsewhere: its
+  // validity is unknown (valid_until() == acquired_at()) until an Extend()
+  // through this client succeeds.
+  bool adopted() const;
 
   // Until when the lock is safely held, as far as the Redlock algorithm can
   // tell: start of the last successful acquire or extend + ttl - drift. After

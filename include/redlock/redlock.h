@@ -23,6 +23,7 @@
 #ifndef REDLOCK_REDLOCK_H_
 #define REDLOCK_REDLOCK_H_
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -41,6 +42,11 @@ namespace redlock {
 class Redlock;
 
 // Holds a lock and releases it when destroyed. Move-only.
+//
+// It may outlive its client safely: it holds the client weakly, and once the
+// client is destroyed its destructor does nothing (the lock expires with its
+// TTL, as for any lock still held when a client is destroyed) and Release()
+// returns kFailedPrecondition.
 class ScopedLock {
  public:
   ScopedLock(ScopedLock&& other) noexcept;
@@ -53,15 +59,17 @@ class ScopedLock {
   const Lock& lock() const { return lock_; }
 
   // Releases now. Same contract as Redlock::Release(); later calls and the
-  // destructor do nothing.
-  absl::StatusOr<ReleaseReport> Release();
+  // destructor do nothing. kFailedPrecondition if already released or if
+  // the client is gone.
+  absl::StatusOr<ReleaseReport> Release(ReleaseOptions options = {});
 
  private:
   friend class Redlock;
-  ScopedLock(Redlock* client, Lock lock);
+  class ClientRef;
+  ScopedLock(std::weak_ptr<ClientRef> client, Lock lock);
   void ReleaseQuietly();
 
-  Redlock* client_;  // Null once released or moved from.
+  std::weak_ptr<ClientRef> client_;  // Empty once released or moved from.
   Lock lock_;
 };
 
@@ -73,9 +81,11 @@ class Redlock {
   // are not an error here.
   static absl::StatusOr<std::unique_ptr<Redlock>> Create(Options options);
 
-  // Cancels pending calls (they return kCancelled), closes connections and
-  // joins the loop thread. Locks still held are not released; they expire
-  // with their TTL.
+  // Cancels pending calls (they return kCancelled), hands requests already
+  // queued (the releases still on their way to slow masters) to the network
+  // where that does not block, closes connections and joins the loop
+  // thread. Locks still held are not released; they expire with their TTL.
+  // ScopedLocks that outlive the client do nothing when destroyed.
   ~Redlock();
 
   Redlock(const Redlock&) = delete;
@@ -85,13 +95,15 @@ class Redlock {
   // attempt). Same results as AsyncRedlock::AcquireAsync(): OK, or
   // kInvalidArgument, kAborted (held elsewhere), kUnavailable (too few masters
   // answered), kDeadlineExceeded (no validity left), kCancelled.
+  // Every form that takes one duration names it (TryAcquire: the TTL) or
+  // takes AcquireOptions, so a TTL cannot be passed as a wait by mistake.
   absl::StatusOr<Lock> Acquire(absl::string_view resource, absl::Duration ttl,
                                absl::Duration wait);
-  // Acquire() with Options::default_ttl.
-  absl::StatusOr<Lock> Acquire(absl::string_view resource, absl::Duration wait);
 
-  // Acquire() with AcquireOptions (fencing); see
-  // AsyncRedlock::AcquireAsync(resource, options, done).
+  // Acquire() with AcquireOptions: the default TTL (ttl = 0), fencing, and
+  // cancellation from another thread (options.cancel: the call then returns
+  // kCancelled soon after Cancel(), having released what its attempt in
+  // flight won); see AsyncRedlock::AcquireAsync(resource, options, done).
   absl::StatusOr<Lock> Acquire(absl::string_view resource,
                                const AcquireOptions& options);
 
@@ -103,6 +115,14 @@ class Redlock {
   absl::StatusOr<ScopedLock> AcquireScoped(absl::string_view resource,
                                            absl::Duration ttl,
                                            absl::Duration wait);
+  absl::StatusOr<ScopedLock> AcquireScoped(absl::string_view resource,
+                                           const AcquireOptions& options);
+
+  // AsyncRedlock::Adopt(): a Lock for a token acquired elsewhere, to Extend()
+  // and Release() here. Its validity is unknown (valid() is false) until an
+  // Extend() succeeds.
+  absl::StatusOr<Lock> Adopt(absl::string_view resource,
+                             absl::string_view token, uint64_t fence = 0);
 
   // Acquires `resource` (as Acquire(resource, acquire)), runs `work` on the
   // calling thread while the lock is extended in the background (`hold`),
@@ -125,8 +145,11 @@ class Redlock {
   // sees the new valid_until().
   absl::Status Extend(const Lock& lock, absl::Duration ttl);
 
-  // Same contract as AsyncRedlock::ReleaseAsync().
-  absl::StatusOr<ReleaseReport> Release(const Lock& lock);
+  // Same contract as AsyncRedlock::ReleaseAsync(): returns as soon as a
+  // quorum answered (a slow master does not delay it) unless
+  // options.wait_for_all_masters.
+  absl::StatusOr<ReleaseReport> Release(const Lock& lock,
+                                        ReleaseOptions options = {});
 
   // The options in force (validated, host names resolved).
   const Options& options() const;
@@ -140,6 +163,8 @@ class Redlock {
   class Impl;
   explicit Redlock(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
+  // What ScopedLocks hold weakly to reach this client.
+  std::shared_ptr<ScopedLock::ClientRef> ref_;
 };
 
 }  // namespace redlock

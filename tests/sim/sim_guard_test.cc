@@ -57,9 +57,9 @@ using ::redlock::sim::SimCluster;
 using ::redlock::sim::SimLoop;
 using ::redlock::sim::SimRedis;
 using ::redlock::sim::SimRuntime;
-using ::redlock::testing::MarkerState;
 using ::redlock::testing::ExpectTheRebornMastersGrantDidNotCount;
 using ::redlock::testing::Fenced;
+using ::redlock::testing::MarkerState;
 using ::redlock::testing::TestOptions;
 
 constexpr char kJob[] = "job";
@@ -152,8 +152,8 @@ class SimGuardFixture : public ::testing::Test {
   }
   absl::Status Release(Engine& engine, const Lock& lock) {
     auto result = std::make_shared<std::optional<absl::Status>>();
-    absl::Status sent =
-        engine.Release(lock, [result](absl::StatusOr<ReleaseReport> report) {
+    absl::Status sent = engine.Release(
+        lock, ReleaseOptions(), [result](absl::StatusOr<ReleaseReport> report) {
           *result = report.status();
         });
     if (!sent.ok()) return sent;
@@ -277,7 +277,12 @@ TEST_F(SimRestartGuardTest, WithTheGuardTheRestartedMastersGrantDoesNotCount) {
   absl::StatusOr<Lock> second = TryAcquire(b, kJob, absl::Seconds(30));
   // Two masters hold A's lock (denied), the reborn one's grant is a failed
   // vote: held elsewhere, not an outage.
-  ExpectTheRebornMastersGrantDidNotCount(second, b.Health(), /*reborn=*/2);
+  ExpectTheRebornMastersGrantDidNotCount(
+      second,
+      testing::HealthOnceMarked([&] { return b.Health(); },
+                                [&] { RunFor(absl::Milliseconds(10)); },
+                                /*i=*/2),
+      /*reborn=*/2);
   // The restarted master was recognised as having lost its data.
   EXPECT_EQ(Marker(2), "reborn");
   // And the first holder still holds a quorum.

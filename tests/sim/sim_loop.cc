@@ -238,7 +238,34 @@ SimRuntime::SimRuntime(SimLoop* loop, SimCluster* cluster, uint64_t seed)
   anchor_client_ns_ = anchor_true_ns_;
 }
 
-SimRuntime::~SimRuntime() = default;
+SimRuntime::~SimRuntime() { *alive_ = false; }
+
+namespace {
+
+class SimMailbox final : public internal::Mailbox {
+ public:
+  SimMailbox(SimLoop* loop, std::shared_ptr<bool> alive)
+      : loop_(loop), alive_(std::move(alive)) {}
+  void Post(absl::AnyInvocable<void()> fn) override {
+    if (!*alive_) return;
+    loop_->After(absl::ZeroDuration(),
+                 [alive = alive_, fn = std::move(fn)]() mutable {
+                   if (*alive) fn();
+                 });
+  }
+
+ private:
+  SimLoop* const loop_;
+  const std::shared_ptr<bool> alive_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<internal::Mailbox>> SimRuntime::GetMailbox() {
+  if (mailbox_ == nullptr)
+    mailbox_ = std::make_shared<SimMailbox>(loop_, alive_);
+  return mailbox_;
+}
 
 int64_t SimRuntime::ClientNanosAt(absl::Time t) const {
   const int64_t true_ns = absl::ToInt64Nanoseconds(t - loop_->epoch());

@@ -164,6 +164,9 @@ class SimRuntime : public internal::Runtime {
       const MasterAddress& address,
       internal::ConnectionObserver* observer) override;
   uint64_t RandomBits() override;
+  // Posts run as loop events scheduled for now(); the simulation is
+  // single-threaded, so "another thread" is just another event.
+  absl::StatusOr<std::shared_ptr<internal::Mailbox>> GetMailbox() override;
   // 128 bits from the seeded generator as 32 lowercase hex digits, never one
   // that any client of the same cluster got before.
   absl::StatusOr<std::string> NewToken() override;
@@ -200,6 +203,9 @@ class SimRuntime : public internal::Runtime {
   // Armed timers by creation order, to reschedule on a rate change in an
   // order that does not depend on addresses.
   std::map<uint64_t, SimTimer*> armed_;
+  std::shared_ptr<internal::Mailbox> mailbox_;
+  // False once the runtime is gone: posts still on the loop then do nothing.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace redlock::sim

@@ -59,12 +59,20 @@ inline absl::Status AwaitExtend(LoopRunner& loop, AsyncRedlock& engine,
   });
 }
 
-inline absl::StatusOr<ReleaseReport> AwaitRelease(LoopRunner& loop,
-                                                  AsyncRedlock& engine,
-                                                  const Lock& lock) {
+inline absl::StatusOr<ReleaseReport> AwaitRelease(
+    LoopRunner& loop, AsyncRedlock& engine, const Lock& lock,
+    const ReleaseOptions& options = {}) {
   return AwaitCall<absl::StatusOr<ReleaseReport>>(loop, [&](auto done) {
-    return engine.ReleaseAsync(lock, std::move(done));
+    return engine.ReleaseAsync(lock, options, std::move(done));
   });
+}
+
+// A release whose report waits for every master: for tests that assert what
+// each master did.
+inline ReleaseOptions WholeReport() {
+  ReleaseOptions options;
+  options.wait_for_all_masters = true;
+  return options;
 }
 
 }  // namespace redlock::testing

@@ -43,8 +43,7 @@ struct redlock_clock_page {
  * copy of the page's fields. */
 static inline int64_t redlock_clock_fake_ns(int64_t anchor_real_ns,
                                             int64_t anchor_fake_ns,
-                                            int64_t rate_ppm,
-                                            int64_t real_ns) {
+                                            int64_t rate_ppm, int64_t real_ns) {
   const __int128 elapsed = (__int128)(real_ns - anchor_real_ns);
   return anchor_fake_ns + (int64_t)(elapsed * rate_ppm / 1000000);
 }

@@ -268,7 +268,10 @@ int RunClient() {
     AppendLine(fd, absl::StrFormat("WE c=%d s=%d t=%d", id, s, NowNs()));
     auto rel = (*client)->Release(*lock);
     AppendLine(fd, absl::StrFormat("REL c=%d s=%d t=%d result=%s released=%d",
-                                   id, s, NowNs(), rel.ok() ? "ok" : "error",
+                                   id, s, NowNs(),
+                                   !rel.ok()    ? "error"
+                                   : rel->freed ? "ok"
+                                                : "partial",
                                    rel.ok() ? rel->released : -1));
   }
   client->reset();
