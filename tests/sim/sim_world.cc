@@ -6,6 +6,7 @@
 #include <array>
 #include <memory>
 #include <random>
+#include <set>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -120,6 +121,8 @@ class World {
   }
 
   Options EngineOptions() const;
+  // Makes client `i`'s engine, replacing the one it had (a new process).
+  void NewEngine(int i);
   void StartClients();
   void NextOp(int client);
   void Acquire(int client, const PlannedOp* op, absl::Duration wait,
@@ -152,6 +155,10 @@ class World {
   bool stuck_ = false;
   bool quiescing_ = false;  // The engines are going: start nothing.
   int64_t operator_steps_ = 0;
+  // Masters that restarted without their data at least once.
+  std::set<int> lost_data_;
+  int64_t fresh_clients_ = 0;
+  int64_t fresh_clients_skipped_ = 0;
 };
 
 Options World::EngineOptions() const {
@@ -178,25 +185,31 @@ size_t World::NewCall(int client, absl::string_view kind, int resource) {
   return history_.calls.size() - 1;
 }
 
+void World::NewEngine(int i) {
+  // The old engine goes first: what it still has in flight (releases
+  // decided at quorum, their stragglers) is handed to the network or lost,
+  // as when a process exits.
+  clients_[i].engine.reset();
+  auto runtime = std::make_unique<SimRuntime>(&loop_, &cluster_, plan_.seed);
+  clients_[i].runtime = runtime.get();
+  absl::StatusOr<std::unique_ptr<internal::Engine>> engine =
+      internal::Engine::Create(std::move(runtime), EngineOptions());
+  if (!engine.ok()) {
+    // A harness bug: every history would fail the same way, loudly.
+    history_.summary.details.push_back(
+        absl::StrCat("engine: ", engine.status().ToString()));
+    stuck_ = true;
+    return;
+  }
+  clients_[i].engine = *std::move(engine);
+  if (config_.legacy_grant_rule) {
+    clients_[i].engine->set_legacy_grant_rule_for_testing(true);
+  }
+}
+
 void World::StartClients() {
   clients_.resize(config_.clients);
-  for (int i = 0; i < config_.clients; ++i) {
-    auto runtime = std::make_unique<SimRuntime>(&loop_, &cluster_, plan_.seed);
-    clients_[i].runtime = runtime.get();
-    absl::StatusOr<std::unique_ptr<internal::Engine>> engine =
-        internal::Engine::Create(std::move(runtime), EngineOptions());
-    if (!engine.ok()) {
-      // A harness bug: every history would fail the same way, loudly.
-      history_.summary.details.push_back(
-          absl::StrCat("engine: ", engine.status().ToString()));
-      stuck_ = true;
-      continue;
-    }
-    clients_[i].engine = *std::move(engine);
-    if (config_.legacy_grant_rule) {
-      clients_[i].engine->set_legacy_grant_rule_for_testing(true);
-    }
-  }
+  for (int i = 0; i < config_.clients; ++i) NewEngine(i);
   for (size_t k = 0; k < plan_.ops.size(); ++k) {
     const int c = plan_.ops[k].client;
     if (c >= 0 && c < config_.clients)
@@ -222,6 +235,19 @@ void World::NextOp(int client) {
   const PlannedOp* op = &plan_.ops[c.ops[c.next++]];
   loop_.After(op->think, [this, client, op] {
     ++operations_;
+    if (op->fresh_client) {
+      // Once every master has lost its data, a client that never saw the
+      // deployment may take it for a new one: the documented limit
+      // (docs/lifetime-and-fencing.md, "Limits"), not a finding. From then
+      // on clients are not replaced. (Conservative: the markers may have
+      // been written again between the losses.)
+      if (static_cast<int>(lost_data_.size()) < config_.masters) {
+        NewEngine(client);
+        ++fresh_clients_;
+      } else {
+        ++fresh_clients_skipped_;
+      }
+    }
     Acquire(client, op, op->wait,
             [this, client, op](absl::StatusOr<Lock> lock) {
               if (lock.ok()) {
@@ -241,6 +267,11 @@ void World::Acquire(int client, const PlannedOp* op, absl::Duration wait,
   options.ttl = config_.ttl;
   options.wait = wait;
   options.fencing = op->resource == 0;
+  if (op->cancel_after > absl::ZeroDuration()) {
+    // From "another thread": through the runtime's mailbox, like a real one.
+    loop_.After(op->cancel_after,
+                [cancel = options.cancel]() mutable { cancel.Cancel(); });
+  }
   const size_t call = NewCall(client, "acquire", op->resource);
   const int64_t start = T();
   absl::Status sent = c.engine->Acquire(
@@ -445,6 +476,7 @@ void World::ApplyFault(const PlannedFault& f) {
   switch (f.kind) {
     case PlannedFault::Kind::kCrashRestart:
       cluster_.Crash(m);
+      if (!config_.persistence) lost_data_.insert(m);
       at_end([this, m] {
         if (cluster_.state(m) == SimCluster::MasterState::kCrashed) {
           cluster_.Restart(m, config_.persistence);
@@ -676,6 +708,8 @@ WorldResult World::Run() {
   result.operations = operations_;
   result.faults = static_cast<int64_t>(plan_.faults.size());
   result.operator_steps = operator_steps_;
+  result.fresh_clients = fresh_clients_;
+  result.fresh_clients_skipped = fresh_clients_skipped_;
   torture::CheckHistory(&history_);
   result.history = std::move(history_);
   return result;
@@ -706,6 +740,15 @@ absl::StatusOr<WorldConfig> NamedConfig(absl::string_view name) {
     c.crash_heavy = true;
     return c;
   }
+  if (name == "churn") {
+    c.churn = true;
+    return c;
+  }
+  if (name == "guarded-churn") {
+    c.persistence = false;
+    c.churn = true;
+    return c;
+  }
   if (name == "guarded-crashes") {
     // "legacy-grant" with today's rule: must be safe.
     c.persistence = false;
@@ -718,12 +761,13 @@ absl::StatusOr<WorldConfig> NamedConfig(absl::string_view name) {
 }
 
 std::vector<std::string> ConfigNames() {
-  return {"safe",      "guarded",    "guarded-crashes",
-          "guard-off", "fast-clock", "legacy-grant"};
+  return {"safe",          "guarded",   "guarded-crashes", "churn",
+          "guarded-churn", "guard-off", "fast-clock",      "legacy-grant"};
 }
 
 bool ExpectedSafe(absl::string_view name) {
-  return name == "safe" || name == "guarded" || name == "guarded-crashes";
+  return name == "safe" || name == "guarded" || name == "guarded-crashes" ||
+         name == "churn" || name == "guarded-churn";
 }
 
 Plan MakePlan(const WorldConfig& config, uint64_t seed) {
@@ -755,6 +799,15 @@ Plan MakePlan(const WorldConfig& config, uint64_t seed) {
       case PlannedOp::Kind::kPausedWriter:
         op.work = Uniform(rng, ttl * 1.05, ttl * 2);
         break;
+    }
+    if (config.churn) {
+      // Drawn after the rest, so the plans of other configurations keep
+      // their draws.
+      if (rng() % 4 == 0) {
+        op.cancel_after = Uniform(rng, absl::Microseconds(1),
+                                  op.wait + absl::Milliseconds(20));
+      }
+      op.fresh_client = rng() % 5 == 0;
     }
     plan.ops.push_back(op);
   }
@@ -901,10 +954,16 @@ std::string FormatPlan(const Plan& plan) {
   for (const PlannedOp& op : plan.ops) {
     absl::StrAppendFormat(
         &out,
-        "  op     client %d  %-13s %-6s think %.3fs wait %.3fs work %.3fs\n",
+        "  op     client %d  %-13s %-6s think %.3fs wait %.3fs work "
+        "%.3fs%s%s\n",
         op.client, OpName(op.kind), kResources[op.resource],
         absl::ToDoubleSeconds(op.think), absl::ToDoubleSeconds(op.wait),
-        absl::ToDoubleSeconds(op.work));
+        absl::ToDoubleSeconds(op.work),
+        op.cancel_after > absl::ZeroDuration()
+            ? absl::StrFormat(" cancel %.3fs",
+                              absl::ToDoubleSeconds(op.cancel_after))
+            : std::string(),
+        op.fresh_client ? " fresh-client" : "");
   }
   return out;
 }

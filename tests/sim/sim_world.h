@@ -69,10 +69,17 @@ struct WorldConfig {
   // kind of fault: a restart that lands while other clients hold locks is
   // what the guard is about.
   bool crash_heavy = false;
+  // Client churn: some acquisitions are cancelled at a random moment
+  // (Cancellation), and some clients are replaced by a fresh engine (a new
+  // process: its first attempt starts as soon as a quorum is judged) before
+  // an acquisition. Off in the older configurations, whose plans (and
+  // recorded seeds) stay as they were.
+  bool churn = false;
 };
 
 // The named configurations: "safe" (persistence, guard on), "guarded"
-// (restarts lose data, guard on: safe because of the guard), and the known
+// (restarts lose data, guard on: safe because of the guard), "churn" and
+// "guarded-churn" (the same two with client churn), and the known
 // unsafe ones "guard-off" (restarts lose data, guard off), "fast-clock"
 // (master clocks up to 1.5x fast) and "legacy-grant" (restarts lose data,
 // the old grant rule). kInvalidArgument for another name.
@@ -92,6 +99,11 @@ struct PlannedOp {
   absl::Duration think;  // Before the acquisition.
   absl::Duration wait;   // The acquisition's wait.
   absl::Duration work;   // Holding (the pause, for kPausedWriter).
+  // With WorldConfig::churn: cancel the acquisition this long after it
+  // starts (zero: never), and replace the client's engine by a new one just
+  // before it.
+  absl::Duration cancel_after;
+  bool fresh_client = false;
 };
 
 struct PlannedFault {
@@ -130,6 +142,10 @@ struct WorldResult {
   // Documented operator steps the heal had to take (see RunWorld): fence
   // counters raised by hand, masters marked by hand.
   int64_t operator_steps = 0;
+  // With WorldConfig::churn: clients replaced by a fresh engine, and
+  // replacements skipped because every master had lost its data.
+  int64_t fresh_clients = 0;
+  int64_t fresh_clients_skipped = 0;
 };
 
 // Runs `plan` under `config` to quiescence and checks it. Deterministic.

@@ -123,6 +123,30 @@ TEST(SimWorldTest, SeedThatFoundARebootstrapStaysClean) {
   EXPECT_EQ(s.violations(), 0) << Details(s);
 }
 
+// Client churn is exercised, not just configured: across a few seeds some
+// acquisitions end cancelled and some clients start afresh, and nothing is
+// violated (no double grant, no key left behind by a cancelled attempt, every
+// callback run once).
+TEST(SimWorldTest, ChurnCancelsAcquisitionsAndReplacesClientsSafely) {
+  absl::StatusOr<WorldConfig> config = NamedConfig("guarded-churn");
+  ASSERT_TRUE(config.ok());
+  config->masters = 3;
+  config->faults = 20;
+  int64_t cancelled = 0, fresh = 0, histories_with_grants = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const WorldResult r = RunWorld(*config, MakePlan(*config, seed));
+    const torture::Summary& s = r.history.summary;
+    EXPECT_EQ(s.violations(), 0) << "seed " << seed << "\n" << Details(s);
+    auto it = s.acquire_failures_by_code.find("CANCELLED");
+    if (it != s.acquire_failures_by_code.end()) cancelled += it->second;
+    fresh += r.fresh_clients;
+    histories_with_grants += r.history.sections.empty() ? 0 : 1;
+  }
+  EXPECT_GT(cancelled, 20);
+  EXPECT_GT(fresh, 100);
+  EXPECT_EQ(histories_with_grants, 40);
+}
+
 TEST(SimWorldTest, ShrinkingKeepsAViolationWithFewerEvents) {
   const Recorded r{"legacy-grant", 358, 3, 40};
   const WorldConfig config = ConfigOf(r);
