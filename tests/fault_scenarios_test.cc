@@ -527,6 +527,55 @@ TEST_F(FaultScenariosTest,
   ASSERT_TRUE(testing::AwaitRelease(loop_, fresh, *lock).ok());
 }
 
+TEST_F(FaultScenariosTest,
+       ExtendKeepAliveAndFencedAcquireDoNotWaitForAStoppedMaster) {
+  START_OWN_MASTERS(5);
+  Options options = BaseOptions();
+  options.request_timeout = absl::Seconds(2);
+  AsyncRedlock& engine = MakeEngine(options);
+  ASSERT_TRUE(Acquire(engine, "warmup", absl::Seconds(5)).ok());
+  ASSERT_TRUE(cluster_->server(2).Stop().ok());
+  // Each step is bounded well under the 2s request timeout: a quorum of the
+  // four healthy masters decided it.
+  AcquireOptions fenced;
+  fenced.ttl = absl::Seconds(10);
+  fenced.fencing = true;
+  absl::Time start = absl::Now();
+  absl::StatusOr<Lock> lock =
+      testing::AwaitCall<absl::StatusOr<Lock>>(loop_, [&](auto done) {
+        return engine.AcquireAsync(Resource("quorum-speed"), fenced,
+                                   std::move(done));
+      });
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  EXPECT_GT(lock->fence(), 0u);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1)) << "fenced acquire";
+
+  start = absl::Now();
+  ASSERT_TRUE(Extend(engine, *lock, absl::Seconds(10)).ok());
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1)) << "extend";
+
+  // A keep-alive extending every 100ms: six extensions within 1s, each
+  // decided without the stopped master, and the lock never reads lost.
+  HoldOptions hold;
+  hold.extend_every = absl::Milliseconds(100);
+  absl::StatusOr<KeepAliveHandle> keeper =
+      engine.KeepAlive(*lock, absl::Seconds(10), std::move(hold));
+  ASSERT_TRUE(keeper.ok()) << keeper.status();
+  const MonotonicTime before = lock->valid_until();
+  loop_.RunFor(absl::Milliseconds(700));
+  EXPECT_FALSE(lock->lost()) << lock->lost_reason();
+  EXPECT_GT(lock->valid_until(), before + std::chrono::milliseconds(500));
+  keeper->Stop(/*release=*/false);
+
+  start = absl::Now();
+  absl::StatusOr<ReleaseReport> report =
+      testing::AwaitRelease(loop_, engine, *lock);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->freed);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1)) << "release";
+  ASSERT_TRUE(cluster_->server(2).Continue().ok());
+}
+
 TEST_F(FaultScenariosTest, CancellingAnAttemptInFlightReleasesWhatItWon) {
   START_OWN_MASTERS(5);
   Options options = BaseOptions();
