@@ -37,6 +37,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/fault_proxy.h"
 #include "tests/support/hostile_peer.h"
@@ -469,6 +470,67 @@ class CliTest : public ::testing::Test {
     return n;
   }
 
+  // Another owner holds "job" (token "holder-token") on masters 0, 1 and 2,
+  // and master 2 answers through `proxy`, 300ms late. Every attempt to take
+  // it then wins masters 3 and 4 at once and keeps those keys until master
+  // 2's refusal comes: an attempt in flight holds keys of its own. Returns
+  // the REDLOCK_MASTERS setting for that (master 2 as the proxy).
+  std::string HoldOnThreeWithASlowThird(
+      std::unique_ptr<testing::FaultProxy>* proxy) {
+    for (int i = 0; i < 3; ++i) {
+      auto client = cluster_->Client(i);
+      EXPECT_TRUE(client.ok()) << client.status();
+      if (!client.ok()) return "";
+      auto set = (*client)->Command(
+          {"SET", "redlock:job", "holder-token", "PX", "60000"});
+      EXPECT_TRUE(set.ok() && !set->is_error()) << set.status();
+    }
+    auto started = testing::FaultProxy::Start(
+        {.upstream_port = cluster_->server(2).port()});
+    EXPECT_TRUE(started.ok()) << started.status();
+    if (!started.ok()) return "";
+    *proxy = *std::move(started);
+    (*proxy)->SetLatency(absl::ZeroDuration(), absl::Milliseconds(300));
+    std::vector<std::string> uris = cluster_->Uris();
+    uris[2] = (*proxy)->Uri();
+    return absl::StrCat("REDLOCK_MASTERS=", absl::StrJoin(uris, ","));
+  }
+
+  // Runs the tool with `args` (which must include -v and a --wait) on
+  // HoldOnThreeWithASlowThird()'s masters, and sends it `signo` once it
+  // waits and an attempt of its own holds master 3. Returns how it finished
+  // and how long after the signal.
+  std::pair<Finished, absl::Duration> InterruptAnAttemptInFlight(
+      const std::vector<std::string>& args, int signo) {
+    std::unique_ptr<testing::FaultProxy> proxy;
+    const std::string masters = HoldOnThreeWithASlowThird(&proxy);
+    if (masters.empty()) return {};
+    auto cli = StartWithEnv(Args(args), {masters});
+    // Printed once signals are read from the signalfd.
+    EXPECT_TRUE(WaitForText(cli->err_path(), "waiting for job"))
+        << ReadFile(cli->err_path());
+    bool in_flight = false;
+    const absl::Time deadline = absl::Now() + kBound;
+    while (!in_flight && absl::Now() < deadline) {
+      in_flight = Get(3, "redlock:job").has_value();
+    }
+    EXPECT_TRUE(in_flight) << "no attempt of the tool's ever held master 3";
+    const absl::Time sent = absl::Now();
+    EXPECT_EQ(kill(cli->pid(), signo), 0);
+    Finished f = cli->Wait();
+    return {f, absl::Now() - sent};
+  }
+
+  // Whether master i loses `key` within `timeout`.
+  bool KeyGoneWithin(int i, const std::string& key, absl::Duration timeout) {
+    const absl::Time deadline = absl::Now() + timeout;
+    while (Get(i, key).has_value()) {
+      if (absl::Now() > deadline) return false;
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    return true;
+  }
+
   std::unique_ptr<RedisCluster> cluster_;
   std::string dir_;
   int runs_ = 0;
@@ -698,7 +760,7 @@ TEST_F(CliTest, SigintWhileWaitingEndsTheWait) {
   ASSERT_FALSE(token.empty()) << held;
   auto cli =
       Start({"run", "-v", "--wait=60s", "job", "--", "touch", Path("ran")});
-  // Refused once and now waiting for the next attempt.
+  // Printed once signals are read from the signalfd.
   ASSERT_TRUE(WaitForText(cli->err_path(), "waiting for job"))
       << ReadFile(cli->err_path());
   ASSERT_EQ(kill(cli->pid(), SIGINT), 0);
@@ -711,6 +773,39 @@ TEST_F(CliTest, SigintWhileWaitingEndsTheWait) {
   EXPECT_FALSE(Exists(Path("ran")));
   // The holder's key, untouched, and nothing of the run's.
   EXPECT_EQ(MastersHolding("redlock:job", token), 5);
+}
+
+// The wait is one library call given a Cancellation: SIGINT ends it at once,
+// and the attempt in flight, which holds masters 3 and 4 while master 2 is
+// slow to refuse it, is released before the tool exits instead of being
+// left to its 30s TTL.
+TEST_F(CliTest, SigintEndsARunsWaitPromptlyAndLeavesNoKeyOfItsOwn) {
+  const auto [f, took] = InterruptAnAttemptInFlight(
+      {"run", "-v", "--wait=60s", "job", "--", "touch", Path("ran")}, SIGINT);
+  EXPECT_TRUE(f.exited) << f;
+  EXPECT_EQ(f.exit_code, 128 + SIGINT) << f;
+  EXPECT_TRUE(
+      absl::StrContains(f.err, "interrupted by SIGINT while waiting for job"))
+      << f;
+  // Neither the 60s wait nor the slow master's refusal is waited out.
+  EXPECT_LT(took, absl::Seconds(2)) << f;
+  EXPECT_FALSE(Exists(Path("ran")));
+  EXPECT_TRUE(KeyGoneWithin(3, "redlock:job", absl::Seconds(2)));
+  EXPECT_TRUE(KeyGoneWithin(4, "redlock:job", absl::Seconds(2)));
+  EXPECT_EQ(MastersHolding("redlock:job", "holder-token"), 3);
+}
+
+TEST_F(CliTest, SigtermEndsAnAcquiresWaitPromptlyAndLeavesNoKeyOfItsOwn) {
+  const auto [f, took] = InterruptAnAttemptInFlight(
+      {"acquire", "-v", "--wait=60s", "job"}, SIGTERM);
+  EXPECT_TRUE(f.exited) << f;
+  EXPECT_EQ(f.exit_code, 128 + SIGTERM) << f;
+  EXPECT_TRUE(absl::StrContains(f.err, "interrupted while acquiring job")) << f;
+  EXPECT_EQ(f.out, "") << f;
+  EXPECT_LT(took, absl::Seconds(2)) << f;
+  EXPECT_TRUE(KeyGoneWithin(3, "redlock:job", absl::Seconds(2)));
+  EXPECT_TRUE(KeyGoneWithin(4, "redlock:job", absl::Seconds(2)));
+  EXPECT_EQ(MastersHolding("redlock:job", "holder-token"), 3);
 }
 
 TEST_F(CliTest, SigintWhileTheCommandRunsReachesItAndTheLockIsReleased) {
@@ -756,18 +851,28 @@ TEST_F(CliTest, AcquireExtendReleaseRoundTrip) {
   EXPECT_EQ(extended.exit_code, 0) << extended;
   kv = KeyValues(extended.out);
   EXPECT_EQ(kv["result"], "extended");
-  EXPECT_EQ(kv["extended"], "5");
-  EXPECT_GT(Pttl(0, "redlock:job"), 5000);
-  EXPECT_EQ(kv[absl::StrCat("master.", cluster_->server(0).Address())],
-            "extended");
+  // Decided at quorum speed: the masters that had not answered yet are
+  // pending (they were sent the extension all the same).
+  int extended_on = 0;
+  int pending = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(kv["extended"], &extended_on)) << extended;
+  ASSERT_TRUE(absl::SimpleAtoi(kv["pending"], &pending)) << extended;
+  EXPECT_GE(extended_on, 3) << extended;
+  EXPECT_EQ(extended_on + pending, 5) << extended;
+  EXPECT_THAT(kv[absl::StrCat("master.", cluster_->server(0).Address())],
+              ::testing::AnyOf("extended", "pending"));
+  for (int i = 0; i < 5; ++i) EXPECT_GT(Pttl(i, "redlock:job"), 5000);
 
   const Finished wrong = Run({"extend", "--json", "job", "0123abcd"});
   EXPECT_EQ(wrong.exit_code, kLost) << wrong;
   std::optional<Json> json = JsonParser(wrong.out).Parse();
   ASSERT_TRUE(json.has_value()) << wrong.out;
   EXPECT_EQ((*json)["result"].string, "lost");
-  EXPECT_EQ((*json)["not_held"].number, 5);
-  EXPECT_EQ((*json)["masters"].array.size(), 5u);
+  EXPECT_EQ((*json)["valid_ms"].number, 0);
+  // A failed extension reports no votes of its own; the library's message
+  // lists them.
+  EXPECT_TRUE(absl::StrContains((*json)["error"].string, "denied"))
+      << wrong.out;
   EXPECT_EQ(MastersHolding("redlock:job", token), 5);
 
   const Finished released = Run({"release", "job", token});
@@ -801,6 +906,66 @@ TEST_F(CliTest, ReleaseAndExtendCountAQuorumLikeTheLibrary) {
   EXPECT_EQ(released.exit_code, kUnavailable) << released;
   EXPECT_EQ(KeyValues(released.out)["released"], "2");
   EXPECT_EQ(MastersWithKey("redlock:job"), 0);
+}
+
+// extend adopts the token and extends it through the library: the validity
+// it prints is what the library promises after the extension (start of the
+// extension + ttl - drift), not the old TTL's and not the bare new TTL.
+TEST_F(CliTest, ExtendOfAnAcquiredTokenReportsTheValidityItLeaves) {
+  const Finished acquired = Run({"acquire", "--ttl=5s", "job"});
+  ASSERT_EQ(acquired.exit_code, 0) << acquired;
+  const std::string token = KeyValues(acquired.out)["token"];
+
+  const Finished longer = Run({"extend", "--ttl=60s", "job", token});
+  EXPECT_EQ(longer.exit_code, 0) << longer;
+  std::map<std::string, std::string> kv = KeyValues(longer.out);
+  EXPECT_EQ(kv["result"], "extended");
+  EXPECT_EQ(kv["ttl_ms"], "60000");
+  int64_t valid_ms = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(kv["valid_ms"], &valid_ms)) << longer;
+  // drift = 60s * 0.01 + 2ms.
+  EXPECT_LE(valid_ms, 60000 - 602) << longer;
+  EXPECT_GT(valid_ms, 50000) << longer;
+  for (int i = 0; i < 5; ++i) EXPECT_GT(Pttl(i, "redlock:job"), 50000);
+
+  const Finished shorter = Run({"extend", "--json", "--ttl=20s", "job", token});
+  EXPECT_EQ(shorter.exit_code, 0) << shorter;
+  std::optional<Json> json = JsonParser(shorter.out).Parse();
+  ASSERT_TRUE(json.has_value()) << shorter.out;
+  EXPECT_EQ((*json)["result"].string, "extended");
+  EXPECT_LE((*json)["valid_ms"].number, 20000 - 202) << shorter.out;
+  EXPECT_GT((*json)["valid_ms"].number, 15000) << shorter.out;
+  EXPECT_TRUE((*json)["error"].is_null()) << shorter.out;
+  for (int i = 0; i < 5; ++i) EXPECT_LE(Pttl(i, "redlock:job"), 20000);
+}
+
+// The token is checked on every master: a token that differs in its last
+// digit, or the 8-character prefix `status` shows, neither deletes nor
+// extends the owner's key.
+TEST_F(CliTest, ReleaseOrExtendOfAnotherTokenLeavesTheOwnersKey) {
+  const Finished acquired = Run({"acquire", "--ttl=30s", "job"});
+  ASSERT_EQ(acquired.exit_code, 0) << acquired;
+  const std::string token = KeyValues(acquired.out)["token"];
+  ASSERT_EQ(token.size(), 32u) << acquired;
+  std::string last_digit_off = token;
+  last_digit_off.back() = token.back() == '0' ? '1' : '0';
+
+  for (const std::string& other : {last_digit_off, token.substr(0, 8)}) {
+    SCOPED_TRACE(other);
+    const Finished released = Run({"release", "job", other});
+    EXPECT_EQ(released.exit_code, kLost) << released;
+    std::map<std::string, std::string> kv = KeyValues(released.out);
+    EXPECT_EQ(kv["result"], "lost");
+    EXPECT_EQ(kv["released"], "0");
+    EXPECT_EQ(kv["not_held"], "5");
+    EXPECT_EQ(MastersHolding("redlock:job", token), 5);
+
+    const Finished extended = Run({"extend", "--ttl=60s", "job", other});
+    EXPECT_EQ(extended.exit_code, kLost) << extended;
+    EXPECT_EQ(KeyValues(extended.out)["result"], "lost");
+    for (int i = 0; i < 5; ++i) EXPECT_LE(Pttl(i, "redlock:job"), 30000);
+  }
+  EXPECT_EQ(MastersHolding("redlock:job", token), 5);
 }
 
 TEST_F(CliTest, StatusShowsAMasterSendingAHugeReplyAsUnreachable) {

@@ -73,15 +73,16 @@ const std::vector<SubcommandSpec>& Specs() {
        "",
        {"ttl", "json"},
        "Set the TTL of RESOURCE to --ttl on every master that still holds "
-       "TOKEN; a quorum must. Prints result, counts and valid_ms."},
+       "TOKEN; a quorum must. Prints result and valid_ms, and on success "
+       "each master's answer (pending: not in yet at the quorum)."},
       {"release",
        Subcommand::kRelease,
        {"RESOURCE", "TOKEN"},
        "",
        {"json"},
-       "Delete RESOURCE on every master that still holds TOKEN. extend and "
-       "release are quorum operations on a token: they work from any process, "
-       "and report each master's answer."},
+       "Delete RESOURCE on every master that still holds TOKEN, waiting "
+       "for every master's answer, and report each. extend and release are "
+       "quorum operations on a token: they work from any process."},
       {"status",
        Subcommand::kStatus,
        {"RESOURCE"},

@@ -2,50 +2,93 @@
 
 #include "tools/redlock/attempts.h"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
 
-#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
-#include "redlock/lock.h"
+#include "absl/time/clock.h"
 
 namespace redlock::cli {
 
-AttemptsResult RetryAttempts(const Config& config, SignalWatch& signals,
-                             ProgressDisplay& progress,
-                             absl::FunctionRef<AttemptResult()> attempt) {
+WaitInterrupter::WaitInterrupter(const Config& config, SignalWatch& signals,
+                                 ProgressDisplay& progress)
+    : signals_(signals),
+      progress_(progress),
+      stop_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  // Without an eventfd the thread could not be told to stop: the wait then
+  // cannot be interrupted, but it still ends by itself (--wait is bounded or
+  // the lock comes free).
+  if (stop_fd_ < 0) return;
+  thread_ = std::thread(&WaitInterrupter::Watch, this,
+                        config.wait > absl::ZeroDuration()
+                            ? kProgressAfter
+                            : absl::InfiniteDuration());
+}
+
+WaitInterrupter::~WaitInterrupter() {
+  Finish();
+  if (stop_fd_ >= 0) close(stop_fd_);
+}
+
+int WaitInterrupter::Finish() {
+  if (thread_.joinable()) {
+    const uint64_t one = 1;
+    ssize_t ignored = write(stop_fd_, &one, sizeof(one));
+    (void)ignored;
+    thread_.join();
+  }
+  // After the join: the watcher may have started it just before.
+  progress_.Stop();
+  return signal_.load();
+}
+
+void WaitInterrupter::Watch(absl::Duration progress_after) {
+  // Monotonic: a wall-clock step must not start the display early or late.
   const MonotonicTime start = MonotonicClock::now();
-  const int64_t min_us =
-      absl::ToInt64Microseconds(config.options.retry.min_delay);
-  const int64_t max_us =
-      absl::ToInt64Microseconds(config.options.retry.max_delay);
-  absl::BitGen random;
-  bool waiting = false;
-  AttemptsResult result;
+  bool progress_pending = progress_after != absl::InfiniteDuration();
   while (true) {
-    const AttemptResult last = attempt();
-    ++result.attempts;
-    result.status = last.status;
-    if (!last.retryable) break;
-    // The library's policy: a uniformly drawn delay, and no attempt that
-    // would start after the budget.
-    const absl::Duration delay = absl::Microseconds(
-        absl::Uniform<int64_t>(absl::IntervalClosed, random, min_us, max_us));
-    const absl::Duration elapsed =
-        absl::FromChrono(MonotonicClock::now() - start);
-    if (elapsed + delay > config.wait) break;
-    if (!waiting) {
-      waiting = true;
-      PrintDebug(config.verbosity, absl::StrCat("waiting for ", config.resource,
-                                                ": ", last.status.message()));
-      progress.Start();
+    const absl::Duration until_progress =
+        progress_pending
+            ? progress_after - absl::FromChrono(MonotonicClock::now() - start)
+            : absl::InfiniteDuration();
+    if (progress_pending && until_progress <= absl::ZeroDuration()) {
+      progress_pending = false;
+      progress_.Start();
+      continue;
     }
-    if (const int signo = signals.WaitForTermination(delay); signo != 0) {
-      result.signal = signo;
-      break;
+    pollfd fds[2] = {{signals_.fd(), POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    const int ready = poll(fds, 2, PollTimeoutMs(until_progress));
+    if (ready < 0 && errno != EINTR) {
+      // Cannot happen with valid descriptors; do not spin.
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    if (fds[1].revents & POLLIN) return;
+    if (fds[0].revents & POLLIN) {
+      // Other signals (SIGCHLD, SIGTTOU) mean nothing before a child exists.
+      for (int signo : signals_.Drain()) {
+        if (!SignalWatch::IsTermination(signo)) continue;
+        signal_.store(signo);
+        // The call stops retrying, releases what its attempt in flight won
+        // and returns kCancelled.
+        cancel_.Cancel();
+        return;
+      }
     }
   }
-  progress.Stop();
-  return result;
+}
+
+void PrintWaiting(const Config& config) {
+  if (config.wait <= absl::ZeroDuration()) return;
+  PrintDebug(config.verbosity,
+             absl::StrCat("waiting for ", config.resource, " (",
+                          config.wait == absl::InfiniteDuration()
+                              ? "no time limit"
+                              : absl::StrCat("up to ", Pretty(config.wait)),
+                          ") if it is held elsewhere"));
 }
 
 }  // namespace redlock::cli

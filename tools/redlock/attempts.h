@@ -1,47 +1,80 @@
 // Copyright 2026 The redlock Authors.
 //
-// The tool's wait for a lock: one acquisition attempt at a time, with the
-// library's jittered retry delay between attempts, until one succeeds, the
-// wait budget (--wait) is spent or a terminating signal arrives.
+// The tool's wait for a lock: ONE blocking library call (Redlock::Acquire()
+// or WithLock()) with AcquireOptions::wait set, which the library retries
+// with its jittered delay; a terminating signal ends it at once through
+// AcquireOptions::cancel.
 //
-// The tool does not pass --wait to the library: a blocking Acquire() or
-// WithLock() cannot be interrupted from another thread, and Ctrl-C during a
-// long --wait must end the wait at once. Between attempts this loop waits on
-// the signalfd instead.
+// The signals are blocked and read through the SignalWatch's signalfd (no
+// handlers), so while the calling thread is blocked in the library, a
+// WaitInterrupter watches that fd on a thread of its own:
+//
+//   WaitInterrupter interrupter(config, signals, progress);
+//   AcquireOptions acquire;
+//   acquire.wait = config.wait;
+//   acquire.cancel = interrupter.cancel();
+//   absl::StatusOr<Lock> lock = client.Acquire(config.resource, acquire);
+//   const int signo = interrupter.Finish();  // Before reading signals again.
+//
+// A signal that cancels the call is consumed by the watcher and returned by
+// Finish(); any signal after Finish() stays in the signalfd for the caller.
 
 #ifndef REDLOCK_TOOLS_REDLOCK_ATTEMPTS_H_
 #define REDLOCK_TOOLS_REDLOCK_ATTEMPTS_H_
 
-#include "absl/functional/function_ref.h"
-#include "absl/status/status.h"
+#include <atomic>
+#include <thread>
+
+#include "absl/time/time.h"
+#include "redlock/cancel.h"
+#include "redlock/lock.h"
 #include "tools/redlock/cli.h"
 #include "tools/redlock/progress.h"
 #include "tools/redlock/signals.h"
 
 namespace redlock::cli {
 
-struct AttemptResult {
-  absl::Status status;
-  // Whether another attempt may follow: the lock was not taken (held
-  // elsewhere, or the quorum came too late) and nothing ran under it.
-  bool retryable = false;
+// How long a wait lasts before the progress display starts: a lock that is
+// free is taken well within it, so nothing flashes on the terminal.
+inline constexpr absl::Duration kProgressAfter = absl::Milliseconds(250);
+
+class WaitInterrupter {
+ public:
+  // Starts watching `signals` at once. With config.wait > 0, also starts
+  // `progress` once the wait has lasted kProgressAfter (it draws only on a
+  // terminal). `signals` and `progress` must outlive the interrupter.
+  WaitInterrupter(const Config& config, SignalWatch& signals,
+                  ProgressDisplay& progress);
+  // Finish().
+  ~WaitInterrupter();
+
+  WaitInterrupter(const WaitInterrupter&) = delete;
+  WaitInterrupter& operator=(const WaitInterrupter&) = delete;
+
+  // What to pass in AcquireOptions::cancel: cancelled by the first
+  // terminating signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT).
+  const Cancellation& cancel() const { return cancel_; }
+
+  // Stops watching and stops the progress display (erasing its line).
+  // Returns the terminating signal that cancelled the wait, or 0. Call it
+  // before anything else reads the signalfd or writes to stderr. Idempotent:
+  // later calls return the same.
+  int Finish();
+
+ private:
+  void Watch(absl::Duration progress_after);
+
+  SignalWatch& signals_;
+  ProgressDisplay& progress_;
+  Cancellation cancel_;
+  int stop_fd_ = -1;  // eventfd: readable once Finish() wants the thread out.
+  std::atomic<int> signal_{0};
+  std::thread thread_;
 };
 
-struct AttemptsResult {
-  // The last attempt's status; meaningless when `signal` is set.
-  absl::Status status;
-  int attempts = 0;
-  // A terminating signal that ended the wait between attempts; 0 if none.
-  int signal = 0;
-};
-
-// Calls `attempt` until it is not retryable or `config.wait` is spent, and
-// starts `progress` after the first failed attempt; stops it before
-// returning. An attempt that succeeds should stop it itself before it
-// writes anything or starts a child.
-AttemptsResult RetryAttempts(const Config& config, SignalWatch& signals,
-                             ProgressDisplay& progress,
-                             absl::FunctionRef<AttemptResult()> attempt);
+// With --verbose and a --wait, says before the call that it may wait and
+// for how long (the library does not report its attempts one by one).
+void PrintWaiting(const Config& config);
 
 }  // namespace redlock::cli
 

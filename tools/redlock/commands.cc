@@ -75,123 +75,160 @@ Timeouts TimeoutsOf(const Config& config) {
 
 // --- release and extend ----------------------------------------------------
 
-struct TokenWords {
+// How a token operation went, in the words of the output.
+struct TokenOutcome {
   absl::string_view op;       // "release"
   absl::string_view granted;  // "released"
+  // released | extended | lost | unavailable | too_late, or error when the
+  // library failed in a way none of these describes (kCancelled, ...).
+  std::string result;
+  // Each master's vote: the release's report, or the successful
+  // extension's votes. A failed extension tells only its status (whose
+  // message lists every vote), so it has none.
+  bool has_votes = false;
+  std::vector<MasterVote> votes;
+  absl::Status error;       // The library's status when not OK.
+  absl::Duration validity;  // extend: lock.remaining() after it succeeded.
 };
 
-absl::string_view VoteWord(const TokenWords& words, MasterVote::Kind kind) {
+absl::string_view VoteWord(const TokenOutcome& outcome, MasterVote::Kind kind) {
   switch (kind) {
     case MasterVote::Kind::kGranted:
-      return words.granted;
+      return outcome.granted;
     case MasterVote::Kind::kDenied:
       return "not_held";
-    default:
+    case MasterVote::Kind::kFailed:
       return "failed";
+    case MasterVote::Kind::kPending:
+      return "pending";
   }
+  return "failed";
 }
 
-// Prints the outcome (stdout) and says what went wrong (stderr); returns the
-// exit code.
-int ReportTokenOutcome(const Config& config, const TokenWords& words,
-                       const TokenOutcome& outcome, bool extend) {
-  const bool too_late = extend && outcome.result == TokenOutcome::Result::kOk &&
-                        outcome.validity <= absl::ZeroDuration();
-  std::string result;
-  switch (outcome.result) {
-    case TokenOutcome::Result::kOk:
-      result = too_late ? "too_late" : std::string(words.granted);
-      break;
-    case TokenOutcome::Result::kLost:
-      result = "lost";
-      break;
-    case TokenOutcome::Result::kUnavailable:
-      result = "unavailable";
-      break;
-  }
-  const int n = static_cast<int>(outcome.votes.size());
+int CountVotes(const std::vector<MasterVote>& votes, MasterVote::Kind kind) {
+  return static_cast<int>(
+      std::count_if(votes.begin(), votes.end(),
+                    [kind](const MasterVote& v) { return v.kind == kind; }));
+}
+
+// Prints the outcome (stdout); returns the exit code, after saying on
+// stderr what went wrong.
+int ReportTokenOutcome(const Config& config, const TokenOutcome& outcome,
+                       bool extend) {
+  const int n = static_cast<int>(config.masters.size());
+  const int granted = CountVotes(outcome.votes, MasterVote::Kind::kGranted);
+  const int denied = CountVotes(outcome.votes, MasterVote::Kind::kDenied);
+  const int failed = CountVotes(outcome.votes, MasterVote::Kind::kFailed);
+  const int pending = CountVotes(outcome.votes, MasterVote::Kind::kPending);
+  const bool ok = outcome.result == outcome.granted;
   // Validity only counts when a quorum extended the lock in time.
-  const int64_t valid_ms =
-      outcome.result == TokenOutcome::Result::kOk && !too_late
-          ? absl::ToInt64Milliseconds(outcome.validity)
-          : 0;
+  const int64_t valid_ms = ok ? absl::ToInt64Milliseconds(outcome.validity) : 0;
   if (config.json) {
     Json json;
     json["resource"] = config.resource;
-    json["result"] = result;
-    json[std::string(words.granted)] = outcome.granted;
-    json["not_held"] = outcome.denied;
-    json["failed"] = outcome.failed;
-    json["quorum"] = outcome.quorum;
+    json["result"] = outcome.result;
+    if (outcome.has_votes) {
+      json[std::string(outcome.granted)] = granted;
+      json["not_held"] = denied;
+      json["failed"] = failed;
+      json["pending"] = pending;
+    }
+    json["quorum"] = config.quorum;
     json["masters_total"] = n;
     if (extend) {
       json["ttl_ms"] = absl::ToInt64Milliseconds(config.ttl);
       json["valid_ms"] = valid_ms;
     }
-    Json masters = Json::array();
-    for (const MasterVote& v : outcome.votes) {
-      Json m;
-      m["master"] = v.master;
-      m["result"] = std::string(VoteWord(words, v.kind));
-      m["latency_ms"] = Millis(v.latency);
-      if (!v.error.ok()) m["error"] = v.error.ToString();
-      masters.push_back(std::move(m));
+    if (outcome.has_votes) {
+      Json masters = Json::array();
+      for (const MasterVote& v : outcome.votes) {
+        Json m;
+        m["master"] = v.master;
+        m["result"] = std::string(VoteWord(outcome, v.kind));
+        m["latency_ms"] = Millis(v.latency);
+        if (!v.error.ok()) m["error"] = v.error.ToString();
+        masters.push_back(std::move(m));
+      }
+      json["masters"] = std::move(masters);
     }
-    json["masters"] = std::move(masters);
+    if (!outcome.error.ok()) json["error"] = outcome.error.ToString();
     Print(JsonLine(json));
   } else {
-    std::string text =
-        absl::StrCat("resource=", config.resource, "\nresult=", result, "\n",
-                     words.granted, "=", outcome.granted,
-                     "\nnot_held=", outcome.denied, "\nfailed=", outcome.failed,
-                     "\nquorum=", outcome.quorum, "\nmasters=", n, "\n");
+    std::string text = absl::StrCat("resource=", config.resource,
+                                    "\nresult=", outcome.result, "\n");
+    if (outcome.has_votes) {
+      absl::StrAppend(&text, outcome.granted, "=", granted,
+                      "\nnot_held=", denied, "\nfailed=", failed,
+                      "\npending=", pending, "\n");
+    }
+    absl::StrAppend(&text, "quorum=", config.quorum, "\nmasters=", n, "\n");
     if (extend) {
       absl::StrAppend(&text, "ttl_ms=", absl::ToInt64Milliseconds(config.ttl),
                       "\nvalid_ms=", valid_ms, "\n");
     }
     for (const MasterVote& v : outcome.votes) {
-      absl::StrAppend(&text, "master.", v.master, "=", VoteWord(words, v.kind),
-                      "\n");
+      absl::StrAppend(&text, "master.", v.master, "=",
+                      VoteWord(outcome, v.kind), "\n");
     }
     Print(text);
   }
 
-  std::vector<std::string> per_master;
-  for (const MasterVote& v : outcome.votes) {
-    per_master.push_back(
-        absl::StrCat(v.master, " ", VoteWord(words, v.kind), " (",
-                     v.error.ok() ? Pretty(v.latency, absl::Microseconds(10))
-                                  : v.error.ToString(),
-                     ")"));
+  // Why, on stderr: the votes as counted here, or the library's message,
+  // which lists them.
+  std::string why;
+  if (outcome.has_votes) {
+    std::vector<std::string> per_master;
+    for (const MasterVote& v : outcome.votes) {
+      per_master.push_back(absl::StrCat(
+          v.master, " ", VoteWord(outcome, v.kind), " (",
+          v.kind == MasterVote::Kind::kPending ? "no reply yet"
+          : v.error.ok() ? Pretty(v.latency, absl::Microseconds(10))
+                         : v.error.ToString(),
+          ")"));
+    }
+    why = absl::StrCat(granted, " ", outcome.granted, ", ", denied,
+                       " not held, ", failed, " failed, ", pending,
+                       " no reply yet (quorum ", config.quorum, " of ", n,
+                       "): ", absl::StrJoin(per_master, ", "));
+  } else {
+    why = std::string(outcome.error.message());
   }
-  const std::string counts = absl::StrCat(
-      outcome.granted, " ", words.granted, ", ", outcome.denied, " not held, ",
-      outcome.failed, " failed (quorum ", outcome.quorum, " of ", n,
-      "): ", absl::StrJoin(per_master, ", "));
-  if (too_late) {
-    PrintError(absl::StrCat(words.op, " ", config.resource,
-                            ": the quorum came too late to leave validity (",
-                            Pretty(outcome.elapsed), " for a ",
-                            Pretty(config.ttl), " TTL); ", counts));
+  const std::string what = absl::StrCat(outcome.op, " ", config.resource);
+  if (ok) {
+    PrintDebug(config.verbosity, absl::StrCat(what, ": ", why));
+    return kExitOk;
+  }
+  if (outcome.result == "lost") {
+    PrintError(absl::StrCat(
+        what, ": the token is not held on a quorum (expired, released or ",
+        "taken); ", why));
+    return kExitLost;
+  }
+  if (outcome.result == "unavailable") {
+    PrintError(absl::StrCat(what, ": too few masters answered; ", why));
     return kExitUnavailable;
   }
-  switch (outcome.result) {
-    case TokenOutcome::Result::kOk:
-      PrintDebug(config.verbosity,
-                 absl::StrCat(words.op, " ", config.resource, ": ", counts));
-      return kExitOk;
-    case TokenOutcome::Result::kLost:
-      PrintError(absl::StrCat(
-          words.op, " ", config.resource,
-          ": the token is not held on a quorum (expired, released or taken); ",
-          counts));
-      return kExitLost;
-    case TokenOutcome::Result::kUnavailable:
-      PrintError(absl::StrCat(words.op, " ", config.resource,
-                              ": too few masters answered; ", counts));
-      return kExitUnavailable;
+  if (outcome.result == "too_late") {
+    PrintError(absl::StrCat(what,
+                            ": the quorum came too late to leave validity (a ",
+                            Pretty(config.ttl), " TTL); ", why));
+    return kExitUnavailable;
   }
+  PrintError(absl::StrCat(what, ": ", outcome.error.ToString()));
   return kExitSoftware;
+}
+
+// The lock `config.token` names, for this client to extend or release;
+// nullopt after printing why not (the exit code goes to `exit_code`).
+std::optional<Lock> AdoptToken(const Config& config, Redlock& client,
+                               int* exit_code) {
+  absl::StatusOr<Lock> lock = client.Adopt(config.resource, config.token);
+  if (lock.ok()) return *std::move(lock);
+  // A token or resource the library would never have issued: bad input.
+  PrintError(lock.status().message());
+  *exit_code =
+      absl::IsInvalidArgument(lock.status()) ? kExitUsage : kExitSoftware;
+  return std::nullopt;
 }
 
 // --- status ----------------------------------------------------------------
@@ -320,24 +357,16 @@ std::string HumanStatus(const Config& config, const StatusKeys& keys,
 int AcquireCommand(const Config& config, Redlock& client,
                    SignalWatch& signals) {
   ProgressDisplay progress(config, TimeoutsOf(config), MonotonicClock::now());
-  std::optional<Lock> lock;
-  const AttemptsResult attempts =
-      RetryAttempts(config, signals, progress, [&]() -> AttemptResult {
-        AcquireOptions acquire;
-        acquire.ttl = config.ttl;
-        acquire.wait = absl::ZeroDuration();
-        acquire.fencing = config.fencing;
-        absl::StatusOr<Lock> acquired =
-            client.Acquire(config.resource, acquire);
-        if (acquired.ok()) {
-          lock = *std::move(acquired);
-          return {absl::OkStatus(), false};
-        }
-        const absl::Status& s = acquired.status();
-        return {s, absl::IsAborted(s) || absl::IsDeadlineExceeded(s)};
-      });
-  int signo = attempts.signal;
-  if (lock.has_value()) {
+  WaitInterrupter interrupter(config, signals, progress);
+  AcquireOptions acquire;
+  acquire.ttl = config.ttl;
+  acquire.wait = config.wait;
+  acquire.cancel = interrupter.cancel();
+  acquire.fencing = config.fencing;
+  PrintWaiting(config);
+  absl::StatusOr<Lock> lock = client.Acquire(config.resource, acquire);
+  int signo = interrupter.Finish();
+  if (lock.ok()) {
     // Interrupted during the winning attempt: nobody will get the token.
     for (int s : signals.Drain()) {
       if (SignalWatch::IsTermination(s)) signo = s;
@@ -349,8 +378,8 @@ int AcquireCommand(const Config& config, Redlock& client,
               absl::StrCat("interrupted while acquiring ", config.resource));
     return kExitSignalBase + signo;
   }
-  if (!lock.has_value()) {
-    return AcquireFailure(config, attempts.status, "not acquired");
+  if (!lock.ok()) {
+    return AcquireFailure(config, lock.status(), "not acquired");
   }
   const int64_t valid_ms = absl::ToInt64Milliseconds(lock->remaining());
   const int64_t ttl_ms = absl::ToInt64Milliseconds(config.ttl);
@@ -371,28 +400,72 @@ int AcquireCommand(const Config& config, Redlock& client,
     if (config.fencing) absl::StrAppend(&text, "fence=", lock->fence(), "\n");
     Print(text);
   }
-  PrintDebug(
-      config.verbosity,
-      absl::StrCat("acquired ", config.resource, " after ", attempts.attempts,
-                   " attempt(s); votes: ", DescribeVotes(lock->votes())));
+  PrintDebug(config.verbosity,
+             absl::StrCat("acquired ", config.resource,
+                          "; votes: ", DescribeVotes(lock->votes())));
   return kExitOk;
 }
 
-int ReleaseCommand(const Config& config) {
-  const TokenOutcome outcome =
-      ReleaseToken(config.masters, config.quorum, TimeoutsOf(config),
-                   LockKey(config.options, config.resource), config.token);
-  return ReportTokenOutcome(config, {"release", "released"}, outcome,
-                            /*extend=*/false);
+int ReleaseCommand(const Config& config, Redlock& client) {
+  int exit_code = kExitSoftware;
+  std::optional<Lock> lock = AdoptToken(config, client, &exit_code);
+  if (!lock.has_value()) return exit_code;
+  // Every master's answer (or timeout, at most --request-timeout): the
+  // report is complete, no master is left "pending", and a quorum of them
+  // must say they deleted the token, as before the tool used the library.
+  ReleaseOptions options;
+  options.wait_for_all_masters = true;
+  absl::StatusOr<ReleaseReport> report = client.Release(*lock, options);
+  TokenOutcome outcome;
+  outcome.op = "release";
+  outcome.granted = "released";
+  if (!report.ok()) {
+    outcome.result = "error";
+    outcome.error = report.status();
+  } else {
+    const int n = static_cast<int>(config.masters.size());
+    outcome.has_votes = true;
+    outcome.votes = report->votes;
+    outcome.result = report->released >= config.quorum      ? "released"
+                     : report->not_held > n - config.quorum ? "lost"
+                                                            : "unavailable";
+  }
+  return ReportTokenOutcome(config, outcome, /*extend=*/false);
 }
 
-int ExtendCommand(const Config& config) {
-  const TokenOutcome outcome =
-      ExtendToken(config.masters, config.quorum, TimeoutsOf(config),
-                  LockKey(config.options, config.resource), config.token,
-                  config.ttl, config.options.drift_factor);
-  return ReportTokenOutcome(config, {"extend", "extended"}, outcome,
-                            /*extend=*/true);
+int ExtendCommand(const Config& config, Redlock& client) {
+  int exit_code = kExitSoftware;
+  std::optional<Lock> lock = AdoptToken(config, client, &exit_code);
+  if (!lock.has_value()) return exit_code;
+  const absl::Status status = client.Extend(*lock, config.ttl);
+  TokenOutcome outcome;
+  outcome.op = "extend";
+  outcome.granted = "extended";
+  outcome.error = status;
+  switch (status.code()) {
+    case absl::StatusCode::kOk:
+      outcome.result = "extended";
+      outcome.has_votes = true;
+      outcome.votes = lock->votes();
+      outcome.validity = lock->remaining();
+      break;
+    case absl::StatusCode::kAborted:
+      outcome.result = "lost";
+      break;
+    case absl::StatusCode::kUnavailable:
+      outcome.result = "unavailable";
+      break;
+    case absl::StatusCode::kDeadlineExceeded:
+      outcome.result = "too_late";
+      break;
+    case absl::StatusCode::kInvalidArgument:
+      PrintError(status.message());
+      return kExitUsage;
+    default:
+      outcome.result = "error";
+      break;
+  }
+  return ReportTokenOutcome(config, outcome, /*extend=*/true);
 }
 
 int StatusCommand(const Config& config) {

@@ -1,10 +1,10 @@
 // Copyright 2026 The redlock Authors.
 //
-// The subcommands for scripts and operators: `acquire` (through the
-// library), `release` and `extend` (token-checked scripts on each master,
-// for a lock an earlier process acquired) and `status` (what each master
-// holds). Each returns the tool's exit code; see docs/cli.md for the output
-// formats.
+// The subcommands for scripts and operators: `acquire`, and `release` and
+// `extend` of a token an earlier process acquired (Redlock::Adopt(), then
+// Release() or Extend()), all through the library; and `status` (what each
+// master holds, asked directly: direct.h). Each returns the tool's exit code;
+// see docs/cli.md for the output formats.
 
 #ifndef REDLOCK_TOOLS_REDLOCK_COMMANDS_H_
 #define REDLOCK_TOOLS_REDLOCK_COMMANDS_H_
@@ -16,8 +16,8 @@
 namespace redlock::cli {
 
 int AcquireCommand(const Config& config, Redlock& client, SignalWatch& signals);
-int ReleaseCommand(const Config& config);
-int ExtendCommand(const Config& config);
+int ReleaseCommand(const Config& config, Redlock& client);
+int ExtendCommand(const Config& config, Redlock& client);
 int StatusCommand(const Config& config);
 
 }  // namespace redlock::cli

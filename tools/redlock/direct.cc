@@ -18,20 +18,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
+#include "redlock/lock.h"
 #include "src/master.h"
 #include "src/redis_reply.h"
 
 namespace redlock::cli {
 namespace {
-
-constexpr absl::string_view kReleaseScript =
-    "if redis.call('get',KEYS[1])==ARGV[1] then "
-    "return redis.call('del',KEYS[1]) end return 0";
-constexpr absl::string_view kExtendScript =
-    "if redis.call('get',KEYS[1])==ARGV[1] then "
-    "return redis.call('pexpire',KEYS[1],ARGV[2]) end return 0";
 
 absl::Duration Since(MonotonicTime start) {
   return absl::FromChrono(MonotonicClock::now() - start);
@@ -150,69 +142,6 @@ void ForEachInParallel(size_t n, const std::function<void(size_t)>& fn) {
   for (std::thread& t : threads) t.join();
 }
 
-MasterVote RunScriptOn(const MasterAddress& address, const Timeouts& timeouts,
-                       const std::vector<std::string>& command) {
-  MasterVote vote;
-  vote.master = address.Name();
-  const MonotonicTime start = MonotonicClock::now();
-  absl::StatusOr<std::unique_ptr<Connection>> connection =
-      Connection::Open(address, timeouts);
-  absl::StatusOr<Reply> reply =
-      connection.ok() ? (*connection)->Command(command)
-                      : absl::StatusOr<Reply>(connection.status());
-  vote.latency = Since(start);
-  if (!reply.ok()) {
-    vote.kind = MasterVote::Kind::kFailed;
-    vote.error = reply.status();
-  } else if (reply->type == REDIS_REPLY_INTEGER && reply->integer == 1) {
-    vote.kind = MasterVote::Kind::kGranted;
-  } else if (reply->type == REDIS_REPLY_INTEGER && reply->integer == 0) {
-    vote.kind = MasterVote::Kind::kDenied;
-  } else {
-    vote.kind = MasterVote::Kind::kFailed;
-    vote.error = absl::InternalError(
-        reply->is_error()
-            ? reply->str
-            : absl::StrCat("unexpected reply of type ", reply->type));
-  }
-  return vote;
-}
-
-TokenOutcome RunTokenScript(const std::vector<MasterAddress>& masters,
-                            int quorum, const Timeouts& timeouts,
-                            const std::vector<std::string>& command) {
-  TokenOutcome outcome;
-  outcome.quorum = quorum;
-  outcome.votes.resize(masters.size());
-  const MonotonicTime start = MonotonicClock::now();
-  ForEachInParallel(masters.size(), [&](size_t i) {
-    outcome.votes[i] = RunScriptOn(masters[i], timeouts, command);
-  });
-  outcome.elapsed = Since(start);
-  for (const MasterVote& vote : outcome.votes) {
-    switch (vote.kind) {
-      case MasterVote::Kind::kGranted:
-        ++outcome.granted;
-        break;
-      case MasterVote::Kind::kDenied:
-        ++outcome.denied;
-        break;
-      default:
-        ++outcome.failed;
-        break;
-    }
-  }
-  const int n = static_cast<int>(masters.size());
-  if (outcome.granted >= quorum) {
-    outcome.result = TokenOutcome::Result::kOk;
-  } else if (outcome.denied > n - quorum) {
-    outcome.result = TokenOutcome::Result::kLost;
-  } else {
-    outcome.result = TokenOutcome::Result::kUnavailable;
-  }
-  return outcome;
-}
-
 MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
                    const StatusKeys& keys, bool full) {
   MasterStatus status;
@@ -290,39 +219,6 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
 }
 
 }  // namespace
-
-absl::string_view TokenResultName(TokenOutcome::Result result) {
-  switch (result) {
-    case TokenOutcome::Result::kOk:
-      return "ok";
-    case TokenOutcome::Result::kLost:
-      return "lost";
-    case TokenOutcome::Result::kUnavailable:
-      return "unavailable";
-  }
-  return "unknown";
-}
-
-TokenOutcome ReleaseToken(const std::vector<MasterAddress>& masters, int quorum,
-                          const Timeouts& timeouts, const std::string& key,
-                          const std::string& token) {
-  return RunTokenScript(masters, quorum, timeouts,
-                        {"EVAL", std::string(kReleaseScript), "1", key, token});
-}
-
-TokenOutcome ExtendToken(const std::vector<MasterAddress>& masters, int quorum,
-                         const Timeouts& timeouts, const std::string& key,
-                         const std::string& token, absl::Duration ttl,
-                         double drift_factor) {
-  const int64_t ttl_ms = std::max<int64_t>(1, absl::ToInt64Milliseconds(ttl));
-  TokenOutcome outcome =
-      RunTokenScript(masters, quorum, timeouts,
-                     {"EVAL", std::string(kExtendScript), "1", key, token,
-                      absl::StrCat(ttl_ms)});
-  const absl::Duration drift = ttl * drift_factor + absl::Milliseconds(2);
-  outcome.validity = ttl - outcome.elapsed - drift;
-  return outcome;
-}
 
 std::vector<MasterStatus> ProbeMasters(
     const std::vector<MasterAddress>& masters, const Timeouts& timeouts,

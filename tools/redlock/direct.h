@@ -1,12 +1,9 @@
 // Copyright 2026 The redlock Authors.
 //
 // The `redlock` tool talking to masters itself, with blocking hiredis, for
-// what the library's clients cannot do from a fresh process:
-//
-//   - release and extend a lock by its token, acquired by an earlier process
-//     (the library's Release/Extend take a Lock won by the same client);
-//   - look at what the masters hold (status, and the progress display while
-//     waiting).
+// what the library does not do: look at what the masters hold (`status`, and
+// the progress display while waiting). It only reads; every write — acquire,
+// extend, release — goes through the library.
 //
 // Every master is asked on its own thread, so one slow or dead master costs
 // one timeout, not one per master. Each connection is bounded by
@@ -22,7 +19,6 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "redlock/lock.h"
 #include "redlock/options.h"
 
 namespace redlock::cli {
@@ -31,45 +27,6 @@ struct Timeouts {
   absl::Duration connect;
   absl::Duration command;
 };
-
-// The outcome of a token-checked script (release or extend) on every master,
-// counted the way the library counts votes: 1 is granted, 0 denied, anything
-// else (no connection, timeout, error reply) failed.
-struct TokenOutcome {
-  enum class Result {
-    kOk,           // granted >= quorum.
-    kLost,         // denied > N - quorum: even the failed masters could not
-                   // make a quorum, so the token is not held (expired,
-                   // released or taken).
-    kUnavailable,  // Too many masters failed to tell.
-  };
-  Result result = Result::kUnavailable;
-  int granted = 0;
-  int denied = 0;
-  int failed = 0;
-  int quorum = 0;
-  std::vector<MasterVote> votes;  // One per master, in order.
-  // From before the first command was sent until the last answer.
-  absl::Duration elapsed;
-  // extend only: ttl - elapsed - drift, as the library computes validity;
-  // not positive means the quorum came too late.
-  absl::Duration validity;
-};
-
-absl::string_view TokenResultName(TokenOutcome::Result result);
-
-// The release script on every master: deletes `key` where it holds `token`.
-TokenOutcome ReleaseToken(const std::vector<MasterAddress>& masters, int quorum,
-                          const Timeouts& timeouts, const std::string& key,
-                          const std::string& token);
-
-// The extend script on every master: sets the TTL of `key` to `ttl` where it
-// holds `token`; never creates the key. TokenOutcome::validity is measured
-// from before the first command with `drift_factor` (Options::drift_factor).
-TokenOutcome ExtendToken(const std::vector<MasterAddress>& masters, int quorum,
-                         const Timeouts& timeouts, const std::string& key,
-                         const std::string& token, absl::Duration ttl,
-                         double drift_factor);
 
 // What one master holds for one resource.
 struct MasterStatus {

@@ -153,19 +153,29 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   return config;
 }
 
-// run and acquire go through the library.
+// Every subcommand but status goes through the library.
 int WithClient(const Config& config) {
+  const bool waits = config.subcommand == Subcommand::kRun ||
+                     config.subcommand == Subcommand::kAcquire;
   std::string path;
   if (config.subcommand == Subcommand::kRun) {
     if (const int code = CheckCommand(config, &path); code != kExitOk) {
       return code;
     }
   }
-  // Before any thread exists, so that every thread inherits the mask.
-  absl::StatusOr<std::unique_ptr<SignalWatch>> signals = SignalWatch::Create();
-  if (!signals.ok()) {
-    PrintError(signals.status().ToString());
-    return kExitSoftware;
+  // run and acquire read their signals from a signalfd: one ends a wait,
+  // and run forwards them to the command. Created before any thread exists,
+  // so that every thread inherits the mask. extend and release keep the
+  // default actions: a signal just ends them.
+  std::unique_ptr<SignalWatch> signals;
+  if (waits) {
+    absl::StatusOr<std::unique_ptr<SignalWatch>> created =
+        SignalWatch::Create();
+    if (!created.ok()) {
+      PrintError(created.status().ToString());
+      return kExitSoftware;
+    }
+    signals = *std::move(created);
   }
   absl::StatusOr<std::unique_ptr<Redlock>> client =
       Redlock::Create(config.options);
@@ -174,10 +184,19 @@ int WithClient(const Config& config) {
     return absl::IsInvalidArgument(client.status()) ? kExitUsage
                                                     : kExitSoftware;
   }
-  if (config.subcommand == Subcommand::kRun) {
-    return RunCommand(config, path, **client, **signals);
+  switch (config.subcommand) {
+    case Subcommand::kRun:
+      return RunCommand(config, path, **client, *signals);
+    case Subcommand::kAcquire:
+      return AcquireCommand(config, **client, *signals);
+    case Subcommand::kExtend:
+      return ExtendCommand(config, **client);
+    case Subcommand::kRelease:
+      return ReleaseCommand(config, **client);
+    case Subcommand::kStatus:
+      break;
   }
-  return AcquireCommand(config, **client, **signals);
+  return kExitSoftware;
 }
 
 int Main(int argc, char** argv) {
@@ -197,11 +216,9 @@ int Main(int argc, char** argv) {
   switch (config->subcommand) {
     case Subcommand::kRun:
     case Subcommand::kAcquire:
-      return WithClient(*config);
-    case Subcommand::kRelease:
-      return ReleaseCommand(*config);
     case Subcommand::kExtend:
-      return ExtendCommand(*config);
+    case Subcommand::kRelease:
+      return WithClient(*config);
     case Subcommand::kStatus:
       return StatusCommand(*config);
   }

@@ -426,11 +426,13 @@ int RunCommand(const Config& config, const std::string& path, Redlock& client,
       config,
       Timeouts{config.options.connect_timeout, config.options.request_timeout},
       MonotonicClock::now());
+  WaitInterrupter interrupter(config, signals, progress);
 
   auto work = [&](const Lock& lock) -> absl::Status {
     state.work_ran = true;
     state.lock = lock;
-    progress.Stop();
+    // From here on the supervisor reads the signals.
+    state.signal_before_start = interrupter.Finish();
     // A signal that came while the lock was being acquired: the user wanted
     // out before the command started, so it never starts.
     for (int signo : signals.Drain()) {
@@ -452,28 +454,28 @@ int RunCommand(const Config& config, const std::string& path, Redlock& client,
     return supervisor.Run(path, lock);
   };
 
-  const AttemptsResult attempts =
-      RetryAttempts(config, signals, progress, [&]() -> AttemptResult {
-        AcquireOptions acquire;
-        acquire.ttl = config.ttl;
-        acquire.wait = absl::ZeroDuration();
-        acquire.fencing = config.fencing;
-        HoldOptions hold;
-        hold.on_lost = [lost](const absl::Status&) { lost->Notify(); };
-        const absl::Status status =
-            client.WithLock(config.resource, acquire, work, std::move(hold));
-        return {status, !state.work_ran && (absl::IsAborted(status) ||
-                                            absl::IsDeadlineExceeded(status))};
-      });
-
-  if (attempts.signal != 0) {
-    PrintInfo(config.verbosity,
-              absl::StrCat("interrupted by ", SignalName(attempts.signal),
-                           " while waiting for ", config.resource));
-    return kExitSignalBase + attempts.signal;
-  }
+  // One call: the library retries while the lock is held elsewhere, and a
+  // signal cancels the wait through the interrupter.
+  AcquireOptions acquire;
+  acquire.ttl = config.ttl;
+  acquire.wait = config.wait;
+  acquire.cancel = interrupter.cancel();
+  acquire.fencing = config.fencing;
+  HoldOptions hold;
+  hold.on_lost = [lost](const absl::Status&) { lost->Notify(); };
+  PrintWaiting(config);
+  const absl::Status status =
+      client.WithLock(config.resource, acquire, work, std::move(hold));
   if (!state.work_ran) {
-    return AcquireFailure(config, attempts.status, "not running the command");
+    // A signal ended the wait (the call returned kCancelled), or came as
+    // it ended otherwise: either way the user wanted out.
+    if (const int signo = interrupter.Finish(); signo != 0) {
+      PrintInfo(config.verbosity,
+                absl::StrCat("interrupted by ", SignalName(signo),
+                             " while waiting for ", config.resource));
+      return kExitSignalBase + signo;
+    }
+    return AcquireFailure(config, status, "not running the command");
   }
   if (state.lock.lost()) {
     if (!state.lost_reported) {
@@ -490,9 +492,9 @@ int RunCommand(const Config& config, const std::string& path, Redlock& client,
                            config.resource, " without running the command"));
     return kExitSignalBase + state.signal_before_start;
   }
-  if (!attempts.status.ok() || !state.exit_code.has_value()) {
+  if (!status.ok() || !state.exit_code.has_value()) {
     PrintError(absl::StrCat("running the command under ", config.resource,
-                            " failed: ", attempts.status.ToString()));
+                            " failed: ", status.ToString()));
     return kExitSoftware;
   }
   PrintDebug(config.verbosity,

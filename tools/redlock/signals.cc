@@ -2,7 +2,6 @@
 
 #include "tools/redlock/signals.h"
 
-#include <poll.h>
 #include <pthread.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -13,7 +12,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "redlock/lock.h"
 
 namespace redlock::cli {
 namespace {
@@ -66,21 +64,6 @@ std::vector<int> SignalWatch::Drain() {
     signals.push_back(static_cast<int>(info.ssi_signo));
   }
   return signals;
-}
-
-int SignalWatch::WaitForTermination(absl::Duration timeout) {
-  // Monotonic: a wall-clock step must not stretch or cut the wait.
-  const MonotonicTime start = MonotonicClock::now();
-  while (true) {
-    for (int signo : Drain()) {
-      if (IsTermination(signo)) return signo;
-    }
-    const absl::Duration left =
-        timeout - absl::FromChrono(MonotonicClock::now() - start);
-    if (left <= absl::ZeroDuration()) return 0;
-    pollfd p = {fd_, POLLIN, 0};
-    if (poll(&p, 1, PollTimeoutMs(left)) == 0) return 0;
-  }
 }
 
 bool SignalWatch::IsTermination(int signo) {

@@ -41,10 +41,6 @@ class SignalWatch {
   // Every signal delivered since the last call, without waiting.
   std::vector<int> Drain();
 
-  // Waits up to `timeout` for a terminating signal (SIGINT, SIGTERM, SIGHUP,
-  // SIGQUIT); returns it, or 0. Other signals are consumed and ignored.
-  int WaitForTermination(absl::Duration timeout);
-
   // SIGINT, SIGTERM, SIGHUP or SIGQUIT.
   static bool IsTermination(int signo);
 
