@@ -593,7 +593,12 @@ absl::Status Engine::Extend(const Lock& lock, absl::Duration ttl,
   auto op =
       std::make_shared<ExtendOp>(this, StateOf(lock), ttl, std::move(done));
   operations_.insert(op);
-  op->Start();
+  // Its grants are judged like an acquisition's: on a new client (an adopted
+  // lock extended by a new process), not before a quorum can be judged.
+  std::weak_ptr<ExtendOp> weak = op;
+  WhenReadyToAttempt([weak] {
+    if (auto self = weak.lock()) self->Start();
+  });
   return absl::OkStatus();
 }
 

@@ -30,6 +30,7 @@ class Engine::ExtendOp final : public Engine::Operation {
         done_(std::move(done)) {}
 
   void Start() {
+    if (cancelled_) return;  // The engine went first.
     RoundConfig config = engine_->BaseRound(ttl_);
     config.command = ExtendCommand(state_->key, state_->token, ttl_);
     config.map_reply = &ScriptVote;
@@ -63,10 +64,12 @@ class Engine::ExtendOp final : public Engine::Operation {
   }
 
   void Fail(absl::Status status) override { Deliver(done_, std::move(status)); }
+  void OnCancel() override { cancelled_ = true; }
 
   std::shared_ptr<LockState> state_;
   const absl::Duration ttl_;
   AsyncRedlock::ExtendCallback done_;
+  bool cancelled_ = false;
 };
 
 }  // namespace redlock::internal

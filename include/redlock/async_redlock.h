@@ -217,7 +217,9 @@ class AsyncRedlock {
 
   // Sets the TTL of `lock` to `ttl` again on every master that still holds
   // its token (a token-checked PEXPIRE: a key that expired or changed owner is
-  // never recreated). Returns kInvalidArgument without calling `done` for an
+  // never recreated). Decided at quorum, like an acquisition, and its grants
+  // are judged by the restart guard the same way (on a new client, it starts
+  // once a quorum of masters can be judged). Returns kInvalidArgument without calling `done` for an
   // empty lock or a bad TTL, kFailedPrecondition for a released lock.
   // Otherwise calls `done` exactly once, on the loop thread, never before
   // ExtendAsync() returns:
