@@ -8,12 +8,18 @@
 #
 # REDLOCK_MASTERS=redis://127.0.0.1:7001,... runs against those masters (for
 # example the docker-compose deployment) instead of servers the harness
-# starts on free loopback ports. Every server this script or the harness
-# starts is stopped again, by PID.
+# starts on free loopback ports (the fresh-client block, which SIGSTOPs a
+# master, is then skipped). Every server this script or the harness starts
+# is stopped again, by PID.
+#
+# REDLOCK_BENCH_BUILD_DIR=DIR builds and runs the benchmarks from DIR
+# (relative to the repository root, or absolute; configured like build/ when
+# it has no build file yet) instead of build/.
 #
 # Steps: micro benchmarks (Google Benchmark); the end-to-end harness
-# (redlock-e2e-bench: latency vs an interleaved floor, one slow master,
-# throughput vs redis-benchmark, contention, client CPU); instructions per
+# (redlock-e2e-bench: latency vs an interleaved floor, whole cycles with one
+# slow master, throughput vs redis-benchmark, contention, client CPU, a fresh
+# client's first acquisition with a master stopped); instructions per
 # cycle under valgrind --tool=callgrind and system calls per cycle under
 # strace, each from two runs of a fixed number of cycles (the difference
 # cancels start-up); a gnuplot latency plot.
@@ -26,7 +32,7 @@ for arg in "$@"; do
   case "$arg" in
     --quick) QUICK=1 ;;
     -h | --help)
-      sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -42,13 +48,42 @@ ensure_deps
 # Tools only the benchmarks need; not part of REDLOCK_DEPS.
 ensure_packages gnuplot-nox valgrind strace
 
-# build_project configures build/ only when it has no CMakeCache.txt; a
-# configure that stopped half-way leaves one without a build file.
-if [[ -f build/CMakeCache.txt && ! -f build/build.ninja && ! -f build/Makefile ]]; then
-  cmake -S "$REDLOCK_ROOT" -B "$REDLOCK_ROOT/build" >/dev/null
+# The commit the binaries are built from, and whether src/ or include/
+# differ from it, read as the build starts: others may commit or edit while
+# the benchmarks run.
+BUILT_COMMIT="$(git -C "$REDLOCK_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+BUILT_DIRTY=""
+git -C "$REDLOCK_ROOT" diff --quiet HEAD -- src include 2>/dev/null ||
+  BUILT_DIRTY=", with local changes in src/ or include/"
+
+BUILD_DIR="${REDLOCK_BENCH_BUILD_DIR:-build}"
+[[ "$BUILD_DIR" == /* ]] || BUILD_DIR="$REDLOCK_ROOT/$BUILD_DIR"
+BUILD_DIR="${BUILD_DIR%/}"
+if [[ "$BUILD_DIR" == "$REDLOCK_ROOT/build" ]]; then
+  # build_project configures build/ only when it has no CMakeCache.txt; a
+  # configure that stopped half-way leaves one without a build file.
+  if [[ -f build/CMakeCache.txt && ! -f build/build.ninja && ! -f build/Makefile ]]; then
+    cmake -S "$REDLOCK_ROOT" -B "$REDLOCK_ROOT/build" >/dev/null
+  fi
+  build_project --target micro_bench --target redlock-e2e-bench
+else
+  # Configured as build_project configures build/ (Ninja, RelWithDebInfo).
+  build_log="$(mktemp "${TMPDIR:-/tmp}/redlock-bench-build.XXXXXX")"
+  if ! { { [[ -f "$BUILD_DIR/build.ninja" || -f "$BUILD_DIR/Makefile" ]] ||
+    cmake -S "$REDLOCK_ROOT" -B "$BUILD_DIR" -G Ninja \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo; } &&
+    cmake --build "$BUILD_DIR" -j"$(nproc 2>/dev/null || echo 2)" \
+      --target micro_bench --target redlock-e2e-bench; } >"$build_log" 2>&1; then
+    cat "$build_log" >&2
+    rm -f "$build_log"
+    echo "error: build in $BUILD_DIR failed" >&2
+    exit 1
+  fi
+  rm -f "$build_log"
+  echo "Built micro_bench redlock-e2e-bench in $BUILD_DIR." >&2
 fi
-build_project --target micro_bench --target redlock-e2e-bench
-BIN="$REDLOCK_ROOT/build/bench"
+BIN="$BUILD_DIR/bench"
+BIN_SHOWN="${BIN#"$REDLOCK_ROOT"/}"
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/redlock-bench.XXXXXX")"
 cleanup() {
@@ -188,14 +223,16 @@ top_functions() {
       }
     }' <(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$few") \
     <(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$many") |
-    sort -rn | awk -F'\t' '!seen[$2]++' | head -n 30
+    sort -rn | awk -F'\t' '!seen[$2]++ && ++shown <= 30'
+  # (Not `| head -n 30`: once the list passes a pipe buffer, awk's last write
+  # can meet a head that already exited, and SIGPIPE ends the script.)
 }
 top_functions async >"$WORK/top_async.tsv"
 
 # --- Plot ----------------------------------------------------------------------
 plot() {
   gnuplot <<EOF
-set terminal svg size 1000,430 dynamic font "sans,11" background "white"
+set terminal svg size 1000,430 dynamic font "sans,11" background "white" noenhanced
 set output "$OUT/latency.svg"
 set multiplot layout 1,2
 set logscale xy
@@ -219,10 +256,10 @@ stats "$OUT/latency-cycle.tsv" using 1 nooutput
 n = STATS_blocks
 set title "Lock cycle (acquire + release), sequential"
 plot for [i=0:n-1] "$OUT/latency-cycle.tsv" index i using (1/(1-\$2)):1 title columnheader(1)
-stats "$OUT/latency-acquire.tsv" using 1 nooutput
+stats "$OUT/latency-fault.tsv" using 1 nooutput
 m = STATS_blocks
-set title "Acquire, N=5, one master slow"
-plot for [i=0:m-1] "$OUT/latency-acquire.tsv" index i using (1/(1-\$2)):1 title columnheader(1)
+set title "N=5, one master +20ms each way (async, release awaited)"
+plot for [i=0:m-1] "$OUT/latency-fault.tsv" index i using (1/(1-\$2)):1 title columnheader(1)
 unset multiplot
 EOF
 }
@@ -246,7 +283,7 @@ report() {
 # Benchmarks
 
 Generated by \`./scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC') (commit
-\`$(git -C "$REDLOCK_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)\`$(git -C "$REDLOCK_ROOT" diff --quiet HEAD -- src include 2>/dev/null || echo ", with local changes in src/ or include/")).
+\`${BUILT_COMMIT}\`${BUILT_DIRTY}).
 Every table below is rewritten by that script; the analysis at the end is
 written by hand from the run it names. All figures:
 [\`benchmarks/results.json\`](benchmarks/results.json).
@@ -268,10 +305,10 @@ Commands and wall times of this run:
 
 | step | command | wall time |
 |---|---|--:|
-| micro benchmarks | \`build/bench/micro_bench --benchmark_min_time=0.05\` | ${WALL[micro]} s |
+| micro benchmarks | \`${BIN_SHOWN}/micro_bench --benchmark_min_time=0.05\` | ${WALL[micro]} s |
 | end-to-end harness | \`${e2e_cmd_shown}\` | ${WALL[e2e]} s |
-| instructions per cycle | \`valgrind --tool=callgrind build/bench/redlock-e2e-bench --masters=… --callgrind=CONFIG --callgrind_masters=5 --callgrind_cycles=N\` for N = ${CG_FEW} and ${CG_MANY} | ${WALL[callgrind]} s |
-| system calls per cycle | \`strace -f -c build/bench/redlock-e2e-bench --masters=… --callgrind=CONFIG --callgrind_masters=5 --callgrind_cycles=N\` for N = ${ST_FEW} and ${ST_MANY} | ${WALL[strace]} s |
+| instructions per cycle | \`valgrind --tool=callgrind ${BIN_SHOWN}/redlock-e2e-bench --masters=… --callgrind=CONFIG --callgrind_masters=5 --callgrind_cycles=N\` for N = ${CG_FEW} and ${CG_MANY} | ${WALL[callgrind]} s |
+| system calls per cycle | \`strace -f -c ${BIN_SHOWN}/redlock-e2e-bench --masters=… --callgrind=CONFIG --callgrind_masters=5 --callgrind_cycles=N\` for N = ${ST_FEW} and ${ST_MANY} | ${WALL[strace]} s |
 | plot | gnuplot | ${WALL[plot]} s |
 
 ## End to end

@@ -23,13 +23,17 @@
 //               poll, quorum for acquire, all for release); AsyncRedlock
 //               driven on this thread; blocking Redlock; for N = 1, 3, 5, 7.
 //               Also the client CPU per cycle (getrusage).
-//   fault       acquire latency with one of five masters behind a FaultProxy
-//               adding latency each way, interleaved with a client that has
-//               no slow master.
+//   fault       whole cycles (acquire, then the release awaited as a caller
+//               awaits it; also with wait_for_all_masters) with one of five
+//               masters behind a FaultProxy adding latency each way,
+//               interleaved with the same client kind without a slow master.
 //   throughput  one AsyncRedlock on one loop at N = 5 with 1, 8, 64 locks in
 //               flight, interleaved with the masters' own capacity for the
 //               same commands measured with redis-benchmark.
 //   contention  8 blocking clients (own connections) on one resource.
+//   fresh       a fresh Redlock's Create() + first Acquire() (+ Release(),
+//               destroyed) with every master healthy and with one SIGSTOPped,
+//               in interleaved pairs (only with masters it started).
 //
 // Output (report.h): a Markdown report on stdout, progress on stderr, every
 // figure and the environment as JSON (--out_json), latency distributions for
@@ -84,12 +88,13 @@ ABSL_FLAG(bool, allow_remote, false,
 ABSL_FLAG(std::string, out_json, "", "Write every figure as JSON here.");
 ABSL_FLAG(std::string, out_cdf, "",
           "Write latency distributions for gnuplot to PREFIX-cycle.tsv and "
-          "PREFIX-acquire.tsv.");
+          "PREFIX-fault.tsv.");
 ABSL_FLAG(bool, quick, false,
           "CI smoke mode: a few hundred cycles per configuration, short "
           "throughput and contention runs (overrides the counts below).");
 // The default is every registered phase, in order (read after main starts,
-// when every phase file has registered): latency,fault,throughput,contention.
+// when every phase file has registered):
+// latency,fault,throughput,contention,fresh.
 ABSL_FLAG(std::string, phases, redlock::bench::AllPhaseNames(),
           "Which phases to run, comma-separated.");
 ABSL_FLAG(absl::Duration, ttl, absl::Seconds(10),
@@ -141,6 +146,7 @@ int Main() {
       return 1;
     }
     cluster = *std::move(started);
+    ctx.cluster = cluster.get();
     for (const std::string& uri : cluster->Uris()) {
       masters.push_back({uri, *ParseMasterUri(uri)});
     }

@@ -30,6 +30,10 @@
 #include "bench/e2e/json.h"
 #include "bench/e2e/masters.h"
 
+namespace redlock::testing {
+class RedisCluster;
+}  // namespace redlock::testing
+
 namespace redlock::bench {
 
 // What the phases share, set up by main before the first phase runs.
@@ -39,6 +43,9 @@ struct Context {
   std::string redis_benchmark;  // --redis_benchmark
   std::vector<Master> masters;
   FloorRunner* floor = nullptr;  // Connected and warmed up.
+  // The masters this process started (masters[i] is cluster->server(i)), for
+  // the phases that signal one (SIGSTOP/SIGCONT); null with --masters.
+  testing::RedisCluster* cluster = nullptr;
   Memory memory;  // Phases may record their own points (main fills the rest).
 };
 
@@ -54,11 +61,11 @@ struct Target {
 Target Unmeasured(std::string what);
 
 // Latency distributions for gnuplot, by plot: PREFIX-cycle.tsv and
-// PREFIX-acquire.tsv (--out_cdf). Series without samples are left out.
+// PREFIX-fault.tsv (--out_cdf). Series without samples are left out.
 using CdfSeries = std::vector<std::pair<std::string, std::vector<double>>>;
 struct Cdf {
-  CdfSeries cycle;
-  CdfSeries acquire;
+  CdfSeries cycle;  // Lock cycles, no fault.
+  CdfSeries fault;  // N=5 with one slow master, and its no-fault baseline.
 };
 
 class Phase {

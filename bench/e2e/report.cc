@@ -154,7 +154,7 @@ void WriteCdfFiles(const std::string& prefix, const PhaseList& phases) {
   Cdf cdf;
   for (const auto& phase : phases) phase->AddCdf(cdf);
   WriteCdf(absl::StrCat(prefix, "-cycle.tsv"), cdf.cycle);
-  WriteCdf(absl::StrCat(prefix, "-acquire.tsv"), cdf.acquire);
+  WriteCdf(absl::StrCat(prefix, "-fault.tsv"), cdf.fault);
 }
 
 }  // namespace redlock::bench

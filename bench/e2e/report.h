@@ -41,7 +41,7 @@ std::string MarkdownReport(const RunSummary& run, const Context& ctx,
 Json ResultsJson(const RunSummary& run, const Context& ctx,
                  const PhaseList& phases, const std::vector<Target>& targets);
 
-// PREFIX-cycle.tsv and PREFIX-acquire.tsv.
+// PREFIX-cycle.tsv and PREFIX-fault.tsv.
 void WriteCdfFiles(const std::string& prefix, const PhaseList& phases);
 
 }  // namespace redlock::bench
