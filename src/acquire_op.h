@@ -80,6 +80,7 @@ class Engine::AcquireOp final : public Engine::Operation {
     }
     token_ = *std::move(token);
     fence_write_ = false;
+    ++attempts_;
     engine_->RefreshUnmarked();
     RoundConfig config = engine_->BaseRound(ttl_);
     if (fencing_) {
@@ -109,6 +110,15 @@ class Engine::AcquireOp final : public Engine::Operation {
     if (fence_write_) {
       OnFenceWritten(std::move(result));
       return;
+    }
+    if (Observer* observer = engine_->observer()) {
+      AttemptEvent event;
+      event.resource = resource_;
+      event.attempt = attempts_;
+      event.outcome = result.status;
+      event.elapsed = ToDuration(result.decided_at - result.start);
+      event.votes = &result.votes;
+      observer->OnAttempt(event);
     }
     if (!result.status.ok()) {
       RetryOrFail(result.status);
@@ -198,7 +208,7 @@ class Engine::AcquireOp final : public Engine::Operation {
       SendToAll(ReleaseCommand(key_, token_));
       released = "; the attempt in flight was released";
     }
-    const int attempts = schedule_.attempts();
+    const int attempts = attempts_;
     Fail(absl::CancelledError(absl::StrCat(
         what_, ": cancelled by the caller after ", attempts,
         attempts == 1 ? " attempt" : " attempts", " in ",
@@ -221,6 +231,14 @@ class Engine::AcquireOp final : public Engine::Operation {
       state->votes = std::move(won_.votes);
     }
     Finished();
+    if (Observer* observer = engine_->observer()) {
+      AcquiredEvent event;
+      event.resource = resource_;
+      event.attempts = attempts_;
+      event.wait = ToDuration(engine_->runtime_->Now() - started_);
+      event.fence = fence;
+      observer->OnAcquired(event);
+    }
     Deliver(done_, absl::StatusOr<Lock>(Lock(std::move(state))));
   }
 
@@ -258,6 +276,14 @@ class Engine::AcquireOp final : public Engine::Operation {
 
   void Fail(absl::Status status) override {
     Finished();
+    if (Observer* observer = engine_->observer()) {
+      AcquireFailedEvent event;
+      event.resource = resource_;
+      event.status = status;
+      event.attempts = attempts_;
+      event.wait = ToDuration(engine_->runtime_->Now() - started_);
+      observer->OnAcquireFailed(event);
+    }
     Deliver(done_, absl::StatusOr<Lock>(std::move(status)));
   }
   void OnCancel() override { retry_timer_->Cancel(); }
@@ -276,6 +302,7 @@ class Engine::AcquireOp final : public Engine::Operation {
   bool fence_write_ = false;
   uint64_t fence_ = 0;
   bool finished_ = false;
+  int attempts_ = 0;                     // Attempts started.
   std::shared_ptr<CancelState> cancel_;  // Null when not watched.
   uint64_t subscription_ = 0;
 };

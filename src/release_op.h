@@ -58,6 +58,13 @@ class Engine::ReleaseOp final : public Engine::Operation {
     report.pending = result.pending;
     report.freed = result.granted + result.denied >= engine_->quorum_;
     report.votes = std::move(result.votes);
+    if (Observer* observer = engine_->observer()) {
+      ReleasedEvent event;
+      event.resource = state_->resource;
+      event.report = &report;
+      event.held_for = ToDuration(result.start - state_->acquired_at);
+      observer->OnReleased(event);
+    }
     Deliver(done_, absl::StatusOr<ReleaseReport>(std::move(report)));
   }
 
