@@ -97,10 +97,10 @@ TEST(SimWorldTest, AMasterClockBeyondTheDriftFactorShowsADoubleGrant) {
 }
 
 TEST(SimWorldTest, TheGrantRuleFromBeforeFailingClosedShowsADoubleGrant) {
-  const torture::Summary s = RunRecorded({"legacy-grant", 358, 3, 40});
+  const torture::Summary s = RunRecorded({"legacy-grant", 8, 3, 40});
   EXPECT_GT(s.mutual_exclusion, 0) << Details(s);
   // The same plan under today's rule passes.
-  Recorded fixed{"guarded-crashes", 358, 3, 40};
+  Recorded fixed{"guarded-crashes", 8, 3, 40};
   EXPECT_EQ(RunRecorded(fixed).violations(), 0);
 }
 
@@ -148,7 +148,7 @@ TEST(SimWorldTest, ChurnCancelsAcquisitionsAndReplacesClientsSafely) {
 }
 
 TEST(SimWorldTest, ShrinkingKeepsAViolationWithFewerEvents) {
-  const Recorded r{"legacy-grant", 358, 3, 40};
+  const Recorded r{"legacy-grant", 8, 3, 40};
   const WorldConfig config = ConfigOf(r);
   const Plan plan = MakePlan(config, r.seed);
   const Plan shrunk = Shrink(config, plan);
