@@ -29,6 +29,8 @@ namespace redlock::internal {
 namespace {
 
 constexpr size_t kMaxResourceBytes = 4096;
+// Resources in one lock: each is a key on every master, set in one script.
+constexpr size_t kMaxResources = 64;
 // Adopt(): ours are 32; room for other tools' formats.
 constexpr size_t kMaxTokenBytes = 256;
 // INFO reports uptime in whole seconds of the server's wall clock, cached by
@@ -528,18 +530,40 @@ absl::Status Engine::CheckResource(absl::string_view resource) const {
 absl::Status Engine::Acquire(absl::string_view resource,
                              const AcquireOptions& options,
                              AsyncRedlock::AcquireCallback done) {
+  const std::string one[] = {std::string(resource)};
+  return Acquire(one, options, std::move(done));
+}
+
+absl::Status Engine::Acquire(absl::Span<const std::string> resources,
+                             const AcquireOptions& options,
+                             AsyncRedlock::AcquireCallback done) {
   const absl::Duration ttl = options.ttl;
   const absl::Duration wait = options.wait;
-  if (absl::Status status = CheckResource(resource); !status.ok()) {
-    return status;
+  if (resources.empty()) {
+    return absl::InvalidArgumentError("no resource to acquire");
   }
+  if (resources.size() > kMaxResources) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(resources.size(), " resources in one lock; at most ",
+                     kMaxResources, " allowed"));
+  }
+  for (const std::string& resource : resources) {
+    if (absl::Status status = CheckResource(resource); !status.ok()) {
+      return status;
+    }
+  }
+  // One order for everyone (it names the lock; the scripts need none: each
+  // master takes the whole set at once).
+  std::vector<std::string> sorted(resources.begin(), resources.end());
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
   if (absl::Status status = CheckTtl(ttl); !status.ok()) return status;
   if (wait < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "wait ", absl::FormatDuration(wait), " must not be negative"));
   }
   if (!done) return absl::InvalidArgumentError("callback must not be empty");
-  auto op = std::make_shared<AcquireOp>(this, std::string(resource), options,
+  auto op = std::make_shared<AcquireOp>(this, std::move(sorted), options,
                                         std::move(done));
   operations_.insert(op);
   // The restart guard judges masters by the deployment marker: the first
@@ -578,6 +602,8 @@ absl::StatusOr<Lock> Engine::Adopt(absl::string_view resource,
   state->clock = runtime_->LockClock();
   state->resource = std::string(resource);
   state->key = LockKey(options_, state->resource);
+  state->resources = {state->resource};
+  state->keys = {state->key};
   state->token = std::string(token);
   state->acquired_at = runtime_->Now();
   state->fence = fence;

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "redlock/async_redlock.h"
 #include "redlock/health.h"
 #include "redlock/lock.h"
@@ -56,6 +57,10 @@ class Engine {
 
   // The contracts are those of AsyncRedlock.
   absl::Status Acquire(absl::string_view resource,
+                       const AcquireOptions& options,
+                       AsyncRedlock::AcquireCallback done);
+  // Several resources, all or none (AsyncRedlock::AcquireAsync).
+  absl::Status Acquire(absl::Span<const std::string> resources,
                        const AcquireOptions& options,
                        AsyncRedlock::AcquireCallback done);
   absl::StatusOr<std::shared_ptr<KeepAliveOp>> KeepAlive(const Lock& lock,

@@ -33,7 +33,7 @@ class Engine::ExtendOp final : public Engine::Operation {
   void Start() {
     if (cancelled_) return;  // The engine went first.
     RoundConfig config = engine_->BaseRound(ttl_);
-    config.command = ExtendCommand(state_->key, state_->token, ttl_);
+    config.command = ExtendCommand(state_->keys, state_->token, ttl_);
     config.map_reply = &ScriptVote;
     StartRound(std::move(config));
   }

@@ -36,7 +36,7 @@ class Engine::ReleaseOp final : public Engine::Operation {
           std::min(state_->valid_until, engine_->runtime_->Now());
     }
     RoundConfig config;
-    config.command = ReleaseCommand(state_->key, state_->token);
+    config.command = ReleaseCommand(state_->keys, state_->token);
     config.map_reply = &ScriptVote;
     config.quorum = engine_->quorum_;
     // Decided as soon as a quorum no longer carries the token (or can no
