@@ -87,10 +87,12 @@ const std::vector<SubcommandSpec>& Specs() {
        Subcommand::kStatus,
        {"RESOURCE"},
        "",
-       {"json"},
+       {"json", "prometheus"},
        "Per master: reachable, PING latency, holder (token prefix), PTTL, "
        "fencing counter, run_id, uptime and restart-guard marker. Exits 0 if "
-       "a quorum of masters answered, else 69."},
+       "a quorum of masters answered, else 69. With --prometheus: the same "
+       "as gauges in Prometheus text format (node_exporter's textfile "
+       "collector), exit 0 whenever they were printed."},
   };
   return *specs;
 }
@@ -394,6 +396,10 @@ std::unique_ptr<CLI::App> MakeApp(CommandLine* out, size_t* before_subcommand) {
               "10s.",
               &out->grace);
   AddBool(*app, "", "json", "JSON output.", &out->json);
+  AddBool(*app, "", "prometheus",
+          "Prometheus text format (gauges, every series labelled with the "
+          "resource).",
+          &out->prometheus);
   AddBool(*app, "q", "quiet", "No messages on stderr except errors.",
           &out->quiet);
   AddBool(*app, "v", "verbose", "Say what happens, with every master's vote.",

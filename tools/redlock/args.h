@@ -49,6 +49,7 @@ struct CommandLine {
   int conflict_exit_code = kExitConflict;
   bool fencing = false;
   bool json = false;
+  bool prometheus = false;  // status.
   bool quiet = false;
   bool verbose = false;
 };

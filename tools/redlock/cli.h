@@ -53,6 +53,8 @@ struct Config {
   int conflict_exit_code = kExitConflict;
   bool fencing = false;
   bool json = false;
+  // status: the Prometheus text exposition format instead of the table.
+  bool prometheus = false;
   Verbosity verbosity = Verbosity::kNormal;
   // run: the command and its arguments, exactly as given after "--".
   std::vector<std::string> command;

@@ -90,6 +90,10 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   config.grace = line.grace;
   config.fencing = line.fencing;
   config.json = line.json;
+  config.prometheus = line.prometheus;
+  if (config.json && config.prometheus) {
+    return Usage("--json and --prometheus exclude each other");
+  }
   config.conflict_exit_code = line.conflict_exit_code;
   if (line.quiet && line.verbose) {
     return Usage("--quiet and --verbose exclude each other");
