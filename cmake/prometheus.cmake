@@ -29,7 +29,7 @@ if(REDLOCK_HAS_PROMETHEUS)
       $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(redlock_prometheus
     PUBLIC redlock prometheus-cpp::core
-    PRIVATE absl::flat_hash_map absl::synchronization absl::strings
+    PRIVATE absl::flat_hash_map absl::strings
             absl::status absl::statusor absl::time)
   target_compile_options(redlock_prometheus PRIVATE -Wall -Wextra
     -Wno-unused-parameter

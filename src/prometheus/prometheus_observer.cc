@@ -11,11 +11,11 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -23,7 +23,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "prometheus/check_names.h"
 #include "prometheus/counter.h"
@@ -259,37 +258,37 @@ class PrometheusObserver::Metrics {
     if (!options_.resource_label) total_held_series_ = &locks_held_.Add({});
   }
 
-  void AddMaster(absl::string_view master) ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+  void AddMaster(absl::string_view master) {
+    std::lock_guard<std::mutex> lock(mu_);
     Master(master);
   }
 
-  void OnAttempt(const AttemptEvent& e) ABSL_LOCKS_EXCLUDED(mu_) {
+  void OnAttempt(const AttemptEvent& e) {
     attempts_.Add({{"outcome", CodeLabel(e.outcome.code())}}).Increment();
     attempt_duration_series_->Observe(Seconds(e.elapsed));
     if (e.votes != nullptr) CountVotes(*e.votes, kAcquireOp);
   }
 
-  void OnAcquired(const AcquiredEvent& e) ABSL_LOCKS_EXCLUDED(mu_) {
+  void OnAcquired(const AcquiredEvent& e) {
     const std::string ok = CodeLabel(absl::StatusCode::kOk);
     acquisitions_.Add({{"outcome", ok}}).Increment();
     acquire_wait_.Add({{"outcome", ok}}, WaitBuckets())
         .Observe(Seconds(e.wait));
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     HeldCount& count = held_[std::string(e.resource)];
     ++count.held;
     ++total_held_;
     PublishHeld(e.resource, count);
   }
 
-  void OnAcquireFailed(const AcquireFailedEvent& e) ABSL_LOCKS_EXCLUDED(mu_) {
+  void OnAcquireFailed(const AcquireFailedEvent& e) {
     const std::string outcome = CodeLabel(e.status.code());
     acquisitions_.Add({{"outcome", outcome}}).Increment();
     acquire_wait_.Add({{"outcome", outcome}}, WaitBuckets())
         .Observe(Seconds(e.wait));
   }
 
-  void OnExtended(const ExtendedEvent& e) ABSL_LOCKS_EXCLUDED(mu_) {
+  void OnExtended(const ExtendedEvent& e) {
     extensions_
         .Add({{"outcome", CodeLabel(e.status.code())},
               {"keep_alive", Bool(e.keep_alive)}})
@@ -306,9 +305,9 @@ class PrometheusObserver::Metrics {
   // resource, so locks of one resource are told apart by count alone, and
   // counts never go below zero: a release or loss of a lock this observer
   // did not see acquired (Adopt()) changes nothing.
-  void OnLost(const LostEvent& e) ABSL_LOCKS_EXCLUDED(mu_) {
+  void OnLost(const LostEvent& e) {
     lost_.Add({{"reason", CodeLabel(e.reason.code())}}).Increment();
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     auto it = held_.find(e.resource);
     if (it == held_.end() || it->second.held == 0) return;
     --it->second.held;
@@ -317,12 +316,12 @@ class PrometheusObserver::Metrics {
     PublishHeld(e.resource, it->second);
   }
 
-  void OnReleased(const ReleasedEvent& e) ABSL_LOCKS_EXCLUDED(mu_) {
+  void OnReleased(const ReleasedEvent& e) {
     const bool freed = e.report != nullptr && e.report->freed;
     releases_.Add({{"freed", Bool(freed)}}).Increment();
     hold_duration_series_->Observe(Seconds(e.held_for));
     if (e.report != nullptr) CountVotes(e.report->votes, kReleaseOp);
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     auto it = held_.find(e.resource);
     if (it == held_.end()) return;
     HeldCount& count = it->second;
@@ -336,8 +335,8 @@ class PrometheusObserver::Metrics {
     if (count.held == 0 && count.lost == 0) held_.erase(it);
   }
 
-  void OnMaster(const MasterEvent& e) ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+  void OnMaster(const MasterEvent& e) {
+    std::lock_guard<std::mutex> lock(mu_);
     MasterSeries& m = Master(e.master);
     switch (e.kind) {
       case MasterEvent::Kind::kConnected:
@@ -396,8 +395,8 @@ class PrometheusObserver::Metrics {
   }
 
   // The series of `master`, created (every one of them, at 0) on first use.
-  MasterSeries& Master(absl::string_view master)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // Requires mu_.
+  MasterSeries& Master(absl::string_view master) {
     auto it = masters_.find(master);
     if (it != masters_.end()) return it->second;
     const std::string name(master);
@@ -420,9 +419,8 @@ class PrometheusObserver::Metrics {
     return masters_.emplace(name, m).first->second;
   }
 
-  void CountVotes(const std::vector<MasterVote>& votes, Op op)
-      ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+  void CountVotes(const std::vector<MasterVote>& votes, Op op) {
+    std::lock_guard<std::mutex> lock(mu_);
     for (const MasterVote& vote : votes) {
       MasterSeries& m = Master(vote.master);
       m.votes[op][VoteIndex(vote.kind)]->Increment();
@@ -434,8 +432,8 @@ class PrometheusObserver::Metrics {
     }
   }
 
-  void PublishHeld(absl::string_view resource, const HeldCount& count)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // Sets redlock_locks_held from the counts. Requires mu_.
+  void PublishHeld(absl::string_view resource, const HeldCount& count) {
     if (options_.resource_label) {
       locks_held_.Add({{"resource", std::string(resource)}})
           .Set(static_cast<double>(count.held));
@@ -471,10 +469,12 @@ class PrometheusObserver::Metrics {
   Histogram* hold_duration_series_ = nullptr;
   Gauge* total_held_series_ = nullptr;  // Without the resource label.
 
-  absl::Mutex mu_;
-  absl::flat_hash_map<std::string, MasterSeries> masters_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, HeldCount> held_ ABSL_GUARDED_BY(mu_);
-  int64_t total_held_ ABSL_GUARDED_BY(mu_) = 0;
+  // Guards the maps below. std::mutex rather than absl::Mutex:
+  // ThreadSanitizer sees through it even with Debian's uninstrumented Abseil.
+  std::mutex mu_;
+  absl::flat_hash_map<std::string, MasterSeries> masters_;
+  absl::flat_hash_map<std::string, HeldCount> held_;
+  int64_t total_held_ = 0;
 };
 
 absl::StatusOr<std::shared_ptr<PrometheusObserver>> PrometheusObserver::Create(
