@@ -112,7 +112,18 @@ TEST_F(MultiResourceTest, OneHeldResourceRefusesTheWholeSetAndSetsNothing) {
     EXPECT_EQ(Value(i, "c"), std::nullopt) << i;
     EXPECT_EQ(Value(i, "b"), held->token()) << i;
   }
-  // Nor is a single one of them held back by the refused set.
+  // The same with fencing (another script): refused, nothing set.
+  AcquireOptions fenced = Ttl(absl::Seconds(10));
+  fenced.fencing = true;
+  absl::StatusOr<Lock> fenced_set = b->Acquire({"a", "b", "c"}, fenced);
+  EXPECT_EQ(fenced_set.status().code(), absl::StatusCode::kAborted)
+      << fenced_set.status();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(Value(i, "a"), std::nullopt) << i;
+    EXPECT_EQ(Value(i, "c"), std::nullopt) << i;
+    EXPECT_EQ(Value(i, "b"), held->token()) << i;
+  }
+  // Nor is a single one of them held back by the refused sets.
   absl::StatusOr<Lock> just_a = b->TryAcquire("a", absl::Seconds(10));
   EXPECT_TRUE(just_a.ok()) << just_a.status();
 }

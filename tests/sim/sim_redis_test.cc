@@ -340,6 +340,11 @@ TEST_F(SimRedisDifferentialTest, MultiResourceScriptsMatch) {
   // Fenced, several resources: one counter each, the marker last.
   Same({"SET", "fence:b", "7"});
   Same({"SET", "marker", "trusted:1"});
+  // Only the second resource held: nothing is set.
+  Same({"SET", "b", "someone-else"});
+  Same(Script(internal::FencedAcquireCommand(ab, fab, "marker", "tok-3", ttl)));
+  Same({"EXISTS", "a"});
+  Same({"DEL", "b"});
   Same(Script(internal::FencedAcquireCommand(ab, fab, "marker", "tok-3", ttl)));
   Same(Script(internal::FencedAcquireCommand(ab, fab, "marker", "tok-4", ttl)));
   // The write-back raises every counter or none.
