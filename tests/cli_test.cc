@@ -631,6 +631,37 @@ TEST_F(CliTest, ArgumentsAfterTheSeparatorReachTheCommandUntouched) {
   EXPECT_EQ(ReadFile(Path("args")), "--ttl=1s\n--bogus\n--\n-v\nrun\n");
 }
 
+TEST_F(CliTest, RunTakesSeveralResourcesAsOneLockAllOrNone) {
+  const std::string env_file = Path("env");
+  auto cli =
+      Start({"run", "--ttl=20s", "stock:7", "orders:42", "--", "sh", "-c",
+             absl::StrCat(
+                 "printf '%s\\n' \"$REDLOCK_TOKEN\" \"$REDLOCK_RESOURCES\" > ",
+                 env_file, ".tmp && mv ", env_file, ".tmp ", env_file, "; ",
+                 AwaitFile(Path("go")))});
+  ASSERT_TRUE(WaitForFile(env_file));
+  const std::vector<std::string> lines =
+      absl::StrSplit(ReadFile(env_file), '\n');
+  ASSERT_GE(lines.size(), 3u);
+  // One token on both keys, on every master; the resources sorted.
+  EXPECT_EQ(MastersHolding("redlock:orders:42", lines[0]), 5);
+  EXPECT_EQ(MastersHolding("redlock:stock:7", lines[0]), 5);
+  EXPECT_EQ(lines[1], "orders:42");
+  EXPECT_EQ(lines[2], "stock:7");
+  // While it runs, a lock on either one alone is refused, and so is a set
+  // that shares one of them.
+  const Finished one = Run({"acquire", "stock:7"});
+  EXPECT_EQ(one.exit_code, 75) << one;
+  const Finished other = Run({"run", "orders:42", "refunds:1", "--", "true"});
+  EXPECT_EQ(other.exit_code, 75) << other;
+  EXPECT_EQ(MastersWithKey("redlock:refunds:1"), 0);
+  Touch(Path("go"));
+  const Finished f = cli->Wait();
+  EXPECT_EQ(f.exit_code, 0) << f;
+  EXPECT_EQ(MastersWithKey("redlock:orders:42"), 0);
+  EXPECT_EQ(MastersWithKey("redlock:stock:7"), 0);
+}
+
 TEST_F(CliTest, TheCommandSeesTheTokenAndFenceHeldOnTheMasters) {
   const std::string env_file = Path("env");
   auto cli = Start(

@@ -18,6 +18,7 @@
 // quick and must not block or call the client's blocking API (it runs on the
 // thread that would have to answer). Events refer to data that lives only for
 // the call: copy what you keep. redlock::prometheus (redlock/prometheus.h)
+// (the class redlock::PrometheusObserver, library target redlock::prometheus)
 // is an observer that keeps Prometheus metrics.
 
 #ifndef REDLOCK_OBSERVER_H_
