@@ -537,7 +537,6 @@ TEST_F(FaultScenariosTest,
        ExtendKeepAliveAndFencedAcquireDoNotWaitForAStoppedMaster) {
   START_OWN_MASTERS(5);
   AsyncRedlock& engine = PatientEngine();
-  ASSERT_TRUE(Acquire(engine, "warmup", absl::Seconds(5)).ok());
   ASSERT_TRUE(cluster_->server(2).Stop().ok());
   // Each step is bounded well under the 2s request timeout: a quorum of the
   // four healthy masters decided it.
