@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "redlock/cancel.h"
 #include "redlock/keys.h"
 #include "src/cancel_state.h"
@@ -33,12 +34,16 @@ namespace redlock::internal {
 
 class Engine::AcquireOp final : public Engine::Operation {
  public:
-  AcquireOp(Engine* engine, std::string resource, const AcquireOptions& options,
-            AsyncRedlock::AcquireCallback done)
-      : Operation(engine, absl::StrCat("acquire \"", resource, "\"")),
-        resource_(std::move(resource)),
-        key_(LockKey(engine->options_, resource_)),
-        counter_key_(FenceCounterKey(engine->options_, resource_)),
+  // `resources`: sorted, without duplicates, at least one.
+  AcquireOp(Engine* engine, std::vector<std::string> resources,
+            const AcquireOptions& options, AsyncRedlock::AcquireCallback done)
+      : Operation(engine,
+                  absl::StrCat("acquire \"", absl::StrJoin(resources, "\", \""),
+                               "\"")),
+        resources_(std::move(resources)),
+        resource_(resources_.front()),
+        keys_(KeysOf(engine->options_, resources_, &LockKey)),
+        counter_keys_(KeysOf(engine->options_, resources_, &FenceCounterKey)),
         ttl_(options.ttl),
         fencing_(options.fencing),
         done_(std::move(done)),
@@ -80,10 +85,11 @@ class Engine::AcquireOp final : public Engine::Operation {
     }
     token_ = *std::move(token);
     fence_write_ = false;
+    ++attempts_;
     engine_->RefreshUnmarked();
     RoundConfig config = engine_->BaseRound(ttl_);
     if (fencing_) {
-      config.command = FencedAcquireCommand(key_, counter_key_,
+      config.command = FencedAcquireCommand(keys_, counter_keys_,
                                             engine_->marker_key_, token_, ttl_);
       config.map_reply = &FencedAcquireVote;
       config.keep_replies = true;
@@ -97,10 +103,11 @@ class Engine::AcquireOp final : public Engine::Operation {
                                           nullptr) >= quorum;
           };
     } else {
-      config.command = AcquireCommand(key_, token_, ttl_);
-      config.map_reply = &AcquireVote;
+      config.command = AcquireCommand(keys_, token_, ttl_);
+      // One key: SET NX; several: the all-or-none script.
+      config.map_reply = keys_.size() == 1 ? &AcquireVote : &ScriptVote;
     }
-    config.cleanup_on_loss = ReleaseCommand(key_, token_);
+    config.cleanup_on_loss = ReleaseCommand(keys_, token_);
     StartRound(std::move(config));
   }
 
@@ -109,6 +116,15 @@ class Engine::AcquireOp final : public Engine::Operation {
     if (fence_write_) {
       OnFenceWritten(std::move(result));
       return;
+    }
+    if (Observer* observer = engine_->observer()) {
+      AttemptEvent event;
+      event.resource = resource_;
+      event.attempt = attempts_;
+      event.outcome = result.status;
+      event.elapsed = ToDuration(result.decided_at - result.start);
+      event.votes = &result.votes;
+      observer->OnAttempt(event);
     }
     if (!result.status.ok()) {
       RetryOrFail(result.status);
@@ -129,7 +145,7 @@ class Engine::AcquireOp final : public Engine::Operation {
         CountTrustedFenceReads(won_.replies, engine_->VetoFn(),
                                engine_->DomainFn(), &highest, &untrusted);
     if (trusted < engine_->quorum_) {
-      SendToAll(ReleaseCommand(key_, token_));
+      SendToAll(ReleaseCommand(keys_, token_));
       Fail(absl::UnavailableError(absl::StrCat(
           what_, ": fencing unavailable: only ", trusted,
           " masters answered with counters that can be trusted, ",
@@ -141,14 +157,14 @@ class Engine::AcquireOp final : public Engine::Operation {
     fence_ = highest + 1;
     fence_write_ = true;
     RoundConfig config;
-    config.command = FenceWriteCommand(counter_key_, fence_);
+    config.command = FenceWriteCommand(counter_keys_, fence_);
     config.map_reply = &ScriptVote;
     config.quorum = engine_->quorum_;
     // Counted under the same rule as grants: a later acquisition finds our
     // token only through a quorum of judged masters, and one server under
     // two addresses must not count twice.
     engine_->JudgeVotes(config);
-    config.cleanup_on_loss = ReleaseCommand(key_, token_);
+    config.cleanup_on_loss = ReleaseCommand(keys_, token_);
     StartRound(std::move(config));
   }
 
@@ -176,7 +192,7 @@ class Engine::AcquireOp final : public Engine::Operation {
     // The write-back counts inside the validity time.
     const MonotonicTime now = engine_->runtime_->Now();
     if (!HasValidity(won_.valid_until, now, engine_->options_.min_validity)) {
-      SendToAll(ReleaseCommand(key_, token_));
+      SendToAll(ReleaseCommand(keys_, token_));
       RetryOrFail(absl::DeadlineExceededError(absl::StrCat(
           "writing the fencing token left ",
           ReadableDuration(Remaining(won_.valid_until, now)), " of validity")));
@@ -195,10 +211,10 @@ class Engine::AcquireOp final : public Engine::Operation {
     // win them late: the token-checked release queues behind each master's
     // pending request, so whatever it sets is deleted.
     if (StopRound()) {
-      SendToAll(ReleaseCommand(key_, token_));
+      SendToAll(ReleaseCommand(keys_, token_));
       released = "; the attempt in flight was released";
     }
-    const int attempts = schedule_.attempts();
+    const int attempts = attempts_;
     Fail(absl::CancelledError(absl::StrCat(
         what_, ": cancelled by the caller after ", attempts,
         attempts == 1 ? " attempt" : " attempts", " in ",
@@ -211,7 +227,9 @@ class Engine::AcquireOp final : public Engine::Operation {
     state->owner = engine_;
     state->clock = engine_->runtime_->LockClock();
     state->resource = resource_;
-    state->key = key_;
+    state->key = keys_.front();
+    state->resources = resources_;
+    state->keys = keys_;
     state->token = token_;
     state->acquired_at = won_.start;
     state->fence = fence;
@@ -221,6 +239,14 @@ class Engine::AcquireOp final : public Engine::Operation {
       state->votes = std::move(won_.votes);
     }
     Finished();
+    if (Observer* observer = engine_->observer()) {
+      AcquiredEvent event;
+      event.resource = resource_;
+      event.attempts = attempts_;
+      event.wait = ToDuration(engine_->runtime_->Now() - started_);
+      event.fence = fence;
+      observer->OnAcquired(event);
+    }
     Deliver(done_, absl::StatusOr<Lock>(Lock(std::move(state))));
   }
 
@@ -258,13 +284,31 @@ class Engine::AcquireOp final : public Engine::Operation {
 
   void Fail(absl::Status status) override {
     Finished();
+    if (Observer* observer = engine_->observer()) {
+      AcquireFailedEvent event;
+      event.resource = resource_;
+      event.status = status;
+      event.attempts = attempts_;
+      event.wait = ToDuration(engine_->runtime_->Now() - started_);
+      observer->OnAcquireFailed(event);
+    }
     Deliver(done_, absl::StatusOr<Lock>(std::move(status)));
   }
   void OnCancel() override { retry_timer_->Cancel(); }
 
-  const std::string resource_;
-  const std::string key_;
-  const std::string counter_key_;
+  static std::vector<std::string> KeysOf(
+      const Options& options, const std::vector<std::string>& resources,
+      std::string (*key_of)(const Options&, absl::string_view)) {
+    std::vector<std::string> keys;
+    keys.reserve(resources.size());
+    for (const std::string& r : resources) keys.push_back(key_of(options, r));
+    return keys;
+  }
+
+  const std::vector<std::string> resources_;
+  const std::string resource_;  // The first; names the lock in events.
+  const std::vector<std::string> keys_;
+  const std::vector<std::string> counter_keys_;
   const absl::Duration ttl_;
   const bool fencing_;
   AsyncRedlock::AcquireCallback done_;
@@ -276,6 +320,7 @@ class Engine::AcquireOp final : public Engine::Operation {
   bool fence_write_ = false;
   uint64_t fence_ = 0;
   bool finished_ = false;
+  int attempts_ = 0;                     // Attempts started.
   std::shared_ptr<CancelState> cancel_;  // Null when not watched.
   uint64_t subscription_ = 0;
 };

@@ -41,6 +41,16 @@ absl::Status AsyncRedlock::AcquireAsync(absl::string_view resource,
   return engine_->Acquire(resource, options, std::move(done));
 }
 
+absl::Status AsyncRedlock::AcquireAsync(absl::Span<const std::string> resources,
+                                        const AcquireOptions& options,
+                                        AcquireCallback done) {
+  AcquireOptions resolved = options;
+  if (resolved.ttl == absl::ZeroDuration()) {
+    resolved.ttl = engine_->options().default_ttl;
+  }
+  return engine_->Acquire(resources, resolved, std::move(done));
+}
+
 absl::StatusOr<Lock> AsyncRedlock::Adopt(absl::string_view resource,
                                          absl::string_view token,
                                          uint64_t fence) {

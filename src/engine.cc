@@ -29,6 +29,8 @@ namespace redlock::internal {
 namespace {
 
 constexpr size_t kMaxResourceBytes = 4096;
+// Resources in one lock: each is a key on every master, set in one script.
+constexpr size_t kMaxResources = 64;
 // Adopt(): ours are 32; room for other tools' formats.
 constexpr size_t kMaxTokenBytes = 256;
 // INFO reports uptime in whole seconds of the server's wall clock, cached by
@@ -76,7 +78,8 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
       options_(std::move(options)),
       bitgen_(runtime_.get()),
       completions_(runtime_.get()),
-      marker_key_(DeploymentMarkerKey(options_)) {
+      marker_key_(DeploymentMarkerKey(options_)),
+      observer_(options_.observer.get()) {
   const int n = static_cast<int>(addresses.size());
   quorum_ = options_.quorum == Quorum::kUnanimous ? n : n / 2 + 1;
   for (MasterAddress& address : addresses) {
@@ -92,6 +95,10 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
     links_.push_back(masters_.back().get());
   }
   eviction_warned_.assign(masters_.size(), -1);
+  reported_ready_.assign(masters_.size(), false);
+  // Not judged yet, as GrantVeto() says before any handshake.
+  reported_verdict_.assign(masters_.size(),
+                           absl::FailedPreconditionError("not yet judged"));
   marker_busy_.assign(masters_.size(), false);
   for (const auto& master : masters_) {
     master->set_on_state_change([this] { OnMasterStateChange(); });
@@ -185,6 +192,7 @@ void Engine::OnMasterStateChange() {
   }
   if (all_settled || JudgedServers() >= quorum_) MarkReadyToAttempt();
   WarnAboutEviction();
+  ReportMasterChanges();
 }
 
 void Engine::WriteMarker(Master& master, absl::string_view value) {
@@ -205,6 +213,7 @@ void Engine::WriteMarker(Master& master, absl::string_view value) {
                 if (reply.ok() && reply->type == RedisReply::Type::kString) {
                   masters_[i]->set_marker(reply->str);
                   if (JudgedServers() >= quorum_) MarkReadyToAttempt();
+                  ReportMasterChanges();
                 }
               });
 }
@@ -214,6 +223,9 @@ void Engine::RefreshUnmarked() {
   for (const auto& x : masters_) {
     any_marked |= x->identity().known && !x->identity().marker.empty();
   }
+  // A reborn master's grants count again with time alone: tell the
+  // observer at each attempt.
+  ReportMasterChanges();
   // With no marker anywhere in this client's view and no bootstrap made yet,
   // there is nothing to read: it bootstraps once every master has answered.
   if (!any_marked && !deployment_seen_) return;
@@ -375,6 +387,32 @@ absl::string_view Engine::FailureDomain(int master) const {
   return id.known ? absl::string_view(id.run_id) : absl::string_view();
 }
 
+void Engine::ReportMasterChanges() {
+  if (observer_ == nullptr) return;
+  for (size_t i = 0; i < masters_.size(); ++i) {
+    const Master& m = *masters_[i];
+    MasterEvent event;
+    event.master = m.name();
+    event.index = static_cast<int>(i);
+    if (m.ready() != reported_ready_[i]) {
+      reported_ready_[i] = m.ready();
+      event.kind = m.ready() ? MasterEvent::Kind::kConnected
+                             : MasterEvent::Kind::kDisconnected;
+      event.status = m.ready() ? absl::OkStatus() : m.last_error();
+      observer_->OnMaster(event);
+    }
+    absl::Status verdict = GrantVeto(static_cast<int>(i));
+    // Only a change of "counts or not" is reported, not of the reason's
+    // wording (the time left in a reborn master's message changes by itself).
+    if (verdict.ok() != reported_verdict_[i].ok()) {
+      reported_verdict_[i] = verdict;
+      event.kind = MasterEvent::Kind::kJudged;
+      event.status = std::move(verdict);
+      observer_->OnMaster(event);
+    }
+  }
+}
+
 int Engine::SameServerAs(int master) const {
   const absl::string_view domain = FailureDomain(master);
   for (int j = 0; j < master && !domain.empty(); ++j) {
@@ -492,18 +530,40 @@ absl::Status Engine::CheckResource(absl::string_view resource) const {
 absl::Status Engine::Acquire(absl::string_view resource,
                              const AcquireOptions& options,
                              AsyncRedlock::AcquireCallback done) {
+  const std::string one[] = {std::string(resource)};
+  return Acquire(one, options, std::move(done));
+}
+
+absl::Status Engine::Acquire(absl::Span<const std::string> resources,
+                             const AcquireOptions& options,
+                             AsyncRedlock::AcquireCallback done) {
   const absl::Duration ttl = options.ttl;
   const absl::Duration wait = options.wait;
-  if (absl::Status status = CheckResource(resource); !status.ok()) {
-    return status;
+  if (resources.empty()) {
+    return absl::InvalidArgumentError("no resource to acquire");
   }
+  if (resources.size() > kMaxResources) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(resources.size(), " resources in one lock; at most ",
+                     kMaxResources, " allowed"));
+  }
+  for (const std::string& resource : resources) {
+    if (absl::Status status = CheckResource(resource); !status.ok()) {
+      return status;
+    }
+  }
+  // One order for everyone (it names the lock; the scripts need none: each
+  // master takes the whole set at once).
+  std::vector<std::string> sorted(resources.begin(), resources.end());
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
   if (absl::Status status = CheckTtl(ttl); !status.ok()) return status;
   if (wait < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "wait ", absl::FormatDuration(wait), " must not be negative"));
   }
   if (!done) return absl::InvalidArgumentError("callback must not be empty");
-  auto op = std::make_shared<AcquireOp>(this, std::string(resource), options,
+  auto op = std::make_shared<AcquireOp>(this, std::move(sorted), options,
                                         std::move(done));
   operations_.insert(op);
   // The restart guard judges masters by the deployment marker: the first
@@ -542,6 +602,8 @@ absl::StatusOr<Lock> Engine::Adopt(absl::string_view resource,
   state->clock = runtime_->LockClock();
   state->resource = std::string(resource);
   state->key = LockKey(options_, state->resource);
+  state->resources = {state->resource};
+  state->keys = {state->key};
   state->token = std::string(token);
   state->acquired_at = runtime_->Now();
   state->fence = fence;
@@ -586,12 +648,13 @@ absl::StatusOr<std::shared_ptr<KeepAliveOp>> Engine::KeepAlive(
 }
 
 absl::Status Engine::Extend(const Lock& lock, absl::Duration ttl,
-                            AsyncRedlock::ExtendCallback done) {
+                            AsyncRedlock::ExtendCallback done,
+                            bool keep_alive) {
   if (absl::Status status = CheckLock(lock); !status.ok()) return status;
   if (absl::Status status = CheckTtl(ttl); !status.ok()) return status;
   if (!done) return absl::InvalidArgumentError("callback must not be empty");
-  auto op =
-      std::make_shared<ExtendOp>(this, StateOf(lock), ttl, std::move(done));
+  auto op = std::make_shared<ExtendOp>(this, StateOf(lock), ttl,
+                                       std::move(done), keep_alive);
   operations_.insert(op);
   // Its grants are judged like an acquisition's: on a new client (an adopted
   // lock extended by a new process), not before a quorum can be judged.

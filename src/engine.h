@@ -18,9 +18,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "redlock/async_redlock.h"
 #include "redlock/health.h"
 #include "redlock/lock.h"
+#include "redlock/observer.h"
 #include "redlock/options.h"
 #include "src/clock.h"
 #include "src/deferred.h"
@@ -57,17 +59,25 @@ class Engine {
   absl::Status Acquire(absl::string_view resource,
                        const AcquireOptions& options,
                        AsyncRedlock::AcquireCallback done);
+  // Several resources, all or none (AsyncRedlock::AcquireAsync).
+  absl::Status Acquire(absl::Span<const std::string> resources,
+                       const AcquireOptions& options,
+                       AsyncRedlock::AcquireCallback done);
   absl::StatusOr<std::shared_ptr<KeepAliveOp>> KeepAlive(const Lock& lock,
                                                          absl::Duration ttl,
                                                          HoldOptions options);
+  // `keep_alive`: made by a keep-alive (for the observer).
   absl::Status Extend(const Lock& lock, absl::Duration ttl,
-                      AsyncRedlock::ExtendCallback done);
+                      AsyncRedlock::ExtendCallback done,
+                      bool keep_alive = false);
   absl::Status Release(const Lock& lock, const ReleaseOptions& options,
                        AsyncRedlock::ReleaseCallback done);
   absl::StatusOr<Lock> Adopt(absl::string_view resource,
                              absl::string_view token, uint64_t fence);
 
   const Options& options() const { return options_; }
+  // Options::observer, or null.
+  Observer* observer() const { return observer_; }
   int quorum() const { return quorum_; }
   // AsyncRedlock::Health().
   std::vector<MasterHealth> Health() const;
@@ -136,6 +146,9 @@ class Engine {
     config.grant_veto = VetoFn();
     config.failure_domain = DomainFn();
   }
+  // Tells the observer (if any) of each master whose connection or verdict
+  // changed since it was last told.
+  void ReportMasterChanges();
   // For Health(): an earlier master with the same run_id, or -1.
   int SameServerAs(int master) const;
   // Warns (Options::on_warning, else stderr) once per connection about a
@@ -170,6 +183,10 @@ class Engine {
   bool legacy_grant_rule_ = false;
   // Per master: a marker write or read is on its way.
   std::vector<bool> marker_busy_;
+  Observer* const observer_;
+  // Per master, as the observer was last told: connected, and the verdict.
+  std::vector<bool> reported_ready_;
+  std::vector<absl::Status> reported_verdict_;
 };
 
 }  // namespace redlock::internal

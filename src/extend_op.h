@@ -23,22 +23,32 @@ namespace redlock::internal {
 class Engine::ExtendOp final : public Engine::Operation {
  public:
   ExtendOp(Engine* engine, std::shared_ptr<LockState> state, absl::Duration ttl,
-           AsyncRedlock::ExtendCallback done)
+           AsyncRedlock::ExtendCallback done, bool keep_alive)
       : Operation(engine, absl::StrCat("extend \"", state->resource, "\"")),
         state_(std::move(state)),
         ttl_(ttl),
-        done_(std::move(done)) {}
+        done_(std::move(done)),
+        keep_alive_(keep_alive) {}
 
   void Start() {
     if (cancelled_) return;  // The engine went first.
     RoundConfig config = engine_->BaseRound(ttl_);
-    config.command = ExtendCommand(state_->key, state_->token, ttl_);
+    config.command = ExtendCommand(state_->keys, state_->token, ttl_);
     config.map_reply = &ScriptVote;
     StartRound(std::move(config));
   }
 
  private:
   void OnRound(RoundResult result) override {
+    if (Observer* observer = engine_->observer()) {
+      ExtendedEvent event;
+      event.resource = state_->resource;
+      event.status = result.status;
+      event.elapsed = ToDuration(result.decided_at - result.start);
+      event.votes = &result.votes;
+      event.keep_alive = keep_alive_;
+      observer->OnExtended(event);
+    }
     {
       std::lock_guard<std::mutex> lock(state_->mu);
       if (result.status.ok() && !state_->released) {
@@ -69,6 +79,7 @@ class Engine::ExtendOp final : public Engine::Operation {
   std::shared_ptr<LockState> state_;
   const absl::Duration ttl_;
   AsyncRedlock::ExtendCallback done_;
+  const bool keep_alive_;
   bool cancelled_ = false;
 };
 

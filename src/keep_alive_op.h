@@ -87,12 +87,14 @@ class KeepAliveOp final : public Engine::Operation {
 
   void OnExtendTimer() {
     std::weak_ptr<Operation> weak = shared_from_this();
-    absl::Status sent =
-        engine_->Extend(Lock(state_), ttl_, [weak](absl::Status status) {
+    absl::Status sent = engine_->Extend(
+        Lock(state_), ttl_,
+        [weak](absl::Status status) {
           if (auto self = weak.lock()) {
             static_cast<KeepAliveOp*>(self.get())->OnExtended(status);
           }
-        });
+        },
+        /*keep_alive=*/true);
     if (!sent.ok()) Lost(sent);
   }
 
@@ -136,6 +138,12 @@ class KeepAliveOp final : public Engine::Operation {
       if (state_->released) return;
     }
     state_->MarkLost(reason);
+    if (Observer* observer = engine_->observer()) {
+      LostEvent event;
+      event.resource = state_->resource;
+      event.reason = reason;
+      observer->OnLost(event);
+    }
     if (on_lost_) {
       engine_->completions_.Post(
           [done = std::move(on_lost_), reason]() mutable { done(reason); });

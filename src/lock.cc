@@ -58,6 +58,14 @@ const std::string& Lock::key() const {
   return state_ ? state_->key : EmptyState().key;
 }
 
+const std::vector<std::string>& Lock::resources() const {
+  return state_ ? state_->resources : EmptyState().resources;
+}
+
+const std::vector<std::string>& Lock::keys() const {
+  return state_ ? state_->keys : EmptyState().keys;
+}
+
 const std::string& Lock::token() const {
   return state_ ? state_->token : EmptyState().token;
 }

@@ -22,8 +22,12 @@ struct LockState {
   const void* owner = nullptr;  // The engine that acquired it.
   // Runtime::LockClock() of that engine: what remaining() measures with.
   internal::Clock* clock = nullptr;
-  std::string resource;
-  std::string key;
+  std::string resource;  // resources[0].
+  std::string key;       // keys[0].
+  // Every resource of the lock, sorted, and their keys in the same order
+  // (one, or several for a multi-resource lock).
+  std::vector<std::string> resources;
+  std::vector<std::string> keys;
   std::string token;
   MonotonicTime acquired_at;
   uint64_t fence = 0;

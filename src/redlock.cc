@@ -141,15 +141,30 @@ absl::StatusOr<Lock> Redlock::Acquire(absl::string_view resource,
   });
 }
 
+absl::StatusOr<Lock> Redlock::Acquire(absl::Span<const std::string> resources,
+                                      const AcquireOptions& options) {
+  using Result = absl::StatusOr<Lock>;
+  return impl_->Call<Result>([&](auto done) {
+    return impl_->engine().AcquireAsync(resources, options, std::move(done));
+  });
+}
+
 absl::Status Redlock::WithLock(
     absl::string_view resource, const AcquireOptions& acquire,
+    absl::AnyInvocable<absl::Status(const Lock&)> work, HoldOptions hold) {
+  const std::string one[] = {std::string(resource)};
+  return WithLock(one, acquire, std::move(work), std::move(hold));
+}
+
+absl::Status Redlock::WithLock(
+    absl::Span<const std::string> resources, const AcquireOptions& acquire,
     absl::AnyInvocable<absl::Status(const Lock&)> work, HoldOptions hold) {
   if (!work) return absl::InvalidArgumentError("work must not be empty");
   if (impl_->InLoopThread()) {
     return absl::FailedPreconditionError(
         "WithLock was called on the client's own loop thread");
   }
-  absl::StatusOr<Lock> lock = Acquire(resource, acquire);
+  absl::StatusOr<Lock> lock = Acquire(resources, acquire);
   if (!lock.ok()) return lock.status();
   const absl::Duration ttl = acquire.ttl == absl::ZeroDuration()
                                  ? impl_->options().default_ttl
@@ -210,6 +225,13 @@ absl::StatusOr<ScopedLock> Redlock::AcquireScoped(absl::string_view resource,
 absl::StatusOr<ScopedLock> Redlock::AcquireScoped(
     absl::string_view resource, const AcquireOptions& options) {
   absl::StatusOr<Lock> lock = Acquire(resource, options);
+  if (!lock.ok()) return lock.status();
+  return ScopedLock(ref_, *std::move(lock));
+}
+
+absl::StatusOr<ScopedLock> Redlock::AcquireScoped(
+    absl::Span<const std::string> resources, const AcquireOptions& options) {
+  absl::StatusOr<Lock> lock = Acquire(resources, options);
   if (!lock.ok()) return lock.status();
   return ScopedLock(ref_, *std::move(lock));
 }

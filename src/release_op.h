@@ -36,7 +36,7 @@ class Engine::ReleaseOp final : public Engine::Operation {
           std::min(state_->valid_until, engine_->runtime_->Now());
     }
     RoundConfig config;
-    config.command = ReleaseCommand(state_->key, state_->token);
+    config.command = ReleaseCommand(state_->keys, state_->token);
     config.map_reply = &ScriptVote;
     config.quorum = engine_->quorum_;
     // Decided as soon as a quorum no longer carries the token (or can no
@@ -58,6 +58,13 @@ class Engine::ReleaseOp final : public Engine::Operation {
     report.pending = result.pending;
     report.freed = result.granted + result.denied >= engine_->quorum_;
     report.votes = std::move(result.votes);
+    if (Observer* observer = engine_->observer()) {
+      ReleasedEvent event;
+      event.resource = state_->resource;
+      event.report = &report;
+      event.held_for = ToDuration(result.start - state_->acquired_at);
+      observer->OnReleased(event);
+    }
     Deliver(done_, absl::StatusOr<ReleaseReport>(std::move(report)));
   }
 

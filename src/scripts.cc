@@ -4,41 +4,88 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "src/sha1.h"
 
 namespace redlock::internal {
 namespace {
 
+// Every script takes one key per resource of a lock (one, or several for a
+// multi-resource lock) and treats them as one: a master's answer is for the
+// whole set.
+
+// Deletes every key that holds ARGV[1]. Returns 1 if it deleted any, else 0.
 constexpr absl::string_view kReleaseSource =
-    "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
-    "  return redis.call('del', KEYS[1])\n"
+    "local deleted = 0\n"
+    "for i = 1, #KEYS do\n"
+    "  if redis.call('get', KEYS[i]) == ARGV[1] then\n"
+    "    deleted = deleted + redis.call('del', KEYS[i])\n"
+    "  end\n"
     "end\n"
+    "if deleted > 0 then return 1 end\n"
     "return 0\n";
 
-// PEXPIRE on an existing key only: an expired lock is never resurrected.
+// PEXPIRE on existing keys only, and only if every key still holds ARGV[1]:
+// an expired lock is never resurrected, a set that lost one key is not
+// extended at all.
 constexpr absl::string_view kExtendSource =
-    "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
-    "  return redis.call('pexpire', KEYS[1], ARGV[2])\n"
+    "for i = 1, #KEYS do\n"
+    "  if redis.call('get', KEYS[i]) ~= ARGV[1] then return 0 end\n"
     "end\n"
-    "return 0\n";
+    "for i = 1, #KEYS do\n"
+    "  redis.call('pexpire', KEYS[i], ARGV[2])\n"
+    "end\n"
+    "return 1\n";
 
+// All or none: sets every key (NX, PX ARGV[2]) only if none exists. Returns
+// 1 if it set them, else 0.
+constexpr absl::string_view kMultiAcquireSource =
+    "for i = 1, #KEYS do\n"
+    "  if redis.call('exists', KEYS[i]) == 1 then return 0 end\n"
+    "end\n"
+    "for i = 1, #KEYS do\n"
+    "  redis.call('set', KEYS[i], ARGV[1], 'PX', ARGV[2])\n"
+    "end\n"
+    "return 1\n";
+
+// KEYS: n lock keys, their n counters, the marker. All or none, like the
+// multi acquire, and reads every counter and the marker in the same step:
+// returns {1 or 0, counter 1 or "", ..., counter n or "", marker or ""}.
 constexpr absl::string_view kFencedAcquireSource =
-    "local set = redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])\n"
-    "return {set and 1 or 0, redis.call('get', KEYS[2]) or '',\n"
-    "        redis.call('get', KEYS[3]) or ''}\n";
-
-constexpr absl::string_view kFenceWriteSource =
-    "local current = tonumber(redis.call('get', KEYS[1]) or '0') or 0\n"
-    "local wanted = tonumber(ARGV[1])\n"
-    "if wanted > current then\n"
-    "  redis.call('set', KEYS[1], ARGV[1])\n"
-    "  return 1\n"
+    "local n = (#KEYS - 1) / 2\n"
+    "local set = 1\n"
+    "for i = 1, n do\n"
+    "  if redis.call('exists', KEYS[i]) == 1 then set = 0 end\n"
     "end\n"
-    "return 0\n";
+    "if set == 1 then\n"
+    "  for i = 1, n do\n"
+    "    redis.call('set', KEYS[i], ARGV[1], 'PX', ARGV[2])\n"
+    "  end\n"
+    "end\n"
+    "local reply = {set}\n"
+    "for i = 1, n do\n"
+    "  reply[#reply + 1] = redis.call('get', KEYS[n + i]) or ''\n"
+    "end\n"
+    "reply[#reply + 1] = redis.call('get', KEYS[#KEYS]) or ''\n"
+    "return reply\n";
+
+// Raises every counter to ARGV[1], only if every one is lower (never lowers
+// one). Returns 1 if it raised them, else 0.
+constexpr absl::string_view kFenceWriteSource =
+    "local wanted = tonumber(ARGV[1])\n"
+    "for i = 1, #KEYS do\n"
+    "  local current = tonumber(redis.call('get', KEYS[i]) or '0') or 0\n"
+    "  if wanted <= current then return 0 end\n"
+    "end\n"
+    "for i = 1, #KEYS do\n"
+    "  redis.call('set', KEYS[i], ARGV[1])\n"
+    "end\n"
+    "return 1\n";
 
 constexpr absl::string_view kMarkerSource =
     "local current = redis.call('get', KEYS[1])\n"
@@ -75,6 +122,13 @@ const Script& FencedAcquireScript() {
   return *script;
 }
 
+const Script& MultiAcquireScript() {
+  static const Script* const script =
+      new Script(MakeScript("multi acquire", kMultiAcquireSource,
+                            /*creates_lock=*/true));
+  return *script;
+}
+
 const Script& FenceWriteScript() {
   static const Script* const script =
       new Script(MakeScript("fence write", kFenceWriteSource));
@@ -89,29 +143,49 @@ const Script& MarkerScript() {
 
 const std::vector<const Script*>& AllScripts() {
   static const auto* const scripts = new std::vector<const Script*>{
-      &ReleaseScript(), &ExtendScript(), &FencedAcquireScript(),
-      &FenceWriteScript(), &MarkerScript()};
+      &ReleaseScript(),    &ExtendScript(),       &FencedAcquireScript(),
+      &FenceWriteScript(), &MultiAcquireScript(), &MarkerScript()};
   return *scripts;
+}
+
+Command FencedAcquireCommand(absl::Span<const std::string> keys,
+                             absl::Span<const std::string> counter_keys,
+                             absl::string_view marker_key,
+                             absl::string_view token, absl::Duration ttl) {
+  Command c;
+  c.script = &FencedAcquireScript();
+  c.num_keys = static_cast<int>(keys.size() + counter_keys.size() + 1);
+  c.args.reserve(c.num_keys + 2);
+  c.args.insert(c.args.end(), keys.begin(), keys.end());
+  c.args.insert(c.args.end(), counter_keys.begin(), counter_keys.end());
+  c.args.emplace_back(marker_key);
+  c.args.emplace_back(token);
+  c.args.push_back(TtlMillis(ttl));
+  return c;
 }
 
 Command FencedAcquireCommand(absl::string_view key,
                              absl::string_view counter_key,
                              absl::string_view marker_key,
                              absl::string_view token, absl::Duration ttl) {
+  const std::string k[] = {std::string(key)};
+  const std::string c[] = {std::string(counter_key)};
+  return FencedAcquireCommand(k, c, marker_key, token, ttl);
+}
+
+Command FenceWriteCommand(absl::Span<const std::string> counter_keys,
+                          uint64_t fence) {
   Command c;
-  c.script = &FencedAcquireScript();
-  c.num_keys = 3;
-  c.args = {std::string(key), std::string(counter_key), std::string(marker_key),
-            std::string(token), TtlMillis(ttl)};
+  c.script = &FenceWriteScript();
+  c.num_keys = static_cast<int>(counter_keys.size());
+  c.args.assign(counter_keys.begin(), counter_keys.end());
+  c.args.push_back(absl::StrCat(fence));
   return c;
 }
 
 Command FenceWriteCommand(absl::string_view counter_key, uint64_t fence) {
-  Command c;
-  c.script = &FenceWriteScript();
-  c.num_keys = 1;
-  c.args = {std::string(counter_key), absl::StrCat(fence)};
-  return c;
+  const std::string k[] = {std::string(counter_key)};
+  return FenceWriteCommand(k, fence);
 }
 
 Command MarkerCommand(absl::string_view marker_key, absl::string_view state) {
@@ -150,21 +224,49 @@ Command AcquireCommand(absl::string_view key, absl::string_view token,
   return c;
 }
 
-Command ReleaseCommand(absl::string_view key, absl::string_view token) {
+namespace {
+
+// A script call on `keys` with `args` after them.
+Command KeysCommand(const Script& script, absl::Span<const std::string> keys,
+                    std::initializer_list<std::string> args) {
   Command c;
-  c.script = &ReleaseScript();
-  c.num_keys = 1;
-  c.args = {std::string(key), std::string(token)};
+  c.script = &script;
+  c.num_keys = static_cast<int>(keys.size());
+  c.args.reserve(keys.size() + args.size());
+  c.args.insert(c.args.end(), keys.begin(), keys.end());
+  c.args.insert(c.args.end(), args.begin(), args.end());
   return c;
+}
+
+}  // namespace
+
+Command AcquireCommand(absl::Span<const std::string> keys,
+                       absl::string_view token, absl::Duration ttl) {
+  if (keys.size() == 1) return AcquireCommand(keys[0], token, ttl);
+  return KeysCommand(MultiAcquireScript(), keys,
+                     {std::string(token), TtlMillis(ttl)});
+}
+
+Command ReleaseCommand(absl::Span<const std::string> keys,
+                       absl::string_view token) {
+  return KeysCommand(ReleaseScript(), keys, {std::string(token)});
+}
+
+Command ReleaseCommand(absl::string_view key, absl::string_view token) {
+  const std::string k[] = {std::string(key)};
+  return ReleaseCommand(k, token);
+}
+
+Command ExtendCommand(absl::Span<const std::string> keys,
+                      absl::string_view token, absl::Duration ttl) {
+  return KeysCommand(ExtendScript(), keys,
+                     {std::string(token), TtlMillis(ttl)});
 }
 
 Command ExtendCommand(absl::string_view key, absl::string_view token,
                       absl::Duration ttl) {
-  Command c;
-  c.script = &ExtendScript();
-  c.num_keys = 1;
-  c.args = {std::string(key), std::string(token), TtlMillis(ttl)};
-  return c;
+  const std::string k[] = {std::string(key)};
+  return ExtendCommand(k, token, ttl);
 }
 
 std::vector<std::string> CommandArgv(const Command& command, bool eval) {

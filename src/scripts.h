@@ -15,6 +15,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 
 namespace redlock::internal {
 
@@ -30,19 +31,26 @@ struct Script {
   bool creates_lock = false;
 };
 
-// Deletes KEYS[1] if it holds ARGV[1]. Returns 1 if deleted, else 0.
+// Every script below takes a lock's keys — one, or one per resource of a
+// multi-resource lock — and answers for the whole set.
+//
+// Deletes every key that holds ARGV[1]. Returns 1 if it deleted any, else 0.
 const Script& ReleaseScript();
-// Sets the TTL of KEYS[1] to ARGV[2] ms if it holds ARGV[1]; never creates the
-// key. Returns 1 if extended, else 0.
+// Sets the TTL of every key to ARGV[2] ms if every one holds ARGV[1], else
+// changes nothing; never creates a key. Returns 1 if extended, else 0.
 const Script& ExtendScript();
-// Fenced acquire: SET KEYS[1] ARGV[1] NX PX ARGV[2], and read the fencing
-// counter KEYS[2] and the deployment marker KEYS[3] in the same step.
-// Returns {1 or 0 (set or not), counter or "", marker or ""}.
+// Several resources, all or none: sets every key to ARGV[1] with PX ARGV[2]
+// if none exists. Returns 1 if it set them, else 0.
+const Script& MultiAcquireScript();
+// Fenced acquire, KEYS = n lock keys, their n fencing counters, the
+// deployment marker: sets the lock keys as MultiAcquireScript does and reads
+// every counter and the marker in the same step. Returns {1 or 0 (set or
+// not), counter 1 or "", ..., counter n or "", marker or ""}.
 const Script& FencedAcquireScript();
-// Raises the counter KEYS[1] to ARGV[1] if lower (never lowers it). Returns
-// 1 if it raised it, 0 if the counter was already at or above ARGV[1]: then
-// another acquisition wrote that token (or a higher one), and this one must
-// not be issued.
+// Raises every counter in KEYS to ARGV[1] if every one is lower (never
+// lowers one). Returns 1 if it raised them, 0 if any was already at or above
+// ARGV[1]: then another acquisition wrote that token (or a higher one), and
+// this one must not be issued.
 const Script& FenceWriteScript();
 // Every script a connection loads when it connects.
 const std::vector<const Script*>& AllScripts();
@@ -58,14 +66,28 @@ struct Command {
 // SET key token NX PX ttl_ms.
 Command AcquireCommand(absl::string_view key, absl::string_view token,
                        absl::Duration ttl);
+// One key: the SET above; several: MultiAcquireScript.
+Command AcquireCommand(absl::Span<const std::string> keys,
+                       absl::string_view token, absl::Duration ttl);
 Command ReleaseCommand(absl::string_view key, absl::string_view token);
+Command ReleaseCommand(absl::Span<const std::string> keys,
+                       absl::string_view token);
 Command ExtendCommand(absl::string_view key, absl::string_view token,
                       absl::Duration ttl);
+Command ExtendCommand(absl::Span<const std::string> keys,
+                      absl::string_view token, absl::Duration ttl);
 Command FencedAcquireCommand(absl::string_view key,
                              absl::string_view counter_key,
                              absl::string_view marker_key,
                              absl::string_view token, absl::Duration ttl);
+// `keys` and `counter_keys` of the same length, in the same order.
+Command FencedAcquireCommand(absl::Span<const std::string> keys,
+                             absl::Span<const std::string> counter_keys,
+                             absl::string_view marker_key,
+                             absl::string_view token, absl::Duration ttl);
 Command FenceWriteCommand(absl::string_view counter_key, uint64_t fence);
+Command FenceWriteCommand(absl::Span<const std::string> counter_keys,
+                          uint64_t fence);
 // Writes the deployment marker "<state>:<server TIME in microseconds>"
 // unless one is there, and returns the marker now stored (ours or the one
 // that was there).

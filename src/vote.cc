@@ -80,7 +80,8 @@ absl::StatusOr<Vote> FencedAcquireVote(const RedisReply& reply) {
   if (reply.type == RedisReply::Type::kError) {
     return ErrorReplyStatus(reply.str);
   }
-  if (reply.type == RedisReply::Type::kArray && reply.elements.size() == 3 &&
+  // {set, a counter per resource, marker}: at least one resource.
+  if (reply.type == RedisReply::Type::kArray && reply.elements.size() >= 3 &&
       reply.elements[0].type == RedisReply::Type::kInteger) {
     if (reply.elements[0].integer == 1) return Vote::kGranted;
     if (reply.elements[0].integer == 0) return Vote::kDenied;
@@ -92,27 +93,37 @@ absl::StatusOr<FenceRead> ParseFenceRead(const RedisReply& reply) {
   if (!FencedAcquireVote(reply).ok()) {
     return Unexpected("fenced acquire", reply);
   }
-  const RedisReply& counter = reply.elements[1];
-  const RedisReply& marker = reply.elements[2];
-  if (counter.type != RedisReply::Type::kString ||
-      marker.type != RedisReply::Type::kString) {
+  const RedisReply& marker = reply.elements.back();
+  if (marker.type != RedisReply::Type::kString) {
     return Unexpected("fenced acquire", reply);
   }
   FenceRead read;
   int64_t marker_time_us = 0;
   ParseMarker(marker.str, &read.marker, &marker_time_us);
-  if (!counter.str.empty()) {
+  // One counter per resource: the read is the highest, and present only if
+  // every one is.
+  read.counter_present = true;
+  for (size_t i = 1; i + 1 < reply.elements.size(); ++i) {
+    const RedisReply& counter = reply.elements[i];
+    if (counter.type != RedisReply::Type::kString) {
+      return Unexpected("fenced acquire", reply);
+    }
+    if (counter.str.empty()) {
+      read.counter_present = false;
+      continue;
+    }
     // Only what INCR stores: plain decimal digits (SimpleAtoi alone would
     // also take " 42" and "+42").
+    uint64_t value = 0;
     const bool digits =
         std::all_of(counter.str.begin(), counter.str.end(),
                     [](char c) { return c >= '0' && c <= '9'; });
-    if (!digits || !absl::SimpleAtoi(counter.str, &read.counter)) {
+    if (!digits || !absl::SimpleAtoi(counter.str, &value)) {
       return absl::InternalError(
           absl::StrCat("fencing counter is not a number: \"",
                        counter.str.substr(0, 32), "\""));
     }
-    read.counter_present = true;
+    read.counter = std::max(read.counter, value);
   }
   return read;
 }

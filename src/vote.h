@@ -41,7 +41,9 @@ absl::StatusOr<Vote> FencedAcquireVote(const RedisReply& reply);
 
 // What a fenced acquire read on one master.
 struct FenceRead {
+  // Every counter the reply carries (one per resource of the lock) present.
   bool counter_present = false;
+  // The highest of them (a missing counter reads 0).
   uint64_t counter = 0;
   std::string marker;  // The marker's state: "trusted", "reborn" or empty.
 };

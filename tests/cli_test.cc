@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -630,6 +631,37 @@ TEST_F(CliTest, ArgumentsAfterTheSeparatorReachTheCommandUntouched) {
   EXPECT_EQ(ReadFile(Path("args")), "--ttl=1s\n--bogus\n--\n-v\nrun\n");
 }
 
+TEST_F(CliTest, RunTakesSeveralResourcesAsOneLockAllOrNone) {
+  const std::string env_file = Path("env");
+  auto cli =
+      Start({"run", "--ttl=20s", "stock:7", "orders:42", "--", "sh", "-c",
+             absl::StrCat(
+                 "printf '%s\\n' \"$REDLOCK_TOKEN\" \"$REDLOCK_RESOURCES\" > ",
+                 env_file, ".tmp && mv ", env_file, ".tmp ", env_file, "; ",
+                 AwaitFile(Path("go")))});
+  ASSERT_TRUE(WaitForFile(env_file));
+  const std::vector<std::string> lines =
+      absl::StrSplit(ReadFile(env_file), '\n');
+  ASSERT_GE(lines.size(), 3u);
+  // One token on both keys, on every master; the resources sorted.
+  EXPECT_EQ(MastersHolding("redlock:orders:42", lines[0]), 5);
+  EXPECT_EQ(MastersHolding("redlock:stock:7", lines[0]), 5);
+  EXPECT_EQ(lines[1], "orders:42");
+  EXPECT_EQ(lines[2], "stock:7");
+  // While it runs, a lock on either one alone is refused, and so is a set
+  // that shares one of them.
+  const Finished one = Run({"acquire", "stock:7"});
+  EXPECT_EQ(one.exit_code, 75) << one;
+  const Finished other = Run({"run", "orders:42", "refunds:1", "--", "true"});
+  EXPECT_EQ(other.exit_code, 75) << other;
+  EXPECT_EQ(MastersWithKey("redlock:refunds:1"), 0);
+  Touch(Path("go"));
+  const Finished f = cli->Wait();
+  EXPECT_EQ(f.exit_code, 0) << f;
+  EXPECT_EQ(MastersWithKey("redlock:orders:42"), 0);
+  EXPECT_EQ(MastersWithKey("redlock:stock:7"), 0);
+}
+
 TEST_F(CliTest, TheCommandSeesTheTokenAndFenceHeldOnTheMasters) {
   const std::string env_file = Path("env");
   auto cli = Start(
@@ -1094,6 +1126,132 @@ TEST_F(CliTest, StatusJsonMatchesTheMasters) {
   ASSERT_TRUE(json.has_value()) << few.out;
   EXPECT_EQ((*json)["reachable"].number, 2);
   EXPECT_FALSE((*json)["held"].boolean);
+}
+
+// `status --prometheus`: "name{labels} value" lines, each after its
+// family's # HELP and # TYPE gauge, as a map from "name{labels}" (exactly as
+// written) to the value. A malformed line fails the test.
+std::map<std::string, double> PrometheusSamples(absl::string_view text) {
+  std::map<std::string, double> samples;
+  std::set<std::string> typed;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    if (absl::ConsumePrefix(&line, "# TYPE ")) {
+      std::vector<std::string> parts = absl::StrSplit(line, ' ');
+      EXPECT_EQ(parts.size(), 2u) << line;
+      EXPECT_EQ(parts.back(), "gauge") << line;
+      EXPECT_TRUE(typed.insert(parts.front()).second)
+          << "typed twice: " << line;
+      continue;
+    }
+    if (absl::StartsWith(line, "# HELP ")) continue;
+    const size_t space = line.rfind(' ');
+    double value = 0;
+    if (space == absl::string_view::npos ||
+        !absl::SimpleAtod(line.substr(space + 1), &value)) {
+      ADD_FAILURE() << "malformed line: " << line;
+      continue;
+    }
+    const absl::string_view series = line.substr(0, space);
+    const std::string name(series.substr(0, series.find('{')));
+    EXPECT_TRUE(typed.count(name) == 1) << "no # TYPE before: " << line;
+    EXPECT_TRUE(samples.emplace(std::string(series), value).second)
+        << "repeated: " << line;
+  }
+  return samples;
+}
+
+TEST_F(CliTest, StatusPrometheusShowsEachMasterAndTheHolderAsGauges) {
+  if (RedisServer::UsingExternalMasters()) GTEST_SKIP() << "reconfigures";
+  const Finished acquired = Run({"acquire", "--fencing", "--ttl=20s", "job"});
+  ASSERT_EQ(acquired.exit_code, 0) << acquired;
+  const std::string token = KeyValues(acquired.out)["token"];
+  ASSERT_TRUE(cluster_->server(4).Kill().ok());
+  // Master 3 without the restart guard's marker, master 2 reborn a moment
+  // ago: a client would count neither's grants.
+  {
+    auto client = cluster_->Client(3);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE((*client)->Command({"DEL", "redlock:__deployment__"}).ok());
+    client = cluster_->Client(2);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE(
+        (*client)
+            ->Command({"SET", "redlock:__deployment__", "reborn:1700000000"})
+            .ok());
+  }
+
+  const Finished status = Run({"status", "--prometheus", "job"});
+  EXPECT_EQ(status.exit_code, 0) << status;
+  std::map<std::string, double> m = PrometheusSamples(status.out);
+  auto of = [&](int i) {
+    return absl::StrCat("{resource=\"job\",master=\"",
+                        cluster_->server(i).Address(), "\"}");
+  };
+  for (int i = 0; i < 5; ++i) {
+    SCOPED_TRACE(cluster_->server(i).Address());
+    const bool up = i < 4;
+    EXPECT_EQ(m[absl::StrCat("redlock_master_connected", of(i))], up)
+        << status.out;
+    EXPECT_EQ(m[absl::StrCat("redlock_master_grants_counted", of(i))], i < 2);
+    EXPECT_EQ(m.count(absl::StrCat("redlock_master_lock_ttl_seconds", of(i))),
+              up ? 1u : 0u);
+    if (!up) continue;
+    EXPECT_EQ(m[absl::StrCat("redlock_master_lock_held", of(i))], 1);
+    const double ttl =
+        m[absl::StrCat("redlock_master_lock_ttl_seconds", of(i))];
+    EXPECT_GT(ttl, 0);
+    EXPECT_LE(ttl, 20);
+    const std::optional<std::string> counter = Get(i, "redlock:__fence__:job");
+    ASSERT_TRUE(counter.has_value());
+    EXPECT_EQ(absl::StrCat(m[absl::StrCat("redlock_master_fence", of(i))]),
+              *counter);
+    EXPECT_GE(m[absl::StrCat("redlock_master_ping_seconds", of(i))], 0);
+    EXPECT_EQ(m[absl::StrCat("redlock_master_eviction_risk{resource=\"job\","
+                             "master=\"",
+                             cluster_->server(i).Address(),
+                             "\",policy=\"noeviction\"}")],
+              0);
+  }
+  auto marker = [&](int i, absl::string_view state) {
+    return m.count(absl::StrCat("redlock_master_deployment_marker{resource="
+                                "\"job\",master=\"",
+                                cluster_->server(i).Address(), "\",marker=\"",
+                                state, "\"}")) == 1;
+  };
+  EXPECT_TRUE(marker(0, "trusted")) << status.out;
+  EXPECT_TRUE(marker(2, "reborn"));
+  EXPECT_TRUE(marker(3, "none"));
+  EXPECT_EQ(m["redlock_lock_held{resource=\"job\"}"], 1);
+  EXPECT_EQ(m[absl::StrCat("redlock_lock_holder{resource=\"job\",holder=\"",
+                           token.substr(0, 8), "\"}")],
+            1);
+  EXPECT_EQ(m["redlock_lock_holders{resource=\"job\"}"], 4);
+  EXPECT_GT(m["redlock_lock_expires_in_seconds{resource=\"job\"}"], 0);
+  EXPECT_EQ(m["redlock_masters_reachable{resource=\"job\"}"], 4);
+  EXPECT_EQ(m["redlock_masters{resource=\"job\"}"], 5);
+  EXPECT_EQ(m["redlock_quorum{resource=\"job\"}"], 3);
+
+  // Below a quorum the metrics are still written, and exit 0: the outage
+  // is in the numbers.
+  ASSERT_TRUE(cluster_->server(3).Kill().ok());
+  ASSERT_TRUE(cluster_->server(2).Kill().ok());
+  const Finished few = Run({"status", "--prometheus", "job"});
+  EXPECT_EQ(few.exit_code, 0) << few;
+  m = PrometheusSamples(few.out);
+  EXPECT_EQ(m["redlock_masters_reachable{resource=\"job\"}"], 2) << few.out;
+  EXPECT_EQ(m["redlock_lock_held{resource=\"job\"}"], 0);
+  EXPECT_FALSE(absl::StrContains(few.out, "redlock_lock_holder{"));
+  EXPECT_EQ(m.count("redlock_lock_expires_in_seconds{resource=\"job\"}"), 0u);
+}
+
+TEST_F(CliTest, StatusPrometheusEscapesTheResourceAndExcludesJson) {
+  const Finished status = Run({"status", "--prometheus", "a\"b\\c"});
+  EXPECT_EQ(status.exit_code, 0) << status;
+  std::map<std::string, double> m = PrometheusSamples(status.out);
+  EXPECT_EQ(m["redlock_lock_held{resource=\"a\\\"b\\\\c\"}"], 0) << status.out;
+  EXPECT_EQ(m["redlock_masters_reachable{resource=\"a\\\"b\\\\c\"}"], 5);
+  ExpectUsageError(Run({"status", "--prometheus", "--json", "job"}));
+  ExpectUsageError(Run({"acquire", "--prometheus", "job"}));
 }
 
 TEST_F(CliTest, WaitingOnATerminalShowsWhoHoldsTheLock) {

@@ -225,6 +225,17 @@ class FaultScenariosTest : public ::testing::Test {
     return *engines_.back();
   }
 
+  // An engine whose requests wait 2s before timing out (so a stopped
+  // master's vote stays pending for the whole scene), with one acquisition
+  // done: the deployment is marked and every connection is up.
+  AsyncRedlock& PatientEngine() {
+    Options options = BaseOptions();
+    options.request_timeout = absl::Seconds(2);
+    AsyncRedlock& engine = MakeEngine(options);
+    EXPECT_TRUE(Acquire(engine, "warmup", absl::Seconds(10)).ok());
+    return engine;
+  }
+
   absl::StatusOr<Lock> Acquire(AsyncRedlock& engine,
                                const std::string& resource, absl::Duration ttl,
                                absl::Duration wait = absl::ZeroDuration()) {
@@ -425,10 +436,7 @@ TEST_F(FaultScenariosTest, ThreeKilledMastersFailAtOnceAndLeaveNoKeyBehind) {
 TEST_F(FaultScenariosTest,
        OneStoppedMasterDoesNotDelayTheAcquireAndItsLateSetIsReleased) {
   START_OWN_MASTERS(5);
-  Options options = BaseOptions();
-  options.request_timeout = absl::Seconds(2);
-  AsyncRedlock& engine = MakeEngine(options);
-  ASSERT_TRUE(Acquire(engine, "warmup", absl::Seconds(10)).ok());
+  AsyncRedlock& engine = PatientEngine();
   loop_.RunFor(absl::Milliseconds(50));
   const int64_t sets_before = Calls(2, "set");
   ASSERT_TRUE(cluster_->server(2).Stop().ok());
@@ -474,9 +482,7 @@ TEST_F(FaultScenariosTest,
 TEST_F(FaultScenariosTest,
        AReleaseAskedToWaitForEveryMasterWaitsForTheStopped) {
   START_OWN_MASTERS(5);
-  Options options = BaseOptions();
-  options.request_timeout = absl::Seconds(2);
-  AsyncRedlock& engine = MakeEngine(options);
+  AsyncRedlock& engine = PatientEngine();
   absl::StatusOr<Lock> lock =
       Acquire(engine, Resource("whole"), absl::Seconds(10));
   ASSERT_TRUE(lock.ok()) << lock.status();
@@ -530,10 +536,7 @@ TEST_F(FaultScenariosTest,
 TEST_F(FaultScenariosTest,
        ExtendKeepAliveAndFencedAcquireDoNotWaitForAStoppedMaster) {
   START_OWN_MASTERS(5);
-  Options options = BaseOptions();
-  options.request_timeout = absl::Seconds(2);
-  AsyncRedlock& engine = MakeEngine(options);
-  ASSERT_TRUE(Acquire(engine, "warmup", absl::Seconds(5)).ok());
+  AsyncRedlock& engine = PatientEngine();
   ASSERT_TRUE(cluster_->server(2).Stop().ok());
   // Each step is bounded well under the 2s request timeout: a quorum of the
   // four healthy masters decided it.

@@ -75,6 +75,15 @@ class QuorumRoundTest : public ::testing::Test {
     return config;
   }
 
+  RoundConfig ReleaseConfig(int quorum, RoundConfig::DecideWhen when) {
+    RoundConfig config;
+    config.command = ReleaseCommand("k", "tok");
+    config.map_reply = &ScriptVote;
+    config.quorum = quorum;
+    config.decide_when = when;
+    return config;
+  }
+
   std::shared_ptr<QuorumRound> Start(RoundConfig config) {
     return QuorumRound::Start(links_, std::move(config), &clock_,
                               [this](RoundResult r) {
@@ -253,12 +262,7 @@ TEST_F(QuorumRoundTest, UnanimousQuorumLosesOnTheFirstFailure) {
 
 TEST_F(QuorumRoundTest, WaitForAllDecidesOnlyWhenEveryMasterAnswered) {
   MakeMasters(3);
-  RoundConfig config;
-  config.command = ReleaseCommand("k", "tok");
-  config.map_reply = &ScriptVote;
-  config.quorum = 1;
-  config.decide_when = RoundConfig::DecideWhen::kAllVoted;
-  auto round = Start(std::move(config));
+  auto round = Start(ReleaseConfig(1, RoundConfig::DecideWhen::kAllVoted));
   fakes_[0]->Answer(0, RedisReply::Integer(1));
   fakes_[1]->Answer(0, RedisReply::Integer(0));
   EXPECT_EQ(calls_, 0);
@@ -271,12 +275,7 @@ TEST_F(QuorumRoundTest, WaitForAllDecidesOnlyWhenEveryMasterAnswered) {
 
 TEST_F(QuorumRoundTest, AReleaseIsDecidedOnceAQuorumNoLongerCarriesTheToken) {
   MakeMasters(5);
-  RoundConfig config;
-  config.command = ReleaseCommand("k", "tok");
-  config.map_reply = &ScriptVote;
-  config.quorum = 3;
-  config.decide_when = RoundConfig::DecideWhen::kQuorumCleared;
-  auto round = Start(std::move(config));
+  auto round = Start(ReleaseConfig(3, RoundConfig::DecideWhen::kQuorumCleared));
   fakes_[0]->Answer(0, RedisReply::Integer(1));  // Deleted.
   fakes_[1]->Answer(0, absl::UnavailableError("down"));
   fakes_[2]->Answer(0, RedisReply::Integer(0));  // Already gone.
@@ -294,12 +293,7 @@ TEST_F(QuorumRoundTest, AReleaseIsDecidedOnceAQuorumNoLongerCarriesTheToken) {
 
 TEST_F(QuorumRoundTest, AReleaseFailsAsSoonAsAQuorumCanNoLongerConfirmIt) {
   MakeMasters(5);
-  RoundConfig config;
-  config.command = ReleaseCommand("k", "tok");
-  config.map_reply = &ScriptVote;
-  config.quorum = 3;
-  config.decide_when = RoundConfig::DecideWhen::kQuorumCleared;
-  auto round = Start(std::move(config));
+  auto round = Start(ReleaseConfig(3, RoundConfig::DecideWhen::kQuorumCleared));
   fakes_[0]->Answer(0, RedisReply::Integer(1));
   fakes_[1]->Answer(0, absl::UnavailableError("down"));
   fakes_[2]->Answer(0, absl::DeadlineExceededError("no reply"));

@@ -38,6 +38,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "redlock/cancel.h"
 #include "redlock/health.h"
 #include "redlock/lock.h"
@@ -191,6 +192,24 @@ class AsyncRedlock {
                             const AcquireOptions& options,
                             AcquireCallback done);
 
+  // Several resources as one lock, all or none: on each master one script
+  // sets every resource's key, or none if any of them is held, so a master's
+  // vote is for the whole set, and quorum, validity, extension, keep-alive,
+  // fencing and release work on the set exactly as on one resource. The
+  // resources are sorted and duplicates dropped; Lock::resources() lists
+  // them, Lock::resource() is the first. Deadlock-free by construction: a
+  // client never holds some of the keys while it waits for the others (an
+  // attempt that does not win releases all it set), so no order of taking
+  // them matters. With `fencing`, the lock gets one token for the set: one
+  // more than the highest trusted counter of any of its resources, written
+  // back to every one of their counters (all or none), so for each resource
+  // it is larger than every token issued before for that resource, and the
+  // resource-side check works per resource unchanged. kInvalidArgument for an
+  // empty list, more than 64 resources, or a bad name (as for one resource).
+  absl::Status AcquireAsync(absl::Span<const std::string> resources,
+                            const AcquireOptions& options,
+                            AcquireCallback done);
+
   // A Lock for a token acquired elsewhere — printed by `redlock acquire`,
   // handed over by another process — so that this client can extend and
   // release it. Nothing is sent: the masters are asked at the next
@@ -219,10 +238,10 @@ class AsyncRedlock {
   // its token (a token-checked PEXPIRE: a key that expired or changed owner is
   // never recreated). Decided at quorum, like an acquisition, and its grants
   // are judged by the restart guard the same way (on a new client, it starts
-  // once a quorum of masters can be judged). Returns kInvalidArgument without calling `done` for an
-  // empty lock or a bad TTL, kFailedPrecondition for a released lock.
-  // Otherwise calls `done` exactly once, on the loop thread, never before
-  // ExtendAsync() returns:
+  // once a quorum of masters can be judged). Returns kInvalidArgument without
+  // calling `done` for an empty lock or a bad TTL, kFailedPrecondition for a
+  // released lock. Otherwise calls `done` exactly once, on the loop thread,
+  // never before ExtendAsync() returns:
   //   OK                 a quorum extended it; lock.valid_until() is now
   //                      start of this extension + ttl - drift.
   //   kAborted           too many masters no longer hold our token: the lock

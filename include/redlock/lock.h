@@ -86,10 +86,15 @@ class Lock {
   Lock();
   explicit Lock(std::shared_ptr<internal::LockState> state);
 
-  // The resource name as passed to Acquire (without the key prefix).
+  // The resource name as passed to Acquire (without the key prefix); for a
+  // lock on several resources, the first of resources().
   const std::string& resource() const;
   // The Redis key: Options::key_prefix + resource().
   const std::string& key() const;
+  // Every resource the lock holds, sorted (one unless it was acquired on
+  // several at once), and their keys in the same order.
+  const std::vector<std::string>& resources() const;
+  const std::vector<std::string>& keys() const;
   // The random value stored under key() on the masters: 32 hex digits from
   // the OS CSPRNG, fresh for every acquisition attempt.
   const std::string& token() const;

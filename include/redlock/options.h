@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,8 @@
 #include "absl/time/time.h"
 
 namespace redlock {
+
+class Observer;  // observer.h
 
 // How many masters must grant a lock (or an extension) for it to count.
 enum class Quorum {
@@ -140,6 +143,12 @@ struct Options {
   // client's loop thread; must not block. Default: none, and warnings are
   // written to stderr.
   std::function<void(absl::string_view)> on_warning;
+
+  // Told what the client does — attempts, grants, failures, extensions,
+  // losses, releases, masters connecting and being judged — on the loop
+  // thread (observer.h). Shared: one observer may serve several clients.
+  // Default: none, at no cost.
+  std::shared_ptr<Observer> observer;
 };
 
 // One parsed master URI.

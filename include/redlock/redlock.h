@@ -32,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "redlock/async_redlock.h"
 #include "redlock/health.h"
 #include "redlock/lock.h"
@@ -107,6 +108,12 @@ class Redlock {
   absl::StatusOr<Lock> Acquire(absl::string_view resource,
                                const AcquireOptions& options);
 
+  // Several resources as one lock, all or none; see
+  // AsyncRedlock::AcquireAsync(resources, options, done).
+  //   auto lock = client->Acquire({"orders:42", "stock:7"}, options);
+  absl::StatusOr<Lock> Acquire(absl::Span<const std::string> resources,
+                               const AcquireOptions& options);
+
   // Exactly one attempt: Acquire(resource, ttl, absl::ZeroDuration()).
   absl::StatusOr<Lock> TryAcquire(absl::string_view resource,
                                   absl::Duration ttl);
@@ -117,6 +124,8 @@ class Redlock {
                                            absl::Duration wait);
   absl::StatusOr<ScopedLock> AcquireScoped(absl::string_view resource,
                                            const AcquireOptions& options);
+  absl::StatusOr<ScopedLock> AcquireScoped(
+      absl::Span<const std::string> resources, const AcquireOptions& options);
 
   // AsyncRedlock::Adopt(): a Lock for a token acquired elsewhere, to Extend()
   // and Release() here. Its validity is unknown (valid() is false) until an
@@ -137,6 +146,11 @@ class Redlock {
   //                             to the end.
   //   what `work` returned      otherwise.
   absl::Status WithLock(absl::string_view resource,
+                        const AcquireOptions& acquire,
+                        absl::AnyInvocable<absl::Status(const Lock&)> work,
+                        HoldOptions hold = {});
+  // The same on several resources, all or none.
+  absl::Status WithLock(absl::Span<const std::string> resources,
                         const AcquireOptions& acquire,
                         absl::AnyInvocable<absl::Status(const Lock&)> work,
                         HoldOptions hold = {});

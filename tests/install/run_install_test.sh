@@ -23,6 +23,18 @@ cmake --build "$work/consumer" > "$work/build.log" ||
   { cat "$work/build.log"; exit 1; }
 "$work/consumer/consumer"
 
+# redlock::prometheus, when the build had prometheus-cpp.
+if [[ -n "$(find "$work/prefix" -name redlockPrometheusTargets.cmake)" ]]; then
+  echo "== find_package(redlock CONFIG COMPONENTS prometheus)"
+  cmake -S "$src/tests/install/prometheus_consumer" \
+    -B "$work/prometheus_consumer" -DCMAKE_PREFIX_PATH="$work/prefix" \
+    > "$work/configure-prometheus.log" ||
+    { cat "$work/configure-prometheus.log"; exit 1; }
+  cmake --build "$work/prometheus_consumer" > "$work/build-prometheus.log" ||
+    { cat "$work/build-prometheus.log"; exit 1; }
+  "$work/prometheus_consumer/prometheus_consumer"
+fi
+
 echo "== pkg-config"
 export PKG_CONFIG_PATH="$(dirname "$pc")"
 # shellcheck disable=SC2046

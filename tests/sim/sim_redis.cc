@@ -595,57 +595,94 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
         "ERR SimRedis: ", script, " script called with too few keys or args"));
   };
 
-  if (sha1 == internal::ReleaseScript().sha1 ||
-      sha1 == internal::ExtendScript().sha1) {
-    const bool release = sha1 == internal::ReleaseScript().sha1;
-    if (!need(1, release ? 1 : 2))
-      return missing(release ? "release" : "extend");
-    const RedisReply current = call({"GET", keys[0]});
-    if (current.type != RedisReply::Type::kString || current.str != args[0]) {
-      return RedisReply::Integer(0);
+  auto holds = [&](const std::string& key) {
+    const RedisReply current = call({"GET", key});
+    return current.type == RedisReply::Type::kString && current.str == args[0];
+  };
+  auto exists = [&](const std::string& key) {
+    return call({"EXISTS", key}).integer == 1;
+  };
+
+  if (sha1 == internal::ReleaseScript().sha1) {
+    if (!need(0, 1)) return missing("release");
+    int64_t deleted = 0;
+    for (const std::string& key : keys) {
+      if (holds(key)) deleted += call({"DEL", key}).integer;
     }
-    RedisReply result =
-        release ? call({"DEL", keys[0]}) : call({"PEXPIRE", keys[0], args[1]});
-    if (result.type == RedisReply::Type::kError) {
-      return ScriptCallError(result, sha1, /*line=*/2);
+    return RedisReply::Integer(deleted > 0 ? 1 : 0);
+  }
+
+  if (sha1 == internal::ExtendScript().sha1) {
+    if (!need(0, 2)) return missing("extend");
+    for (const std::string& key : keys) {
+      if (!holds(key)) return RedisReply::Integer(0);
     }
-    return result;
+    for (const std::string& key : keys) {
+      const RedisReply result = call({"PEXPIRE", key, args[1]});
+      if (result.type == RedisReply::Type::kError) {
+        return ScriptCallError(result, sha1, /*line=*/5);
+      }
+    }
+    return RedisReply::Integer(1);
+  }
+
+  if (sha1 == internal::MultiAcquireScript().sha1) {
+    if (!need(0, 2)) return missing("multi acquire");
+    for (const std::string& key : keys) {
+      if (exists(key)) return RedisReply::Integer(0);
+    }
+    for (const std::string& key : keys) {
+      const RedisReply set = call({"SET", key, args[0], "PX", args[1]});
+      if (set.type == RedisReply::Type::kError) {
+        return ScriptCallError(set, sha1, /*line=*/5);
+      }
+    }
+    return RedisReply::Integer(1);
   }
 
   if (sha1 == internal::FencedAcquireScript().sha1) {
-    if (!need(3, 2)) return missing("fenced acquire");
-    const RedisReply set = call({"SET", keys[0], args[0], "NX", "PX", args[1]});
-    if (set.type == RedisReply::Type::kError) {
-      return ScriptCallError(set, sha1, /*line=*/1);
+    if (!need(3, 2) || keys.size() % 2 == 0) return missing("fenced acquire");
+    const size_t n = (keys.size() - 1) / 2;
+    bool set = true;
+    for (size_t i = 0; i < n; ++i) set = set && !exists(keys[i]);
+    if (set) {
+      for (size_t i = 0; i < n; ++i) {
+        const RedisReply r = call({"SET", keys[i], args[0], "PX", args[1]});
+        if (r.type == RedisReply::Type::kError) {
+          return ScriptCallError(r, sha1, /*line=*/8);
+        }
+      }
     }
-    const RedisReply counter = call({"GET", keys[1]});
-    const RedisReply marker = call({"GET", keys[2]});
     auto or_empty = [](const RedisReply& r) {
       return RedisReply::String(r.type == RedisReply::Type::kString ? r.str
                                                                     : "");
     };
-    return RedisReply::Array(
-        {RedisReply::Integer(set.type == RedisReply::Type::kStatus ? 1 : 0),
-         or_empty(counter), or_empty(marker)});
+    std::vector<RedisReply> reply = {RedisReply::Integer(set ? 1 : 0)};
+    for (size_t i = 0; i < n; ++i) {
+      reply.push_back(or_empty(call({"GET", keys[n + i]})));
+    }
+    reply.push_back(or_empty(call({"GET", keys.back()})));
+    return RedisReply::Array(std::move(reply));
   }
 
   if (sha1 == internal::FenceWriteScript().sha1) {
     if (!need(1, 1)) return missing("fence write");
-    const RedisReply stored = call({"GET", keys[0]});
-    const double current =
-        LuaToNumber(stored.type == RedisReply::Type::kString ? stored.str : "0")
-            .value_or(0);
     const std::optional<double> wanted = LuaToNumber(args[0]);
-    if (!wanted.has_value()) {
-      return RedisReply::Error(absl::StrCat(
-          "ERR user_script:3: attempt to compare number with nil script: ",
-          sha1, ", on @user_script:3."));
+    for (const std::string& key : keys) {
+      const RedisReply stored = call({"GET", key});
+      const double current =
+          LuaToNumber(stored.type == RedisReply::Type::kString ? stored.str
+                                                               : "0")
+              .value_or(0);
+      if (!wanted.has_value()) {
+        return RedisReply::Error(absl::StrCat(
+            "ERR user_script:4: attempt to compare nil with number script: ",
+            sha1, ", on @user_script:4."));
+      }
+      if (*wanted <= current) return RedisReply::Integer(0);
     }
-    if (*wanted > current) {
-      call({"SET", keys[0], args[0]});
-      return RedisReply::Integer(1);
-    }
-    return RedisReply::Integer(0);
+    for (const std::string& key : keys) call({"SET", key, args[0]});
+    return RedisReply::Integer(1);
   }
 
   if (sha1 == internal::MarkerScript().sha1) {

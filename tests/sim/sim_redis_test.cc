@@ -312,6 +312,49 @@ TEST_F(SimRedisDifferentialTest, AcquireExtendReleaseMatch) {
   Same({"DBSIZE"});
 }
 
+TEST_F(SimRedisDifferentialTest, MultiResourceScriptsMatch) {
+  for (const internal::Script* script : AllScripts()) {
+    Same({"SCRIPT", "LOAD", std::string(script->source)});
+  }
+  const absl::Duration ttl = absl::Seconds(10);
+  const std::vector<std::string> ab = {"a", "b"};
+  const std::vector<std::string> bc = {"b", "c"};
+  const std::vector<std::string> fab = {"fence:a", "fence:b"};
+  // All or none: b taken, so b and c are not set.
+  Same(Script(internal::AcquireCommand(ab, "tok-1", ttl)));
+  CloseInteger({"PTTL", "a"}, 100);
+  Same(Script(internal::AcquireCommand(bc, "tok-2", ttl)));
+  Same({"EXISTS", "c"});
+  // Extend all or none: a set that lost a key is not extended.
+  Same(Script(internal::ExtendCommand(ab, "tok-1", absl::Seconds(30))));
+  CloseInteger({"PTTL", "b"}, 100);
+  Same({"DEL", "b"});
+  Same(Script(internal::ExtendCommand(ab, "tok-1", absl::Seconds(60))));
+  CloseInteger({"PTTL", "a"}, 100);
+  // Release deletes what still holds the token, says whether it deleted any.
+  Same({"SET", "b", "someone-else"});
+  Same(Script(internal::ReleaseCommand(ab, "tok-1")));
+  Same({"EXISTS", "a", "b"});
+  Same(Script(internal::ReleaseCommand(ab, "tok-1")));
+  Same({"DEL", "b"});
+  // Fenced, several resources: one counter each, the marker last.
+  Same({"SET", "fence:b", "7"});
+  Same({"SET", "marker", "trusted:1"});
+  // Only the second resource held: nothing is set.
+  Same({"SET", "b", "someone-else"});
+  Same(Script(internal::FencedAcquireCommand(ab, fab, "marker", "tok-3", ttl)));
+  Same({"EXISTS", "a"});
+  Same({"DEL", "b"});
+  Same(Script(internal::FencedAcquireCommand(ab, fab, "marker", "tok-3", ttl)));
+  Same(Script(internal::FencedAcquireCommand(ab, fab, "marker", "tok-4", ttl)));
+  // The write-back raises every counter or none.
+  Same(Script(internal::FenceWriteCommand(fab, 7)));
+  Same(Script(internal::FenceWriteCommand(fab, 8)));
+  Same({"GET", "fence:a"});
+  Same({"GET", "fence:b"});
+  Same(Script(internal::FenceWriteCommand(fab, 8)));
+}
+
 TEST_F(SimRedisDifferentialTest, FencingScriptsMatch) {
   for (const internal::Script* script : AllScripts()) {
     Same({"SCRIPT", "LOAD", std::string(script->source)});

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "absl/strings/str_join.h"
@@ -97,10 +98,10 @@ TEST(SimWorldTest, AMasterClockBeyondTheDriftFactorShowsADoubleGrant) {
 }
 
 TEST(SimWorldTest, TheGrantRuleFromBeforeFailingClosedShowsADoubleGrant) {
-  const torture::Summary s = RunRecorded({"legacy-grant", 358, 3, 40});
+  const torture::Summary s = RunRecorded({"legacy-grant", 8, 3, 40});
   EXPECT_GT(s.mutual_exclusion, 0) << Details(s);
   // The same plan under today's rule passes.
-  Recorded fixed{"guarded-crashes", 358, 3, 40};
+  Recorded fixed{"guarded-crashes", 8, 3, 40};
   EXPECT_EQ(RunRecorded(fixed).violations(), 0);
 }
 
@@ -124,7 +125,8 @@ TEST(SimWorldTest, SeedThatFoundARebootstrapStaysClean) {
 }
 
 // Client churn is exercised, not just configured: across a few seeds some
-// acquisitions end cancelled and some clients start afresh, and nothing is
+// acquisitions end cancelled, some clients start afresh, some locks hold both
+// resources as one, and nothing is
 // violated (no double grant, no key left behind by a cancelled attempt, every
 // callback run once).
 TEST(SimWorldTest, ChurnCancelsAcquisitionsAndReplacesClientsSafely) {
@@ -132,7 +134,7 @@ TEST(SimWorldTest, ChurnCancelsAcquisitionsAndReplacesClientsSafely) {
   ASSERT_TRUE(config.ok());
   config->masters = 3;
   config->faults = 20;
-  int64_t cancelled = 0, fresh = 0, histories_with_grants = 0;
+  int64_t cancelled = 0, fresh = 0, histories_with_grants = 0, sets = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     const WorldResult r = RunWorld(*config, MakePlan(*config, seed));
     const torture::Summary& s = r.history.summary;
@@ -141,14 +143,20 @@ TEST(SimWorldTest, ChurnCancelsAcquisitionsAndReplacesClientsSafely) {
     if (it != s.acquire_failures_by_code.end()) cancelled += it->second;
     fresh += r.fresh_clients;
     histories_with_grants += r.history.sections.empty() ? 0 : 1;
+    // A lock on both resources shows as two sections with one token.
+    std::map<std::string, int> by_token;
+    for (const torture::Section& section : r.history.sections) {
+      sets += ++by_token[section.token] == 2;
+    }
   }
   EXPECT_GT(cancelled, 20);
   EXPECT_GT(fresh, 100);
+  EXPECT_GT(sets, 40);
   EXPECT_EQ(histories_with_grants, 40);
 }
 
 TEST(SimWorldTest, ShrinkingKeepsAViolationWithFewerEvents) {
-  const Recorded r{"legacy-grant", 358, 3, 40};
+  const Recorded r{"legacy-grant", 8, 3, 40};
   const WorldConfig config = ConfigOf(r);
   const Plan plan = MakePlan(config, r.seed);
   const Plan shrunk = Shrink(config, plan);

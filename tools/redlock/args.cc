@@ -48,10 +48,12 @@ const std::vector<SubcommandSpec>& Specs() {
       {"run",
        Subcommand::kRun,
        {"RESOURCE"},
-       " -- COMMAND [ARGS...]",
+       " [RESOURCE...] -- COMMAND [ARGS...]",
        {"ttl", "wait", "conflict-exit-code", "fencing", "grace"},
        "Acquire RESOURCE, run COMMAND as a child while the lock is extended "
-       "every ttl/3, release it when the command exits. The command's exit "
+       "every ttl/3, release it when the command exits. Several RESOURCEs "
+       "are taken as one lock, all or none (REDLOCK_RESOURCES lists them, "
+       "one per line). The command's exit "
        "code becomes redlock's (128+N if signal N killed it). Everything after "
        "\"--\" goes to the command untouched. The command sees REDLOCK_TOKEN, "
        "REDLOCK_RESOURCE, REDLOCK_VALID_UNTIL_MS (ms of validity left when it "
@@ -87,10 +89,12 @@ const std::vector<SubcommandSpec>& Specs() {
        Subcommand::kStatus,
        {"RESOURCE"},
        "",
-       {"json"},
+       {"json", "prometheus"},
        "Per master: reachable, PING latency, holder (token prefix), PTTL, "
        "fencing counter, run_id, uptime and restart-guard marker. Exits 0 if "
-       "a quorum of masters answered, else 69."},
+       "a quorum of masters answered, else 69. With --prometheus: the same "
+       "as gauges in Prometheus text format (node_exporter's textfile "
+       "collector), exit 0 whenever they were printed."},
   };
   return *specs;
 }
@@ -394,6 +398,10 @@ std::unique_ptr<CLI::App> MakeApp(CommandLine* out, size_t* before_subcommand) {
               "10s.",
               &out->grace);
   AddBool(*app, "", "json", "JSON output.", &out->json);
+  AddBool(*app, "", "prometheus",
+          "Prometheus text format (gauges, every series labelled with the "
+          "resource).",
+          &out->prometheus);
   AddBool(*app, "q", "quiet", "No messages on stderr except errors.",
           &out->quiet);
   AddBool(*app, "v", "verbose", "Say what happens, with every master's vote.",
@@ -417,7 +425,12 @@ std::unique_ptr<CLI::App> MakeApp(CommandLine* out, size_t* before_subcommand) {
     sub->fallthrough();    // Options after the subcommand are the main app's.
     std::string* slots[] = {&out->resource, &out->token};
     for (size_t i = 0; i < spec.positionals.size(); ++i) {
-      sub->add_option(spec.positionals[i], *slots[i]);
+      if (spec.subcommand == Subcommand::kRun) {
+        // run: one or more resources, all before "--".
+        sub->add_option(spec.positionals[i], out->resources)->expected(1, 64);
+      } else {
+        sub->add_option(spec.positionals[i], *slots[i]);
+      }
     }
     sub->preparse_callback([app = app.get(), before_subcommand](size_t) {
       *before_subcommand = app->remaining_size();
@@ -553,6 +566,11 @@ absl::StatusOr<CommandLine> ParseCommandLine(int argc,
       if (LooksLikeOption(value)) return UnknownOption(value);
     }
     ++given;
+  }
+  if (spec.subcommand == Subcommand::kRun) {
+    if (!out.resources.empty()) out.resource = out.resources.front();
+  } else if (!out.resource.empty()) {
+    out.resources = {out.resource};
   }
   if (given < spec.positionals.size()) {
     return Usage(absl::StrCat(spec.name, ": missing ",

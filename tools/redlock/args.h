@@ -34,9 +34,10 @@ struct CommandLine {
   bool help = false;  // -h, --help, --helpfull or `redlock help`: nothing
                       // else below is set.
   Subcommand subcommand = Subcommand::kRun;
-  std::string resource;
-  std::string token;                 // extend, release.
-  std::vector<std::string> command;  // run: everything after "--".
+  std::string resource;                // The first RESOURCE.
+  std::vector<std::string> resources;  // run: every RESOURCE; else one.
+  std::string token;                   // extend, release.
+  std::vector<std::string> command;    // run: everything after "--".
 
   std::string masters;  // --masters, else $REDLOCK_MASTERS.
   std::string password_file;
@@ -49,6 +50,7 @@ struct CommandLine {
   int conflict_exit_code = kExitConflict;
   bool fencing = false;
   bool json = false;
+  bool prometheus = false;  // status.
   bool quiet = false;
   bool verbose = false;
 };

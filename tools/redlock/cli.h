@@ -45,14 +45,17 @@ struct Config {
   // How many masters make a quorum (from options.quorum).
   int quorum = 1;
 
-  std::string resource;
-  std::string token;  // release, extend.
+  std::string resource;                // The first of `resources`.
+  std::vector<std::string> resources;  // run: every RESOURCE; else one.
+  std::string token;                   // release, extend.
   absl::Duration ttl = absl::Seconds(30);
   absl::Duration wait = absl::ZeroDuration();  // May be infinite.
   absl::Duration grace = absl::Seconds(10);    // May be infinite.
   int conflict_exit_code = kExitConflict;
   bool fencing = false;
   bool json = false;
+  // status: the Prometheus text exposition format instead of the table.
+  bool prometheus = false;
   Verbosity verbosity = Verbosity::kNormal;
   // run: the command and its arguments, exactly as given after "--".
   std::vector<std::string> command;

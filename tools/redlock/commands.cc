@@ -20,8 +20,10 @@
 #include "redlock/keys.h"
 #include "redlock/lock.h"
 #include "src/master.h"
+#include "src/scripts.h"
 #include "tools/redlock/attempts.h"
 #include "tools/redlock/direct.h"
+#include "tools/redlock/exposition.h"
 #include "tools/redlock/progress.h"
 #include "tools/redlock/run.h"
 
@@ -352,6 +354,148 @@ std::string HumanStatus(const Config& config, const StatusKeys& keys,
   return out;
 }
 
+// --- status --prometheus ----------------------------------------------------
+
+// The deployment marker's state ("trusted", "reborn"; its value is
+// "<state>:<time>"), or "none" without one.
+std::string MarkerState(const MasterStatus& s) {
+  if (!s.marker.has_value()) return "none";
+  std::string state;
+  int64_t time_us = 0;
+  internal::ParseMarker(*s.marker, &state, &time_us);
+  return state;
+}
+
+// Whether a client would count this master's grants now, as far as the
+// probe can tell: the restart guard's rule (docs/failure-behaviour.md) on
+// what it read — reachable, not a second address of a listed server, marked
+// trusted, or reborn and up for at least max_ttl. An unmarked master counts
+// for no client until one marks it.
+bool GrantsCount(const MasterStatus& s, absl::Duration max_ttl) {
+  if (!s.reachable || s.same_server_as >= 0) return false;
+  const std::string state = MarkerState(s);
+  if (state == internal::kTrustedMarker) return true;
+  return state == internal::kRebornMarker && s.uptime_s.has_value() &&
+         absl::Seconds(*s.uptime_s) >= max_ttl;
+}
+
+// The status as gauges in the Prometheus text format, for node_exporter's
+// textfile collector. Every series carries the resource, so that the files
+// of several resources (one `status` run each) never repeat a series.
+std::string PrometheusStatus(const Config& config,
+                             const std::vector<MasterStatus>& statuses,
+                             const HolderSummary& summary) {
+  using Labels = Exposition::Labels;
+  const std::string& resource = config.resource;
+  const bool held = summary.holders >= config.quorum;
+  auto of = [&](const MasterStatus& s) -> Labels {
+    return {{"resource", resource}, {"master", s.master}};
+  };
+  Exposition out;
+
+  out.Gauge("redlock_master_connected",
+            "1 if the master answered PING (with AUTH and SELECT), else 0.");
+  for (const MasterStatus& s : statuses) out.Sample(of(s), s.reachable);
+
+  out.Gauge("redlock_master_grants_counted",
+            "1 if a client would count the master's grants now, from what "
+            "the probe read: reachable, not a second address of a listed "
+            "server, marked trusted (or reborn and up for max_ttl), else 0.");
+  for (const MasterStatus& s : statuses) {
+    out.Sample(of(s), GrantsCount(s, config.options.max_ttl));
+  }
+
+  out.Gauge("redlock_master_ping_seconds", "PING round trip.");
+  for (const MasterStatus& s : statuses) {
+    if (s.reachable) out.Sample(of(s), absl::ToDoubleSeconds(s.latency));
+  }
+
+  out.Gauge("redlock_master_uptime_seconds",
+            "uptime_in_seconds from INFO server.");
+  for (const MasterStatus& s : statuses) {
+    if (s.reachable && s.uptime_s.has_value()) {
+      out.Sample(of(s), static_cast<double>(*s.uptime_s));
+    }
+  }
+
+  out.Gauge("redlock_master_deployment_marker",
+            "1 for the restart guard's marker the master carries: trusted, "
+            "reborn (it restarted without its data) or none.");
+  for (const MasterStatus& s : statuses) {
+    if (!s.reachable) continue;
+    Labels labels = of(s);
+    labels.emplace_back("marker", MarkerState(s));
+    out.Sample(labels, 1);
+  }
+
+  out.Gauge("redlock_master_eviction_risk",
+            "1 if the master's maxmemory-policy may evict lock keys (anything "
+            "but noeviction), else 0; policy as read from INFO memory.");
+  for (const MasterStatus& s : statuses) {
+    if (!s.reachable || s.maxmemory_policy.empty()) continue;
+    Labels labels = of(s);
+    labels.emplace_back("policy", s.maxmemory_policy);
+    out.Sample(labels, !internal::EvictionRisk(s.maxmemory_policy).ok());
+  }
+
+  out.Gauge("redlock_master_lock_held",
+            "1 if the master holds the resource's lock key (any token), "
+            "else 0.");
+  for (const MasterStatus& s : statuses) {
+    if (s.reachable) out.Sample(of(s), s.token.has_value());
+  }
+
+  out.Gauge("redlock_master_lock_ttl_seconds",
+            "PTTL of the lock key on the master, while it holds one with a "
+            "TTL.");
+  for (const MasterStatus& s : statuses) {
+    if (s.reachable && s.token.has_value() && s.pttl_ms >= 0) {
+      out.Sample(of(s), static_cast<double>(s.pttl_ms) / 1000);
+    }
+  }
+
+  out.Gauge("redlock_master_fence",
+            "The resource's fencing counter on the master.");
+  for (const MasterStatus& s : statuses) {
+    uint64_t fence = 0;
+    if (s.reachable && s.fence.has_value() &&
+        absl::SimpleAtoi(*s.fence, &fence)) {
+      out.Sample(of(s), static_cast<double>(fence));
+    }
+  }
+
+  const Labels labels = {{"resource", resource}};
+  out.Gauge("redlock_lock_held",
+            "1 if a quorum of masters holds one token of the resource, else "
+            "0.");
+  out.Sample(labels, held);
+  out.Gauge("redlock_lock_holder",
+            "1, labelled with the holder's token prefix, while a quorum "
+            "holds the resource.");
+  if (held) {
+    out.Sample({{"resource", resource}, {"holder", TokenPrefix(summary.token)}},
+               1);
+  }
+  out.Gauge("redlock_lock_holders",
+            "Masters holding the most widely held token of the resource.");
+  out.Sample(labels, summary.holders);
+  out.Gauge("redlock_lock_expires_in_seconds",
+            "While a quorum holds the resource: how long until fewer than a "
+            "quorum will (from the PTTLs).");
+  if (held && summary.expires_in != absl::InfiniteDuration()) {
+    out.Sample(labels, absl::ToDoubleSeconds(summary.expires_in));
+  }
+  out.Gauge("redlock_masters_reachable",
+            "Masters that answered, a second address of one server counted "
+            "once.");
+  out.Sample(labels, summary.reachable);
+  out.Gauge("redlock_masters", "Masters configured.");
+  out.Sample(labels, static_cast<double>(statuses.size()));
+  out.Gauge("redlock_quorum", "Masters that make a quorum.");
+  out.Sample(labels, config.quorum);
+  return out.Text();
+}
+
 }  // namespace
 
 int AcquireCommand(const Config& config, Redlock& client,
@@ -475,6 +619,13 @@ int StatusCommand(const Config& config) {
   const std::vector<MasterStatus> statuses =
       ProbeMasters(config.masters, TimeoutsOf(config), keys, /*full=*/true);
   const HolderSummary summary = Summarize(statuses, config.quorum);
+  if (config.prometheus) {
+    // Exit 0 whenever the metrics were written: an outage is in the numbers
+    // (redlock_masters_reachable < redlock_quorum), and a textfile written
+    // with `... > f.tmp && mv f.tmp f.prom` must be published then too.
+    Print(PrometheusStatus(config, statuses, summary));
+    return kExitOk;
+  }
   if (config.json) {
     const bool held = summary.holders >= config.quorum;
     Json json;

@@ -72,15 +72,19 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   Config config;
   config.subcommand = line.subcommand;
   config.resource = line.resource;
+  config.resources = line.resources;
   config.token = line.token;
   config.command = line.command;
   const bool has_token = config.subcommand == Subcommand::kExtend ||
                          config.subcommand == Subcommand::kRelease;
-  if (config.resource.empty()) return Usage("RESOURCE is empty");
-  if (absl::StartsWith(config.resource, kReservedResourcePrefix)) {
-    return Usage(absl::StrCat("RESOURCE must not start with \"",
-                              kReservedResourcePrefix,
-                              "\" (reserved for the library's own keys)"));
+  if (config.resources.empty()) config.resources = {config.resource};
+  for (const std::string& resource : config.resources) {
+    if (resource.empty()) return Usage("RESOURCE is empty");
+    if (absl::StartsWith(resource, kReservedResourcePrefix)) {
+      return Usage(absl::StrCat("RESOURCE must not start with \"",
+                                kReservedResourcePrefix,
+                                "\" (reserved for the library's own keys)"));
+    }
   }
   if (has_token && config.token.empty()) return Usage("TOKEN is empty");
 
@@ -90,6 +94,10 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   config.grace = line.grace;
   config.fencing = line.fencing;
   config.json = line.json;
+  config.prometheus = line.prometheus;
+  if (config.json && config.prometheus) {
+    return Usage("--json and --prometheus exclude each other");
+  }
   config.conflict_exit_code = line.conflict_exit_code;
   if (line.quiet && line.verbose) {
     return Usage("--quiet and --verbose exclude each other");

@@ -28,6 +28,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "redlock/async_redlock.h"
@@ -45,6 +46,13 @@ namespace {
 // so a nested `redlock run` never shows its child the outer lock's fence.
 constexpr absl::string_view kEnvToken = "REDLOCK_TOKEN";
 constexpr absl::string_view kEnvResource = "REDLOCK_RESOURCE";
+// Every resource of the lock, one per line (several with `run A B -- ...`).
+constexpr absl::string_view kEnvResources = "REDLOCK_RESOURCES";
+
+// The lock's resources, for messages: "a" or "a + b".
+std::string Names(const Config& config) {
+  return absl::StrJoin(config.resources, " + ");
+}
 constexpr absl::string_view kEnvValidMs = "REDLOCK_VALID_UNTIL_MS";
 constexpr absl::string_view kEnvFence = "REDLOCK_FENCE";
 
@@ -90,14 +98,17 @@ std::vector<std::string> ChildEnvironment(const Config& config,
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const absl::string_view entry(*e);
     const absl::string_view name = entry.substr(0, entry.find('='));
-    if (name == kEnvToken || name == kEnvResource || name == kEnvValidMs ||
-        name == kEnvFence) {
+    if (name == kEnvToken || name == kEnvResource || name == kEnvResources ||
+        name == kEnvValidMs || name == kEnvFence) {
       continue;
     }
     env.emplace_back(entry);
   }
   env.push_back(absl::StrCat(kEnvToken, "=", lock.token()));
-  env.push_back(absl::StrCat(kEnvResource, "=", config.resource));
+  // As the lock holds them: sorted, the first in REDLOCK_RESOURCE.
+  env.push_back(absl::StrCat(kEnvResource, "=", lock.resource()));
+  env.push_back(
+      absl::StrCat(kEnvResources, "=", absl::StrJoin(lock.resources(), "\n")));
   env.push_back(absl::StrCat(kEnvValidMs, "=",
                              absl::ToInt64Milliseconds(lock.remaining())));
   if (config.fencing) {
@@ -252,7 +263,7 @@ class Supervisor {
     if (state_.lost_reported) return;
     state_.lost_reported = true;
     PrintError(absl::StrCat(
-        "lost the lock on ", config_.resource, " while the command ran (",
+        "lost the lock on ", Names(config_), " while the command ran (",
         state_.lock.lost_reason().ToString(), "); stopping it: SIGTERM now",
         config_.grace == absl::InfiniteDuration()
             ? ""
@@ -391,16 +402,15 @@ int AcquireFailure(const Config& config, const absl::Status& status,
                    absl::string_view what) {
   switch (status.code()) {
     case absl::StatusCode::kAborted:
-      PrintInfo(
-          config.verbosity,
-          absl::StrCat(config.resource, " is held by another owner; ", what,
-                       config.verbosity == Verbosity::kVerbose
-                           ? absl::StrCat(" (", status.message(), ")")
-                           : ""));
+      PrintInfo(config.verbosity,
+                absl::StrCat(Names(config), " is held by another owner; ", what,
+                             config.verbosity == Verbosity::kVerbose
+                                 ? absl::StrCat(" (", status.message(), ")")
+                                 : ""));
       return config.conflict_exit_code;
     case absl::StatusCode::kUnavailable:
     case absl::StatusCode::kDeadlineExceeded:
-      PrintError(absl::StrCat("cannot lock ", config.resource,
+      PrintError(absl::StrCat("cannot lock ", Names(config),
                               ": too few masters answered in time; ", what,
                               " (", status.ToString(), ")"));
       return kExitUnavailable;
@@ -408,8 +418,8 @@ int AcquireFailure(const Config& config, const absl::Status& status,
       PrintError(status.message());
       return kExitUsage;
     default:
-      PrintError(absl::StrCat("cannot lock ", config.resource, ": ",
-                              status.ToString()));
+      PrintError(
+          absl::StrCat("cannot lock ", Names(config), ": ", status.ToString()));
       return kExitSoftware;
   }
 }
@@ -446,7 +456,7 @@ int RunCommand(const Config& config, const std::string& path, Redlock& client,
     PrintDebug(
         config.verbosity,
         absl::StrCat(
-            "acquired ", config.resource, " (token ", TokenPrefix(lock.token()),
+            "acquired ", Names(config), " (token ", TokenPrefix(lock.token()),
             config.fencing ? absl::StrCat(", fence ", lock.fence()) : "",
             "), valid for ", Pretty(lock.remaining()),
             "; votes: ", DescribeVotes(lock.votes())));
@@ -465,21 +475,21 @@ int RunCommand(const Config& config, const std::string& path, Redlock& client,
   hold.on_lost = [lost](const absl::Status&) { lost->Notify(); };
   PrintWaiting(config);
   const absl::Status status =
-      client.WithLock(config.resource, acquire, work, std::move(hold));
+      client.WithLock(config.resources, acquire, work, std::move(hold));
   if (!state.work_ran) {
     // A signal ended the wait (the call returned kCancelled), or came as
     // it ended otherwise: either way the user wanted out.
     if (const int signo = interrupter.Finish(); signo != 0) {
       PrintInfo(config.verbosity,
                 absl::StrCat("interrupted by ", SignalName(signo),
-                             " while waiting for ", config.resource));
+                             " while waiting for ", Names(config)));
       return kExitSignalBase + signo;
     }
     return AcquireFailure(config, status, "not running the command");
   }
   if (state.lock.lost()) {
     if (!state.lost_reported) {
-      PrintError(absl::StrCat("lost the lock on ", config.resource,
+      PrintError(absl::StrCat("lost the lock on ", Names(config),
                               " while the command ran (",
                               state.lock.lost_reason().ToString(), ")"));
     }
@@ -489,17 +499,17 @@ int RunCommand(const Config& config, const std::string& path, Redlock& client,
     PrintInfo(config.verbosity,
               absl::StrCat("interrupted by ",
                            SignalName(state.signal_before_start), "; released ",
-                           config.resource, " without running the command"));
+                           Names(config), " without running the command"));
     return kExitSignalBase + state.signal_before_start;
   }
   if (!status.ok() || !state.exit_code.has_value()) {
-    PrintError(absl::StrCat("running the command under ", config.resource,
+    PrintError(absl::StrCat("running the command under ", Names(config),
                             " failed: ", status.ToString()));
     return kExitSoftware;
   }
   PrintDebug(config.verbosity,
              absl::StrCat("the command exited with ", *state.exit_code,
-                          "; released ", config.resource));
+                          "; released ", Names(config)));
   return *state.exit_code;
 }
 
