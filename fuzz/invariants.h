@@ -14,6 +14,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -22,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
@@ -272,12 +274,12 @@ inline std::string CheckVotes(const internal::RedisReply& reply) {
     return problem;
   }
 
-  // Fenced acquire: {1|0, counter, marker}.
+  // Fenced acquire: {1|0, a counter per resource (at least one), marker}.
   const absl::StatusOr<Vote> fenced = internal::FencedAcquireVote(reply);
   if (fenced.ok()) {
     problem = shape(
         "FencedAcquireVote",
-        reply.type == Type::kArray && reply.elements.size() == 3 &&
+        reply.type == Type::kArray && reply.elements.size() >= 3 &&
             reply.elements[0].type == Type::kInteger &&
             reply.elements[0].integer == (*fenced == Vote::kGranted ? 1 : 0));
     if (!problem.empty()) return problem;
@@ -287,31 +289,39 @@ inline std::string CheckVotes(const internal::RedisReply& reply) {
     return problem;
   }
 
-  // The fenced acquire's read: only from a well-formed reply, and the counter
-  // is the number the reply carried.
+  // The fenced acquire's read: only from a well-formed reply; the counter is
+  // the highest number the reply carried, present only if every one was.
   const absl::StatusOr<FenceRead> read = internal::ParseFenceRead(reply);
   if (read.ok()) {
     if (!fenced.ok()) return "ParseFenceRead accepted what the vote rejected";
-    const auto& counter = reply.elements[1];
-    if (counter.type != Type::kString ||
-        reply.elements[2].type != Type::kString) {
-      return "ParseFenceRead accepted a counter or marker that is no string";
+    if (reply.elements.back().type != Type::kString) {
+      return "ParseFenceRead accepted a marker that is no string";
     }
-    if (read->counter_present == counter.str.empty()) {
+    bool all_present = true;
+    uint64_t highest = 0;
+    for (size_t i = 1; i + 1 < reply.elements.size(); ++i) {
+      const auto& counter = reply.elements[i];
+      if (counter.type != Type::kString) {
+        return "ParseFenceRead accepted a counter that is no string";
+      }
+      if (counter.str.empty()) {
+        all_present = false;
+        continue;
+      }
+      uint64_t value = 0;
+      if (!IsStrictDecimal(counter.str) ||
+          !absl::SimpleAtoi(counter.str, &value)) {
+        return absl::StrCat("ParseFenceRead accepted counter \"",
+                            absl::CHexEscape(counter.str), "\"");
+      }
+      highest = std::max(highest, value);
+    }
+    if (read->counter_present != all_present) {
       return "ParseFenceRead: counter_present disagrees with the reply";
     }
-    if (read->counter_present && !IsStrictDecimal(counter.str)) {
-      return absl::StrCat("ParseFenceRead accepted counter \"",
-                          absl::CHexEscape(counter.str), "\"");
-    }
-    if (read->counter_present &&
-        absl::StrCat(read->counter) !=
-            counter.str.substr(counter.str.find_first_not_of('0') ==
-                                       std::string::npos
-                                   ? counter.str.size() - 1
-                                   : counter.str.find_first_not_of('0'))) {
+    if (read->counter != highest) {
       return absl::StrCat("ParseFenceRead read counter ", read->counter,
-                          " from \"", absl::CHexEscape(counter.str), "\"");
+                          " where the highest in the reply is ", highest);
     }
   }
 
