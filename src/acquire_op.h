@@ -43,7 +43,9 @@ class Engine::AcquireOp final : public Engine::Operation {
         resources_(std::move(resources)),
         resource_(resources_.front()),
         keys_(KeysOf(engine->options_, resources_, &LockKey)),
-        counter_keys_(KeysOf(engine->options_, resources_, &FenceCounterKey)),
+        counter_keys_(options.fencing ? KeysOf(engine->options_, resources_,
+                                               &FenceCounterKey)
+                                      : std::vector<std::string>()),
         ttl_(options.ttl),
         fencing_(options.fencing),
         done_(std::move(done)),
@@ -308,7 +310,7 @@ class Engine::AcquireOp final : public Engine::Operation {
   const std::vector<std::string> resources_;
   const std::string resource_;  // The first; names the lock in events.
   const std::vector<std::string> keys_;
-  const std::vector<std::string> counter_keys_;
+  const std::vector<std::string> counter_keys_;  // Fencing only.
   const absl::Duration ttl_;
   const bool fencing_;
   AsyncRedlock::AcquireCallback done_;

@@ -530,13 +530,22 @@ absl::Status Engine::CheckResource(absl::string_view resource) const {
 absl::Status Engine::Acquire(absl::string_view resource,
                              const AcquireOptions& options,
                              AsyncRedlock::AcquireCallback done) {
-  const std::string one[] = {std::string(resource)};
-  return Acquire(one, options, std::move(done));
+  std::vector<std::string> one;
+  one.emplace_back(resource);
+  return AcquireOwned(std::move(one), options, std::move(done));
 }
 
 absl::Status Engine::Acquire(absl::Span<const std::string> resources,
                              const AcquireOptions& options,
                              AsyncRedlock::AcquireCallback done) {
+  return AcquireOwned(
+      std::vector<std::string>(resources.begin(), resources.end()), options,
+      std::move(done));
+}
+
+absl::Status Engine::AcquireOwned(std::vector<std::string> resources,
+                                  const AcquireOptions& options,
+                                  AsyncRedlock::AcquireCallback done) {
   const absl::Duration ttl = options.ttl;
   const absl::Duration wait = options.wait;
   if (resources.empty()) {
@@ -554,16 +563,16 @@ absl::Status Engine::Acquire(absl::Span<const std::string> resources,
   }
   // One order for everyone (it names the lock; the scripts need none: each
   // master takes the whole set at once).
-  std::vector<std::string> sorted(resources.begin(), resources.end());
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::sort(resources.begin(), resources.end());
+  resources.erase(std::unique(resources.begin(), resources.end()),
+                  resources.end());
   if (absl::Status status = CheckTtl(ttl); !status.ok()) return status;
   if (wait < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "wait ", absl::FormatDuration(wait), " must not be negative"));
   }
   if (!done) return absl::InvalidArgumentError("callback must not be empty");
-  auto op = std::make_shared<AcquireOp>(this, std::move(sorted), options,
+  auto op = std::make_shared<AcquireOp>(this, std::move(resources), options,
                                         std::move(done));
   operations_.insert(op);
   // The restart guard judges masters by the deployment marker: the first

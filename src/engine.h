@@ -155,6 +155,10 @@ class Engine {
   // master that can evict the library's keys.
   void WarnAboutEviction();
 
+  // Acquire() on resources this call owns (validated, sorted here).
+  absl::Status AcquireOwned(std::vector<std::string> resources,
+                            const AcquireOptions& options,
+                            AsyncRedlock::AcquireCallback done);
   absl::Status CheckResource(absl::string_view resource) const;
   absl::Status CheckTtl(absl::Duration ttl) const;
   absl::Status CheckLock(const Lock& lock) const;

@@ -31,7 +31,7 @@ class Engine::ExtendOp final : public Engine::Operation {
         keep_alive_(keep_alive) {}
 
   void Start() {
-    if (cancelled_) return;  // The engine went first.
+    if (cancelled()) return;  // The engine went first.
     RoundConfig config = engine_->BaseRound(ttl_);
     config.command = ExtendCommand(state_->keys, state_->token, ttl_);
     config.map_reply = &ScriptVote;
@@ -74,13 +74,11 @@ class Engine::ExtendOp final : public Engine::Operation {
   }
 
   void Fail(absl::Status status) override { Deliver(done_, std::move(status)); }
-  void OnCancel() override { cancelled_ = true; }
 
   std::shared_ptr<LockState> state_;
   const absl::Duration ttl_;
   AsyncRedlock::ExtendCallback done_;
   const bool keep_alive_;
-  bool cancelled_ = false;
 };
 
 }  // namespace redlock::internal

@@ -49,6 +49,7 @@ class Engine::Operation : public std::enable_shared_from_this<Operation> {
   // The engine is going away: stop the round (nothing more is sent) and
   // answer kCancelled.
   void Cancel() {
+    cancelled_ = true;
     if (round_) round_->Cancel();
     round_.reset();
     OnCancel();
@@ -89,10 +90,14 @@ class Engine::Operation : public std::enable_shared_from_this<Operation> {
   virtual void Fail(absl::Status status) = 0;
   virtual void OnCancel() {}
 
+  // Cancel() ran: the engine is going away; start nothing.
+  bool cancelled() const { return cancelled_; }
+
   Engine* const engine_;
   const std::string what_;
 
  private:
+  bool cancelled_ = false;
   std::shared_ptr<QuorumRound> round_;
 };
 

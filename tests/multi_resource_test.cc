@@ -189,6 +189,13 @@ TEST_F(MultiResourceTest, ASetIsKeptAliveWhileTheWorkRuns) {
         absl::SleepFor(absl::Milliseconds(2000));  // Two TTLs.
         EXPECT_FALSE(lock.lost()) << lock.lost_reason();
         EXPECT_TRUE(lock.valid());
+        // Every key of the set is still ours on every master: each one was
+        // extended, not only the first.
+        for (const std::string& r : lock.resources()) {
+          for (int i = 0; i < 3; ++i) {
+            EXPECT_EQ(Value(i, r), lock.token()) << r << " on master " << i;
+          }
+        }
         return absl::OkStatus();
       },
       std::move(hold));
