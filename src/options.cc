@@ -533,6 +533,12 @@ absl::Status ValidateOptions(const Options& options) {
                      ") must be at least retry.min_delay (",
                      absl::FormatDuration(options.retry.min_delay), ")"));
   }
+  if (absl::Status s = CheckDuration("retry.wake_jitter",
+                                     options.retry.wake_jitter,
+                                     /*positive=*/false);
+      !s.ok()) {
+    return s;
+  }
   if (options.retry.max_attempts < 0) {
     return FieldError("retry.max_attempts",
                       absl::StrCat("must not be negative (0 means no limit), "

@@ -25,6 +25,7 @@ constexpr absl::string_view kReleaseSource =
     "for i = 1, #KEYS do\n"
     "  if redis.call('get', KEYS[i]) == ARGV[1] then\n"
     "    deleted = deleted + redis.call('del', KEYS[i])\n"
+    "    redis.call('publish', KEYS[i], 'released')\n"
     "  end\n"
     "end\n"
     "if deleted > 0 then return 1 end\n"
@@ -50,6 +51,7 @@ constexpr absl::string_view kMultiAcquireSource =
     "end\n"
     "for i = 1, #KEYS do\n"
     "  redis.call('set', KEYS[i], ARGV[1], 'PX', ARGV[2])\n"
+    "  redis.call('publish', KEYS[i], 'taken')\n"
     "end\n"
     "return 1\n";
 
@@ -65,6 +67,7 @@ constexpr absl::string_view kFencedAcquireSource =
     "if set == 1 then\n"
     "  for i = 1, n do\n"
     "    redis.call('set', KEYS[i], ARGV[1], 'PX', ARGV[2])\n"
+    "    redis.call('publish', KEYS[i], 'taken')\n"
     "  end\n"
     "end\n"
     "local reply = {set}\n"

@@ -34,13 +34,19 @@ struct Script {
 // Every script below takes a lock's keys — one, or one per resource of a
 // multi-resource lock — and answers for the whole set.
 //
+// Waiters (RetryPolicy::wake_on_release) hear of the keys through pub/sub on
+// a channel named as each key: the release script publishes
+// kReleasedMessage for every key it deletes, the acquire scripts
+// kTakenMessage for every key they set.
+//
 // Deletes every key that holds ARGV[1]. Returns 1 if it deleted any, else 0.
 const Script& ReleaseScript();
 // Sets the TTL of every key to ARGV[2] ms if every one holds ARGV[1], else
 // changes nothing; never creates a key. Returns 1 if extended, else 0.
 const Script& ExtendScript();
 // Several resources, all or none: sets every key to ARGV[1] with PX ARGV[2]
-// if none exists. Returns 1 if it set them, else 0.
+// if none exists. Returns 1 if it set them, else 0. Also a retry's acquire
+// for one resource while waiters listen (it publishes; SET does not).
 const Script& MultiAcquireScript();
 // Fenced acquire, KEYS = n lock keys, their n fencing counters, the
 // deployment marker: sets the lock keys as MultiAcquireScript does and reads

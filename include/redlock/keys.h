@@ -20,6 +20,14 @@ inline constexpr absl::string_view kReservedResourcePrefix = "__";
 // key_prefix + resource: holds the owner's token, with the lock's TTL.
 std::string LockKey(const Options& options, absl::string_view resource);
 
+// Pub/sub, for waiters woken on release (RetryPolicy::wake_on_release): the
+// channel of a resource is named as its lock key (LockKey()). A release
+// publishes kReleasedMessage on it on each master where it deleted the key;
+// an acquisition retried while others wait publishes kTakenMessage where it
+// set it. `redis-cli SUBSCRIBE <lock key>` shows a lock changing hands.
+inline constexpr absl::string_view kReleasedMessage = "released";
+inline constexpr absl::string_view kTakenMessage = "taken";
+
 // key_prefix + "__fence__:" + resource: the fencing counter, an integer with
 // no TTL, on every master.
 std::string FenceCounterKey(const Options& options, absl::string_view resource);

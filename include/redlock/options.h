@@ -56,6 +56,24 @@ struct RetryPolicy {
   // At most this many attempts per acquisition, whatever the budget; 0 means
   // no limit besides the wait budget. Default: 0.
   int max_attempts = 0;
+  // Waiters are woken when the lock they wait for is released, instead of
+  // only polling. Every release publishes "released" on each master, on a
+  // channel named as the lock's key (see ReleaseChannel() in keys.h); a
+  // client whose acquisition failed because the lock was held subscribes to
+  // it (one subscriber connection per master, opened on first need and
+  // shared by all its waiters) before its next attempt, so a release after
+  // that attempt cannot be missed. On a message its waiters retry after a
+  // random delay of at most `wake_jitter`; a retry that wins publishes
+  // "taken", and waiters that have not retried yet go back to waiting.
+  // Polling with the delays above stays as the fallback for locks that
+  // expire and messages that are lost. Wake-ups only change when attempts
+  // are made, never whether one counts. false: poll only. Default: true.
+  bool wake_on_release = true;
+  // A woken waiter retries after a delay drawn uniformly from
+  // [0, wake_jitter], so that the waiters one release wakes (in this process
+  // and in others) do not all try at once; more than max_delay counts as
+  // max_delay. Default: 2ms.
+  absl::Duration wake_jitter = absl::Milliseconds(2);
 };
 
 // How a master whose connection failed is reconnected: the first retry comes
