@@ -1,0 +1,194 @@
+// Copyright 2026 The redlock Authors.
+//
+// redlock-e2e-handoff-contender: one contender of the handoff phase
+// (phases/handoff.cc), which starts several of these, each a process with a
+// blocking Redlock of its own. It talks to the phase over stdin and stdout
+// as handoff_protocol.h describes: reads the masters, connects, says
+// "ready", waits for "go", then loops Acquire → hold → Release → think,
+// and reports every critical section. Not meant to be run by hand.
+
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "bench/e2e/common.h"
+#include "bench/e2e/handoff_protocol.h"
+#include "redlock/health.h"
+#include "redlock/lock.h"
+#include "redlock/options.h"
+#include "redlock/redlock.h"
+
+ABSL_FLAG(int, id, 0, "This contender's number, for messages.");
+ABSL_FLAG(std::string, key_prefix, "", "Options::key_prefix.");
+ABSL_FLAG(std::string, resource, "handoff", "The contended resource.");
+ABSL_FLAG(absl::Duration, ttl, absl::Seconds(1), "Lock TTL.");
+ABSL_FLAG(absl::Duration, wait, absl::Seconds(2), "Acquire()'s wait budget.");
+ABSL_FLAG(absl::Duration, hold, absl::Milliseconds(1),
+          "How long each section holds the lock.");
+ABSL_FLAG(absl::Duration, think, absl::Milliseconds(5),
+          "Pause after each Release() returned.");
+ABSL_FLAG(bool, wake_on_release, true, "RetryPolicy::wake_on_release.");
+ABSL_FLAG(absl::Duration, connect_budget, absl::Seconds(15),
+          "How long to wait for every master before giving up.");
+
+namespace redlock::bench {
+namespace {
+
+void Fail(const std::string& what) {
+  std::fprintf(stderr, "[handoff contender %d] %s\n", absl::GetFlag(FLAGS_id),
+               what.c_str());
+}
+
+bool Send(absl::string_view text) {
+  return std::fwrite(text.data(), 1, text.size(), stdout) == text.size() &&
+         std::fflush(stdout) == 0;
+}
+
+int64_t RequestsSent(const Redlock& client) {
+  int64_t n = 0;
+  for (const MasterHealth& h : client.Health()) n += h.requests;
+  return n;
+}
+
+// Connected to every master, each one's grants counting, and one lock (on a
+// resource of this contender's own) taken and released: from here on the
+// contended acquisitions pay for nothing but themselves.
+absl::Status WarmUp(Redlock& client, absl::Duration ttl) {
+  const std::string resource =
+      absl::StrCat(absl::GetFlag(FLAGS_resource), "-warmup-",
+                   absl::GetFlag(FLAGS_id));
+  const absl::Time deadline = absl::Now() + absl::GetFlag(FLAGS_connect_budget);
+  absl::Status last = absl::UnavailableError("not tried");
+  bool cycled = false;
+  while (absl::Now() < deadline) {
+    if (!cycled) {
+      absl::StatusOr<Lock> lock =
+          client.Acquire(resource, ttl, absl::ZeroDuration());
+      if (lock.ok()) {
+        absl::StatusOr<ReleaseReport> released = client.Release(*lock);
+        cycled = released.ok();
+        if (!released.ok()) last = released.status();
+      } else {
+        last = lock.status();
+      }
+    }
+    bool all = cycled;
+    for (const MasterHealth& h : client.Health()) {
+      if (!h.connected || !h.grants_count.ok()) {
+        all = false;
+        last = absl::UnavailableError(
+            absl::StrCat(h.master, " not ready: ", h.last_error.ToString(),
+                         " / ", h.grants_count.ToString()));
+      }
+    }
+    if (all) return absl::OkStatus();
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return last;
+}
+
+ContenderReport Loop(Redlock& client, SteadyTime end) {
+  const std::string resource = absl::GetFlag(FLAGS_resource);
+  const absl::Duration ttl = absl::GetFlag(FLAGS_ttl);
+  const absl::Duration wait = absl::GetFlag(FLAGS_wait);
+  const absl::Duration hold = absl::GetFlag(FLAGS_hold);
+  const absl::Duration think = absl::GetFlag(FLAGS_think);
+  ContenderReport report;
+  report.sections.reserve(4096);
+  const int64_t requests_before = RequestsSent(client);
+  const Cpu cpu_before = CpuNow(RUSAGE_SELF);
+  while (Now() < end) {
+    absl::StatusOr<Lock> lock = client.Acquire(resource, ttl, wait);
+    const SteadyTime acquired = Now();
+    if (!lock.ok()) {
+      ++report.failed_acquisitions;
+      report.last_error = lock.status().ToString();
+      continue;
+    }
+    absl::SleepFor(hold);
+    const SteadyTime release_start = Now();
+    absl::StatusOr<ReleaseReport> released = client.Release(*lock);
+    const SteadyTime release_end = Now();
+    if (!released.ok()) {
+      ++report.failed_releases;
+      report.last_error = released.status().ToString();
+    }
+    report.sections.push_back({SteadyNanos(acquired),
+                               SteadyNanos(release_start),
+                               SteadyNanos(release_end)});
+    absl::SleepFor(think);
+  }
+  report.cpu = CpuNow(RUSAGE_SELF) - cpu_before;
+  report.requests = RequestsSent(client) - requests_before;
+  return report;
+}
+
+int Main() {
+  // A master that resets a connection must not end the process by SIGPIPE;
+  // a phase that went away shows as a failed write instead.
+  signal(SIGPIPE, SIG_IGN);
+  std::string line;
+  if (!std::getline(std::cin, line)) return 0;
+  absl::string_view list = line;
+  if (!absl::ConsumePrefix(&list, "masters ")) {
+    Fail(absl::StrCat("expected \"masters ...\", got \"", line, "\""));
+    return 2;
+  }
+  Options options;
+  options.masters = absl::StrSplit(list, ',', absl::SkipEmpty());
+  options.key_prefix = absl::GetFlag(FLAGS_key_prefix);
+  options.retry.wake_on_release = absl::GetFlag(FLAGS_wake_on_release);
+  absl::StatusOr<std::unique_ptr<Redlock>> client = Redlock::Create(options);
+  if (!client.ok()) {
+    Fail(absl::StrCat("Create: ", client.status().ToString()));
+    return 1;
+  }
+  if (absl::Status s = WarmUp(**client, absl::GetFlag(FLAGS_ttl)); !s.ok()) {
+    Fail(absl::StrCat("warm-up: ", s.ToString()));
+    return 1;
+  }
+  if (!Send(absl::StrCat(kHandoffReady, "\n"))) return 1;
+
+  if (!std::getline(std::cin, line)) return 0;  // The phase gave up.
+  int64_t start_ns = 0, end_ns = 0;
+  if (absl::Status s = ParseGo(line, &start_ns, &end_ns); !s.ok()) {
+    Fail(s.ToString());
+    return 2;
+  }
+  const SteadyTime start = FromSteadyNanos(start_ns);
+  while (Now() < start) {
+    absl::SleepFor(absl::Microseconds(100));
+  }
+  const ContenderReport report = Loop(**client, FromSteadyNanos(end_ns));
+  if (!Send(EncodeReport(report))) return 1;
+
+  // Stay connected and idle until the phase has read the masters' counters
+  // and closes our stdin, so that tearing the client down is not counted.
+  while (std::getline(std::cin, line)) {
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace redlock::bench
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return redlock::bench::Main();
+}

@@ -1,0 +1,547 @@
+// Copyright 2026 The redlock Authors.
+//
+// Hand-off phase: how soon a waiter in another process takes the lock once
+// its holder released it, and what the waiting costs, with waiters only
+// polling (RetryPolicy::wake_on_release = false) and woken on release (the
+// default). Contender processes (redlock-e2e-handoff-contender, 8 by
+// default), each with a blocking Redlock of its own, loop on one resource
+// at N=5: Acquire → hold → Release (awaited) → think. Both modes run in
+// interleaved blocks (which goes first alternates by round), each block with
+// fresh processes of its mode only, connected before its clock starts.
+//
+// Per block: every critical section (from the contenders' reports), the
+// masters' INFO counters before and after (commands, calls per command,
+// CPU), the contenders' own CPU over their loops.
+//
+// Reports results.json's "handoff".
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "bench/e2e/child_processes.h"
+#include "bench/e2e/common.h"
+#include "bench/e2e/handoff_protocol.h"
+#include "bench/e2e/json.h"
+#include "bench/e2e/master_counters.h"
+#include "bench/e2e/masters.h"
+#include "bench/e2e/phase.h"
+#include "bench/e2e/report.h"
+#include "bench/e2e/stats.h"
+#include "bench/e2e/sync_client.h"
+
+ABSL_FLAG(int, handoff_contenders, 8,
+          "Hand-off phase: contender processes on one resource.");
+ABSL_FLAG(absl::Duration, handoff_hold, absl::Milliseconds(1),
+          "Hand-off phase: how long each critical section holds the lock.");
+// 5ms: longer than a woken waiter needs to win (the 2ms target plus the
+// default wake_jitter of 2ms), so the releaser coming straight back does not
+// race the waiters it just woke; and short next to the other seven
+// contenders' turns (7 × (hold + hand-off) ≥ 14ms), so that most contenders
+// are waiting at any time, as on a contended lock.
+ABSL_FLAG(absl::Duration, handoff_think, absl::Milliseconds(5),
+          "Hand-off phase: pause after each Release() returned, before the "
+          "next Acquire().");
+ABSL_FLAG(int, handoff_rounds, 6,
+          "Hand-off phase: rounds of one poll block and one wake block "
+          "(which goes first alternates).");
+ABSL_FLAG(absl::Duration, handoff_block, absl::Milliseconds(2500),
+          "Hand-off phase: how long new acquisitions start in each block.");
+ABSL_FLAG(absl::Duration, handoff_ttl, absl::Seconds(1),
+          "Hand-off phase: lock TTL.");
+ABSL_FLAG(absl::Duration, handoff_wait, absl::Seconds(2),
+          "Hand-off phase: each Acquire()'s wait budget.");
+ABSL_FLAG(std::string, handoff_contender_binary, "",
+          "Hand-off phase: the contender binary. Default: "
+          "redlock-e2e-handoff-contender next to this binary.");
+
+namespace redlock::bench {
+namespace {
+
+constexpr int kMasters = 5;
+constexpr absl::string_view kResource = "handoff";
+
+enum Mode { kPoll = 0, kWake = 1 };
+constexpr const char* kModeNames[] = {"poll", "wake"};
+
+struct TimedSection {
+  HandoffSection times;
+  int contender = 0;
+};
+
+// What one block of one mode measured, or every block of a mode summed.
+struct Figures {
+  int64_t sections = 0;
+  double duration_s = 0;
+  std::vector<double> gap_us;  // Next acquired - previous release returned.
+  int64_t same_again = 0;      // Hand-offs to the process that released.
+  int64_t overlaps = 0;        // Acquired before the previous release began.
+  int64_t failed_acquisitions = 0;
+  int64_t failed_releases = 0;
+  std::string last_error;
+  MasterCounters masters;  // Deltas over the block, our own INFO taken off.
+  Cpu contenders_cpu;      // Over the contenders' loops.
+  int64_t client_requests = 0;
+
+  void Add(const Figures& b) {
+    sections += b.sections;
+    duration_s += b.duration_s;
+    gap_us.insert(gap_us.end(), b.gap_us.begin(), b.gap_us.end());
+    same_again += b.same_again;
+    overlaps += b.overlaps;
+    failed_acquisitions += b.failed_acquisitions;
+    failed_releases += b.failed_releases;
+    if (!b.last_error.empty()) last_error = b.last_error;
+    masters += b.masters;
+    contenders_cpu += b.contenders_cpu;
+    client_requests += b.client_requests;
+  }
+  double PerSection(double x) const { return sections > 0 ? x / sections : 0; }
+  double SectionsPerS() const { return Ratio(sections, duration_s); }
+  double CommandsPerSection() const { return PerSection(masters.commands); }
+  double RequestsPerSection() const { return PerSection(client_requests); }
+  double ContenderCpuUs() const {
+    return PerSection(contenders_cpu.total() * 1e6);
+  }
+  double MasterCpuUs() const { return PerSection(masters.cpu.total() * 1e6); }
+  double SameAgainShare() const {
+    return Ratio(same_again, static_cast<double>(gap_us.size()));
+  }
+};
+
+struct Block {
+  Mode mode = kPoll;
+  int round = 0;
+  Figures figures;
+};
+
+// The hand-offs of one block: sections of every contender by acquisition.
+void AddHandoffs(std::vector<TimedSection> all, Figures& f) {
+  std::sort(all.begin(), all.end(),
+            [](const TimedSection& a, const TimedSection& b) {
+              return a.times.acquired_ns < b.times.acquired_ns;
+            });
+  f.sections = static_cast<int64_t>(all.size());
+  for (size_t i = 1; i < all.size(); ++i) {
+    const HandoffSection& prev = all[i - 1].times;
+    const HandoffSection& next = all[i].times;
+    // The next holder can only have won after the previous one started to
+    // release: anything else means two holders at once.
+    if (next.acquired_ns < prev.release_start_ns) ++f.overlaps;
+    // Signed: the next holder may win before the previous Release() has
+    // returned (the masters deleted the key before their replies arrived).
+    f.gap_us.push_back((next.acquired_ns - prev.release_end_ns) / 1e3);
+    if (all[i].contender == all[i - 1].contender) ++f.same_again;
+  }
+}
+
+std::string SelfDirectory() {
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return ".";
+  std::string p(path, static_cast<size_t>(n));
+  const size_t slash = p.rfind('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+std::string Ms(double us) { return Us(us / 1000); }
+
+class HandoffPhase : public Phase {
+ public:
+  explicit HandoffPhase(bool quick)
+      : contenders_(absl::GetFlag(FLAGS_handoff_contenders)),
+        hold_(absl::GetFlag(FLAGS_handoff_hold)),
+        think_(absl::GetFlag(FLAGS_handoff_think)),
+        rounds_(quick ? 2 : absl::GetFlag(FLAGS_handoff_rounds)),
+        block_(quick ? absl::Milliseconds(500)
+                     : absl::GetFlag(FLAGS_handoff_block)),
+        ttl_(absl::GetFlag(FLAGS_handoff_ttl)),
+        wait_(absl::GetFlag(FLAGS_handoff_wait)) {}
+
+  absl::Status Run(Context& ctx) override {
+    if (ctx.masters.size() < kMasters) {
+      skipped_ = "needs 5 masters";
+    } else {
+      skipped_ = RunHandoff(ctx);
+    }
+    if (!skipped_.empty()) Log(absl::StrCat("handoff: skipped: ", skipped_));
+    return absl::OkStatus();
+  }
+
+  void AddSettings(const Context& ctx, Json& settings) const override {
+    settings["handoff_contenders"] = contenders_;
+    settings["handoff_hold_ms"] = Num(absl::ToDoubleMilliseconds(hold_));
+    settings["handoff_think_ms"] = Num(absl::ToDoubleMilliseconds(think_));
+    settings["handoff_rounds"] = rounds_;
+    settings["handoff_block_s"] = Num(absl::ToDoubleSeconds(block_));
+    settings["handoff_ttl_ms"] = Num(absl::ToDoubleMilliseconds(ttl_));
+    settings["handoff_wait_ms"] = Num(absl::ToDoubleMilliseconds(wait_));
+  }
+
+  void AddTargets(std::vector<Target>& targets) const override {
+    Target gap = Unmeasured("hand-off, woken on release: median gap ≤ 2 ms");
+    Target commands = Unmeasured(
+        "hand-off: commands per section woken ≤ polling (masters' count)");
+    Target overlaps =
+        Unmeasured("hand-off: no overlapping holders (both modes)");
+    if (ran_) {
+      const Figures& p = modes_[kPoll];
+      const Figures& w = modes_[kWake];
+      const double wake_p50 = Summarize(w.gap_us).p50;
+      const double poll_p50 = Summarize(p.gap_us).p50;
+      gap = {gap.what,
+             absl::StrFormat("p50 %s ms (polling %s ms: %s)", Ms(wake_p50),
+                             Ms(poll_p50), X(Ratio(wake_p50, poll_p50))),
+             w.sections > 1 && wake_p50 <= 2000, true};
+      commands = {
+          commands.what,
+          absl::StrFormat("%.2f vs %.2f (%s)", w.CommandsPerSection(),
+                          p.CommandsPerSection(),
+                          X(Ratio(w.CommandsPerSection(),
+                                  p.CommandsPerSection()))),
+          w.sections > 0 && w.CommandsPerSection() <= p.CommandsPerSection(),
+          true};
+      overlaps = {overlaps.what,
+                  absl::StrFormat("polling %d, woken %d (in %d and %d "
+                                  "sections)",
+                                  p.overlaps, w.overlaps, p.sections,
+                                  w.sections),
+                  p.overlaps == 0 && w.overlaps == 0, true};
+    }
+    targets.push_back(gap);
+    targets.push_back(commands);
+    targets.push_back(overlaps);
+  }
+
+  void AppendMarkdown(const Context& ctx, std::string& md) const override {
+    if (!ran_) {
+      if (!skipped_.empty()) {
+        absl::StrAppend(&md, "Hand-off skipped: ", skipped_, "\n\n");
+      }
+      return;
+    }
+    absl::StrAppend(
+        &md, "### Hand-off between processes (", contenders_,
+        " contender processes, one resource, N=", kMasters, ")\n\n",
+        "Each contender is a process with a blocking `Redlock` of its own "
+        "that loops Acquire(ttl ",
+        absl::FormatDuration(ttl_), ", wait ", absl::FormatDuration(wait_),
+        ") → hold ", absl::FormatDuration(hold_),
+        " → Release() (awaited) → think ", absl::FormatDuration(think_),
+        " (so that most contenders are waiting at any time). **poll**: "
+        "`RetryPolicy::wake_on_release = false`, waiters retry after the "
+        "retry delay (20–60 ms); **wake**: default options, waiters are woken "
+        "when the lock is released. ",
+        rounds_, " rounds of one ", absl::FormatDuration(block_),
+        " block of each (which goes first alternates), each block with fresh "
+        "processes of its mode only, all connected before its clock starts. "
+        "\"Hand-off\": from one holder's Release() returning to the next "
+        "holder's Acquire() returning, over consecutive sections by "
+        "acquisition time (negative when the next holder won before the "
+        "previous Release() returned). Commands: the masters' "
+        "`total_commands_processed` (commands run inside scripts included; "
+        "the harness's own INFO taken off); requests: what the clients sent, "
+        "by their own count. CPU: the contenders' (getrusage over their "
+        "loops) and the masters' (`INFO cpu`). All per critical section.\n\n",
+        "| mode | sections | sections/s | hand-off p50 ms | p90 ms | p99 ms | "
+        "max ms | same process again | overlapping holders | failed "
+        "acquisitions | commands per section | requests per section | "
+        "contenders' CPU µs per section | masters' CPU µs per section |\n"
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    for (Mode m : {kPoll, kWake}) {
+      const Figures& f = modes_[m];
+      const Dist g = Summarize(f.gap_us);
+      absl::StrAppend(
+          &md, "| ", kModeNames[m], " | ", f.sections, " | ",
+          absl::StrFormat("%.0f", f.SectionsPerS()), " | ", Ms(g.p50), " | ",
+          Ms(g.p90), " | ", Ms(g.p99), " | ", Ms(g.max), " | ", f.same_again,
+          absl::StrFormat(" (%.0f%%)", 100 * f.SameAgainShare()), " | ",
+          f.overlaps, " | ", f.failed_acquisitions, " | ",
+          absl::StrFormat("%.2f", f.CommandsPerSection()), " | ",
+          absl::StrFormat("%.2f", f.RequestsPerSection()), " | ",
+          Us(f.ContenderCpuUs()), " | ", Us(f.MasterCpuUs()), " |\n");
+    }
+    const Figures& p = modes_[kPoll];
+    const Figures& w = modes_[kWake];
+    const Dist pg = Summarize(p.gap_us);
+    const Dist wg = Summarize(w.gap_us);
+    absl::StrAppend(
+        &md, "| wake/poll | ", X(Ratio(w.sections, p.sections)), " | ",
+        X(Ratio(w.SectionsPerS(), p.SectionsPerS())), " | ",
+        X(Ratio(wg.p50, pg.p50)), " | ", X(Ratio(wg.p90, pg.p90)), " | ",
+        X(Ratio(wg.p99, pg.p99)), " | ", X(Ratio(wg.max, pg.max)), " | ",
+        X(Ratio(w.SameAgainShare(), p.SameAgainShare())), " | | | ",
+        X(Ratio(w.CommandsPerSection(), p.CommandsPerSection())), " | ",
+        X(Ratio(w.RequestsPerSection(), p.RequestsPerSection())), " | ",
+        X(Ratio(w.ContenderCpuUs(), p.ContenderCpuUs())), " | ",
+        X(Ratio(w.MasterCpuUs(), p.MasterCpuUs())), " |\n\n");
+    absl::StrAppend(&md, "Median hand-off wake/poll per round: ",
+                    RoundSpread(), " (min / median / max). Commands per "
+                    "section by name: poll ",
+                    CallsPerSection(p), "; wake ", CallsPerSection(w), ".\n\n");
+  }
+
+  void AddResults(Json& results) const override {
+    Json j = Json::object();
+    j["ran"] = ran_;
+    j["skipped"] = skipped_;
+    if (ran_) {
+      j["contenders"] = contenders_;
+      j["masters"] = kMasters;
+      j["ttl_ms"] = Num(absl::ToDoubleMilliseconds(ttl_));
+      j["wait_budget_ms"] = Num(absl::ToDoubleMilliseconds(wait_));
+      j["hold_ms"] = Num(absl::ToDoubleMilliseconds(hold_));
+      j["think_ms"] = Num(absl::ToDoubleMilliseconds(think_));
+      for (Mode m : {kPoll, kWake}) j[kModeNames[m]] = FiguresJson(modes_[m]);
+      const Figures& p = modes_[kPoll];
+      const Figures& w = modes_[kWake];
+      const Dist pg = Summarize(p.gap_us);
+      const Dist wg = Summarize(w.gap_us);
+      Json r = Json::object();
+      r["sections_per_s"] = Num(Ratio(w.SectionsPerS(), p.SectionsPerS()));
+      r["handoff_p50"] = Num(Ratio(wg.p50, pg.p50));
+      r["handoff_p90"] = Num(Ratio(wg.p90, pg.p90));
+      r["handoff_p99"] = Num(Ratio(wg.p99, pg.p99));
+      r["handoff_max"] = Num(Ratio(wg.max, pg.max));
+      r["same_process_again_share"] =
+          Num(Ratio(w.SameAgainShare(), p.SameAgainShare()));
+      r["commands_per_section"] =
+          Num(Ratio(w.CommandsPerSection(), p.CommandsPerSection()));
+      r["requests_per_section"] =
+          Num(Ratio(w.RequestsPerSection(), p.RequestsPerSection()));
+      r["contenders_cpu_per_section"] =
+          Num(Ratio(w.ContenderCpuUs(), p.ContenderCpuUs()));
+      r["masters_cpu_per_section"] =
+          Num(Ratio(w.MasterCpuUs(), p.MasterCpuUs()));
+      r["round_handoff_p50"] = Nums(RoundRatios());
+      j["ratio_wake_poll"] = std::move(r);
+      Json blocks = Json::array();
+      for (const Block& b : blocks_) {
+        Json k = Json::object();
+        k["round"] = b.round;
+        k["mode"] = kModeNames[b.mode];
+        k["sections"] = b.figures.sections;
+        k["duration_s"] = Num(b.figures.duration_s);
+        k["handoff_p50_us"] = Num(Summarize(b.figures.gap_us).p50);
+        k["commands_per_section"] = Num(b.figures.CommandsPerSection());
+        k["contenders_cpu_us_per_section"] = Num(b.figures.ContenderCpuUs());
+        k["masters_cpu_us_per_section"] = Num(b.figures.MasterCpuUs());
+        blocks.push_back(std::move(k));
+      }
+      j["blocks"] = std::move(blocks);
+    }
+    results["handoff"] = std::move(j);
+  }
+
+ private:
+  // Returns why the phase did not run, or "" once it ran.
+  std::string RunHandoff(Context& ctx) {
+    binary_ = absl::GetFlag(FLAGS_handoff_contender_binary);
+    if (binary_.empty()) {
+      binary_ = absl::StrCat(SelfDirectory(), "/redlock-e2e-handoff-contender");
+    }
+    if (access(binary_.c_str(), X_OK) != 0) {
+      return absl::StrCat("no contender binary at ", binary_,
+                          " (built with redlock-e2e-bench)");
+    }
+    std::vector<ContextPtr> info;
+    for (int i = 0; i < kMasters; ++i) {
+      absl::StatusOr<ContextPtr> c = ConnectSync(ctx.masters[i].address);
+      if (!c.ok()) return absl::StrCat("INFO connection: ", c.status().ToString());
+      info.push_back(*std::move(c));
+    }
+    Log(absl::StrCat("handoff: ", rounds_, " rounds x (poll, wake) blocks of ",
+                     absl::FormatDuration(block_), ", ", contenders_,
+                     " contender processes"));
+    for (int round = 0; round < rounds_; ++round) {
+      for (int k = 0; k < 2; ++k) {
+        const Mode mode = static_cast<Mode>((k + round) % 2);
+        absl::StatusOr<Figures> f = RunBlock(ctx, info, mode);
+        if (!f.ok()) {
+          return absl::StrCat("round ", round + 1, ", ", kModeNames[mode],
+                              ": ", f.status().ToString());
+        }
+        modes_[mode].Add(*f);
+        blocks_.push_back({mode, round, *std::move(f)});
+      }
+    }
+    ran_ = true;
+    return "";
+  }
+
+  absl::StatusOr<Figures> RunBlock(const Context& ctx,
+                                   std::vector<ContextPtr>& info, Mode mode) {
+    const Options options = ClientOptions(UrisOf(ctx.masters, kMasters), false);
+    std::vector<std::vector<std::string>> args;
+    for (int i = 0; i < contenders_; ++i) {
+      args.push_back({
+          absl::StrCat("--id=", i),
+          absl::StrCat("--key_prefix=", options.key_prefix),
+          absl::StrCat("--resource=", kResource),
+          absl::StrCat("--ttl=", absl::FormatDuration(ttl_)),
+          absl::StrCat("--wait=", absl::FormatDuration(wait_)),
+          absl::StrCat("--hold=", absl::FormatDuration(hold_)),
+          absl::StrCat("--think=", absl::FormatDuration(think_)),
+          absl::StrCat("--wake_on_release=", mode == kWake ? "true" : "false"),
+      });
+    }
+    absl::StatusOr<std::unique_ptr<ChildProcesses>> children =
+        ChildProcesses::Start(binary_, args);
+    if (!children.ok()) return children.status();
+    ChildProcesses& procs = **children;
+    if (absl::Status s = procs.WriteToEach(absl::StrCat(
+            "masters ", absl::StrJoin(options.masters, ","), "\n"));
+        !s.ok()) {
+      return s;
+    }
+    if (absl::StatusOr<std::vector<std::string>> ready =
+            procs.ReadUntilLine(kHandoffReady, Now() + std::chrono::seconds(30));
+        !ready.ok()) {
+      return ready.status();
+    }
+
+    absl::StatusOr<MasterCounters> before = ReadAll(info);
+    if (!before.ok()) return before.status();
+    // A few ms for the go line to reach every contender.
+    const SteadyTime start = Now() + std::chrono::milliseconds(5);
+    const SteadyTime end = start + absl::ToChronoNanoseconds(block_);
+    if (absl::Status s =
+            procs.WriteToEach(EncodeGo(SteadyNanos(start), SteadyNanos(end)));
+        !s.ok()) {
+      return s;
+    }
+    absl::StatusOr<std::vector<std::string>> reports = procs.ReadUntilLine(
+        kHandoffDone,
+        end + absl::ToChronoNanoseconds(2 * wait_ + absl::Seconds(10)));
+    if (!reports.ok()) return reports.status();
+    absl::StatusOr<MasterCounters> after = ReadAll(info);
+    if (!after.ok()) return after.status();
+    if (absl::Status s = procs.Finish(Now() + std::chrono::seconds(10));
+        !s.ok()) {
+      return s;
+    }
+
+    Figures f;
+    f.masters = *after - *before;
+    f.masters.RemoveInfo(kMasters);  // The `before` reading, on each master.
+    std::vector<TimedSection> all;
+    SteadyTime last = end;
+    for (int i = 0; i < contenders_; ++i) {
+      absl::StatusOr<ContenderReport> r = ParseReport((*reports)[i]);
+      if (!r.ok()) return r.status();
+      for (const HandoffSection& s : r->sections) {
+        all.push_back({s, i});
+        last = std::max(last, FromSteadyNanos(s.release_end_ns));
+      }
+      f.failed_acquisitions += r->failed_acquisitions;
+      f.failed_releases += r->failed_releases;
+      if (!r->last_error.empty()) f.last_error = r->last_error;
+      f.contenders_cpu += r->cpu;
+      f.client_requests += r->requests;
+    }
+    f.duration_s = SecondsBetween(start, last);
+    AddHandoffs(std::move(all), f);
+    return f;
+  }
+
+  static absl::StatusOr<MasterCounters> ReadAll(
+      std::vector<ContextPtr>& info) {
+    MasterCounters sum;
+    for (ContextPtr& c : info) {
+      absl::StatusOr<MasterCounters> one = ReadMasterCounters(c.get());
+      if (!one.ok()) return one.status();
+      sum += *one;
+    }
+    return sum;
+  }
+
+  static Json FiguresJson(const Figures& f) {
+    Json k = Json::object();
+    k["sections"] = f.sections;
+    k["duration_s"] = Num(f.duration_s);
+    k["sections_per_s"] = Num(f.SectionsPerS());
+    k["handoff"] = DistJson(Summarize(f.gap_us));
+    k["same_process_again"] = f.same_again;
+    k["overlapping_holders"] = f.overlaps;
+    k["failed_acquisitions"] = f.failed_acquisitions;
+    k["failed_releases"] = f.failed_releases;
+    k["last_error"] = f.last_error;
+    k["commands_per_section"] = Num(f.CommandsPerSection());
+    Json calls = Json::object();
+    for (const auto& [name, n] : f.masters.calls) {
+      calls[name] = Num(f.PerSection(n));
+    }
+    k["calls_per_section"] = std::move(calls);
+    k["requests_per_section"] = Num(f.RequestsPerSection());
+    k["contenders_cpu_us_per_section"] = Num(f.ContenderCpuUs());
+    k["masters_cpu_us_per_section"] = Num(f.MasterCpuUs());
+    return k;
+  }
+
+  // "evalsha 5.00, set 5.00, ...", most first.
+  static std::string CallsPerSection(const Figures& f) {
+    std::vector<std::pair<int64_t, std::string>> by_count;
+    for (const auto& [name, n] : f.masters.calls) by_count.push_back({n, name});
+    std::sort(by_count.rbegin(), by_count.rend());
+    std::vector<std::string> parts;
+    for (const auto& [n, name] : by_count) {
+      parts.push_back(absl::StrFormat("%s %.2f", name, f.PerSection(n)));
+    }
+    return parts.empty() ? "—" : absl::StrJoin(parts, ", ");
+  }
+
+  // Median hand-off of the wake block over that of the poll block, by round.
+  std::vector<double> RoundRatios() const {
+    std::vector<double> rr;
+    for (int round = 0; round < rounds_; ++round) {
+      double p50[2] = {0, 0};
+      for (const Block& b : blocks_) {
+        if (b.round == round) p50[b.mode] = Median(b.figures.gap_us);
+      }
+      if (p50[kPoll] > 0 && p50[kWake] > 0) rr.push_back(p50[kWake] / p50[kPoll]);
+    }
+    return rr;
+  }
+
+  std::string RoundSpread() const {
+    std::vector<double> rr = RoundRatios();
+    if (rr.empty()) return "—";
+    std::sort(rr.begin(), rr.end());
+    return absl::StrCat(X(rr.front()), " / ", X(Median(rr)), " / ",
+                        X(rr.back()));
+  }
+
+  const int contenders_;
+  const absl::Duration hold_;
+  const absl::Duration think_;
+  const int rounds_;
+  const absl::Duration block_;
+  const absl::Duration ttl_;
+  const absl::Duration wait_;
+  std::string binary_;
+  bool ran_ = false;
+  std::string skipped_;
+  Figures modes_[2];
+  std::vector<Block> blocks_;
+};
+
+const RegisterPhase kRegistered(45, "handoff",
+                                [](bool quick) -> std::unique_ptr<Phase> {
+                                  return std::make_unique<HandoffPhase>(quick);
+                                });
+
+}  // namespace
+}  // namespace redlock::bench
