@@ -18,8 +18,9 @@
 #
 # Steps: micro benchmarks (Google Benchmark); the end-to-end harness
 # (redlock-e2e-bench: latency vs an interleaved floor, whole cycles with one
-# slow master, throughput vs redis-benchmark, contention, client CPU, a fresh
-# client's first acquisition with a master stopped); instructions per
+# slow master, throughput vs redis-benchmark, contention, hand-off between
+# contender processes with waiters polling vs woken on release, client CPU, a
+# fresh client's first acquisition with a master stopped); instructions per
 # cycle under valgrind --tool=callgrind and system calls per cycle under
 # strace, each from two runs of a fixed number of cycles (the difference
 # cancels start-up); a gnuplot latency plot.
@@ -32,7 +33,7 @@ for arg in "$@"; do
   case "$arg" in
     --quick) QUICK=1 ;;
     -h | --help)
-      sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)

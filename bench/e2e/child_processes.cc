@@ -28,7 +28,8 @@ std::string ErrnoText(absl::string_view what, int err) {
 }
 
 std::string DescribeExit(int status) {
-  if (WIFEXITED(status)) return absl::StrCat("exit status ", WEXITSTATUS(status));
+  if (WIFEXITED(status))
+    return absl::StrCat("exit status ", WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return absl::StrCat("signal ", WTERMSIG(status));
   return absl::StrCat("wait status ", status);
 }
@@ -152,16 +153,16 @@ absl::StatusOr<std::vector<std::string>> ChildProcesses::ReadUntilLine(
       }
     }
     if (fds.empty()) break;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - Now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Now());
     if (left.count() <= 0) {
       return absl::DeadlineExceededError(
           absl::StrCat("child ", which[0], " (pid ", children_[which[0]].pid,
                        ") did not say \"", line, "\" in time"));
     }
-    const int ready = poll(fds.data(), fds.size(),
-                           static_cast<int>(std::min<int64_t>(
-                               left.count() + 1, 1000)));
+    const int ready =
+        poll(fds.data(), fds.size(),
+             static_cast<int>(std::min<int64_t>(left.count() + 1, 1000)));
     if (ready < 0 && errno != EINTR) {
       return absl::InternalError(ErrnoText("poll", errno));
     }
@@ -200,20 +201,19 @@ absl::Status ChildProcesses::Finish(SteadyTime deadline) {
         running = true;
         continue;
       }
-      if (first.ok() && (r < 0 || !WIFEXITED(status) ||
-                         WEXITSTATUS(status) != 0)) {
-        first = absl::InternalError(
-            absl::StrCat("child ", i, " (pid ", c.pid, ") ended with ",
-                         r < 0 ? ErrnoText("waitpid", errno)
-                               : DescribeExit(status)));
+      if (first.ok() &&
+          (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+        first = absl::InternalError(absl::StrCat(
+            "child ", i, " (pid ", c.pid, ") ended with ",
+            r < 0 ? ErrnoText("waitpid", errno) : DescribeExit(status)));
       }
       c.pid = -1;
     }
     if (!running) break;
     if (Now() >= deadline) {
       if (first.ok()) {
-        first = absl::DeadlineExceededError(
-            "a child did not exit in time; killed");
+        first =
+            absl::DeadlineExceededError("a child did not exit in time; killed");
       }
       break;
     }

@@ -57,8 +57,8 @@ class ChildProcesses {
   // and anything after it are consumed / kept for the next read).
   // kDeadlineExceeded past `deadline`; kUnavailable if a child closed its
   // stdout (exited) first.
-  absl::StatusOr<std::vector<std::string>> ReadUntilLine(
-      absl::string_view line, SteadyTime deadline);
+  absl::StatusOr<std::vector<std::string>> ReadUntilLine(absl::string_view line,
+                                                         SteadyTime deadline);
 
   // Closes every child's stdin and waits until `deadline` for each to exit;
   // the ones still running then are SIGKILLed. Every child is reaped. OK if
@@ -68,8 +68,8 @@ class ChildProcesses {
 
  private:
   struct Child {
-    pid_t pid = -1;  // -1 once reaped.
-    int fd = -1;     // Our end of its stdin/stdout socket.
+    pid_t pid = -1;        // -1 once reaped.
+    int fd = -1;           // Our end of its stdin/stdout socket.
     std::string buffered;  // Read, not yet returned.
   };
 

@@ -70,9 +70,8 @@ int64_t RequestsSent(const Redlock& client) {
 // resource of this contender's own) taken and released: from here on the
 // contended acquisitions pay for nothing but themselves.
 absl::Status WarmUp(Redlock& client, absl::Duration ttl) {
-  const std::string resource =
-      absl::StrCat(absl::GetFlag(FLAGS_resource), "-warmup-",
-                   absl::GetFlag(FLAGS_id));
+  const std::string resource = absl::StrCat(
+      absl::GetFlag(FLAGS_resource), "-warmup-", absl::GetFlag(FLAGS_id));
   const absl::Time deadline = absl::Now() + absl::GetFlag(FLAGS_connect_budget);
   absl::Status last = absl::UnavailableError("not tried");
   bool cycled = false;
@@ -114,8 +113,10 @@ ContenderReport Loop(Redlock& client, SteadyTime end) {
   const int64_t requests_before = RequestsSent(client);
   const Cpu cpu_before = CpuNow(RUSAGE_SELF);
   while (Now() < end) {
+    const SteadyTime called = Now();
     absl::StatusOr<Lock> lock = client.Acquire(resource, ttl, wait);
     const SteadyTime acquired = Now();
+    report.waiting_ns += SteadyNanos(acquired) - SteadyNanos(called);
     if (!lock.ok()) {
       ++report.failed_acquisitions;
       report.last_error = lock.status().ToString();
@@ -129,7 +130,7 @@ ContenderReport Loop(Redlock& client, SteadyTime end) {
       ++report.failed_releases;
       report.last_error = released.status().ToString();
     }
-    report.sections.push_back({SteadyNanos(acquired),
+    report.sections.push_back({SteadyNanos(called), SteadyNanos(acquired),
                                SteadyNanos(release_start),
                                SteadyNanos(release_end)});
     absl::SleepFor(think);

@@ -16,14 +16,15 @@ namespace redlock::bench {
 std::string EncodeReport(const ContenderReport& report) {
   std::string out;
   for (const HandoffSection& s : report.sections) {
-    absl::StrAppend(&out, "section ", s.acquired_ns, " ", s.release_start_ns,
-                    " ", s.release_end_ns, "\n");
+    absl::StrAppend(&out, "section ", s.acquire_called_ns, " ", s.acquired_ns,
+                    " ", s.release_start_ns, " ", s.release_end_ns, "\n");
   }
   absl::StrAppend(&out, "failed_acquisitions ", report.failed_acquisitions,
                   "\n", "failed_releases ", report.failed_releases, "\n");
   absl::StrAppend(&out, absl::StrFormat("cpu %.6f %.6f\n", report.cpu.user,
                                         report.cpu.sys));
-  absl::StrAppend(&out, "requests ", report.requests, "\n");
+  absl::StrAppend(&out, "requests ", report.requests, "\n", "waiting_ns ",
+                  report.waiting_ns, "\n");
   if (!report.last_error.empty()) {
     absl::StrAppend(
         &out, "error ",
@@ -43,11 +44,12 @@ absl::StatusOr<ContenderReport> ParseReport(absl::string_view text) {
     }
     const std::vector<absl::string_view> f = absl::StrSplit(line, ' ');
     bool ok = false;
-    if (f[0] == "section" && f.size() == 4) {
+    if (f[0] == "section" && f.size() == 5) {
       HandoffSection s;
-      ok = absl::SimpleAtoi(f[1], &s.acquired_ns) &&
-           absl::SimpleAtoi(f[2], &s.release_start_ns) &&
-           absl::SimpleAtoi(f[3], &s.release_end_ns);
+      ok = absl::SimpleAtoi(f[1], &s.acquire_called_ns) &&
+           absl::SimpleAtoi(f[2], &s.acquired_ns) &&
+           absl::SimpleAtoi(f[3], &s.release_start_ns) &&
+           absl::SimpleAtoi(f[4], &s.release_end_ns);
       report.sections.push_back(s);
     } else if (f[0] == "failed_acquisitions" && f.size() == 2) {
       ok = absl::SimpleAtoi(f[1], &report.failed_acquisitions);
@@ -58,6 +60,8 @@ absl::StatusOr<ContenderReport> ParseReport(absl::string_view text) {
            absl::SimpleAtod(f[2], &report.cpu.sys);
     } else if (f[0] == "requests" && f.size() == 2) {
       ok = absl::SimpleAtoi(f[1], &report.requests);
+    } else if (f[0] == "waiting_ns" && f.size() == 2) {
+      ok = absl::SimpleAtoi(f[1], &report.waiting_ns);
     }
     if (!ok) {
       return absl::InvalidArgumentError(

@@ -48,9 +48,10 @@ inline SteadyTime FromSteadyNanos(int64_t ns) {
 
 // One critical section, in steady-clock nanoseconds.
 struct HandoffSection {
-  int64_t acquired_ns = 0;       // Acquire() returned OK.
-  int64_t release_start_ns = 0;  // Release() called.
-  int64_t release_end_ns = 0;    // Release() returned.
+  int64_t acquire_called_ns = 0;  // Acquire() called.
+  int64_t acquired_ns = 0;        // Acquire() returned OK.
+  int64_t release_start_ns = 0;   // Release() called.
+  int64_t release_end_ns = 0;     // Release() returned.
 };
 
 // What one contender did between START and the end of its loop.
@@ -63,6 +64,8 @@ struct ContenderReport {
   // Commands its client sent over the loop, by its own count (the sum of
   // MasterHealth::requests over the masters).
   int64_t requests = 0;
+  // Time spent inside Acquire(), failed calls included.
+  int64_t waiting_ns = 0;
 };
 
 // The report as lines, ending with "done\n".

@@ -31,6 +31,10 @@
 //               flight, interleaved with the masters' own capacity for the
 //               same commands measured with redis-benchmark.
 //   contention  8 blocking clients (own connections) on one resource.
+//   handoff     8 contender processes (redlock-e2e-handoff-contender, each a
+//               blocking Redlock) on one resource: hand-off gap, requests
+//               and CPU per critical section, waiters only polling vs woken
+//               on release, in interleaved blocks.
 //   fresh       a fresh Redlock's Create() + first Acquire() (+ Release(),
 //               destroyed) with every master healthy and with one SIGSTOPped,
 //               in interleaved pairs (only with masters it started).
@@ -91,10 +95,11 @@ ABSL_FLAG(std::string, out_cdf, "",
           "PREFIX-fault.tsv.");
 ABSL_FLAG(bool, quick, false,
           "CI smoke mode: a few hundred cycles per configuration, short "
-          "throughput and contention runs (overrides the counts below).");
+          "throughput, contention and hand-off runs (overrides the counts "
+          "below).");
 // The default is every registered phase, in order (read after main starts,
 // when every phase file has registered):
-// latency,fault,throughput,contention,fresh.
+// latency,fault,throughput,contention,handoff,fresh.
 ABSL_FLAG(std::string, phases, redlock::bench::AllPhaseNames(),
           "Which phases to run, comma-separated.");
 ABSL_FLAG(absl::Duration, ttl, absl::Seconds(10),

@@ -47,11 +47,13 @@ ABSL_FLAG(int, handoff_contenders, 8,
           "Hand-off phase: contender processes on one resource.");
 ABSL_FLAG(absl::Duration, handoff_hold, absl::Milliseconds(1),
           "Hand-off phase: how long each critical section holds the lock.");
-// 5ms: longer than a woken waiter needs to win (the 2ms target plus the
-// default wake_jitter of 2ms), so the releaser coming straight back does not
-// race the waiters it just woke; and short next to the other seven
-// contenders' turns (7 × (hold + hand-off) ≥ 14ms), so that most contenders
-// are waiting at any time, as on a contended lock.
+// 5ms: longer than a woken waiter should need to win (the 2ms target, plus
+// the default wake_jitter of 2ms), so the releaser coming straight back does
+// not race the waiters it just woke; short next to the other seven
+// contenders' turns, so that most contenders are waiting at any time (about
+// 6 of 8 inside Acquire() when polling, in trial runs; 20ms left about 4).
+// Contenders back from thinking still take some hand-offs (a first attempt
+// on a free lock), which the report tells apart ("to a waiter").
 ABSL_FLAG(absl::Duration, handoff_think, absl::Milliseconds(5),
           "Hand-off phase: pause after each Release() returned, before the "
           "next Acquire().");
@@ -87,8 +89,13 @@ struct Figures {
   int64_t sections = 0;
   double duration_s = 0;
   std::vector<double> gap_us;  // Next acquired - previous release returned.
-  int64_t same_again = 0;      // Hand-offs to the process that released.
-  int64_t overlaps = 0;        // Acquired before the previous release began.
+  // The same, of the hand-offs to a waiter: a contender whose Acquire() was
+  // called before the previous holder started to release (the others went
+  // to one that came back from thinking while the lock was free).
+  std::vector<double> waiter_gap_us;
+  double waiting_s = 0;    // Summed over contenders: inside Acquire().
+  int64_t same_again = 0;  // Hand-offs to the process that released.
+  int64_t overlaps = 0;    // Acquired before the previous release began.
   int64_t failed_acquisitions = 0;
   int64_t failed_releases = 0;
   std::string last_error;
@@ -100,6 +107,9 @@ struct Figures {
     sections += b.sections;
     duration_s += b.duration_s;
     gap_us.insert(gap_us.end(), b.gap_us.begin(), b.gap_us.end());
+    waiter_gap_us.insert(waiter_gap_us.end(), b.waiter_gap_us.begin(),
+                         b.waiter_gap_us.end());
+    waiting_s += b.waiting_s;
     same_again += b.same_again;
     overlaps += b.overlaps;
     failed_acquisitions += b.failed_acquisitions;
@@ -117,6 +127,12 @@ struct Figures {
     return PerSection(contenders_cpu.total() * 1e6);
   }
   double MasterCpuUs() const { return PerSection(masters.cpu.total() * 1e6); }
+  // How many contenders were inside Acquire(), on average.
+  double MeanWaiting() const { return Ratio(waiting_s, duration_s); }
+  double WaiterShare() const {
+    return Ratio(static_cast<double>(waiter_gap_us.size()),
+                 static_cast<double>(gap_us.size()));
+  }
   double SameAgainShare() const {
     return Ratio(same_again, static_cast<double>(gap_us.size()));
   }
@@ -143,7 +159,11 @@ void AddHandoffs(std::vector<TimedSection> all, Figures& f) {
     if (next.acquired_ns < prev.release_start_ns) ++f.overlaps;
     // Signed: the next holder may win before the previous Release() has
     // returned (the masters deleted the key before their replies arrived).
-    f.gap_us.push_back((next.acquired_ns - prev.release_end_ns) / 1e3);
+    const double gap_us = (next.acquired_ns - prev.release_end_ns) / 1e3;
+    f.gap_us.push_back(gap_us);
+    if (next.acquire_called_ns < prev.release_start_ns) {
+      f.waiter_gap_us.push_back(gap_us);
+    }
     if (all[i].contender == all[i - 1].contender) ++f.same_again;
   }
 }
@@ -203,23 +223,26 @@ class HandoffPhase : public Phase {
       const double wake_p50 = Summarize(w.gap_us).p50;
       const double poll_p50 = Summarize(p.gap_us).p50;
       gap = {gap.what,
-             absl::StrFormat("p50 %s ms (polling %s ms: %s)", Ms(wake_p50),
-                             Ms(poll_p50), X(Ratio(wake_p50, poll_p50))),
+             absl::StrFormat(
+                 "p50 %s ms (polling %s ms: %s); to a waiter "
+                 "%s ms (polling %s ms)",
+                 Ms(wake_p50), Ms(poll_p50), X(Ratio(wake_p50, poll_p50)),
+                 Ms(Median(w.waiter_gap_us)), Ms(Median(p.waiter_gap_us))),
              w.sections > 1 && wake_p50 <= 2000, true};
       commands = {
           commands.what,
-          absl::StrFormat("%.2f vs %.2f (%s)", w.CommandsPerSection(),
-                          p.CommandsPerSection(),
-                          X(Ratio(w.CommandsPerSection(),
-                                  p.CommandsPerSection()))),
+          absl::StrFormat(
+              "%.2f vs %.2f (%s)", w.CommandsPerSection(),
+              p.CommandsPerSection(),
+              X(Ratio(w.CommandsPerSection(), p.CommandsPerSection()))),
           w.sections > 0 && w.CommandsPerSection() <= p.CommandsPerSection(),
           true};
-      overlaps = {overlaps.what,
-                  absl::StrFormat("polling %d, woken %d (in %d and %d "
-                                  "sections)",
-                                  p.overlaps, w.overlaps, p.sections,
-                                  w.sections),
-                  p.overlaps == 0 && w.overlaps == 0, true};
+      overlaps = {
+          overlaps.what,
+          absl::StrFormat("polling %d, woken %d (in %d and %d "
+                          "sections)",
+                          p.overlaps, w.overlaps, p.sections, w.sections),
+          p.overlaps == 0 && w.overlaps == 0, true};
     }
     targets.push_back(gap);
     targets.push_back(commands);
@@ -233,6 +256,8 @@ class HandoffPhase : public Phase {
       }
       return;
     }
+    const Figures& p = modes_[kPoll];
+    const Figures& w = modes_[kWake];
     absl::StrAppend(
         &md, "### Hand-off between processes (", contenders_,
         " contender processes, one resource, N=", kMasters, ")\n\n",
@@ -241,57 +266,78 @@ class HandoffPhase : public Phase {
         absl::FormatDuration(ttl_), ", wait ", absl::FormatDuration(wait_),
         ") → hold ", absl::FormatDuration(hold_),
         " → Release() (awaited) → think ", absl::FormatDuration(think_),
-        " (so that most contenders are waiting at any time). **poll**: "
-        "`RetryPolicy::wake_on_release = false`, waiters retry after the "
-        "retry delay (20–60 ms); **wake**: default options, waiters are woken "
-        "when the lock is released. ",
+        ". **poll**: `RetryPolicy::wake_on_release = false`, waiters retry "
+        "after the retry delay (20–60 ms); **wake**: default options, waiters "
+        "are woken when the lock is released. ",
         rounds_, " rounds of one ", absl::FormatDuration(block_),
         " block of each (which goes first alternates), each block with fresh "
         "processes of its mode only, all connected before its clock starts. "
         "\"Hand-off\": from one holder's Release() returning to the next "
         "holder's Acquire() returning, over consecutive sections by "
         "acquisition time (negative when the next holder won before the "
-        "previous Release() returned). Commands: the masters' "
-        "`total_commands_processed` (commands run inside scripts included; "
-        "the harness's own INFO taken off); requests: what the clients sent, "
-        "by their own count. CPU: the contenders' (getrusage over their "
-        "loops) and the masters' (`INFO cpu`). All per critical section.\n\n",
-        "| mode | sections | sections/s | hand-off p50 ms | p90 ms | p99 ms | "
-        "max ms | same process again | overlapping holders | failed "
-        "acquisitions | commands per section | requests per section | "
-        "contenders' CPU µs per section | masters' CPU µs per section |\n"
+        "previous Release() returned); \"to a waiter\": the hand-offs whose "
+        "next holder had called Acquire() before the previous one started to "
+        "release (the rest went to a contender back from thinking while the "
+        "lock was free). \"Waiting\": contenders inside Acquire(), on "
+        "average.\n\n",
+        "| mode | sections | sections/s | waiting | hand-off p50 ms | p90 ms | "
+        "p99 ms | max ms | to a waiter | to a waiter p50 ms | p99 ms | same "
+        "process again | overlapping holders | failed acquisitions |\n"
         "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for (Mode m : {kPoll, kWake}) {
       const Figures& f = modes_[m];
       const Dist g = Summarize(f.gap_us);
+      const Dist wg = Summarize(f.waiter_gap_us);
       absl::StrAppend(
           &md, "| ", kModeNames[m], " | ", f.sections, " | ",
-          absl::StrFormat("%.0f", f.SectionsPerS()), " | ", Ms(g.p50), " | ",
-          Ms(g.p90), " | ", Ms(g.p99), " | ", Ms(g.max), " | ", f.same_again,
-          absl::StrFormat(" (%.0f%%)", 100 * f.SameAgainShare()), " | ",
-          f.overlaps, " | ", f.failed_acquisitions, " | ",
-          absl::StrFormat("%.2f", f.CommandsPerSection()), " | ",
-          absl::StrFormat("%.2f", f.RequestsPerSection()), " | ",
-          Us(f.ContenderCpuUs()), " | ", Us(f.MasterCpuUs()), " |\n");
+          absl::StrFormat("%.0f | %.1f", f.SectionsPerS(), f.MeanWaiting()),
+          " | ", Ms(g.p50), " | ", Ms(g.p90), " | ", Ms(g.p99), " | ",
+          Ms(g.max), " | ", absl::StrFormat("%.0f%%", 100 * f.WaiterShare()),
+          " | ", Ms(wg.p50), " | ", Ms(wg.p99), " | ",
+          absl::StrFormat("%.0f%%", 100 * f.SameAgainShare()), " | ",
+          f.overlaps, " | ", f.failed_acquisitions, " |\n");
     }
-    const Figures& p = modes_[kPoll];
-    const Figures& w = modes_[kWake];
-    const Dist pg = Summarize(p.gap_us);
-    const Dist wg = Summarize(w.gap_us);
+    {
+      const Dist pg = Summarize(p.gap_us);
+      const Dist wg = Summarize(w.gap_us);
+      const Dist pw = Summarize(p.waiter_gap_us);
+      const Dist ww = Summarize(w.waiter_gap_us);
+      absl::StrAppend(
+          &md, "| wake/poll | ", X(Ratio(w.sections, p.sections)), " | ",
+          X(Ratio(w.SectionsPerS(), p.SectionsPerS())), " | ",
+          X(Ratio(w.MeanWaiting(), p.MeanWaiting())), " | ",
+          X(Ratio(wg.p50, pg.p50)), " | ", X(Ratio(wg.p90, pg.p90)), " | ",
+          X(Ratio(wg.p99, pg.p99)), " | ", X(Ratio(wg.max, pg.max)), " | ",
+          X(Ratio(w.WaiterShare(), p.WaiterShare())), " | ",
+          X(Ratio(ww.p50, pw.p50)), " | ", X(Ratio(ww.p99, pw.p99)), " | ",
+          X(Ratio(w.SameAgainShare(), p.SameAgainShare())), " | | |\n\n");
+    }
     absl::StrAppend(
-        &md, "| wake/poll | ", X(Ratio(w.sections, p.sections)), " | ",
-        X(Ratio(w.SectionsPerS(), p.SectionsPerS())), " | ",
-        X(Ratio(wg.p50, pg.p50)), " | ", X(Ratio(wg.p90, pg.p90)), " | ",
-        X(Ratio(wg.p99, pg.p99)), " | ", X(Ratio(wg.max, pg.max)), " | ",
-        X(Ratio(w.SameAgainShare(), p.SameAgainShare())), " | | | ",
+        &md, "Median hand-off wake/poll per round: ", RoundSpread(),
+        " (min / median / max).\n\n",
+        "What a critical section costs: commands the masters executed "
+        "(`total_commands_processed` deltas over each block, commands run "
+        "inside scripts included, the harness's own INFO taken off), requests "
+        "the clients sent (their own count), the contenders' CPU (getrusage "
+        "over their loops) and the masters' (`INFO cpu`), each divided by the "
+        "sections.\n\n",
+        "| mode | commands per section | requests per section | contenders' "
+        "CPU µs per section | masters' CPU µs per section | commands by "
+        "name |\n|---|--:|--:|--:|--:|---|\n");
+    for (Mode m : {kPoll, kWake}) {
+      const Figures& f = modes_[m];
+      absl::StrAppend(&md, "| ", kModeNames[m], " | ",
+                      absl::StrFormat("%.2f | %.2f", f.CommandsPerSection(),
+                                      f.RequestsPerSection()),
+                      " | ", Us(f.ContenderCpuUs()), " | ", Us(f.MasterCpuUs()),
+                      " | ", CallsPerSection(f), " |\n");
+    }
+    absl::StrAppend(
+        &md, "| wake/poll | ",
         X(Ratio(w.CommandsPerSection(), p.CommandsPerSection())), " | ",
         X(Ratio(w.RequestsPerSection(), p.RequestsPerSection())), " | ",
         X(Ratio(w.ContenderCpuUs(), p.ContenderCpuUs())), " | ",
-        X(Ratio(w.MasterCpuUs(), p.MasterCpuUs())), " |\n\n");
-    absl::StrAppend(&md, "Median hand-off wake/poll per round: ",
-                    RoundSpread(), " (min / median / max). Commands per "
-                    "section by name: poll ",
-                    CallsPerSection(p), "; wake ", CallsPerSection(w), ".\n\n");
+        X(Ratio(w.MasterCpuUs(), p.MasterCpuUs())), " | |\n\n");
   }
 
   void AddResults(Json& results) const override {
@@ -316,6 +362,8 @@ class HandoffPhase : public Phase {
       r["handoff_p90"] = Num(Ratio(wg.p90, pg.p90));
       r["handoff_p99"] = Num(Ratio(wg.p99, pg.p99));
       r["handoff_max"] = Num(Ratio(wg.max, pg.max));
+      r["handoff_to_waiter_p50"] =
+          Num(Ratio(Median(w.waiter_gap_us), Median(p.waiter_gap_us)));
       r["same_process_again_share"] =
           Num(Ratio(w.SameAgainShare(), p.SameAgainShare()));
       r["commands_per_section"] =
@@ -335,7 +383,10 @@ class HandoffPhase : public Phase {
         k["mode"] = kModeNames[b.mode];
         k["sections"] = b.figures.sections;
         k["duration_s"] = Num(b.figures.duration_s);
+        k["mean_waiting"] = Num(b.figures.MeanWaiting());
         k["handoff_p50_us"] = Num(Summarize(b.figures.gap_us).p50);
+        k["handoff_to_waiter_p50_us"] =
+            Num(Summarize(b.figures.waiter_gap_us).p50);
         k["commands_per_section"] = Num(b.figures.CommandsPerSection());
         k["contenders_cpu_us_per_section"] = Num(b.figures.ContenderCpuUs());
         k["masters_cpu_us_per_section"] = Num(b.figures.MasterCpuUs());
@@ -360,7 +411,8 @@ class HandoffPhase : public Phase {
     std::vector<ContextPtr> info;
     for (int i = 0; i < kMasters; ++i) {
       absl::StatusOr<ContextPtr> c = ConnectSync(ctx.masters[i].address);
-      if (!c.ok()) return absl::StrCat("INFO connection: ", c.status().ToString());
+      if (!c.ok())
+        return absl::StrCat("INFO connection: ", c.status().ToString());
       info.push_back(*std::move(c));
     }
     Log(absl::StrCat("handoff: ", rounds_, " rounds x (poll, wake) blocks of ",
@@ -371,8 +423,8 @@ class HandoffPhase : public Phase {
         const Mode mode = static_cast<Mode>((k + round) % 2);
         absl::StatusOr<Figures> f = RunBlock(ctx, info, mode);
         if (!f.ok()) {
-          return absl::StrCat("round ", round + 1, ", ", kModeNames[mode],
-                              ": ", f.status().ToString());
+          return absl::StrCat("round ", round + 1, ", ", kModeNames[mode], ": ",
+                              f.status().ToString());
         }
         modes_[mode].Add(*f);
         blocks_.push_back({mode, round, *std::move(f)});
@@ -407,8 +459,8 @@ class HandoffPhase : public Phase {
         !s.ok()) {
       return s;
     }
-    if (absl::StatusOr<std::vector<std::string>> ready =
-            procs.ReadUntilLine(kHandoffReady, Now() + std::chrono::seconds(30));
+    if (absl::StatusOr<std::vector<std::string>> ready = procs.ReadUntilLine(
+            kHandoffReady, Now() + std::chrono::seconds(30));
         !ready.ok()) {
       return ready.status();
     }
@@ -451,14 +503,14 @@ class HandoffPhase : public Phase {
       if (!r->last_error.empty()) f.last_error = r->last_error;
       f.contenders_cpu += r->cpu;
       f.client_requests += r->requests;
+      f.waiting_s += r->waiting_ns / 1e9;
     }
     f.duration_s = SecondsBetween(start, last);
     AddHandoffs(std::move(all), f);
     return f;
   }
 
-  static absl::StatusOr<MasterCounters> ReadAll(
-      std::vector<ContextPtr>& info) {
+  static absl::StatusOr<MasterCounters> ReadAll(std::vector<ContextPtr>& info) {
     MasterCounters sum;
     for (ContextPtr& c : info) {
       absl::StatusOr<MasterCounters> one = ReadMasterCounters(c.get());
@@ -473,7 +525,9 @@ class HandoffPhase : public Phase {
     k["sections"] = f.sections;
     k["duration_s"] = Num(f.duration_s);
     k["sections_per_s"] = Num(f.SectionsPerS());
+    k["mean_waiting"] = Num(f.MeanWaiting());
     k["handoff"] = DistJson(Summarize(f.gap_us));
+    k["handoff_to_waiter"] = DistJson(Summarize(f.waiter_gap_us));
     k["same_process_again"] = f.same_again;
     k["overlapping_holders"] = f.overlaps;
     k["failed_acquisitions"] = f.failed_acquisitions;
@@ -511,7 +565,8 @@ class HandoffPhase : public Phase {
       for (const Block& b : blocks_) {
         if (b.round == round) p50[b.mode] = Median(b.figures.gap_us);
       }
-      if (p50[kPoll] > 0 && p50[kWake] > 0) rr.push_back(p50[kWake] / p50[kPoll]);
+      if (p50[kPoll] > 0 && p50[kWake] > 0)
+        rr.push_back(p50[kWake] / p50[kPoll]);
     }
     return rr;
   }
