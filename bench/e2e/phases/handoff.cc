@@ -93,9 +93,10 @@ struct Figures {
   // called before the previous holder started to release (the others went
   // to one that came back from thinking while the lock was free).
   std::vector<double> waiter_gap_us;
-  double waiting_s = 0;    // Summed over contenders: inside Acquire().
-  int64_t same_again = 0;  // Hand-offs to the process that released.
-  int64_t overlaps = 0;    // Acquired before the previous release began.
+  double waiting_s = 0;         // Summed over contenders: inside Acquire().
+  std::vector<double> wait_us;  // Acquire() called to returned OK.
+  int64_t same_again = 0;       // Hand-offs to the process that released.
+  int64_t overlaps = 0;         // Acquired before the previous release began.
   int64_t failed_acquisitions = 0;
   int64_t failed_releases = 0;
   std::string last_error;
@@ -110,6 +111,7 @@ struct Figures {
     waiter_gap_us.insert(waiter_gap_us.end(), b.waiter_gap_us.begin(),
                          b.waiter_gap_us.end());
     waiting_s += b.waiting_s;
+    wait_us.insert(wait_us.end(), b.wait_us.begin(), b.wait_us.end());
     same_again += b.same_again;
     overlaps += b.overlaps;
     failed_acquisitions += b.failed_acquisitions;
@@ -151,6 +153,10 @@ void AddHandoffs(std::vector<TimedSection> all, Figures& f) {
               return a.times.acquired_ns < b.times.acquired_ns;
             });
   f.sections = static_cast<int64_t>(all.size());
+  for (const TimedSection& s : all) {
+    f.wait_us.push_back((s.times.acquired_ns - s.times.acquire_called_ns) /
+                        1e3);
+  }
   for (size_t i = 1; i < all.size(); ++i) {
     const HandoffSection& prev = all[i - 1].times;
     const HandoffSection& next = all[i].times;
@@ -312,9 +318,14 @@ class HandoffPhase : public Phase {
           X(Ratio(ww.p50, pw.p50)), " | ", X(Ratio(ww.p99, pw.p99)), " | ",
           X(Ratio(w.SameAgainShare(), p.SameAgainShare())), " | | |\n\n");
     }
+    const Dist pw = Summarize(p.wait_us);
+    const Dist ww = Summarize(w.wait_us);
     absl::StrAppend(
         &md, "Median hand-off wake/poll per round: ", RoundSpread(),
-        " (min / median / max).\n\n",
+        " (min / median / max). Acquire() wait (called to returned OK), p50 / "
+        "p99 / max ms: poll ",
+        Ms(pw.p50), " / ", Ms(pw.p99), " / ", Ms(pw.max), ", wake ", Ms(ww.p50),
+        " / ", Ms(ww.p99), " / ", Ms(ww.max), ".\n\n",
         "What a critical section costs: commands the masters executed "
         "(`total_commands_processed` deltas over each block, commands run "
         "inside scripts included, the harness's own INFO taken off), requests "
@@ -364,6 +375,8 @@ class HandoffPhase : public Phase {
       r["handoff_max"] = Num(Ratio(wg.max, pg.max));
       r["handoff_to_waiter_p50"] =
           Num(Ratio(Median(w.waiter_gap_us), Median(p.waiter_gap_us)));
+      r["acquire_wait_p99"] =
+          Num(Ratio(Summarize(w.wait_us).p99, Summarize(p.wait_us).p99));
       r["same_process_again_share"] =
           Num(Ratio(w.SameAgainShare(), p.SameAgainShare()));
       r["commands_per_section"] =
@@ -526,6 +539,7 @@ class HandoffPhase : public Phase {
     k["duration_s"] = Num(f.duration_s);
     k["sections_per_s"] = Num(f.SectionsPerS());
     k["mean_waiting"] = Num(f.MeanWaiting());
+    k["acquire_wait"] = DistJson(Summarize(f.wait_us));
     k["handoff"] = DistJson(Summarize(f.gap_us));
     k["handoff_to_waiter"] = DistJson(Summarize(f.waiter_gap_us));
     k["same_process_again"] = f.same_again;
