@@ -31,7 +31,9 @@ struct SimCluster::ConnState {
   std::vector<std::vector<std::string>> unsent;
 
   // Server side.
+  bool accepted = false;      // The master took the connection.
   bool server_lost = false;   // Crash or reset: nothing more runs.
+  bool fin_sent = false;      // The client's close is on its way.
   bool drop_replies = false;  // Lost with Config::lose_replies_in_flight.
   int in_flight = 0;          // Commands travelling to the master.
 
@@ -49,9 +51,17 @@ struct SimCluster::Master {
   // Accepted connections; lost and finished ones are pruned now and then.
   std::vector<std::shared_ptr<ConnState>> connections;
   size_t prune_at = 16;
-  // Commands that arrived while paused, in arrival order.
-  std::deque<std::pair<std::shared_ptr<ConnState>, std::vector<std::string>>>
-      waiting;
+  // What arrived while paused, in arrival order: commands, and closes
+  // (`fin`) of subscribed connections.
+  struct Arrival {
+    std::shared_ptr<ConnState> conn;
+    std::vector<std::string> argv;
+    bool fin = false;
+  };
+  std::deque<Arrival> waiting;
+  // Connections that subscribed, by SimRedis::Connection::id: where the
+  // master's pushes go.
+  absl::flat_hash_map<uint64_t, std::weak_ptr<ConnState>> subscribers;
   int64_t commands_executed = 0;
 };
 
@@ -64,6 +74,7 @@ class SimCluster::SimConnection : public internal::Connection {
     conn_->client_closed = true;
     // Never written to the socket: hiredis had not connected yet.
     conn_->unsent.clear();
+    cluster_->ClientCloses(conn_);
   }
 
   bool Send(const std::vector<std::string>& argv) override {
@@ -176,6 +187,7 @@ void SimCluster::SynArrives(const std::shared_ptr<ConnState>& conn) {
                         master(conn->master).state != MasterState::kCrashed &&
                         !master(conn->master).refuse_connects;
   if (accepted) {
+    conn->accepted = true;
     Master& m = master(conn->master);
     if (m.connections.size() >= m.prune_at) PruneConnections(m);
     m.connections.push_back(conn);
@@ -217,7 +229,7 @@ void SimCluster::CommandArrives(const std::shared_ptr<ConnState>& conn,
   if (conn->server_lost) return;
   Master& m = master(conn->master);
   if (m.state == MasterState::kPaused) {
-    m.waiting.emplace_back(conn, std::move(argv));
+    m.waiting.push_back(Master::Arrival{conn, std::move(argv)});
     return;
   }
   Execute(m, conn, argv);
@@ -231,6 +243,64 @@ void SimCluster::Execute(Master& m, const std::shared_ptr<ConnState>& conn,
     if (conn->client_closed || conn->drop_replies) return;
     conn->observer->OnReply(std::move(reply));
   });
+  if (conn->redis.id != 0) {
+    m.subscribers.try_emplace(conn->redis.id, conn);
+    // A SUBSCRIBE that was on its way when the client closed: the close
+    // follows it.
+    if (conn->client_closed) SendFin(conn);
+  }
+  SendPushes(m);
+}
+
+void SimCluster::SendPushes(int index) { SendPushes(master(index)); }
+
+void SimCluster::SendPushes(Master& m) {
+  for (SimRedis::Push& push : m.redis->TakePushes()) {
+    auto it = m.subscribers.find(push.connection);
+    if (it == m.subscribers.end()) continue;
+    std::shared_ptr<ConnState> to = it->second.lock();
+    if (to == nullptr || to->server_lost) continue;
+    // On the wire like a reply: same delay, same order, same losses.
+    ToClient(to, [to, reply = std::move(push.reply)]() mutable {
+      if (to->client_closed || to->drop_replies) return;
+      to->observer->OnReply(std::move(reply));
+    });
+  }
+}
+
+void SimCluster::ClientCloses(const std::shared_ptr<ConnState>& conn) {
+  // Only a subscribed connection's close changes what the master does (a
+  // publish no longer reaches it); others close unseen, so that histories
+  // without pub/sub run exactly the events they always did. Reading the
+  // server-side id here is a shortcut for "the master has subscribed it";
+  // a SUBSCRIBE still on its way sends the close when it runs (Execute()).
+  if (conn->redis.id != 0) SendFin(conn);
+}
+
+void SimCluster::SendFin(const std::shared_ptr<ConnState>& conn) {
+  if (!conn->accepted || conn->server_lost || conn->fin_sent) return;
+  conn->fin_sent = true;
+  // After every command sent before it; a fixed delay, so closing draws
+  // nothing from the latency generator.
+  const absl::Time arrival =
+      std::max(conn->last_to_master, loop_->now() + config_.min_latency +
+                                         master(conn->master).extra_delay);
+  conn->last_to_master = arrival;
+  loop_->At(arrival, [this, conn] {
+    if (conn->server_lost) return;
+    Master& m = master(conn->master);
+    if (m.state == MasterState::kPaused) {
+      m.waiting.push_back(Master::Arrival{conn, {}, /*fin=*/true});
+      return;
+    }
+    Unsubscribe(m, conn);
+  });
+}
+
+void SimCluster::Unsubscribe(Master& m,
+                             const std::shared_ptr<ConnState>& conn) {
+  m.redis->Disconnect(conn->redis);
+  m.subscribers.erase(conn->redis.id);
 }
 
 void SimCluster::ToClient(const std::shared_ptr<ConnState>& conn,
@@ -257,6 +327,15 @@ void SimCluster::LoseConnections(Master& m) {
     });
   }
   m.connections.clear();
+  // The master forgets their subscriptions; a closed client's FIN still on
+  // its way finds its connection lost.
+  for (const auto& [id, weak] : m.subscribers) {
+    if (std::shared_ptr<ConnState> conn = weak.lock()) {
+      conn->server_lost = true;
+      m.redis->Disconnect(conn->redis);
+    }
+  }
+  m.subscribers.clear();
   m.prune_at = 16;
   // Whatever waited on a paused master came over connections now lost.
   m.waiting.clear();
@@ -303,9 +382,14 @@ void SimCluster::Resume(int index) {
   // All at the moment of SIGCONT, in arrival order. Execute() only
   // schedules, so nothing can change `waiting` meanwhile.
   while (!m.waiting.empty()) {
-    auto [conn, argv] = std::move(m.waiting.front());
+    Master::Arrival arrival = std::move(m.waiting.front());
     m.waiting.pop_front();
-    if (!conn->server_lost) Execute(m, conn, argv);
+    if (arrival.conn->server_lost) continue;
+    if (arrival.fin) {
+      Unsubscribe(m, arrival.conn);
+    } else {
+      Execute(m, arrival.conn, arrival.argv);
+    }
   }
 }
 

@@ -38,6 +38,16 @@
 //  - Destroying a connection on the client side: commands already sent
 //    still arrive and run; their replies are dropped; no observer call.
 //    Commands still buffered while connecting are never sent.
+//  - Pub/sub: a message the master pushes to a subscribed connection (a
+//    PUBLISH, or a release or acquire script publishing, on any
+//    connection) leaves when the publishing command runs and travels like
+//    a reply: one delay, FIFO with that connection's replies, lost with the
+//    connection (and dropped with the replies in flight under
+//    Config::lose_replies_in_flight). A paused master runs nothing, so it
+//    publishes nothing until resumed. A crash or reset ends every
+//    subscription; so does the client closing a subscribed connection, once
+//    its close reaches the master (after what it sent before; a paused
+//    master sees it on Resume()).
 //  - Observer calls come only from loop events, never from inside Connect(),
 //    Send() or a destructor; an observer may destroy its connection inside
 //    any of them.
@@ -150,6 +160,12 @@ class SimCluster {
   void FlushScripts(int master);
   void EvictVolatileKeys(int master);
 
+  // Sends, now, the pushes the master recorded and nobody sent: those of
+  // commands a test ran directly on redis(master), as redis-cli on the
+  // master's host would. (Otherwise they leave with the next command the
+  // master runs for a client.)
+  void SendPushes(int master);
+
   // Inspection, for tests and checkers.
   MasterState state(int master) const;
   SimRedis& redis(int master);
@@ -194,6 +210,14 @@ class SimCluster {
                       std::vector<std::string> argv);
   void Execute(Master& master, const std::shared_ptr<ConnState>& conn,
                const std::vector<std::string>& argv);
+  // Sends what the master's last commands pushed to subscribers.
+  void SendPushes(Master& master);
+  // The client destroyed `conn`; see SendFin().
+  void ClientCloses(const std::shared_ptr<ConnState>& conn);
+  // The close of a subscribed connection travels to the master, which then
+  // drops its subscriptions (Unsubscribe()).
+  void SendFin(const std::shared_ptr<ConnState>& conn);
+  void Unsubscribe(Master& master, const std::shared_ptr<ConnState>& conn);
   void ToClient(const std::shared_ptr<ConnState>& conn,
                 absl::AnyInvocable<void()> fn);
   // Loses every connection of the master (crash or reset).

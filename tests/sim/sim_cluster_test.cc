@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "src/redis_reply.h"
 #include "src/runtime.h"
+#include "src/scripts.h"
 #include "tests/sim/sim_loop.h"
 #include "tests/sim/sim_redis.h"
 
@@ -36,6 +37,8 @@ using internal::Connection;
 using internal::RedisReply;
 using internal::Timer;
 using Argv = std::vector<std::string>;
+
+std::string Describe(const RedisReply& reply);
 
 std::string Describe(const RedisReply& reply) {
   switch (reply.type) {
@@ -50,7 +53,13 @@ std::string Describe(const RedisReply& reply) {
     case RedisReply::Type::kNil:
       return "nil";
     case RedisReply::Type::kArray:
-      return absl::StrCat("*", reply.elements.size());
+      return absl::StrCat(
+          "*", reply.elements.size(), "[",
+          absl::StrJoin(reply.elements, " ",
+                        [](std::string* out, const RedisReply& element) {
+                          out->append(Describe(element));
+                        }),
+          "]");
   }
   return "?";
 }
@@ -963,6 +972,238 @@ TEST_F(SimClusterTest, TrafficThroughTheNetworkIsFast) {
               absl::FormatDuration(took).c_str(), rate / 1e6);
 }
 
+// ---------------------------------------------------------------------------
+// Pub/sub
+
+class SimPubSubTest : public SimClusterTest {
+ protected:
+  explicit SimPubSubTest(SimCluster::Config config = SimCluster::Config{})
+      : SimClusterTest(std::move(config)) {}
+
+  // A connection to `master` subscribed to `channel`, its reply received.
+  std::unique_ptr<Connection> Subscriber(int master, Recorder* recorder,
+                                         const std::string& channel) {
+    std::unique_ptr<Connection> conn = Connected(master, recorder);
+    conn->Send({"SUBSCRIBE", channel});
+    loop_.RunUntilIdle();
+    EXPECT_EQ(recorder->what().back(),
+              absl::StrCat("reply *3[$subscribe $", channel, " :1]"));
+    return conn;
+  }
+
+  // Sends the engine's release of `key` by `token` (EVAL: no script is
+  // loaded) on `conn`.
+  static void SendRelease(Connection& conn, const std::string& key,
+                          const std::string& token) {
+    conn.Send(internal::CommandArgv(internal::ReleaseCommand(key, token),
+                                    /*eval=*/true));
+  }
+
+  // Runs events until master `master` has run `count` commands; returns
+  // when the last one ran.
+  absl::Time RunUntilExecuted(int master, int64_t count) {
+    while (cluster_.commands_executed(master) < count && loop_.RunNext()) {
+    }
+    EXPECT_EQ(cluster_.commands_executed(master), count);
+    return loop_.now();
+  }
+
+  static std::string Released(const std::string& channel) {
+    return absl::StrCat("reply *3[$message $", channel, " $released]");
+  }
+};
+
+TEST_F(SimPubSubTest,
+       ReleaseByAnotherConnectionReachesTheSubscriberOneDelayLater) {
+  Recorder sub(&loop_), holder(&loop_);
+  std::unique_ptr<Connection> sub_conn = Subscriber(0, &sub, "lock:r");
+  std::unique_ptr<Connection> conn = Connected(0, &holder);
+  conn->Send({"SELECT", "3"});  // Channels are server-wide.
+  conn->Send({"SET", "lock:r", "tok", "PX", "10000"});
+  SendRelease(*conn, "lock:r", "wrong");
+  SendRelease(*conn, "lock:r", "tok");
+  const int64_t before = cluster_.commands_executed(0);
+  const absl::Time released = RunUntilExecuted(0, before + 4);
+  EXPECT_EQ(sub.what().size(), 2u);  // Not inside the command.
+  loop_.RunUntilIdle();
+  EXPECT_EQ(sub.what(), (std::vector<std::string>{
+                            "connect OK", "reply *3[$subscribe $lock:r :1]",
+                            Released("lock:r")}));
+  const absl::Duration delay = sub.events.back().at - released;
+  EXPECT_GE(delay, absl::Microseconds(50));
+  EXPECT_LE(delay, absl::Microseconds(500));
+  EXPECT_EQ(holder.what().back(), "reply :1");
+}
+
+TEST_F(SimPubSubTest, SlowLinkDelaysMessagesLikeReplies) {
+  Recorder sub(&loop_), holder(&loop_);
+  std::unique_ptr<Connection> sub_conn = Subscriber(0, &sub, "lock:r");
+  std::unique_ptr<Connection> conn = Connected(0, &holder);
+  conn->Send({"SET", "lock:r", "tok", "PX", "10000"});
+  SendRelease(*conn, "lock:r", "tok");
+  const int64_t before = cluster_.commands_executed(0);
+  RunUntilExecuted(0, before + 1);
+  cluster_.SetExtraDelay(0, absl::Milliseconds(100));  // The release is sent.
+  const absl::Time released = RunUntilExecuted(0, before + 2);
+  loop_.RunUntilIdle();
+  ASSERT_EQ(sub.what().back(), Released("lock:r"));
+  EXPECT_GE(sub.events.back().at - released, absl::Milliseconds(100));
+  EXPECT_LE(sub.events.back().at - released, absl::Microseconds(100500));
+}
+
+TEST_F(SimPubSubTest, PausedMasterPublishesNothingUntilResumed) {
+  Recorder sub(&loop_), holder(&loop_);
+  std::unique_ptr<Connection> sub_conn = Subscriber(2, &sub, "lock:r");
+  std::unique_ptr<Connection> conn = Connected(2, &holder);
+  conn->Send({"SET", "lock:r", "tok", "PX", "10000"});
+  loop_.RunUntilIdle();
+  cluster_.Pause(2);
+  SendRelease(*conn, "lock:r", "tok");
+  loop_.RunUntil(loop_.now() + absl::Seconds(1));
+  EXPECT_EQ(sub.what().size(), 2u);
+  EXPECT_EQ(Value(2, "lock:r"), "tok");
+  const absl::Time resumed = loop_.now();
+  cluster_.Resume(2);
+  loop_.RunUntilIdle();
+  ASSERT_EQ(sub.what().size(), 3u);
+  EXPECT_EQ(sub.what().back(), Released("lock:r"));
+  EXPECT_GT(sub.events.back().at, resumed);
+  EXPECT_LE(sub.events.back().at, resumed + absl::Microseconds(500));
+}
+
+TEST_F(SimPubSubTest, MessageAlreadySentArrivesBeforeTheLoss) {
+  Recorder sub(&loop_), holder(&loop_);
+  std::unique_ptr<Connection> sub_conn = Subscriber(0, &sub, "lock:r");
+  std::unique_ptr<Connection> conn = Connected(0, &holder);
+  conn->Send({"SET", "lock:r", "tok", "PX", "10000"});
+  SendRelease(*conn, "lock:r", "tok");
+  RunUntilExecuted(0, cluster_.commands_executed(0) + 2);
+  cluster_.ResetConnections(0);
+  loop_.RunUntilIdle();
+  EXPECT_EQ(sub.what(), (std::vector<std::string>{
+                            "connect OK", "reply *3[$subscribe $lock:r :1]",
+                            Released("lock:r"), kReset}));
+}
+
+class LosePushesPubSubTest : public SimPubSubTest {
+ protected:
+  static SimCluster::Config Lossy() {
+    SimCluster::Config config;
+    config.lose_replies_in_flight = true;
+    return config;
+  }
+  LosePushesPubSubTest() : SimPubSubTest(Lossy()) {}
+};
+
+TEST_F(LosePushesPubSubTest, MessageInFlightIsDroppedWithTheConnection) {
+  Recorder sub(&loop_), holder(&loop_);
+  std::unique_ptr<Connection> sub_conn = Subscriber(0, &sub, "lock:r");
+  std::unique_ptr<Connection> conn = Connected(0, &holder);
+  conn->Send({"SET", "lock:r", "tok", "PX", "10000"});
+  SendRelease(*conn, "lock:r", "tok");
+  RunUntilExecuted(0, cluster_.commands_executed(0) + 2);
+  cluster_.ResetConnections(0);
+  loop_.RunUntilIdle();
+  EXPECT_EQ(sub.what(),
+            (std::vector<std::string>{
+                "connect OK", "reply *3[$subscribe $lock:r :1]", kReset}));
+}
+
+TEST_F(SimPubSubTest, ResetEndsTheSubscription) {
+  Recorder sub(&loop_), holder(&loop_);
+  std::unique_ptr<Connection> sub_conn = Subscriber(1, &sub, "lock:r");
+  cluster_.ResetConnections(1);
+  loop_.RunUntilIdle();
+  EXPECT_EQ(sub.what().back(), kReset);
+  std::unique_ptr<Connection> conn = Connected(1, &holder);
+  conn->Send({"SET", "lock:r", "tok", "PX", "10000"});
+  SendRelease(*conn, "lock:r", "tok");
+  conn->Send({"PUBLISH", "lock:r", "anyone?"});
+  loop_.RunUntilIdle();
+  EXPECT_EQ(holder.what().back(), "reply :0");
+  EXPECT_EQ(sub.what().size(), 3u);
+  EXPECT_EQ(cluster_.redis(1).Subscribers("lock:r"), 0);
+}
+
+TEST_F(SimPubSubTest, CrashEndsTheSubscriptionAndRestartKeepsNone) {
+  Recorder sub(&loop_), holder(&loop_), again(&loop_);
+  std::unique_ptr<Connection> sub_conn = Subscriber(1, &sub, "lock:r");
+  cluster_.Crash(1);
+  cluster_.Restart(1, /*keep_data=*/true);
+  loop_.RunUntilIdle();
+  EXPECT_EQ(sub.what().back(), kReset);
+  std::unique_ptr<Connection> conn = Connected(1, &holder);
+  conn->Send({"PUBLISH", "lock:r", "anyone?"});
+  loop_.RunUntilIdle();
+  EXPECT_EQ(holder.what().back(), "reply :0");
+  EXPECT_EQ(sub.what().size(), 3u);
+  // Subscribing again on a new connection works as before.
+  std::unique_ptr<Connection> resubscribed = Subscriber(1, &again, "lock:r");
+  conn->Send({"PUBLISH", "lock:r", "hello"});
+  loop_.RunUntilIdle();
+  EXPECT_EQ(holder.what().back(), "reply :1");
+  EXPECT_EQ(again.what().back(), "reply *3[$message $lock:r $hello]");
+}
+
+TEST_F(SimPubSubTest, ClosedSubscriberCountsUntilItsCloseArrives) {
+  Recorder sub(&loop_);
+  std::unique_ptr<Connection> sub_conn = Subscriber(0, &sub, "lock:r");
+  sub_conn->Send({"SUBSCRIBE", "lock:s"});
+  sub_conn.reset();  // The SUBSCRIBE is on its way; the close follows it.
+  EXPECT_EQ(cluster_.redis(0).Subscribers("lock:r"), 1);
+  loop_.RunUntilIdle();
+  EXPECT_EQ(cluster_.redis(0).Subscribers("lock:r"), 0);
+  EXPECT_EQ(cluster_.redis(0).Subscribers("lock:s"), 0);
+  EXPECT_EQ(sub.what().size(), 2u);
+}
+
+TEST_F(SimPubSubTest, ClosedWhileSubscribeIsOnItsWayLeavesNoSubscription) {
+  Recorder sub(&loop_);
+  std::unique_ptr<Connection> sub_conn = Connected(0, &sub);
+  sub_conn->Send({"SUBSCRIBE", "lock:r"});
+  sub_conn.reset();
+  loop_.RunUntilIdle();
+  EXPECT_EQ(cluster_.redis(0).Subscribers("lock:r"), 0);
+  EXPECT_EQ(sub.what(), std::vector<std::string>{"connect OK"});
+}
+
+TEST_F(SimPubSubTest, CloseReachingAPausedMasterTakesEffectOnResume) {
+  Recorder sub(&loop_);
+  std::unique_ptr<Connection> sub_conn = Subscriber(0, &sub, "lock:r");
+  cluster_.Pause(0);
+  sub_conn.reset();
+  loop_.RunUntil(loop_.now() + absl::Seconds(1));
+  EXPECT_EQ(cluster_.redis(0).Subscribers("lock:r"), 1);
+  cluster_.Resume(0);
+  EXPECT_EQ(cluster_.redis(0).Subscribers("lock:r"), 0);
+}
+
+TEST_F(SimPubSubTest, DirectCommandsPushesLeaveWithSendPushes) {
+  Recorder sub(&loop_);
+  std::unique_ptr<Connection> sub_conn = Subscriber(4, &sub, "lock:r");
+  SimRedis::Connection console;
+  EXPECT_EQ(cluster_.redis(4)
+                .Execute(loop_.now(), console, {"PUBLISH", "lock:r", "hi"})
+                .integer,
+            1);
+  cluster_.SendPushes(4);
+  const absl::Time sent = loop_.now();
+  loop_.RunUntilIdle();
+  EXPECT_EQ(sub.what().back(), "reply *3[$message $lock:r $hi]");
+  EXPECT_LE(sub.events.back().at - sent, absl::Microseconds(500));
+}
+
+TEST_F(SimPubSubTest, SubscribersOfOtherMastersHearNothing) {
+  Recorder sub0(&loop_), sub1(&loop_), holder(&loop_);
+  std::unique_ptr<Connection> conn0 = Subscriber(0, &sub0, "lock:r");
+  std::unique_ptr<Connection> conn1 = Subscriber(1, &sub1, "lock:r");
+  std::unique_ptr<Connection> conn = Connected(1, &holder);
+  conn->Send({"PUBLISH", "lock:r", "on-1"});
+  loop_.RunUntilIdle();
+  EXPECT_EQ(sub0.what().size(), 2u);
+  EXPECT_EQ(sub1.what().back(), "reply *3[$message $lock:r $on-1]");
+}
+
 // A small scenario touching every fault, recorded as a trace of observer
 // calls with their times.
 std::vector<std::string> Scenario(uint64_t seed) {
@@ -977,6 +1218,15 @@ std::vector<std::string> Scenario(uint64_t seed) {
         std::make_unique<Recorder>(&loop, absl::StrCat("m", i), &trace));
     conns.push_back(*client.Connect(cluster.address(i), recorders[i].get()));
   }
+  // A subscriber on every master; the clients publish each round.
+  std::vector<std::unique_ptr<Recorder>> sub_recorders;
+  std::vector<std::unique_ptr<Connection>> subs;
+  for (int i = 0; i < cluster.size(); ++i) {
+    sub_recorders.push_back(
+        std::make_unique<Recorder>(&loop, absl::StrCat("s", i), &trace));
+    subs.push_back(*client.Connect(cluster.address(i), sub_recorders[i].get()));
+    subs.back()->Send({"SUBSCRIBE", "lock"});
+  }
   std::unique_ptr<Timer> timer;
   int round = 0;
   timer = client.NewTimer([&] {
@@ -984,6 +1234,7 @@ std::vector<std::string> Scenario(uint64_t seed) {
     for (auto& conn : conns) {
       conn->Send({"SET", "lock", token, "NX", "PX", "5"});
       conn->Send({"INFO", "server"});
+      conn->Send({"PUBLISH", "lock", token});
     }
     trace.push_back(
         absl::StrCat(absl::ToInt64Nanoseconds(loop.now() - loop.epoch()),
@@ -1017,6 +1268,8 @@ TEST(SimDeterminismTest, SameSeedGivesTheSameTraceOtherSeedsDiffer) {
   EXPECT_NE(all.find("m2 lost"), std::string::npos);
   EXPECT_NE(all.find("m3 lost"), std::string::npos);
   EXPECT_EQ(all.find("m1 lost"), std::string::npos);
+  EXPECT_NE(all.find("s0 reply *3[$message $lock $"), std::string::npos);
+  EXPECT_NE(all.find("s3 lost"), std::string::npos);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "tests/sim/sim_redis.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <limits>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "redlock/fencing.h"
+#include "redlock/keys.h"
 #include "src/scripts.h"
 #include "src/sha1.h"
 
@@ -112,6 +114,14 @@ RedisReply ScriptCallError(const RedisReply& error, const std::string& sha1,
                                         ", on @user_script:", line, "."));
 }
 
+// What a subscriber receives, and what SUBSCRIBE and UNSUBSCRIBE reply for
+// each channel.
+RedisReply PubSubReply(absl::string_view kind, RedisReply channel,
+                       RedisReply third) {
+  return RedisReply::Array({RedisReply::String(std::string(kind)),
+                            std::move(channel), std::move(third)});
+}
+
 std::string InfoLine(absl::string_view name, absl::string_view value) {
   return absl::StrCat(name, ":", value, "\r\n");
 }
@@ -143,6 +153,11 @@ void SimRedis::Restart(absl::Time now, bool keep_data) {
   run_id_ = NewRunId();
   started_at_ = MasterNow(now);
   scripts_.clear();
+  // A restart closes every connection: their subscriptions and unsent
+  // output go with them.
+  subscribers_.clear();
+  channels_.clear();
+  pushes_.clear();
   if (!keep_data) {
     for (Keyspace& db : dbs_) db.clear();
   }
@@ -196,6 +211,33 @@ bool SimRedis::ScriptCached(absl::string_view sha1) const {
   return scripts_.find(sha1) != scripts_.end();
 }
 
+int SimRedis::Subscriptions(const Connection& connection) const {
+  auto it = channels_.find(connection.id);
+  return it == channels_.end() ? 0 : static_cast<int>(it->second.size());
+}
+
+int SimRedis::Subscribers(absl::string_view channel) const {
+  auto it = subscribers_.find(channel);
+  return it == subscribers_.end() ? 0 : static_cast<int>(it->second.size());
+}
+
+std::vector<SimRedis::Push> SimRedis::TakePushes() {
+  std::vector<Push> pushes = std::move(pushes_);
+  pushes_.clear();
+  return pushes;
+}
+
+void SimRedis::Disconnect(const Connection& connection) {
+  auto it = channels_.find(connection.id);
+  if (it == channels_.end()) return;
+  for (const std::string& channel : it->second) {
+    std::vector<uint64_t>& ids = subscribers_[channel];
+    ids.erase(std::find(ids.begin(), ids.end(), connection.id));
+    if (ids.empty()) subscribers_.erase(channel);
+  }
+  channels_.erase(it);
+}
+
 std::string SimRedis::NewRunId() {
   std::string id;
   while (id.size() < 40) {
@@ -230,10 +272,11 @@ RedisReply SimRedis::Dispatch(absl::Time mnow, Connection& connection,
 
   // Arity as in Redis's command table: positive exact, negative a minimum.
   static const auto* const kArity = new absl::flat_hash_map<std::string, int>{
-      {"ping", -1},   {"auth", -2},    {"select", 2},   {"get", 2},
-      {"set", -3},    {"del", -2},     {"pexpire", -3}, {"pttl", 2},
-      {"exists", -2}, {"time", 1},     {"info", -1},    {"script", -2},
-      {"eval", -3},   {"evalsha", -3}, {"dbsize", 1}};
+      {"ping", -1},        {"auth", -2},    {"select", 2},   {"get", 2},
+      {"set", -3},         {"del", -2},     {"pexpire", -3}, {"pttl", 2},
+      {"exists", -2},      {"time", 1},     {"info", -1},    {"script", -2},
+      {"eval", -3},        {"evalsha", -3}, {"dbsize", 1},   {"subscribe", -2},
+      {"unsubscribe", -1}, {"publish", 3}};
   auto arity = kArity->find(name);
   if (arity == kArity->end()) {
     // Redis quotes the name as sent and the first arguments, up to ~128
@@ -273,12 +316,34 @@ RedisReply SimRedis::Dispatch(absl::Time mnow, Connection& connection,
       name != "auth") {
     return RedisReply::Error("NOAUTH Authentication required.");
   }
+  // RESP2: a subscribed connection may only (un)subscribe and ping. (QUIT,
+  // RESET and the pattern and shard variants, also allowed, are unknown
+  // commands here: the engine sends none of them.)
+  const bool subscribed = Subscriptions(connection) > 0;
+  if (subscribed && name != "subscribe" && name != "unsubscribe" &&
+      name != "ping") {
+    const std::string full_name =
+        name == "script"
+            ? absl::StrCat("script|", absl::AsciiStrToLower(argv[1]))
+            : name;
+    return RedisReply::Error(absl::StrCat(
+        "ERR Can't execute '", full_name,
+        "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+        "allowed in this context"));
+  }
 
   const int db = connection.db;
   if (name == "ping") {
     if (argc > 2) return ArityError(name);
+    if (subscribed) {
+      return RedisReply::Array({RedisReply::String("pong"),
+                                RedisReply::String(argc == 1 ? "" : argv[1])});
+    }
     return argc == 1 ? RedisReply::Status("PONG") : RedisReply::String(argv[1]);
   }
+  if (name == "subscribe") return Subscribe(connection, argv);
+  if (name == "unsubscribe") return Unsubscribe(connection, argv);
+  if (name == "publish") return RedisReply::Integer(Publish(argv[1], argv[2]));
   if (name == "auth") return Auth(connection, argv);
   if (name == "select") {
     int64_t index = 0;
@@ -352,6 +417,69 @@ RedisReply SimRedis::Auth(Connection& connection,
   }
   connection.authenticated = true;
   return Ok();
+}
+
+RedisReply SimRedis::Subscribe(Connection& connection,
+                               const std::vector<std::string>& argv) {
+  if (connection.id == 0) connection.id = next_connection_id_++;
+  std::set<std::string>& mine = channels_[connection.id];
+  std::vector<RedisReply> replies;
+  for (size_t i = 1; i < argv.size(); ++i) {
+    if (mine.insert(argv[i]).second) {
+      subscribers_[argv[i]].push_back(connection.id);
+    }
+    replies.push_back(
+        PubSubReply("subscribe", RedisReply::String(argv[i]),
+                    RedisReply::Integer(static_cast<int64_t>(mine.size()))));
+  }
+  for (size_t i = 1; i < replies.size(); ++i) {
+    pushes_.push_back(Push{connection.id, std::move(replies[i])});
+  }
+  return std::move(replies[0]);
+}
+
+RedisReply SimRedis::Unsubscribe(const Connection& connection,
+                                 const std::vector<std::string>& argv) {
+  auto mine = channels_.find(connection.id);
+  std::vector<std::string> channels(argv.begin() + 1, argv.end());
+  if (channels.empty()) {
+    // All of them. Redis goes in its dict's order, which no client can rely
+    // on; here the channels' order.
+    if (mine == channels_.end()) {
+      return PubSubReply("unsubscribe", RedisReply::Nil(),
+                         RedisReply::Integer(0));
+    }
+    channels.assign(mine->second.begin(), mine->second.end());
+  }
+  std::vector<RedisReply> replies;
+  for (const std::string& channel : channels) {
+    if (mine != channels_.end() && mine->second.erase(channel) == 1) {
+      std::vector<uint64_t>& ids = subscribers_[channel];
+      ids.erase(std::find(ids.begin(), ids.end(), connection.id));
+      if (ids.empty()) subscribers_.erase(channel);
+    }
+    const int64_t count =
+        mine == channels_.end() ? 0 : static_cast<int64_t>(mine->second.size());
+    replies.push_back(PubSubReply("unsubscribe", RedisReply::String(channel),
+                                  RedisReply::Integer(count)));
+  }
+  if (mine != channels_.end() && mine->second.empty()) channels_.erase(mine);
+  for (size_t i = 1; i < replies.size(); ++i) {
+    pushes_.push_back(Push{connection.id, std::move(replies[i])});
+  }
+  return std::move(replies[0]);
+}
+
+int64_t SimRedis::Publish(const std::string& channel,
+                          const std::string& message) {
+  auto it = subscribers_.find(channel);
+  if (it == subscribers_.end()) return 0;
+  for (uint64_t id : it->second) {
+    pushes_.push_back(
+        Push{id, PubSubReply("message", RedisReply::String(channel),
+                             RedisReply::String(message))});
+  }
+  return static_cast<int64_t>(it->second.size());
 }
 
 RedisReply SimRedis::Set(absl::Time mnow, int db,
@@ -607,7 +735,9 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     if (!need(0, 1)) return missing("release");
     int64_t deleted = 0;
     for (const std::string& key : keys) {
-      if (holds(key)) deleted += call({"DEL", key}).integer;
+      if (!holds(key)) continue;
+      deleted += call({"DEL", key}).integer;
+      call({"PUBLISH", key, std::string(kReleasedMessage)});
     }
     return RedisReply::Integer(deleted > 0 ? 1 : 0);
   }
@@ -636,6 +766,7 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
       if (set.type == RedisReply::Type::kError) {
         return ScriptCallError(set, sha1, /*line=*/5);
       }
+      call({"PUBLISH", key, std::string(kTakenMessage)});
     }
     return RedisReply::Integer(1);
   }
@@ -651,6 +782,7 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
         if (r.type == RedisReply::Type::kError) {
           return ScriptCallError(r, sha1, /*line=*/8);
         }
+        call({"PUBLISH", keys[i], std::string(kTakenMessage)});
       }
     }
     auto or_empty = [](const RedisReply& r) {

@@ -14,6 +14,19 @@
 //   master.SetClockRate(now, 1.5);          // a fast master clock
 //   master.Restart(now, /*keep_data=*/false);  // a crash without persistence
 //
+// Pub/sub (RESP2): SUBSCRIBE, UNSUBSCRIBE and PUBLISH, server-wide as in
+// Redis (not per database). What a command writes to a connection other than
+// its own reply (a message to a subscriber) is recorded as a Push; the caller
+// drains them after each command and carries them to their connections:
+//
+//   SimRedis::Connection subscriber, publisher;
+//   master.Execute(now, subscriber, {"SUBSCRIBE", "lock"});
+//   master.Execute(now, publisher, {"PUBLISH", "lock", "hi"});  // 1
+//   for (SimRedis::Push& push : master.TakePushes()) {
+//     // push.connection == subscriber.id;
+//     // push.reply == ["message", "lock", "hi"]
+//   }
+//
 // Lua scripts are not interpreted: the engine's five scripts and
 // kFencedSetScript are recognised by SHA-1 and run as C++ with the same
 // semantics (including Redis's Lua-to-reply conversion). Any other script can
@@ -35,6 +48,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,9 +76,25 @@ class SimRedis {
   // What Redis keeps per client connection. A new simulated connection
   // starts with a default-constructed one; after Restart() the caller must
   // drop its connections (a real restart closes them) and start new ones.
+  // A connection's channels are kept by the server (see Subscriptions()):
+  // this only names the connection.
   struct Connection {
     int db = 0;
     bool authenticated = false;
+    // Names the connection in a Push. Given by the server at the
+    // connection's first SUBSCRIBE, unique for the server's lifetime (also
+    // across Restart()); 0 until then.
+    uint64_t id = 0;
+  };
+
+  // A reply the server writes to a connection other than as the reply to
+  // that connection's command just run: ["message", channel, payload] to a
+  // subscriber of a channel published to (by PUBLISH or by a script), or the
+  // second and later replies of a SUBSCRIBE or UNSUBSCRIBE of several
+  // channels (one reply per channel, the first one returned by Execute()).
+  struct Push {
+    uint64_t connection = 0;  // The receiver's Connection::id.
+    internal::RedisReply reply;
   };
 
   static constexpr int kDatabases = 16;
@@ -84,6 +114,18 @@ class SimRedis {
   internal::RedisReply Execute(absl::Time now, Connection& connection,
                                const std::vector<std::string>& argv);
 
+  // The pushes of the commands run since the last call, in the order the
+  // server wrote them, and forgets them. A push to the connection whose
+  // command made it follows that command's reply (in RESP2 a subscribed
+  // connection can neither PUBLISH nor run a script, so a connection never
+  // gets its own message before its reply).
+  std::vector<Push> TakePushes();
+
+  // The client of `connection` is gone (it closed, or the connection was
+  // lost): the server drops its subscriptions, as Redis does when it frees
+  // a client. Nothing happens for a connection that never subscribed.
+  void Disconnect(const Connection& connection);
+
   // The master's clock at true time `now`: true time x rate + offset,
   // continuous across SetClockRate() and shifted by JumpClock().
   absl::Time MasterNow(absl::Time now) const;
@@ -95,7 +137,8 @@ class SimRedis {
   // Moves the master clock by `delta` (negative: backwards) at once. Keys
   // whose expiry it passes are gone.
   void JumpClock(absl::Duration delta);
-  // A crash and start: new run_id, uptime from `now`, empty script cache.
+  // A crash and start: new run_id, uptime from `now`, empty script cache,
+  // no subscriptions, no pushes left to take.
   // keep_data: every key survives (AOF always); else the keyspace is empty.
   void Restart(absl::Time now, bool keep_data);
   // SCRIPT FLUSH from elsewhere (an operator, a failover).
@@ -109,6 +152,10 @@ class SimRedis {
   // Number of keys live at `now` in `db`.
   int KeyCount(absl::Time now, int db = 0);
   bool ScriptCached(absl::string_view sha1) const;
+  // Number of channels `connection` is subscribed to.
+  int Subscriptions(const Connection& connection) const;
+  // Number of connections subscribed to `channel`.
+  int Subscribers(absl::string_view channel) const;
   // The keys live at `now` in `db`, in order. Read-only: unlike a command,
   // it drops nothing that has expired.
   std::vector<std::string> Keys(absl::Time now, int db = 0) const;
@@ -149,6 +196,12 @@ class SimRedis {
                                  const std::vector<std::string>& keys,
                                  const std::vector<std::string>& args);
   internal::RedisReply Time(absl::Time mnow) const;
+  internal::RedisReply Subscribe(Connection& connection,
+                                 const std::vector<std::string>& argv);
+  internal::RedisReply Unsubscribe(const Connection& connection,
+                                   const std::vector<std::string>& argv);
+  // Pushes `message` to every subscriber of `channel`; returns how many.
+  int64_t Publish(const std::string& channel, const std::string& message);
 
   std::string NewRunId();
 
@@ -164,6 +217,13 @@ class SimRedis {
   std::array<Keyspace, kDatabases> dbs_;
   // SHA-1 -> source of every loaded script.
   std::map<std::string, std::string, std::less<>> scripts_;
+  // Pub/sub, server-wide. Each channel's subscribers in the order they
+  // subscribed, the order a publish reaches them (a list in Redis too).
+  std::map<std::string, std::vector<uint64_t>, std::less<>> subscribers_;
+  // Connection::id -> its channels; a connection with none is absent.
+  std::map<uint64_t, std::set<std::string>> channels_;
+  uint64_t next_connection_id_ = 1;
+  std::vector<Push> pushes_;
 };
 
 }  // namespace redlock::sim

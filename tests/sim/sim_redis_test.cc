@@ -22,6 +22,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "redlock/fencing.h"
+#include "redlock/keys.h"
 #include "src/redis_reply.h"
 #include "src/scripts.h"
 #include "tests/support/redis_client.h"
@@ -142,25 +143,96 @@ class SimRedisDifferentialTest : public ::testing::Test {
     sim_ = std::make_unique<SimRedis>(SimRedis::Config{}, /*seed=*/7, now_);
   }
 
+  // A further client on both sides, for pub/sub.
+  struct Peer {
+    std::unique_ptr<RedisClient> real;
+    SimRedis::Connection sim;
+  };
+
+  std::unique_ptr<Peer> NewPeer() {
+    auto client = server_->Client();
+    EXPECT_TRUE(client.ok()) << client.status();
+    if (!client.ok()) return nullptr;
+    auto peer = std::make_unique<Peer>();
+    peer->real = std::move(*client);
+    return peer;
+  }
+
   // Sends `argv` to both; returns false (with a test failure) if the real
   // connection failed.
   bool SendBoth(const Argv& argv, Reply* real, RedisReply* sim) {
-    auto reply = real_->Command(argv);
+    return SendBoth(*real_, conn_, argv, real, sim);
+  }
+  bool SendBoth(RedisClient& real_client, SimRedis::Connection& sim_conn,
+                const Argv& argv, Reply* real, RedisReply* sim) {
+    auto reply = real_client.Command(argv);
     EXPECT_TRUE(reply.ok()) << reply.status();
     if (!reply.ok()) return false;
     *real = std::move(*reply);
-    *sim = sim_->Execute(now_, conn_, argv);
+    *sim = sim_->Execute(now_, sim_conn, argv);
     return true;
   }
 
   // Both must give the same reply, exactly.
-  void Same(const Argv& argv) {
+  void Same(const Argv& argv) { SameOn(*real_, conn_, argv); }
+  void SameOn(Peer& peer, const Argv& argv) {
+    SameOn(*peer.real, peer.sim, argv);
+  }
+  void SameOn(RedisClient& real_client, SimRedis::Connection& sim_conn,
+              const Argv& argv) {
     Reply real;
     RedisReply sim;
-    if (!SendBoth(argv, &real, &sim)) return;
+    if (!SendBoth(real_client, sim_conn, argv, &real, &sim)) return;
     EXPECT_TRUE(SameReply(real, sim))
         << Describe(argv) << "\n  real: " << real.DebugString()
         << "\n  sim:  " << SimDebugString(sim);
+  }
+
+  // What the server pushed to `peer` since the last look must be
+  // `expected`, in order, on both sides. The real side reads up to the reply
+  // of a PING sent now (the server writes a publish's messages before it
+  // answers the publisher, so they are ahead of that reply); the PING's
+  // replies must match too.
+  void ExpectPushed(Peer& peer, const std::vector<RedisReply>& expected) {
+    std::vector<Reply> real;
+    absl::StatusOr<Reply> next = peer.real->Command({"PING"});
+    for (; next.ok() && IsPush(*next); next = peer.real->ReadReply()) {
+      real.push_back(std::move(*next));
+    }
+    ASSERT_TRUE(next.ok()) << next.status();
+    const RedisReply pong = sim_->Execute(now_, peer.sim, {"PING"});
+    EXPECT_TRUE(SameReply(*next, pong))
+        << "PING\n  real: " << next->DebugString()
+        << "\n  sim:  " << SimDebugString(pong);
+
+    for (SimRedis::Push& push : sim_->TakePushes()) {
+      pushed_.push_back(std::move(push));
+    }
+    std::vector<RedisReply> sim;
+    for (auto it = pushed_.begin(); it != pushed_.end();) {
+      if (it->connection == peer.sim.id && peer.sim.id != 0) {
+        sim.push_back(std::move(it->reply));
+        it = pushed_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+
+    std::string want;
+    for (const RedisReply& r : expected)
+      absl::StrAppend(&want, " ", SimDebugString(r));
+    ASSERT_EQ(real.size(), expected.size()) << "expected" << want;
+    ASSERT_EQ(sim.size(), expected.size()) << "expected" << want;
+    for (size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_TRUE(SameReply(real[i], expected[i]))
+          << "real: " << real[i].DebugString() << "\nexpected:" << want;
+      EXPECT_EQ(SimDebugString(sim[i]), SimDebugString(expected[i]));
+    }
+  }
+
+  static bool IsPush(const Reply& r) {
+    return r.type == Reply::Type::kArray && !r.elements.empty() &&
+           r.elements[0].str != "pong";
   }
 
   // Both must give an integer within [sim - slack, sim]: real time passes
@@ -186,9 +258,24 @@ class SimRedisDifferentialTest : public ::testing::Test {
   std::unique_ptr<SimRedis> sim_;
   SimRedis::Connection conn_;
   absl::Time now_;
+  // Taken from the simulator, not yet looked at by ExpectPushed().
+  std::vector<SimRedis::Push> pushed_;
 };
 
 RedisServer* SimRedisDifferentialTest::server_ = nullptr;
+
+RedisReply Message(const std::string& channel, absl::string_view payload) {
+  return RedisReply::Array({RedisReply::String("message"),
+                            RedisReply::String(channel),
+                            RedisReply::String(std::string(payload))});
+}
+
+RedisReply Subscribed(const std::string& kind, const std::string& channel,
+                      int64_t count) {
+  return RedisReply::Array({RedisReply::String(kind),
+                            RedisReply::String(channel),
+                            RedisReply::Integer(count)});
+}
 
 Argv Script(const internal::Command& command, bool eval = false) {
   return CommandArgv(command, eval);
@@ -518,6 +605,173 @@ TEST_F(SimRedisDifferentialTest, ErrorsMatchWordForWord) {
   Same(fence);
 }
 
+// Channels are named per test: the server is shared, and a previous test's
+// subscriber may not be gone yet when the next one publishes.
+
+TEST_F(SimRedisDifferentialTest, SubscribeAndUnsubscribeReplyWithTheCount) {
+  Same({"UNSUBSCRIBE"});
+  Same({"UNSUBSCRIBE", "counts:x"});
+  Same({"SUBSCRIBE", "counts:a"});
+  Same({"SUBSCRIBE", "counts:a"});
+  Same({"SUBSCRIBE", "counts:b"});
+  Same({"PING"});
+  Same({"PING", "hello"});
+  Same({"PING", "a", "b"});
+  Same({"SUBSCRIBE"});
+  Same({"UNSUBSCRIBE", "counts:never"});
+  Same({"UNSUBSCRIBE", "counts:a"});
+  Same({"UNSUBSCRIBE", "counts:b"});
+  // Subscribed to nothing: an ordinary connection again.
+  Same({"GET", "k"});
+  Same({"PING"});
+  Same({"SUBSCRIBE", "counts:c"});
+  Same({"UNSUBSCRIBE"});
+  Same({"UNSUBSCRIBE"});
+  Same({"SET", "k", "v"});
+}
+
+TEST_F(SimRedisDifferentialTest, SeveralChannelsGetOneReplyEach) {
+  std::unique_ptr<Peer> sub = NewPeer();
+  ASSERT_NE(sub, nullptr);
+  SameOn(*sub, {"SUBSCRIBE", "several:a", "several:b", "several:a"});
+  ExpectPushed(*sub, {Subscribed("subscribe", "several:b", 2),
+                      Subscribed("subscribe", "several:a", 2)});
+  SameOn(*sub, {"UNSUBSCRIBE", "several:b", "several:a"});
+  ExpectPushed(*sub, {Subscribed("unsubscribe", "several:a", 0)});
+}
+
+TEST_F(SimRedisDifferentialTest, SubscribedConnectionRefusesOtherCommands) {
+  for (const internal::Script* script : AllScripts()) {
+    Same({"SCRIPT", "LOAD", std::string(script->source)});
+  }
+  Same({"SUBSCRIBE", "refuses:a"});
+  Same({"GET", "k"});
+  Same({"set", "k", "v"});
+  Same({"SELECT", "1"});
+  Same({"PUBLISH", "refuses:a", "x"});
+  Same({"AUTH", "secret"});
+  Same({"INFO", "server"});
+  Same({"SCRIPT", "LOAD", "return 1"});
+  Same(Script(internal::ReleaseCommand("lock", "tok")));
+  // Unknown commands and arity are judged first.
+  Same({"NOSUCH", "x"});
+  Same({"GET"});
+  Same({"UNSUBSCRIBE", "refuses:a"});
+  Same({"GET", "k"});
+}
+
+TEST_F(SimRedisDifferentialTest, PublishReachesSubscribersInEveryDatabase) {
+  std::unique_ptr<Peer> in_db3 = NewPeer();
+  std::unique_ptr<Peer> in_db0 = NewPeer();
+  ASSERT_TRUE(in_db3 != nullptr && in_db0 != nullptr);
+  SameOn(*in_db3, {"SELECT", "3"});
+  SameOn(*in_db3, {"SUBSCRIBE", "everywhere:lock"});
+  SameOn(*in_db0, {"SUBSCRIBE", "everywhere:lock"});
+  SameOn(*in_db0, {"SUBSCRIBE", "everywhere:other"});
+  Same({"SELECT", "5"});
+  Same({"PUBLISH", "everywhere:lock", "hello"});
+  Same({"PUBLISH", "everywhere:other", "there"});
+  Same({"PUBLISH", "everywhere:nobody", "lost"});
+  ExpectPushed(*in_db3, {Message("everywhere:lock", "hello")});
+  ExpectPushed(*in_db0, {Message("everywhere:lock", "hello"),
+                         Message("everywhere:other", "there")});
+  SameOn(*in_db0, {"UNSUBSCRIBE", "everywhere:lock"});
+  Same({"PUBLISH", "everywhere:lock", "again"});
+  ExpectPushed(*in_db0, {});
+  ExpectPushed(*in_db3, {Message("everywhere:lock", "again")});
+}
+
+TEST_F(SimRedisDifferentialTest, ReleasePublishesReleasedForEachKeyItDeletes) {
+  for (const internal::Script* script : AllScripts()) {
+    Same({"SCRIPT", "LOAD", std::string(script->source)});
+  }
+  std::unique_ptr<Peer> sub = NewPeer();
+  ASSERT_NE(sub, nullptr);
+  const std::vector<std::string> keys = {"released:a", "released:b",
+                                         "released:c"};
+  for (const std::string& key : keys) SameOn(*sub, {"SUBSCRIBE", key});
+  ExpectPushed(*sub, {});
+  Same({"SET", "released:a", "tok", "PX", "10000"});
+  Same({"SET", "released:b", "someone-else", "PX", "10000"});
+  // A wrong token deletes nothing and publishes nothing.
+  Same(Script(internal::ReleaseCommand(keys, "wrong")));
+  ExpectPushed(*sub, {});
+  // Only the key it held: b belongs to someone else, c does not exist.
+  Same(Script(internal::ReleaseCommand(keys, "tok")));
+  ExpectPushed(*sub, {Message("released:a", kReleasedMessage)});
+  Same(Script(internal::ReleaseCommand(keys, "tok")));
+  ExpectPushed(*sub, {});
+  // One key, by EVAL, from another database: channels are server-wide.
+  Same({"SELECT", "2"});
+  Same({"SET", "released:c", "tok", "PX", "10000"});
+  Same(Script(internal::ReleaseCommand("released:c", "tok"), /*eval=*/true));
+  ExpectPushed(*sub, {Message("released:c", kReleasedMessage)});
+}
+
+TEST_F(SimRedisDifferentialTest, MultiAcquirePublishesTakenOnlyWhenItSets) {
+  for (const internal::Script* script : AllScripts()) {
+    Same({"SCRIPT", "LOAD", std::string(script->source)});
+  }
+  std::unique_ptr<Peer> sub = NewPeer();
+  ASSERT_NE(sub, nullptr);
+  const std::vector<std::string> ab = {"taken:a", "taken:b"};
+  const std::vector<std::string> bc = {"taken:b", "taken:c"};
+  for (const char* key : {"taken:a", "taken:b", "taken:c"}) {
+    SameOn(*sub, {"SUBSCRIBE", key});
+  }
+  ExpectPushed(*sub, {});
+  const absl::Duration ttl = absl::Seconds(10);
+  Same(Script(internal::AcquireCommand(ab, "tok-1", ttl)));
+  ExpectPushed(*sub, {Message("taken:a", kTakenMessage),
+                      Message("taken:b", kTakenMessage)});
+  // b is taken: nothing set, nothing published.
+  Same(Script(internal::AcquireCommand(bc, "tok-2", ttl)));
+  ExpectPushed(*sub, {});
+  Same(Script(internal::ReleaseCommand(ab, "tok-1")));
+  ExpectPushed(*sub, {Message("taken:a", kReleasedMessage),
+                      Message("taken:b", kReleasedMessage)});
+  Same(Script(internal::AcquireCommand(bc, "tok-2", ttl)));
+  ExpectPushed(*sub, {Message("taken:b", kTakenMessage),
+                      Message("taken:c", kTakenMessage)});
+}
+
+TEST_F(SimRedisDifferentialTest, FencedAcquirePublishesTakenOnlyWhenItSets) {
+  for (const internal::Script* script : AllScripts()) {
+    Same({"SCRIPT", "LOAD", std::string(script->source)});
+  }
+  std::unique_ptr<Peer> sub = NewPeer();
+  ASSERT_NE(sub, nullptr);
+  const std::vector<std::string> locks = {"fenced:a", "fenced:b"};
+  const std::vector<std::string> counters = {"fenced:fence:a",
+                                             "fenced:fence:b"};
+  // The counters and the marker are keys of the script too; only the lock
+  // keys are published on.
+  for (const char* channel : {"fenced:a", "fenced:b", "fenced:fence:a",
+                              "fenced:fence:b", "fenced:marker"}) {
+    SameOn(*sub, {"SUBSCRIBE", channel});
+  }
+  ExpectPushed(*sub, {});
+  Same({"SET", "fenced:fence:a", "7"});
+  const absl::Duration ttl = absl::Seconds(10);
+  Same(Script(internal::FencedAcquireCommand(locks, counters, "fenced:marker",
+                                             "tok-1", ttl)));
+  ExpectPushed(*sub, {Message("fenced:a", kTakenMessage),
+                      Message("fenced:b", kTakenMessage)});
+  Same(Script(internal::FencedAcquireCommand(locks, counters, "fenced:marker",
+                                             "tok-2", ttl)));
+  ExpectPushed(*sub, {});
+  // One resource, the engine's usual form.
+  Same(Script(internal::FencedAcquireCommand("fenced:c", "fenced:fence:c",
+                                             "fenced:marker", "tok-3", ttl)));
+  ExpectPushed(*sub, {});  // Not subscribed to fenced:c.
+  SameOn(*sub, {"SUBSCRIBE", "fenced:c"});
+  Same(Script(internal::ReleaseCommand("fenced:c", "tok-3")));
+  Same(Script(internal::FencedAcquireCommand("fenced:c", "fenced:fence:c",
+                                             "fenced:marker", "tok-4", ttl)));
+  ExpectPushed(*sub, {Message("fenced:c", kReleasedMessage),
+                      Message("fenced:c", kTakenMessage)});
+}
+
 TEST(SimRedisAuthDifferentialTest, RequirepassMatches) {
   RedisServer::Config config;
   config.requirepass = "s3cret";
@@ -534,6 +788,8 @@ TEST(SimRedisAuthDifferentialTest, RequirepassMatches) {
   // Unknown commands and arity are judged before authentication.
   for (const Argv& argv :
        {Argv{"GET", "k"}, Argv{"PING"}, Argv{"nosuch"}, Argv{"GET"},
+        Argv{"SUBSCRIBE", "ch"}, Argv{"UNSUBSCRIBE"},
+        Argv{"PUBLISH", "ch", "x"}, Argv{"SUBSCRIBE"},
         Argv{"SCRIPT", "LOAD", "return 1"}, Argv{"AUTH", "wrong"},
         Argv{"AUTH", "default", "wrong"}, Argv{"AUTH", "bob", "s3cret"},
         Argv{"GET", "k"}, Argv{"AUTH", "s3cret"}, Argv{"GET", "k"},
@@ -663,6 +919,35 @@ TEST_F(SimRedisFaultTest, FlushScriptsAndConfiguredPolicy) {
   EXPECT_TRUE(sim.ScriptCached(internal::MarkerScript().sha1));
   sim.FlushScripts();
   EXPECT_FALSE(sim.ScriptCached(internal::MarkerScript().sha1));
+}
+
+TEST_F(SimRedisFaultTest, RestartEndsEverySubscription) {
+  SimRedis::Connection subscriber;
+  sim_.Execute(now_, subscriber, {"SUBSCRIBE", "lock"});
+  Run({"PUBLISH", "lock", "before"});
+  sim_.Restart(now_, /*keep_data=*/true);
+  EXPECT_TRUE(sim_.TakePushes().empty());
+  EXPECT_EQ(sim_.Subscribers("lock"), 0);
+  EXPECT_EQ(sim_.Subscriptions(subscriber), 0);
+  EXPECT_EQ(Run({"PUBLISH", "lock", "after"}).integer, 0);
+  EXPECT_TRUE(sim_.TakePushes().empty());
+}
+
+TEST_F(SimRedisFaultTest, DisconnectEndsOnlyThatConnectionsSubscriptions) {
+  SimRedis::Connection gone, staying;
+  sim_.Execute(now_, gone, {"SUBSCRIBE", "a"});
+  sim_.Execute(now_, gone, {"SUBSCRIBE", "b"});
+  sim_.Execute(now_, staying, {"SUBSCRIBE", "a"});
+  EXPECT_NE(gone.id, staying.id);
+  sim_.Disconnect(gone);
+  EXPECT_EQ(sim_.Subscribers("a"), 1);
+  EXPECT_EQ(sim_.Subscribers("b"), 0);
+  EXPECT_EQ(Run({"PUBLISH", "a", "hi"}).integer, 1);
+  const std::vector<SimRedis::Push> pushes = sim_.TakePushes();
+  ASSERT_EQ(pushes.size(), 1u);
+  EXPECT_EQ(pushes[0].connection, staying.id);
+  EXPECT_EQ(pushes[0].reply.elements[2].str, "hi");
+  EXPECT_TRUE(sim_.TakePushes().empty());
 }
 
 TEST_F(SimRedisFaultTest, OtherScriptsAreRefused) {

@@ -233,6 +233,30 @@ absl::StatusOr<Reply> RedisClient::Command(std::vector<std::string> argv) {
   return converted;
 }
 
+absl::StatusOr<Reply> RedisClient::ReadReply() {
+  if (context_->err != 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "connection broken by an earlier error: ", context_->errstr));
+  }
+  void* raw = nullptr;
+  int status = REDIS_OK;
+  int saved_errno = 0;
+  {
+    ScopedSigpipeBlock block_sigpipe;
+    status = redisGetReply(context_, &raw);
+    saved_errno = errno;
+  }
+  if (status != REDIS_OK || raw == nullptr) {
+    return StatusFromContext(
+        *context_, saved_errno,
+        absl::StrCat("read (timeout ", absl::FormatDuration(timeout_), ")"));
+  }
+  auto* reply = static_cast<redisReply*>(raw);
+  Reply converted = ConvertReply(*reply);
+  freeReplyObject(reply);
+  return converted;
+}
+
 absl::Status RedisClient::Ping() {
   absl::StatusOr<Reply> reply = Command({"PING"});
   if (!reply.ok()) return reply.status();

@@ -73,6 +73,14 @@ class RedisClient {
   // (empty argv).
   absl::StatusOr<Reply> Command(std::vector<std::string> argv);
 
+  // Waits for the next reply the server sends without a command of ours
+  // waiting for it: a pub/sub message ["message", channel, payload] on a
+  // subscribed connection, or the second and later replies of a SUBSCRIBE
+  // or UNSUBSCRIBE of several channels. Errors as Command(); a timeout
+  // leaves the connection unusable, so to show that nothing came, send a
+  // PING (["pong", ""] when subscribed) and read its reply instead.
+  absl::StatusOr<Reply> ReadReply();
+
   // Convenience wrappers. A Redis error reply, or a reply of an unexpected
   // type, becomes kUnknown with the reply in the message.
   absl::Status Ping();
