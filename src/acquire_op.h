@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/random/distributions.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -29,10 +30,19 @@
 #include "src/token.h"
 #include "src/validity.h"
 #include "src/vote.h"
+#include "src/wakeups.h"
 
 namespace redlock::internal {
 
-class Engine::AcquireOp final : public Engine::Operation {
+// With RetryPolicy::wake_on_release, an acquisition whose attempt failed
+// becomes a waiter (src/wakeups.h): its next attempt comes at the poll delay,
+// or a jitter after a release is heard, whichever is first; it does not start
+// before the lock's channels are subscribed on every master that can
+// subscribe, so a release after that attempt cannot go unheard; and it may
+// wait for a wake-up until the end of its budget even when no further poll
+// fits in it.
+class Engine::AcquireOp final : public Engine::Operation,
+                                private Wakeups::Waiter {
  public:
   // `resources`: sorted, without duplicates, at least one.
   AcquireOp(Engine* engine, std::vector<std::string> resources,
@@ -52,7 +62,9 @@ class Engine::AcquireOp final : public Engine::Operation {
         started_(engine->runtime_->Now()),
         schedule_(engine->options_.retry, started_,
                   std::min(options.wait, kLongestWait)),
-        retry_timer_(engine->runtime_->NewTimer([this] { StartAttempt(); })) {}
+        retry_timer_(engine->runtime_->NewTimer([this] { OnRetryTimer(); })) {}
+
+  ~AcquireOp() override { Unwatch(); }
 
   // Cancelling `cancel` (from any thread) ends this acquisition through the
   // runtime's mailbox, on the loop thread.
@@ -87,6 +99,11 @@ class Engine::AcquireOp final : public Engine::Operation {
     }
     token_ = *std::move(token);
     fence_write_ = false;
+    next_ = Next::kNone;
+    settling_ = false;
+    recheck_ = false;
+    in_attempt_ = true;
+    woken_in_attempt_ = false;
     ++attempts_;
     engine_->RefreshUnmarked();
     RoundConfig config = engine_->BaseRound(ttl_);
@@ -105,9 +122,12 @@ class Engine::AcquireOp final : public Engine::Operation {
                                           nullptr) >= quorum;
           };
     } else {
-      config.command = AcquireCommand(keys_, token_, ttl_);
-      // One key: SET NX; several: the all-or-none script.
-      config.map_reply = keys_.size() == 1 ? &AcquireVote : &ScriptVote;
+      // While waiters listen, a retry announces its win (see Wakeups).
+      config.command = AcquireCommand(keys_, token_, ttl_,
+                                      /*announce=*/watching_);
+      // One key: SET NX; several, or announced: the all-or-none script.
+      config.map_reply =
+          keys_.size() == 1 && !watching_ ? &AcquireVote : &ScriptVote;
     }
     config.cleanup_on_loss = ReleaseCommand(keys_, token_);
     StartRound(std::move(config));
@@ -119,6 +139,7 @@ class Engine::AcquireOp final : public Engine::Operation {
       OnFenceWritten(std::move(result));
       return;
     }
+    in_attempt_ = false;
     if (Observer* observer = engine_->observer()) {
       AttemptEvent event;
       event.resource = resource_;
@@ -255,19 +276,52 @@ class Engine::AcquireOp final : public Engine::Operation {
   // The result is decided: cancellation no longer applies.
   void Finished() {
     finished_ = true;
+    retry_timer_->Cancel();
+    Unwatch();
     if (cancel_ != nullptr) cancel_->Unsubscribe(subscription_);
     cancel_.reset();
   }
 
   void RetryOrFail(const absl::Status& status) {
+    const MonotonicTime now = engine_->runtime_->Now();
     std::optional<absl::Duration> delay =
-        schedule_.NextDelay(engine_->runtime_->Now(), engine_->bitgen_);
+        schedule_.NextDelay(now, engine_->bitgen_);
     // An outage ends the wait at once (see AsyncRedlock::AcquireAsync).
-    if (status.code() == absl::StatusCode::kUnavailable) delay.reset();
-    if (delay.has_value()) {
-      retry_timer_->Arm(*delay);
+    if (status.code() == absl::StatusCode::kUnavailable) {
+      GiveUp(status);
       return;
     }
+    if (Wakeups* wakeups = engine_->wakeups_.get(); wakeups != nullptr) {
+      std::optional<absl::Duration> left = schedule_.WaitLeft(now);
+      if (left.has_value()) {
+        last_status_ = status;
+        if (!watching_) {
+          // Subscribed only now: a release since this attempt went
+          // unheard; one more attempt once subscribed will see it.
+          recheck_ = wakeups->Watch(this, keys_);
+          watching_ = true;
+        }
+        if (woken_in_attempt_) {
+          // Released while this attempt was in flight: try again soon.
+          ArmRetry(Next::kWoken, std::min(WakeJitter(), *left));
+        } else if (delay.has_value()) {
+          ArmRetry(Next::kPoll, *delay);
+        } else {
+          // No poll fits in the budget; a wake-up still may.
+          ArmRetry(Next::kGiveUp, *left);
+        }
+        return;
+      }
+    }
+    if (delay.has_value()) {
+      ArmRetry(Next::kPoll, *delay);
+      return;
+    }
+    GiveUp(status);
+  }
+
+  // The wait is over: fails with the last attempt's `status`.
+  void GiveUp(const absl::Status& status) {
     const int attempts = schedule_.attempts();
     Fail(absl::Status(
         status.code(),
@@ -276,6 +330,110 @@ class Engine::AcquireOp final : public Engine::Operation {
             attempts == 1 ? " attempt" : " attempts", " in ",
             ReadableDuration(ToDuration(engine_->runtime_->Now() - started_)),
             "); last attempt: ", status.message())));
+  }
+
+  enum class Next {
+    kNone,    // No retry is armed (an attempt is in flight, or settling).
+    kPoll,    // The poll delay.
+    kWoken,   // A jitter after a release was heard.
+    kGiveUp,  // The end of the budget, unless woken before.
+  };
+
+  void ArmRetry(Next next, absl::Duration after) {
+    next_ = next;
+    next_at_ = engine_->runtime_->Now() + ToChrono(after);
+    retry_timer_->Arm(after);
+  }
+
+  void OnRetryTimer() {
+    const Next next = std::exchange(next_, Next::kNone);
+    if (next == Next::kGiveUp) {
+      GiveUp(last_status_);
+      return;
+    }
+    // Subscribed before the next attempt: a release after it is heard.
+    // Bounded by the subscribers' connect and request timeouts.
+    if (watching_ && !engine_->wakeups_->Settled(keys_)) {
+      settling_ = true;
+      return;
+    }
+    StartAttempt();
+  }
+
+  // Wakeups::Waiter.
+  void Wake(Wakeups::Event event) override {
+    if (finished_) return;
+    const MonotonicTime now = engine_->runtime_->Now();
+    switch (event) {
+      case Wakeups::Event::kSettled:
+        if (!engine_->wakeups_->Settled(keys_)) return;
+        if (recheck_ && (next_ == Next::kPoll || next_ == Next::kGiveUp)) {
+          recheck_ = false;
+          const absl::Duration jitter = WakeJitter();
+          if (now + ToChrono(jitter) < next_at_) {
+            ArmRetry(Next::kWoken, jitter);
+          }
+          return;
+        }
+        if (!settling_) return;
+        settling_ = false;
+        if (!schedule_.WaitLeft(now).has_value()) {
+          GiveUp(last_status_);
+          return;
+        }
+        StartAttempt();
+        return;
+      case Wakeups::Event::kReleased: {
+        if (in_attempt_) {
+          woken_in_attempt_ = true;
+          return;
+        }
+        if (next_ == Next::kWoken) return;  // Already (another master).
+        if (next_ == Next::kNone && !settling_) return;  // Fence write.
+        // Sooner than the poll, never past the end of the budget.
+        const absl::Duration jitter = WakeJitter();
+        if (settling_ || now + ToChrono(jitter) < next_at_) {
+          settling_ = false;
+          ArmRetry(Next::kWoken, jitter);
+        }
+        return;
+      }
+      case Wakeups::Event::kTaken: {
+        if (in_attempt_) {
+          // Ours, or another's that won: nothing was freed after all.
+          woken_in_attempt_ = false;
+          return;
+        }
+        if (next_ != Next::kWoken) return;
+        // Another waiter got there first: back to polling.
+        std::optional<absl::Duration> left = schedule_.WaitLeft(now);
+        if (!left.has_value()) return;
+        const absl::Duration poll =
+            JitteredDelay(engine_->options_.retry, engine_->bitgen_);
+        if (poll < *left) {
+          ArmRetry(Next::kPoll, poll);
+        } else {
+          ArmRetry(Next::kGiveUp, *left);
+        }
+        return;
+      }
+    }
+  }
+
+  // Uniform in [0, min(wake_jitter, max_delay)].
+  absl::Duration WakeJitter() {
+    const RetryPolicy& policy = engine_->options_.retry;
+    const int64_t most = absl::ToInt64Nanoseconds(
+        std::min(policy.wake_jitter, policy.max_delay));
+    if (most <= 0) return absl::ZeroDuration();
+    return absl::Nanoseconds(
+        absl::Uniform<int64_t>(absl::IntervalClosed, engine_->bitgen_, 0, most));
+  }
+
+  void Unwatch() {
+    if (!watching_) return;
+    watching_ = false;
+    engine_->wakeups_->Unwatch(this, keys_);
   }
 
   void SendToAll(const Command& command) {
@@ -323,6 +481,15 @@ class Engine::AcquireOp final : public Engine::Operation {
   uint64_t fence_ = 0;
   bool finished_ = false;
   int attempts_ = 0;                     // Attempts started.
+  // Wake-ups (RetryPolicy::wake_on_release).
+  bool watching_ = false;           // A waiter of the engine's Wakeups.
+  bool in_attempt_ = false;         // An acquire round is in flight.
+  bool woken_in_attempt_ = false;   // A release was heard during it.
+  bool settling_ = false;           // Due, waiting for the subscriptions.
+  bool recheck_ = false;            // Try once more when subscribed.
+  Next next_ = Next::kNone;         // What the retry timer will do...
+  MonotonicTime next_at_;           // ...and when.
+  absl::Status last_status_;        // The last failed attempt's.
   std::shared_ptr<CancelState> cancel_;  // Null when not watched.
   uint64_t subscription_ = 0;
 };

@@ -82,6 +82,7 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
       observer_(options_.observer.get()) {
   const int n = static_cast<int>(addresses.size());
   quorum_ = options_.quorum == Quorum::kUnanimous ? n : n / 2 + 1;
+  std::vector<MasterConfig> configs;
   for (MasterAddress& address : addresses) {
     MasterConfig config;
     config.address = std::move(address);
@@ -90,9 +91,14 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
     config.stalled_timeout = options_.stalled_connection_timeout;
     config.backoff = options_.reconnect;
     config.marker_key = marker_key_;
+    configs.push_back(config);
     masters_.push_back(
         std::make_unique<Master>(runtime_.get(), std::move(config)));
     links_.push_back(masters_.back().get());
+  }
+  // Nothing connects until an acquisition first waits.
+  if (options_.retry.wake_on_release) {
+    wakeups_ = std::make_unique<Wakeups>(runtime_.get(), configs);
   }
   eviction_warned_.assign(masters_.size(), -1);
   reported_ready_.assign(masters_.size(), false);
@@ -445,6 +451,7 @@ Engine::~Engine() {
   for (const std::shared_ptr<Operation>& op : operations) op->Cancel();
   attempt_waiters_.clear();
   deployment_timer_.reset();
+  wakeups_.reset();
   links_.clear();
   masters_.clear();
   completions_.RunAll();

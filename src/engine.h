@@ -29,6 +29,7 @@
 #include "src/master.h"
 #include "src/quorum_round.h"
 #include "src/runtime.h"
+#include "src/wakeups.h"
 
 struct event_base;
 
@@ -84,6 +85,9 @@ class Engine {
   const std::vector<std::unique_ptr<Master>>& masters() const {
     return masters_;
   }
+  // The subscribers that wake waiters, or null with
+  // RetryPolicy::wake_on_release off.
+  const Wakeups* wakeups() const { return wakeups_.get(); }
 
   // TEST ONLY, and unsafe: the restart guard's grant rule from before it
   // failed closed — a master counts unless it is known to be reborn and
@@ -171,6 +175,8 @@ class Engine {
   Options options_;
   std::vector<std::unique_ptr<Master>> masters_;
   std::vector<MasterLink*> links_;
+  // Null unless RetryPolicy::wake_on_release.
+  std::unique_ptr<Wakeups> wakeups_;
   int quorum_;
   RuntimeBits bitgen_;  // Retry jitter.
   absl::flat_hash_set<std::shared_ptr<Operation>> operations_;

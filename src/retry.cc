@@ -34,4 +34,12 @@ std::optional<absl::Duration> RetrySchedule::NextDelay(MonotonicTime now,
   return delay;
 }
 
+std::optional<absl::Duration> RetrySchedule::WaitLeft(MonotonicTime now) const {
+  if (policy_.max_attempts > 0 && attempts_ >= policy_.max_attempts) {
+    return std::nullopt;
+  }
+  if (now >= deadline_) return std::nullopt;
+  return ToDuration(deadline_ - now);
+}
+
 }  // namespace redlock::internal

@@ -30,6 +30,11 @@ class RetrySchedule {
   // Attempts made so far (each NextDelay() call counts the one that failed).
   int attempts() const { return attempts_; }
 
+  // How much of the budget is left at `now` for an attempt that a wake-up
+  // (RetryPolicy::wake_on_release) might start before it ends: nullopt if
+  // the attempt limit is reached or nothing is left.
+  std::optional<absl::Duration> WaitLeft(MonotonicTime now) const;
+
  private:
   RetryPolicy policy_;
   MonotonicTime deadline_;

@@ -244,8 +244,9 @@ Command KeysCommand(const Script& script, absl::Span<const std::string> keys,
 }  // namespace
 
 Command AcquireCommand(absl::Span<const std::string> keys,
-                       absl::string_view token, absl::Duration ttl) {
-  if (keys.size() == 1) return AcquireCommand(keys[0], token, ttl);
+                       absl::string_view token, absl::Duration ttl,
+                       bool announce) {
+  if (keys.size() == 1 && !announce) return AcquireCommand(keys[0], token, ttl);
   return KeysCommand(MultiAcquireScript(), keys,
                      {std::string(token), TtlMillis(ttl)});
 }

@@ -72,9 +72,12 @@ struct Command {
 // SET key token NX PX ttl_ms.
 Command AcquireCommand(absl::string_view key, absl::string_view token,
                        absl::Duration ttl);
-// One key: the SET above; several: MultiAcquireScript.
+// One key: the SET above; several: MultiAcquireScript. `announce` (a retry
+// while waiters listen): MultiAcquireScript even for one key, so that a win
+// publishes kTakenMessage and the other waiters stand down.
 Command AcquireCommand(absl::Span<const std::string> keys,
-                       absl::string_view token, absl::Duration ttl);
+                       absl::string_view token, absl::Duration ttl,
+                       bool announce = false);
 Command ReleaseCommand(absl::string_view key, absl::string_view token);
 Command ReleaseCommand(absl::Span<const std::string> keys,
                        absl::string_view token);

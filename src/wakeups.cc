@@ -1,0 +1,340 @@
+// Copyright 2026 The redlock Authors.
+
+#include "src/wakeups.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "redlock/keys.h"
+
+namespace redlock::internal {
+namespace {
+
+absl::Duration Since(MonotonicTime then, MonotonicTime now) {
+  return ToDuration(now - then);
+}
+
+}  // namespace
+
+Subscriber::Subscriber(Runtime* runtime, MasterConfig config,
+                       Listener* listener)
+    : runtime_(runtime),
+      config_(std::move(config)),
+      listener_(listener),
+      next_backoff_(config_.backoff.initial),
+      timer_(runtime->NewTimer([this] { OnTimer(); })),
+      reconnect_timer_(runtime->NewTimer([this] {
+        if (!wanted_.empty()) Connect();
+      })),
+      settle_timer_(runtime->NewTimer([this] { listener_->OnSettled(false); })) {
+}
+
+Subscriber::~Subscriber() = default;
+
+void Subscriber::Add(const std::string& channel) {
+  if (!wanted_.insert(channel).second) return;
+  switch (state_) {
+    case State::kConnected:
+      Subscribe(channel);
+      break;
+    case State::kConnecting:
+      break;  // Subscribed once connected, with the others.
+    case State::kIdle:
+      // Backing off after a failure: the channel is settled (unavailable)
+      // until the reconnect subscribes it.
+      if (!reconnect_timer_->armed()) Connect();
+      break;
+  }
+}
+
+void Subscriber::Remove(const std::string& channel) {
+  if (wanted_.erase(channel) == 0) return;
+  confirmed_.erase(channel);
+  awaiting_.erase(channel);
+  if (state_ == State::kConnected) Send({"UNSUBSCRIBE", channel});
+}
+
+bool Subscriber::Settled(const std::string& channel) const {
+  switch (state_) {
+    case State::kIdle:
+      return true;
+    case State::kConnecting:
+      return false;
+    case State::kConnected:
+      return !auth_pending_ && confirmed_.contains(channel);
+  }
+  return true;
+}
+
+void Subscriber::Connect() {
+  if (connection_ != nullptr) return;
+  absl::StatusOr<std::unique_ptr<Connection>> connection =
+      runtime_->Connect(config_.address, this);
+  if (!connection.ok()) {
+    Close(connection.status());
+    return;
+  }
+  connection_ = *std::move(connection);
+  state_ = State::kConnecting;
+  connect_started_ = runtime_->Now();
+  ArmTimer();
+}
+
+void Subscriber::OnConnect(absl::Status status) {
+  if (!status.ok()) {
+    Close(std::move(status));
+    return;
+  }
+  state_ = State::kConnected;
+  const MasterAddress& address = config_.address;
+  if (address.has_password) {
+    auth_pending_ = true;
+    auth_sent_at_ = runtime_->Now();
+    if (address.user.empty()) {
+      Send({"AUTH", address.password});
+    } else {
+      Send({"AUTH", address.user, address.password});
+    }
+  }
+  // SUBSCRIBE is not per database: no SELECT.
+  std::vector<std::string> channels(wanted_.begin(), wanted_.end());
+  std::sort(channels.begin(), channels.end());
+  for (const std::string& channel : channels) {
+    if (connection_ == nullptr) return;  // A send failed and closed it.
+    Subscribe(channel);
+  }
+  if (connection_ != nullptr) ArmTimer();
+}
+
+void Subscriber::Subscribe(const std::string& channel) {
+  Awaiting& awaiting = awaiting_[channel];
+  if (awaiting.count++ == 0) awaiting.since = runtime_->Now();
+  Send({"SUBSCRIBE", channel});
+  if (connection_ != nullptr && !timer_->armed()) ArmTimer();
+}
+
+void Subscriber::Send(std::vector<std::string> argv) {
+  if (connection_ == nullptr) return;
+  ++sent_;
+  if (!connection_->Send(argv)) {
+    Close(absl::UnavailableError("the subscriber connection is closing"));
+  }
+}
+
+void Subscriber::OnReply(RedisReply reply) {
+  if (reply.type != RedisReply::Type::kArray) {
+    // AUTH's answer, or an error for a command (NOAUTH, a closed server).
+    if (auth_pending_ && reply.type == RedisReply::Type::kStatus) {
+      auth_pending_ = false;
+      if (awaiting_.empty()) listener_->OnSettled(std::exchange(lost_, false));
+      return;
+    }
+    Close(absl::UnavailableError(absl::StrCat(
+        "subscriber: ",
+        reply.type == RedisReply::Type::kError ? reply.str
+                                               : "unexpected reply")));
+    return;
+  }
+  const std::vector<RedisReply>& e = reply.elements;
+  if (e.size() < 3 || e[0].type != RedisReply::Type::kString ||
+      e[1].type != RedisReply::Type::kString) {
+    return;  // Not a pub/sub message we asked for.
+  }
+  const std::string& kind = e[0].str;
+  const std::string& channel = e[1].str;
+  if (kind == "message") {
+    ++messages_;
+    if (e[2].type == RedisReply::Type::kString) {
+      listener_->OnMessage(channel, e[2].str);
+    }
+    return;
+  }
+  if (kind == "subscribe") {
+    auto it = awaiting_.find(channel);
+    if (it == awaiting_.end()) return;  // Removed since.
+    if (--it->second.count > 0) return;
+    awaiting_.erase(it);
+    if (wanted_.contains(channel)) confirmed_.insert(channel);
+    if (awaiting_.empty()) {
+      ArmTimer();
+      next_backoff_ = config_.backoff.initial;
+      if (!auth_pending_) listener_->OnSettled(std::exchange(lost_, false));
+    }
+    return;
+  }
+  if (kind == "unsubscribe") {
+    // Removed and added again: the SUBSCRIBE after it confirms it again.
+    if (awaiting_.contains(channel)) confirmed_.erase(channel);
+  }
+}
+
+void Subscriber::OnLost(absl::Status why) { Close(std::move(why)); }
+
+void Subscriber::Close(absl::Status why) {
+  (void)why;  // Wake-ups fall back to polling; nothing to report.
+  connection_.reset();
+  state_ = State::kIdle;
+  confirmed_.clear();
+  awaiting_.clear();
+  auth_pending_ = false;
+  lost_ = true;
+  timer_->Cancel();
+  if (!wanted_.empty()) {
+    reconnect_timer_->Arm(next_backoff_);
+    next_backoff_ = std::min(config_.backoff.max,
+                             next_backoff_ * config_.backoff.multiplier);
+  }
+  // Every channel is settled now (unavailable): waiters go on polling. Told
+  // on a later turn: Close() may run inside Add().
+  settle_timer_->Arm(absl::ZeroDuration());
+}
+
+void Subscriber::ArmTimer() {
+  std::optional<MonotonicTime> oldest;
+  absl::Duration limit = config_.request_timeout;
+  if (state_ == State::kConnecting) {
+    oldest = connect_started_;
+    limit = config_.connect_timeout;
+  } else if (state_ == State::kConnected) {
+    if (auth_pending_) oldest = auth_sent_at_;
+    for (const auto& [channel, awaiting] : awaiting_) {
+      if (!oldest.has_value() || awaiting.since < *oldest) {
+        oldest = awaiting.since;
+      }
+    }
+  }
+  if (!oldest.has_value()) {
+    timer_->Cancel();
+    return;
+  }
+  const absl::Duration left =
+      limit - Since(*oldest, runtime_->Now());
+  timer_->Arm(std::max(left, absl::ZeroDuration()));
+}
+
+void Subscriber::OnTimer() {
+  const MonotonicTime now = runtime_->Now();
+  if (state_ == State::kConnecting) {
+    if (Since(connect_started_, now) >= config_.connect_timeout) {
+      Close(absl::DeadlineExceededError("subscriber: connect timed out"));
+      return;
+    }
+  } else if (state_ == State::kConnected) {
+    bool late = auth_pending_ &&
+                Since(auth_sent_at_, now) >= config_.request_timeout;
+    for (const auto& [channel, awaiting] : awaiting_) {
+      late = late || Since(awaiting.since, now) >= config_.request_timeout;
+    }
+    if (late) {
+      Close(absl::DeadlineExceededError(
+          "subscriber: no confirmation within the request timeout"));
+      return;
+    }
+  }
+  ArmTimer();
+}
+
+Wakeups::Wakeups(Runtime* runtime, const std::vector<MasterConfig>& masters)
+    : runtime_(runtime),
+      sweep_timer_(runtime->NewTimer([this] { Sweep(); })) {
+  for (const MasterConfig& config : masters) {
+    Subscriber::Listener* listener = this;
+    subscribers_.push_back(
+        std::make_unique<Subscriber>(runtime, config, listener));
+  }
+}
+
+Wakeups::~Wakeups() = default;
+
+bool Wakeups::Watch(Waiter* waiter, absl::Span<const std::string> channels) {
+  bool fresh = false;
+  for (const std::string& name : channels) {
+    auto [it, added] = channels_.try_emplace(name);
+    Channel& channel = it->second;
+    if (added) {
+      fresh = true;
+      for (auto& subscriber : subscribers_) subscriber->Add(name);
+    }
+    channel.waiters.push_back(waiter);
+    ++registered_[waiter];
+  }
+  return fresh;
+}
+
+void Wakeups::Unwatch(Waiter* waiter, absl::Span<const std::string> channels) {
+  for (const std::string& name : channels) {
+    auto it = channels_.find(name);
+    if (it == channels_.end()) continue;
+    std::vector<Waiter*>& waiters = it->second.waiters;
+    auto found = std::find(waiters.begin(), waiters.end(), waiter);
+    if (found == waiters.end()) continue;
+    waiters.erase(found);
+    if (--registered_[waiter] == 0) registered_.erase(waiter);
+    if (waiters.empty()) {
+      it->second.idle_since = runtime_->Now();
+      if (!sweep_timer_->armed()) sweep_timer_->Arm(kLinger);
+    }
+  }
+}
+
+bool Wakeups::Settled(absl::Span<const std::string> channels) const {
+  for (const auto& subscriber : subscribers_) {
+    for (const std::string& channel : channels) {
+      if (!subscriber->Settled(channel)) return false;
+    }
+  }
+  return true;
+}
+
+void Wakeups::OnMessage(absl::string_view channel, absl::string_view payload) {
+  Event event;
+  if (payload == kReleasedMessage) {
+    event = Event::kReleased;
+  } else if (payload == kTakenMessage) {
+    event = Event::kTaken;
+  } else {
+    return;
+  }
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
+  Tell(it->second.waiters, event);
+}
+
+void Wakeups::OnSettled(bool after_loss) {
+  std::vector<Waiter*> waiters;
+  waiters.reserve(registered_.size());
+  for (const auto& [waiter, count] : registered_) waiters.push_back(waiter);
+  // A release while the subscriber was deaf would have gone unheard.
+  if (after_loss) Tell(waiters, Event::kReleased);
+  Tell(waiters, Event::kSettled);
+}
+
+void Wakeups::Tell(std::vector<Waiter*> waiters, Event event) {
+  for (Waiter* waiter : waiters) {
+    // An earlier waiter's wake-up may have finished this one.
+    if (registered_.contains(waiter)) waiter->Wake(event);
+  }
+}
+
+void Wakeups::Sweep() {
+  const MonotonicTime now = runtime_->Now();
+  bool idle_left = false;
+  for (auto it = channels_.begin(); it != channels_.end();) {
+    Channel& channel = it->second;
+    if (!channel.waiters.empty()) {
+      ++it;
+      continue;
+    }
+    if (Since(channel.idle_since, now) < kLinger) {
+      idle_left = true;
+      ++it;
+      continue;
+    }
+    for (auto& subscriber : subscribers_) subscriber->Remove(it->first);
+    channels_.erase(it++);
+  }
+  if (idle_left) sweep_timer_->Arm(kLinger);
+}
+
+}  // namespace redlock::internal
