@@ -122,14 +122,19 @@ class Engine::AcquireOp final : public Engine::Operation,
                                           nullptr) >= quorum;
           };
     } else {
-      // While waiters listen, a retry announces its win (see Wakeups).
-      config.command = AcquireCommand(keys_, token_, ttl_,
-                                      /*announce=*/watching_);
+      // On a contended resource (this client waited for it lately), an
+      // attempt announces its win, so that woken waiters stand down.
+      const bool announce =
+          watching_ || (engine_->wakeups_ != nullptr &&
+                        engine_->wakeups_->Contended(keys_));
+      config.command = AcquireCommand(keys_, token_, ttl_, announce);
       // One key: SET NX; several, or announced: the all-or-none script.
       config.map_reply =
-          keys_.size() == 1 && !watching_ ? &AcquireVote : &ScriptVote;
+          keys_.size() == 1 && !announce ? &AcquireVote : &ScriptVote;
     }
-    config.cleanup_on_loss = ReleaseCommand(keys_, token_);
+    // Quietly: no lock was made (see ReleaseCommand).
+    config.cleanup_on_loss = ReleaseCommand(keys_, token_, /*announce=*/false);
+    config.cleanup_skips_denied = true;
     StartRound(std::move(config));
   }
 

@@ -324,6 +324,11 @@ std::vector<MasterHealth> Engine::Health() const {
     h.connects = c.connects;
     h.connection_failures = c.connection_failures;
     h.noscript_fallbacks = c.noscript_fallbacks;
+    if (wakeups_ != nullptr) {
+      const Subscriber& subscriber = *wakeups_->subscribers()[i];
+      h.subscriber_requests = subscriber.sent();
+      h.subscriber_messages = subscriber.messages();
+    }
     out.push_back(std::move(h));
   }
   return out;

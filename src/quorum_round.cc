@@ -178,8 +178,13 @@ void QuorumRound::Decide(absl::Status status) {
   }
 
   if (!result.status.ok() && config_.cleanup_on_loss.has_value()) {
-    for (MasterLink* master : masters_) {
-      master->Send(*config_.cleanup_on_loss, [](absl::StatusOr<RedisReply>) {});
+    for (size_t i = 0; i < masters_.size(); ++i) {
+      if (config_.cleanup_skips_denied &&
+          result.votes[i].kind == MasterVote::Kind::kDenied) {
+        continue;
+      }
+      masters_[i]->Send(*config_.cleanup_on_loss,
+                        [](absl::StatusOr<RedisReply>) {});
     }
   }
   Done done = std::move(done_);

@@ -113,8 +113,13 @@ struct RoundConfig {
   // Fencing uses it to wait for enough trustworthy counter reads.
   std::function<bool(const std::vector<std::optional<RedisReply>>&)>
       ready_to_win;
-  // Sent to every master when the round is lost.
+  // Sent to every master when the round is lost...
   std::optional<Command> cleanup_on_loss;
+  // ...except those that denied, if set: an acquire's denial (SET NX or the
+  // script answered "not set") means that master holds nothing of this
+  // round. Not for rounds whose denial says nothing of the lock keys (the
+  // fence write-back). A vetoed grant is a failed vote, never a denial.
+  bool cleanup_skips_denied = false;
 };
 
 struct RoundResult {

@@ -25,7 +25,7 @@ constexpr absl::string_view kReleaseSource =
     "for i = 1, #KEYS do\n"
     "  if redis.call('get', KEYS[i]) == ARGV[1] then\n"
     "    deleted = deleted + redis.call('del', KEYS[i])\n"
-    "    redis.call('publish', KEYS[i], 'released')\n"
+    "    if ARGV[2] == '1' then redis.call('publish', KEYS[i], 'released') end\n"
     "  end\n"
     "end\n"
     "if deleted > 0 then return 1 end\n"
@@ -252,13 +252,15 @@ Command AcquireCommand(absl::Span<const std::string> keys,
 }
 
 Command ReleaseCommand(absl::Span<const std::string> keys,
-                       absl::string_view token) {
-  return KeysCommand(ReleaseScript(), keys, {std::string(token)});
+                       absl::string_view token, bool announce) {
+  return KeysCommand(ReleaseScript(), keys,
+                     {std::string(token), announce ? "1" : "0"});
 }
 
-Command ReleaseCommand(absl::string_view key, absl::string_view token) {
+Command ReleaseCommand(absl::string_view key, absl::string_view token,
+                       bool announce) {
   const std::string k[] = {std::string(key)};
-  return ReleaseCommand(k, token);
+  return ReleaseCommand(k, token, announce);
 }
 
 Command ExtendCommand(absl::Span<const std::string> keys,

@@ -39,7 +39,8 @@ struct Script {
 // kReleasedMessage for every key it deletes, the acquire scripts
 // kTakenMessage for every key they set.
 //
-// Deletes every key that holds ARGV[1]. Returns 1 if it deleted any, else 0.
+// Deletes every key that holds ARGV[1], publishing on each if ARGV[2] is
+// "1". Returns 1 if it deleted any, else 0.
 const Script& ReleaseScript();
 // Sets the TTL of every key to ARGV[2] ms if every one holds ARGV[1], else
 // changes nothing; never creates a key. Returns 1 if extended, else 0.
@@ -78,9 +79,14 @@ Command AcquireCommand(absl::string_view key, absl::string_view token,
 Command AcquireCommand(absl::Span<const std::string> keys,
                        absl::string_view token, absl::Duration ttl,
                        bool announce = false);
-Command ReleaseCommand(absl::string_view key, absl::string_view token);
+// `announce`: publish kReleasedMessage for each key deleted. A lost
+// attempt's cleanup does not: waking the waiters for keys that never made a
+// lock would only send them against the lock's real holder, and their own
+// lost attempts' cleanups would wake them again.
+Command ReleaseCommand(absl::string_view key, absl::string_view token,
+                       bool announce = true);
 Command ReleaseCommand(absl::Span<const std::string> keys,
-                       absl::string_view token);
+                       absl::string_view token, bool announce = true);
 Command ExtendCommand(absl::string_view key, absl::string_view token,
                       absl::Duration ttl);
 Command ExtendCommand(absl::Span<const std::string> keys,

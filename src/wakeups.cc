@@ -287,6 +287,13 @@ bool Wakeups::Settled(absl::Span<const std::string> channels) const {
   return true;
 }
 
+bool Wakeups::Contended(absl::Span<const std::string> channels) const {
+  for (const std::string& channel : channels) {
+    if (channels_.contains(channel)) return true;
+  }
+  return false;
+}
+
 void Wakeups::OnMessage(absl::string_view channel, absl::string_view payload) {
   Event event;
   if (payload == kReleasedMessage) {

@@ -156,6 +156,9 @@ class Wakeups final : private Subscriber::Listener {
   void Unwatch(Waiter* waiter, absl::Span<const std::string> channels);
   // Subscriber::Settled() on every master, for every channel.
   bool Settled(absl::Span<const std::string> channels) const;
+  // Some of `channels` is subscribed (waited on now, or lingering): the
+  // resource was contended lately, so others may be waiting for it.
+  bool Contended(absl::Span<const std::string> channels) const;
 
   const std::vector<std::unique_ptr<Subscriber>>& subscribers() const {
     return subscribers_;

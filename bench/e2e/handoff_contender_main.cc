@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +45,8 @@ ABSL_FLAG(absl::Duration, hold, absl::Milliseconds(1),
 ABSL_FLAG(absl::Duration, think, absl::Milliseconds(5),
           "Pause after each Release() returned.");
 ABSL_FLAG(bool, wake_on_release, true, "RetryPolicy::wake_on_release.");
+ABSL_FLAG(std::optional<absl::Duration>, wake_jitter, std::nullopt,
+          "RetryPolicy::wake_jitter (default: the library's).");
 ABSL_FLAG(absl::Duration, connect_budget, absl::Seconds(15),
           "How long to wait for every master before giving up.");
 
@@ -155,6 +158,9 @@ int Main() {
   options.masters = absl::StrSplit(list, ',', absl::SkipEmpty());
   options.key_prefix = absl::GetFlag(FLAGS_key_prefix);
   options.retry.wake_on_release = absl::GetFlag(FLAGS_wake_on_release);
+  if (std::optional<absl::Duration> jitter = absl::GetFlag(FLAGS_wake_jitter)) {
+    options.retry.wake_jitter = *jitter;
+  }
   absl::StatusOr<std::unique_ptr<Redlock>> client = Redlock::Create(options);
   if (!client.ok()) {
     Fail(absl::StrCat("Create: ", client.status().ToString()));

@@ -56,6 +56,10 @@ struct MasterHealth {
   int64_t connects = 0;             // Connections established.
   int64_t connection_failures = 0;  // Connects that failed or broke.
   int64_t noscript_fallbacks = 0;   // EVALSHA answered NOSCRIPT; sent EVAL.
+  // The subscriber connection that wakes waiters
+  // (RetryPolicy::wake_on_release), opened when an acquisition first waits:
+  int64_t subscriber_requests = 0;  // AUTH, SUBSCRIBE, UNSUBSCRIBE sent.
+  int64_t subscriber_messages = 0;  // Messages heard.
 };
 
 }  // namespace redlock

@@ -737,7 +737,9 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     for (const std::string& key : keys) {
       if (!holds(key)) continue;
       deleted += call({"DEL", key}).integer;
-      call({"PUBLISH", key, std::string(kReleasedMessage)});
+      if (args.size() > 1 && args[1] == "1") {
+        call({"PUBLISH", key, std::string(kReleasedMessage)});
+      }
     }
     return RedisReply::Integer(deleted > 0 ? 1 : 0);
   }

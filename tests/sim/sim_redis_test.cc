@@ -706,6 +706,12 @@ TEST_F(SimRedisDifferentialTest, ReleasePublishesReleasedForEachKeyItDeletes) {
   Same({"SET", "released:c", "tok", "PX", "10000"});
   Same(Script(internal::ReleaseCommand("released:c", "tok"), /*eval=*/true));
   ExpectPushed(*sub, {Message("released:c", kReleasedMessage)});
+  // A lost attempt's cleanup deletes quietly.
+  Same({"SET", "released:c", "tok", "PX", "10000"});
+  Same(Script(
+      internal::ReleaseCommand("released:c", "tok", /*announce=*/false)));
+  ExpectPushed(*sub, {});
+  Same({"EXISTS", "released:c"});
 }
 
 TEST_F(SimRedisDifferentialTest, MultiAcquirePublishesTakenOnlyWhenItSets) {

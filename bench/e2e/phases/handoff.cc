@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +58,9 @@ ABSL_FLAG(absl::Duration, handoff_hold, absl::Milliseconds(1),
 ABSL_FLAG(absl::Duration, handoff_think, absl::Milliseconds(5),
           "Hand-off phase: pause after each Release() returned, before the "
           "next Acquire().");
+ABSL_FLAG(std::optional<absl::Duration>, handoff_wake_jitter, std::nullopt,
+          "Hand-off phase: RetryPolicy::wake_jitter of the woken contenders "
+          "(default: the library's).");
 ABSL_FLAG(int, handoff_rounds, 6,
           "Hand-off phase: rounds of one poll block and one wake block "
           "(which goes first alternates).");
@@ -462,6 +466,11 @@ class HandoffPhase : public Phase {
           absl::StrCat("--think=", absl::FormatDuration(think_)),
           absl::StrCat("--wake_on_release=", mode == kWake ? "true" : "false"),
       });
+      if (std::optional<absl::Duration> jitter =
+              absl::GetFlag(FLAGS_handoff_wake_jitter)) {
+        args.back().push_back(
+            absl::StrCat("--wake_jitter=", absl::FormatDuration(*jitter)));
+      }
     }
     absl::StatusOr<std::unique_ptr<ChildProcesses>> children =
         ChildProcesses::Start(binary_, args);
