@@ -5,11 +5,13 @@
 // blocking Redlock of its own. It talks to the phase over stdin and stdout
 // as handoff_protocol.h describes: reads the masters, connects, says
 // "ready", waits for "go", then loops Acquire → hold → Release → think,
-// and reports every critical section. Not meant to be run by hand.
+// and reports every critical section, with the attempts its acquisition
+// made (from an Observer). Not meant to be run by hand.
 
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <atomic>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -32,6 +34,7 @@
 #include "bench/e2e/handoff_protocol.h"
 #include "redlock/health.h"
 #include "redlock/lock.h"
+#include "redlock/observer.h"
 #include "redlock/options.h"
 #include "redlock/redlock.h"
 
@@ -63,11 +66,47 @@ bool Send(absl::string_view text) {
          std::fflush(stdout) == 0;
 }
 
-int64_t RequestsSent(const Redlock& client) {
-  int64_t n = 0;
-  for (const MasterHealth& h : client.Health()) n += h.requests;
+// The client's own counts, summed over the masters.
+struct Sent {
+  int64_t requests = 0;
+  int64_t subscriber_requests = 0;
+  int64_t subscriber_messages = 0;
+};
+
+Sent SentSoFar(const Redlock& client) {
+  Sent n;
+  for (const MasterHealth& h : client.Health()) {
+    n.requests += h.requests;
+    n.subscriber_requests += h.subscriber_requests;
+    n.subscriber_messages += h.subscriber_messages;
+  }
   return n;
 }
+
+// How many attempts the last acquisition of `resource` made. OnAcquired()
+// runs on the client's loop thread before the blocking Acquire() returns, so
+// the caller reads the count of its own acquisition once Acquire() is back.
+class AttemptsObserver : public Observer {
+ public:
+  explicit AttemptsObserver(std::string resource)
+      : resource_(std::move(resource)) {}
+
+  void OnAcquired(const AcquiredEvent& event) override {
+    if (event.resource == resource_) {
+      last_attempts_.store(event.attempts, std::memory_order_release);
+    }
+  }
+
+  // The count of the last acquisition, and 0 in its place, so that a section
+  // never shows an earlier acquisition's count.
+  int TakeLastAttempts() {
+    return last_attempts_.exchange(0, std::memory_order_acq_rel);
+  }
+
+ private:
+  const std::string resource_;
+  std::atomic<int> last_attempts_{0};
+};
 
 // Connected to every master, each one's grants counting, and one lock (on a
 // resource of this contender's own) taken and released: from here on the
@@ -105,7 +144,8 @@ absl::Status WarmUp(Redlock& client, absl::Duration ttl) {
   return last;
 }
 
-ContenderReport Loop(Redlock& client, SteadyTime end) {
+ContenderReport Loop(Redlock& client, AttemptsObserver& attempts,
+                     SteadyTime end) {
   const std::string resource = absl::GetFlag(FLAGS_resource);
   const absl::Duration ttl = absl::GetFlag(FLAGS_ttl);
   const absl::Duration wait = absl::GetFlag(FLAGS_wait);
@@ -113,12 +153,14 @@ ContenderReport Loop(Redlock& client, SteadyTime end) {
   const absl::Duration think = absl::GetFlag(FLAGS_think);
   ContenderReport report;
   report.sections.reserve(4096);
-  const int64_t requests_before = RequestsSent(client);
+  const Sent sent_before = SentSoFar(client);
   const Cpu cpu_before = CpuNow(RUSAGE_SELF);
   while (Now() < end) {
+    attempts.TakeLastAttempts();
     const SteadyTime called = Now();
     absl::StatusOr<Lock> lock = client.Acquire(resource, ttl, wait);
     const SteadyTime acquired = Now();
+    const int attempts_made = attempts.TakeLastAttempts();
     report.waiting_ns += SteadyNanos(acquired) - SteadyNanos(called);
     if (!lock.ok()) {
       ++report.failed_acquisitions;
@@ -135,11 +177,16 @@ ContenderReport Loop(Redlock& client, SteadyTime end) {
     }
     report.sections.push_back({SteadyNanos(called), SteadyNanos(acquired),
                                SteadyNanos(release_start),
-                               SteadyNanos(release_end)});
+                               SteadyNanos(release_end), attempts_made});
     absl::SleepFor(think);
   }
   report.cpu = CpuNow(RUSAGE_SELF) - cpu_before;
-  report.requests = RequestsSent(client) - requests_before;
+  const Sent sent_after = SentSoFar(client);
+  report.requests = sent_after.requests - sent_before.requests;
+  report.subscriber_requests =
+      sent_after.subscriber_requests - sent_before.subscriber_requests;
+  report.subscriber_messages =
+      sent_after.subscriber_messages - sent_before.subscriber_messages;
   return report;
 }
 
@@ -158,6 +205,9 @@ int Main() {
   options.masters = absl::StrSplit(list, ',', absl::SkipEmpty());
   options.key_prefix = absl::GetFlag(FLAGS_key_prefix);
   options.retry.wake_on_release = absl::GetFlag(FLAGS_wake_on_release);
+  auto attempts =
+      std::make_shared<AttemptsObserver>(absl::GetFlag(FLAGS_resource));
+  options.observer = attempts;
   if (std::optional<absl::Duration> jitter = absl::GetFlag(FLAGS_wake_jitter)) {
     options.retry.wake_jitter = *jitter;
   }
@@ -182,7 +232,8 @@ int Main() {
   while (Now() < start) {
     absl::SleepFor(absl::Microseconds(100));
   }
-  const ContenderReport report = Loop(**client, FromSteadyNanos(end_ns));
+  const ContenderReport report =
+      Loop(**client, *attempts, FromSteadyNanos(end_ns));
   if (!Send(EncodeReport(report))) return 1;
 
   // Stay connected and idle until the phase has read the masters' counters

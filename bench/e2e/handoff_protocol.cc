@@ -17,14 +17,17 @@ std::string EncodeReport(const ContenderReport& report) {
   std::string out;
   for (const HandoffSection& s : report.sections) {
     absl::StrAppend(&out, "section ", s.acquire_called_ns, " ", s.acquired_ns,
-                    " ", s.release_start_ns, " ", s.release_end_ns, "\n");
+                    " ", s.release_start_ns, " ", s.release_end_ns, " ",
+                    s.attempts, "\n");
   }
   absl::StrAppend(&out, "failed_acquisitions ", report.failed_acquisitions,
                   "\n", "failed_releases ", report.failed_releases, "\n");
   absl::StrAppend(&out, absl::StrFormat("cpu %.6f %.6f\n", report.cpu.user,
                                         report.cpu.sys));
-  absl::StrAppend(&out, "requests ", report.requests, "\n", "waiting_ns ",
-                  report.waiting_ns, "\n");
+  absl::StrAppend(&out, "requests ", report.requests, "\n",
+                  "subscriber_requests ", report.subscriber_requests, "\n",
+                  "subscriber_messages ", report.subscriber_messages, "\n",
+                  "waiting_ns ", report.waiting_ns, "\n");
   if (!report.last_error.empty()) {
     absl::StrAppend(
         &out, "error ",
@@ -44,12 +47,13 @@ absl::StatusOr<ContenderReport> ParseReport(absl::string_view text) {
     }
     const std::vector<absl::string_view> f = absl::StrSplit(line, ' ');
     bool ok = false;
-    if (f[0] == "section" && f.size() == 5) {
+    if (f[0] == "section" && f.size() == 6) {
       HandoffSection s;
       ok = absl::SimpleAtoi(f[1], &s.acquire_called_ns) &&
            absl::SimpleAtoi(f[2], &s.acquired_ns) &&
            absl::SimpleAtoi(f[3], &s.release_start_ns) &&
-           absl::SimpleAtoi(f[4], &s.release_end_ns);
+           absl::SimpleAtoi(f[4], &s.release_end_ns) &&
+           absl::SimpleAtoi(f[5], &s.attempts);
       report.sections.push_back(s);
     } else if (f[0] == "failed_acquisitions" && f.size() == 2) {
       ok = absl::SimpleAtoi(f[1], &report.failed_acquisitions);
@@ -60,6 +64,10 @@ absl::StatusOr<ContenderReport> ParseReport(absl::string_view text) {
            absl::SimpleAtod(f[2], &report.cpu.sys);
     } else if (f[0] == "requests" && f.size() == 2) {
       ok = absl::SimpleAtoi(f[1], &report.requests);
+    } else if (f[0] == "subscriber_requests" && f.size() == 2) {
+      ok = absl::SimpleAtoi(f[1], &report.subscriber_requests);
+    } else if (f[0] == "subscriber_messages" && f.size() == 2) {
+      ok = absl::SimpleAtoi(f[1], &report.subscriber_messages);
     } else if (f[0] == "waiting_ns" && f.size() == 2) {
       ok = absl::SimpleAtoi(f[1], &report.waiting_ns);
     }

@@ -52,6 +52,9 @@ struct HandoffSection {
   int64_t acquired_ns = 0;        // Acquire() returned OK.
   int64_t release_start_ns = 0;   // Release() called.
   int64_t release_end_ns = 0;     // Release() returned.
+  // The acquisition's attempts (AcquiredEvent::attempts): 1 when the first
+  // attempt won, 2 or more when the contender had to wait for the lock.
+  int attempts = 0;
 };
 
 // What one contender did between START and the end of its loop.
@@ -61,9 +64,13 @@ struct ContenderReport {
   int64_t failed_releases = 0;
   std::string last_error;  // One line.
   Cpu cpu;                 // The whole process (RUSAGE_SELF), over the loop.
-  // Commands its client sent over the loop, by its own count (the sum of
-  // MasterHealth::requests over the masters).
+  // Commands its client sent over the loop, by its own count, summed over
+  // the masters: MasterHealth::requests on the lock connections,
+  // subscriber_requests on the subscriber connections, and the messages
+  // those heard (subscriber_messages).
   int64_t requests = 0;
+  int64_t subscriber_requests = 0;
+  int64_t subscriber_messages = 0;
   // Time spent inside Acquire(), failed calls included.
   int64_t waiting_ns = 0;
 };
