@@ -72,8 +72,8 @@ struct RetryPolicy {
   // A woken waiter retries after a delay drawn uniformly from
   // [0, wake_jitter], so that the waiters one release wakes (in this process
   // and in others) do not all try at once; more than max_delay counts as
-  // max_delay. Default: 2ms.
-  absl::Duration wake_jitter = absl::Milliseconds(2);
+  // max_delay. Default: 4ms.
+  absl::Duration wake_jitter = absl::Milliseconds(4);
 };
 
 // How a master whose connection failed is reconnected: the first retry comes

@@ -93,7 +93,7 @@ TEST(SimWorldTest, RestartGuardOffWithRestartsWithoutDataShowsADoubleGrant) {
 }
 
 TEST(SimWorldTest, AMasterClockBeyondTheDriftFactorShowsADoubleGrant) {
-  const torture::Summary s = RunRecorded({"fast-clock", 75, 5, 6});
+  const torture::Summary s = RunRecorded({"fast-clock", 16, 5, 6});
   EXPECT_GT(s.mutual_exclusion, 0) << Details(s);
 }
 

@@ -47,16 +47,14 @@
 
 ABSL_FLAG(int, handoff_contenders, 8,
           "Hand-off phase: contender processes on one resource.");
-ABSL_FLAG(absl::Duration, handoff_hold, absl::Milliseconds(1),
+// Hold 10ms, think 5ms: the lock is busy twice as long as a contender is
+// away, so when it is released, waiters are there (about 6.6 of 8 inside
+// Acquire() in trial runs) and the releaser is not back yet: the hand-off is
+// a waiter's, as with jobs queued on one lock. With hold 1ms the releaser
+// itself came back within a poll and took most hand-offs with its first
+// attempt, on a free lock, in both modes; with think 50ms the lock sat idle.
+ABSL_FLAG(absl::Duration, handoff_hold, absl::Milliseconds(10),
           "Hand-off phase: how long each critical section holds the lock.");
-// 5ms: longer than a woken waiter should need to win (the 2ms target, plus
-// the default wake_jitter of 2ms), so the releaser coming straight back does
-// not race the waiters it just woke; short next to the other seven
-// contenders' turns, so that most contenders are waiting at any time (about
-// 6 of 8 inside Acquire() when polling, in trial runs; 20ms left about 4).
-// Contenders back from thinking still take most hand-offs (a first attempt
-// on a free lock), which the report tells apart ("to a waiter": in trial
-// runs about 14% of hand-offs when polling, 24% when woken).
 ABSL_FLAG(absl::Duration, handoff_think, absl::Milliseconds(5),
           "Hand-off phase: pause after each Release() returned, before the "
           "next Acquire().");
