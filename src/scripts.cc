@@ -25,7 +25,7 @@ constexpr absl::string_view kReleaseSource =
     "for i = 1, #KEYS do\n"
     "  if redis.call('get', KEYS[i]) == ARGV[1] then\n"
     "    deleted = deleted + redis.call('del', KEYS[i])\n"
-    "    if ARGV[2] == '1' then redis.call('publish', KEYS[i], 'released') end\n"
+    "    if ARGV[2] ~= '0' then redis.call('publish', KEYS[i], 'released') end\n"
     "  end\n"
     "end\n"
     "if deleted > 0 then return 1 end\n"
@@ -253,8 +253,9 @@ Command AcquireCommand(absl::Span<const std::string> keys,
 
 Command ReleaseCommand(absl::Span<const std::string> keys,
                        absl::string_view token, bool announce) {
-  return KeysCommand(ReleaseScript(), keys,
-                     {std::string(token), announce ? "1" : "0"});
+  // A lock's release, the common case, takes no extra argument.
+  if (announce) return KeysCommand(ReleaseScript(), keys, {std::string(token)});
+  return KeysCommand(ReleaseScript(), keys, {std::string(token), "0"});
 }
 
 Command ReleaseCommand(absl::string_view key, absl::string_view token,

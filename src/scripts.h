@@ -39,8 +39,8 @@ struct Script {
 // kReleasedMessage for every key it deletes, the acquire scripts
 // kTakenMessage for every key they set.
 //
-// Deletes every key that holds ARGV[1], publishing on each if ARGV[2] is
-// "1". Returns 1 if it deleted any, else 0.
+// Deletes every key that holds ARGV[1], publishing on each unless ARGV[2] is
+// "0". Returns 1 if it deleted any, else 0.
 const Script& ReleaseScript();
 // Sets the TTL of every key to ARGV[2] ms if every one holds ARGV[1], else
 // changes nothing; never creates a key. Returns 1 if extended, else 0.

@@ -757,13 +757,15 @@ TEST_F(SimClusterTest, RepliesAlreadySentArriveBeforeTheLoss) {
             (std::vector<std::string>{"connect OK", "reply +OK", kReset}));
 }
 
+// A cluster whose resets also drop what is in flight to the client.
+SimCluster::Config Lossy() {
+  SimCluster::Config config;
+  config.lose_replies_in_flight = true;
+  return config;
+}
+
 class LoseRepliesClusterTest : public SimClusterTest {
  protected:
-  static SimCluster::Config Lossy() {
-    SimCluster::Config config;
-    config.lose_replies_in_flight = true;
-    return config;
-  }
   LoseRepliesClusterTest() : SimClusterTest(Lossy()) {}
 };
 
@@ -1087,11 +1089,6 @@ TEST_F(SimPubSubTest, MessageAlreadySentArrivesBeforeTheLoss) {
 
 class LosePushesPubSubTest : public SimPubSubTest {
  protected:
-  static SimCluster::Config Lossy() {
-    SimCluster::Config config;
-    config.lose_replies_in_flight = true;
-    return config;
-  }
   LosePushesPubSubTest() : SimPubSubTest(Lossy()) {}
 };
 

@@ -737,7 +737,7 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     for (const std::string& key : keys) {
       if (!holds(key)) continue;
       deleted += call({"DEL", key}).integer;
-      if (args.size() > 1 && args[1] == "1") {
+      if (args.size() < 2 || args[1] != "0") {
         call({"PUBLISH", key, std::string(kReleasedMessage)});
       }
     }
