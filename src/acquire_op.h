@@ -99,6 +99,7 @@ class Engine::AcquireOp final : public Engine::Operation,
     }
     token_ = *std::move(token);
     fence_write_ = false;
+    retry_timer_->Cancel();
     next_ = Next::kNone;
     settling_ = false;
     recheck_ = false;
@@ -357,9 +358,16 @@ class Engine::AcquireOp final : public Engine::Operation,
       return;
     }
     // Subscribed before the next attempt: a release after it is heard.
-    // Bounded by the subscribers' connect and request timeouts.
+    // Bounded by the subscribers' connect and request timeouts, and by the
+    // end of the budget.
     if (watching_ && !engine_->wakeups_->Settled(keys_)) {
       settling_ = true;
+      if (std::optional<absl::Duration> left =
+              schedule_.WaitLeft(engine_->runtime_->Now())) {
+        ArmRetry(Next::kGiveUp, *left);
+      } else {
+        GiveUp(last_status_);
+      }
       return;
     }
     StartAttempt();
@@ -397,7 +405,7 @@ class Engine::AcquireOp final : public Engine::Operation,
         if (next_ == Next::kNone && !settling_) return;  // Fence write.
         // Sooner than the poll, never past the end of the budget.
         const absl::Duration jitter = WakeJitter();
-        if (settling_ || now + ToChrono(jitter) < next_at_) {
+        if (now + ToChrono(jitter) < next_at_) {
           settling_ = false;
           ArmRetry(Next::kWoken, jitter);
         }

@@ -292,6 +292,35 @@ TEST_F(WakeupTest, WokenWaitersStandDownWhenOneOfThemTakesTheLock) {
   }
 }
 
+// A stopped master accepts the subscriber's connection (the kernel does) and
+// never confirms the subscription. The waiter polls with no delay at all,
+// yet makes no further attempt until that master's subscription is given up
+// (request_timeout, 300ms here): an attempt is never made while a
+// subscription that could hear the next release is still on its way.
+TEST_F(WakeupTest, TheNextAttemptWaitsUntilEveryMastersSubscriptionSettles) {
+  auto held = holder_->Acquire("audit", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto counter = std::make_shared<AttemptCounter>();
+  Options options = WaiterOptions(counter);
+  options.retry.min_delay = absl::ZeroDuration();
+  options.retry.max_delay = absl::ZeroDuration();
+  auto waiter = MakeClient(options);
+  ASSERT_NE(waiter, nullptr);
+  // Every master judged before one stops, so the first attempt runs.
+  ASSERT_TRUE(waiter->TryAcquire("warm-up", absl::Seconds(1)).ok());
+  ASSERT_TRUE(cluster_->server(2).Stop().ok());
+  Background<absl::StatusOr<Lock>> waiting([&] {
+    return waiter->Acquire("audit", Waiting(absl::Milliseconds(150)));
+  });
+  absl::StatusOr<Lock> lock = waiting.Join();
+  ASSERT_TRUE(cluster_->server(2).Continue().ok());
+  EXPECT_EQ(lock.status().code(), absl::StatusCode::kAborted)
+      << lock.status();
+  // Only the first attempt: the budget ended while the stopped master's
+  // subscription was still unsettled.
+  EXPECT_EQ(counter->lost(), 1);
+}
+
 TEST_F(WakeupTest, WithWakeUpsOffAWaiterPollsAndSubscribesToNothing) {
   auto held = holder_->Acquire("poll-only", Waiting(absl::ZeroDuration()));
   ASSERT_TRUE(held.ok()) << held.status();
