@@ -27,6 +27,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "redlock/keys.h"
+#include "redlock/observer.h"
 #include "redlock/redlock.h"
 #include "tests/support/fault_proxy.h"
 #include "tests/support/guard_expectations.h"
@@ -111,6 +112,55 @@ class FencingTest : public ::testing::Test {
   std::unique_ptr<RedisCluster> cluster_;
   std::vector<std::unique_ptr<FaultProxy>> proxies_;
 };
+
+// Raises every counter when the fenced acquire round has been decided,
+// before the write-back: as if another acquisition wrote a higher token in
+// between.
+class RaiseCountersAfterTheRead : public Observer {
+ public:
+  explicit RaiseCountersAfterTheRead(const RedisCluster* cluster)
+      : cluster_(cluster) {}
+  void OnAttempt(const AttemptEvent& event) override {
+    if (!event.outcome.ok()) return;
+    for (int i = 0; i < cluster_->size(); ++i) {
+      auto client = cluster_->Client(i);
+      if (!client.ok()) continue;
+      (void)(*client)->Command(
+          {"SET", FenceCounterKey(Options(), kResource), "1000"});
+    }
+  }
+
+ private:
+  const RedisCluster* const cluster_;
+};
+
+// Every master refuses the write-back, each holding the lock key the round
+// set: the failed acquisition must release it on every one of them, the
+// masters that refused included.
+TEST_F(FencingTest, AWriteBackEveryMasterRefusedLeavesNoLockKey) {
+  Options options = TestOptions(cluster_->Uris());
+  options.observer = std::make_shared<RaiseCountersAfterTheRead>(cluster_.get());
+  auto client = Redlock::Create(options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  absl::StatusOr<Lock> lock = (*client)->Acquire(kResource, Fenced());
+  EXPECT_EQ(lock.status().code(), absl::StatusCode::kAborted) << lock.status();
+  // The release was sent behind the write-back on every connection before
+  // the result was delivered; give the masters a moment to run it (the TTL,
+  // 5s, is far longer).
+  for (int i = 0; i < cluster_->size(); ++i) {
+    auto reader = cluster_->Client(i);
+    ASSERT_TRUE(reader.ok());
+    bool held = true;
+    for (int tries = 0; held && tries < 200; ++tries) {
+      auto value = (*reader)->Get(LockKey(Options(), kResource));
+      ASSERT_TRUE(value.ok());
+      held = value->has_value();
+      if (held) absl::SleepFor(absl::Milliseconds(10));
+    }
+    EXPECT_FALSE(held) << "master " << i << " kept the lock key";
+    EXPECT_EQ(Counter(i), 1000);
+  }
+}
 
 TEST_F(FencingTest, TheFirstTokenIsOneAndIsWrittenToTheMasters) {
   auto client = MakeClient();
