@@ -168,6 +168,14 @@ class World {
   bool quiescing_ = false;  // The engines are going: start nothing.
   int64_t operator_steps_ = 0;
   int64_t fresh_clients_ = 0;
+  int64_t wakeup_messages_ = 0;  // Heard by engines since gone.
+  // Adds what `c`'s engine's subscribers heard, before it goes.
+  void CountWakeups(const Client& c) {
+    if (c.engine == nullptr) return;
+    for (const MasterHealth& h : c.engine->Health()) {
+      wakeup_messages_ += h.subscriber_messages;
+    }
+  }
 };
 
 Options World::EngineOptions() const {
@@ -198,6 +206,7 @@ void World::NewEngine(int i) {
   // The old engine goes first: what it still has in flight (releases
   // decided at quorum, their stragglers) is handed to the network or lost,
   // as when a process exits.
+  CountWakeups(clients_[i]);
   clients_[i].engine.reset();
   auto runtime = std::make_unique<SimRuntime>(&loop_, &cluster_, plan_.seed);
   clients_[i].runtime = runtime.get();
@@ -713,7 +722,10 @@ WorldResult World::Run() {
   for (auto& weak : holdings_) {
     if (auto h = weak.lock()) h->keep_alive.reset();
   }
-  for (Client& c : clients_) c.engine.reset();
+  for (Client& c : clients_) {
+    CountWakeups(c);
+    c.engine.reset();
+  }
   loop_.RunUntilIdle();
   WorldResult result;
   result.events = loop_.events_run();
@@ -721,6 +733,7 @@ WorldResult World::Run() {
   result.faults = static_cast<int64_t>(plan_.faults.size());
   result.operator_steps = operator_steps_;
   result.fresh_clients = fresh_clients_;
+  result.wakeup_messages = wakeup_messages_;
   torture::CheckHistory(&history_);
   result.history = std::move(history_);
   return result;

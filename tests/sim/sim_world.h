@@ -147,6 +147,9 @@ struct WorldResult {
   int64_t operator_steps = 0;
   // With WorldConfig::churn: clients replaced by a fresh engine.
   int64_t fresh_clients = 0;
+  // Pub/sub messages the clients' subscribers heard (waiters woken on
+  // release), so a test can see wake-ups were exercised.
+  int64_t wakeup_messages = 0;
 };
 
 // Runs `plan` under `config` to quiescence and checks it. Deterministic.

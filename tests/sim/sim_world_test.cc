@@ -134,7 +134,8 @@ TEST(SimWorldTest, ChurnCancelsAcquisitionsAndReplacesClientsSafely) {
   ASSERT_TRUE(config.ok());
   config->masters = 3;
   config->faults = 20;
-  int64_t cancelled = 0, fresh = 0, histories_with_grants = 0, sets = 0;
+  int64_t cancelled = 0, fresh = 0, histories_with_grants = 0, sets = 0,
+          wakeups = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     const WorldResult r = RunWorld(*config, MakePlan(*config, seed));
     const torture::Summary& s = r.history.summary;
@@ -142,6 +143,7 @@ TEST(SimWorldTest, ChurnCancelsAcquisitionsAndReplacesClientsSafely) {
     auto it = s.acquire_failures_by_code.find("CANCELLED");
     if (it != s.acquire_failures_by_code.end()) cancelled += it->second;
     fresh += r.fresh_clients;
+    wakeups += r.wakeup_messages;
     histories_with_grants += r.history.sections.empty() ? 0 : 1;
     // A lock on both resources shows as two sections with one token.
     std::map<std::string, int> by_token;
@@ -152,6 +154,8 @@ TEST(SimWorldTest, ChurnCancelsAcquisitionsAndReplacesClientsSafely) {
   EXPECT_GT(cancelled, 20);
   EXPECT_GT(fresh, 100);
   EXPECT_GT(sets, 40);
+  // Waiters were woken on release (and every attempt still judged).
+  EXPECT_GT(wakeups, 100) << wakeups;
   EXPECT_EQ(histories_with_grants, 40);
 }
 
