@@ -1010,6 +1010,20 @@ class SimPubSubTest : public SimClusterTest {
     return loop_.now();
   }
 
+  // A lock on master 0 is set and released (its message sent) and right
+  // then master 0 resets every connection. What the subscriber saw.
+  std::vector<std::string> ReleaseThenReset() {
+    Recorder sub(&loop_), holder(&loop_);
+    std::unique_ptr<Connection> sub_conn = Subscriber(0, &sub, "lock:r");
+    std::unique_ptr<Connection> conn = Connected(0, &holder);
+    conn->Send({"SET", "lock:r", "tok", "PX", "10000"});
+    SendRelease(*conn, "lock:r", "tok");
+    RunUntilExecuted(0, cluster_.commands_executed(0) + 2);
+    cluster_.ResetConnections(0);
+    loop_.RunUntilIdle();
+    return sub.what();
+  }
+
   static std::string Released(const std::string& channel) {
     return absl::StrCat("reply *3[$message $", channel, " $released]");
   }
@@ -1074,15 +1088,7 @@ TEST_F(SimPubSubTest, PausedMasterPublishesNothingUntilResumed) {
 }
 
 TEST_F(SimPubSubTest, MessageAlreadySentArrivesBeforeTheLoss) {
-  Recorder sub(&loop_), holder(&loop_);
-  std::unique_ptr<Connection> sub_conn = Subscriber(0, &sub, "lock:r");
-  std::unique_ptr<Connection> conn = Connected(0, &holder);
-  conn->Send({"SET", "lock:r", "tok", "PX", "10000"});
-  SendRelease(*conn, "lock:r", "tok");
-  RunUntilExecuted(0, cluster_.commands_executed(0) + 2);
-  cluster_.ResetConnections(0);
-  loop_.RunUntilIdle();
-  EXPECT_EQ(sub.what(), (std::vector<std::string>{
+  EXPECT_EQ(ReleaseThenReset(), (std::vector<std::string>{
                             "connect OK", "reply *3[$subscribe $lock:r :1]",
                             Released("lock:r"), kReset}));
 }
@@ -1093,15 +1099,7 @@ class LosePushesPubSubTest : public SimPubSubTest {
 };
 
 TEST_F(LosePushesPubSubTest, MessageInFlightIsDroppedWithTheConnection) {
-  Recorder sub(&loop_), holder(&loop_);
-  std::unique_ptr<Connection> sub_conn = Subscriber(0, &sub, "lock:r");
-  std::unique_ptr<Connection> conn = Connected(0, &holder);
-  conn->Send({"SET", "lock:r", "tok", "PX", "10000"});
-  SendRelease(*conn, "lock:r", "tok");
-  RunUntilExecuted(0, cluster_.commands_executed(0) + 2);
-  cluster_.ResetConnections(0);
-  loop_.RunUntilIdle();
-  EXPECT_EQ(sub.what(),
+  EXPECT_EQ(ReleaseThenReset(),
             (std::vector<std::string>{
                 "connect OK", "reply *3[$subscribe $lock:r :1]", kReset}));
 }
