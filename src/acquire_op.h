@@ -101,7 +101,6 @@ class Engine::AcquireOp final : public Engine::Operation,
     fence_write_ = false;
     retry_timer_->Cancel();
     next_ = Next::kNone;
-    settling_ = false;
     recheck_ = false;
     in_attempt_ = true;
     woken_in_attempt_ = false;
@@ -297,7 +296,7 @@ class Engine::AcquireOp final : public Engine::Operation,
       GiveUp(status);
       return;
     }
-    if (Wakeups* wakeups = engine_->wakeups_.get(); wakeups != nullptr) {
+    if (Wakeups* wakeups = engine_->WakeupsForWaiting(); wakeups != nullptr) {
       std::optional<absl::Duration> left = schedule_.WaitLeft(now);
       if (left.has_value()) {
         last_status_ = status;
@@ -339,10 +338,12 @@ class Engine::AcquireOp final : public Engine::Operation,
   }
 
   enum class Next {
-    kNone,    // No retry is armed (an attempt is in flight, or settling).
-    kPoll,    // The poll delay.
-    kWoken,   // A jitter after a release was heard.
-    kGiveUp,  // The end of the budget, unless woken before.
+    kNone,      // No retry is armed (an attempt is in flight).
+    kPoll,      // The poll delay.
+    kWoken,     // A jitter after a release was heard.
+    kGiveUp,    // The end of the budget, unless woken before.
+    kSettling,  // Due, once the subscriptions settle; the end of the budget
+                // if they do not.
   };
 
   void ArmRetry(Next next, absl::Duration after) {
@@ -353,7 +354,7 @@ class Engine::AcquireOp final : public Engine::Operation,
 
   void OnRetryTimer() {
     const Next next = std::exchange(next_, Next::kNone);
-    if (next == Next::kGiveUp) {
+    if (next == Next::kGiveUp || next == Next::kSettling) {
       GiveUp(last_status_);
       return;
     }
@@ -361,10 +362,9 @@ class Engine::AcquireOp final : public Engine::Operation,
     // Bounded by the subscribers' connect and request timeouts, and by the
     // end of the budget.
     if (watching_ && !engine_->wakeups_->Settled(keys_)) {
-      settling_ = true;
       if (std::optional<absl::Duration> left =
               schedule_.WaitLeft(engine_->runtime_->Now())) {
-        ArmRetry(Next::kGiveUp, *left);
+        ArmRetry(Next::kSettling, *left);
       } else {
         GiveUp(last_status_);
       }
@@ -388,13 +388,8 @@ class Engine::AcquireOp final : public Engine::Operation,
           }
           return;
         }
-        if (!settling_) return;
-        settling_ = false;
-        if (!schedule_.WaitLeft(now).has_value()) {
-          GiveUp(last_status_);
-          return;
-        }
-        StartAttempt();
+        // Due and now settled (StartAttempt() cancels the give-up).
+        if (next_ == Next::kSettling) StartAttempt();
         return;
       case Wakeups::Event::kReleased: {
         if (in_attempt_) {
@@ -402,13 +397,10 @@ class Engine::AcquireOp final : public Engine::Operation,
           return;
         }
         if (next_ == Next::kWoken) return;  // Already (another master).
-        if (next_ == Next::kNone && !settling_) return;  // Fence write.
+        if (next_ == Next::kNone) return;  // The fence write-back.
         // Sooner than the poll, never past the end of the budget.
         const absl::Duration jitter = WakeJitter();
-        if (now + ToChrono(jitter) < next_at_) {
-          settling_ = false;
-          ArmRetry(Next::kWoken, jitter);
-        }
+        if (now + ToChrono(jitter) < next_at_) ArmRetry(Next::kWoken, jitter);
         return;
       }
       case Wakeups::Event::kTaken: {
@@ -498,7 +490,6 @@ class Engine::AcquireOp final : public Engine::Operation,
   bool watching_ = false;           // A waiter of the engine's Wakeups.
   bool in_attempt_ = false;         // An acquire round is in flight.
   bool woken_in_attempt_ = false;   // A release was heard during it.
-  bool settling_ = false;           // Due, waiting for the subscriptions.
   bool recheck_ = false;            // Try once more when subscribed.
   Next next_ = Next::kNone;         // What the retry timer will do...
   MonotonicTime next_at_;           // ...and when.

@@ -82,7 +82,6 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
       observer_(options_.observer.get()) {
   const int n = static_cast<int>(addresses.size());
   quorum_ = options_.quorum == Quorum::kUnanimous ? n : n / 2 + 1;
-  std::vector<MasterConfig> configs;
   for (MasterAddress& address : addresses) {
     MasterConfig config;
     config.address = std::move(address);
@@ -91,14 +90,9 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
     config.stalled_timeout = options_.stalled_connection_timeout;
     config.backoff = options_.reconnect;
     config.marker_key = marker_key_;
-    configs.push_back(config);
     masters_.push_back(
         std::make_unique<Master>(runtime_.get(), std::move(config)));
     links_.push_back(masters_.back().get());
-  }
-  // Nothing connects until an acquisition first waits.
-  if (options_.retry.wake_on_release) {
-    wakeups_ = std::make_unique<Wakeups>(runtime_.get(), configs);
   }
   eviction_warned_.assign(masters_.size(), -1);
   reported_ready_.assign(masters_.size(), false);
@@ -115,6 +109,16 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
   deployment_timer_->Arm(options_.connect_timeout +
                          2 * options_.request_timeout);
   OnMasterStateChange();
+}
+
+Wakeups* Engine::WakeupsForWaiting() {
+  if (wakeups_ == nullptr && options_.retry.wake_on_release) {
+    std::vector<MasterConfig> configs;
+    configs.reserve(masters_.size());
+    for (const auto& master : masters_) configs.push_back(master->config());
+    wakeups_ = std::make_unique<Wakeups>(runtime_.get(), configs);
+  }
+  return wakeups_.get();
 }
 
 void Engine::OnMasterStateChange() {

@@ -85,9 +85,6 @@ class Engine {
   const std::vector<std::unique_ptr<Master>>& masters() const {
     return masters_;
   }
-  // The subscribers that wake waiters, or null with
-  // RetryPolicy::wake_on_release off.
-  const Wakeups* wakeups() const { return wakeups_.get(); }
 
   // TEST ONLY, and unsafe: the restart guard's grant rule from before it
   // failed closed — a master counts unless it is known to be reborn and
@@ -159,6 +156,9 @@ class Engine {
   // master that can evict the library's keys.
   void WarnAboutEviction();
 
+  // The subscribers that wake waiters, made on first use (a client that
+  // never waits makes none); null without RetryPolicy::wake_on_release.
+  Wakeups* WakeupsForWaiting();
   // Acquire() on resources this call owns (validated, sorted here).
   absl::Status AcquireOwned(std::vector<std::string> resources,
                             const AcquireOptions& options,
@@ -175,7 +175,8 @@ class Engine {
   Options options_;
   std::vector<std::unique_ptr<Master>> masters_;
   std::vector<MasterLink*> links_;
-  // Null unless RetryPolicy::wake_on_release.
+  // Made by the first acquisition that waits (WakeupsForWaiting()); null
+  // until then, and always without RetryPolicy::wake_on_release.
   std::unique_ptr<Wakeups> wakeups_;
   int quorum_;
   RuntimeBits bitgen_;  // Retry jitter.

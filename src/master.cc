@@ -117,12 +117,8 @@ void Master::QueueHandshake() {
   };
   std::vector<Step> steps;
   const MasterAddress& address = config_.address;
-  if (address.has_password) {
-    if (address.user.empty()) {
-      steps.push_back({Kind::kAuth, {"AUTH", address.password}});
-    } else {
-      steps.push_back({Kind::kAuth, {"AUTH", address.user, address.password}});
-    }
+  if (std::vector<std::string> auth = AuthArgv(address); !auth.empty()) {
+    steps.push_back({Kind::kAuth, std::move(auth)});
   }
   if (address.db != 0) {
     steps.push_back({Kind::kSelect, {"SELECT", absl::StrCat(address.db)}});
@@ -213,8 +209,18 @@ void Master::ScheduleReconnect() {
   if (on_state_change_ && !shutting_down_) on_state_change_();
   if (shutting_down_ || reconnect_timer_->armed()) return;
   reconnect_timer_->Arm(next_backoff_);
-  next_backoff_ =
-      std::min(next_backoff_ * config_.backoff.multiplier, config_.backoff.max);
+  next_backoff_ = NextBackoff(config_.backoff, next_backoff_);
+}
+
+std::vector<std::string> AuthArgv(const MasterAddress& address) {
+  if (!address.has_password) return {};
+  if (address.user.empty()) return {"AUTH", address.password};
+  return {"AUTH", address.user, address.password};
+}
+
+absl::Duration NextBackoff(const ReconnectBackoff& backoff,
+                           absl::Duration current) {
+  return std::min(current * backoff.multiplier, backoff.max);
 }
 
 void Master::ArmRequestTimer() {

@@ -21,6 +21,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -70,6 +71,12 @@ void ParseInfoServer(absl::string_view info, std::string* run_id,
 // and what to set instead. Pure.
 absl::Status EvictionRisk(absl::string_view maxmemory_policy);
 
+// AUTH [user] password for `address`; empty if it has no password. Pure.
+std::vector<std::string> AuthArgv(const MasterAddress& address);
+// The reconnect delay after `current` under `backoff`. Pure.
+absl::Duration NextBackoff(const ReconnectBackoff& backoff,
+                           absl::Duration current);
+
 struct MasterCounters {
   int64_t sent = 0;
   int64_t replies = 0;
@@ -91,6 +98,7 @@ class Master final : public MasterLink, private ConnectionObserver {
   Master& operator=(const Master&) = delete;
 
   const std::string& name() const override { return name_; }
+  const MasterConfig& config() const { return config_; }
   void Send(const Command& command, ReplyCallback done) override;
 
   // Connected and handshake answered. A reply to a command sent through

@@ -9,14 +9,6 @@
 #include "redlock/keys.h"
 
 namespace redlock::internal {
-namespace {
-
-absl::Duration Since(MonotonicTime then, MonotonicTime now) {
-  return ToDuration(now - then);
-}
-
-}  // namespace
-
 Subscriber::Subscriber(Runtime* runtime, MasterConfig config,
                        Listener* listener)
     : runtime_(runtime),
@@ -87,15 +79,11 @@ void Subscriber::OnConnect(absl::Status status) {
     return;
   }
   state_ = State::kConnected;
-  const MasterAddress& address = config_.address;
-  if (address.has_password) {
+  if (std::vector<std::string> auth = AuthArgv(config_.address);
+      !auth.empty()) {
     auth_pending_ = true;
     auth_sent_at_ = runtime_->Now();
-    if (address.user.empty()) {
-      Send({"AUTH", address.password});
-    } else {
-      Send({"AUTH", address.user, address.password});
-    }
+    Send(std::move(auth));
   }
   // SUBSCRIBE is not per database: no SELECT.
   std::vector<std::string> channels(wanted_.begin(), wanted_.end());
@@ -127,7 +115,7 @@ void Subscriber::OnReply(RedisReply reply) {
     // AUTH's answer, or an error for a command (NOAUTH, a closed server).
     if (auth_pending_ && reply.type == RedisReply::Type::kStatus) {
       auth_pending_ = false;
-      if (awaiting_.empty()) listener_->OnSettled(std::exchange(lost_, false));
+      MaybeSettled();
       return;
     }
     Close(absl::UnavailableError(absl::StrCat(
@@ -156,17 +144,20 @@ void Subscriber::OnReply(RedisReply reply) {
     if (--it->second.count > 0) return;
     awaiting_.erase(it);
     if (wanted_.contains(channel)) confirmed_.insert(channel);
-    if (awaiting_.empty()) {
-      ArmTimer();
-      next_backoff_ = config_.backoff.initial;
-      if (!auth_pending_) listener_->OnSettled(std::exchange(lost_, false));
-    }
+    MaybeSettled();
     return;
   }
   if (kind == "unsubscribe") {
     // Removed and added again: the SUBSCRIBE after it confirms it again.
     if (awaiting_.contains(channel)) confirmed_.erase(channel);
   }
+}
+
+void Subscriber::MaybeSettled() {
+  ArmTimer();
+  if (auth_pending_ || !awaiting_.empty()) return;
+  next_backoff_ = config_.backoff.initial;
+  listener_->OnSettled(std::exchange(lost_, false));
 }
 
 void Subscriber::OnLost(absl::Status why) { Close(std::move(why)); }
@@ -182,21 +173,19 @@ void Subscriber::Close(absl::Status why) {
   timer_->Cancel();
   if (!wanted_.empty()) {
     reconnect_timer_->Arm(next_backoff_);
-    next_backoff_ = std::min(config_.backoff.max,
-                             next_backoff_ * config_.backoff.multiplier);
+    next_backoff_ = NextBackoff(config_.backoff, next_backoff_);
   }
   // Every channel is settled now (unavailable): waiters go on polling. Told
   // on a later turn: Close() may run inside Add().
   settle_timer_->Arm(absl::ZeroDuration());
 }
 
-void Subscriber::ArmTimer() {
-  std::optional<MonotonicTime> oldest;
-  absl::Duration limit = config_.request_timeout;
+std::optional<MonotonicTime> Subscriber::Deadline() const {
   if (state_ == State::kConnecting) {
-    oldest = connect_started_;
-    limit = config_.connect_timeout;
-  } else if (state_ == State::kConnected) {
+    return connect_started_ + ToChrono(config_.connect_timeout);
+  }
+  std::optional<MonotonicTime> oldest;
+  if (state_ == State::kConnected) {
     if (auth_pending_) oldest = auth_sent_at_;
     for (const auto& [channel, awaiting] : awaiting_) {
       if (!oldest.has_value() || awaiting.since < *oldest) {
@@ -204,33 +193,27 @@ void Subscriber::ArmTimer() {
       }
     }
   }
-  if (!oldest.has_value()) {
+  if (!oldest.has_value()) return std::nullopt;
+  return *oldest + ToChrono(config_.request_timeout);
+}
+
+void Subscriber::ArmTimer() {
+  if (std::optional<MonotonicTime> deadline = Deadline()) {
+    timer_->Arm(
+        std::max(ToDuration(*deadline - runtime_->Now()), absl::ZeroDuration()));
+  } else {
     timer_->Cancel();
-    return;
   }
-  const absl::Duration left =
-      limit - Since(*oldest, runtime_->Now());
-  timer_->Arm(std::max(left, absl::ZeroDuration()));
 }
 
 void Subscriber::OnTimer() {
-  const MonotonicTime now = runtime_->Now();
-  if (state_ == State::kConnecting) {
-    if (Since(connect_started_, now) >= config_.connect_timeout) {
-      Close(absl::DeadlineExceededError("subscriber: connect timed out"));
-      return;
-    }
-  } else if (state_ == State::kConnected) {
-    bool late = auth_pending_ &&
-                Since(auth_sent_at_, now) >= config_.request_timeout;
-    for (const auto& [channel, awaiting] : awaiting_) {
-      late = late || Since(awaiting.since, now) >= config_.request_timeout;
-    }
-    if (late) {
-      Close(absl::DeadlineExceededError(
-          "subscriber: no confirmation within the request timeout"));
-      return;
-    }
+  std::optional<MonotonicTime> deadline = Deadline();
+  if (deadline.has_value() && *deadline <= runtime_->Now()) {
+    Close(absl::DeadlineExceededError(
+        state_ == State::kConnecting
+            ? "subscriber: connect timed out"
+            : "subscriber: no confirmation within the request timeout"));
+    return;
   }
   ArmTimer();
 }
@@ -333,7 +316,7 @@ void Wakeups::Sweep() {
       ++it;
       continue;
     }
-    if (Since(channel.idle_since, now) < kLinger) {
+    if (ToDuration(now - channel.idle_since) < kLinger) {
       idle_left = true;
       ++it;
       continue;

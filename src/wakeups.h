@@ -85,8 +85,13 @@ class Subscriber final : private ConnectionObserver {
   void Subscribe(const std::string& channel);
   // Drops the connection; reconnects later if channels are wanted.
   void Close(absl::Status why);
+  // When the connect, AUTH or the oldest SUBSCRIBE not yet confirmed times
+  // out; nullopt if nothing is waited for.
+  std::optional<MonotonicTime> Deadline() const;
   void ArmTimer();
   void OnTimer();
+  // After a confirmation: tells the listener once nothing is awaited.
+  void MaybeSettled();
   void Send(std::vector<std::string> argv);
 
   // ConnectionObserver.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -160,6 +161,15 @@ TEST_F(WakeupTest, AWaiterIsWokenByTheReleaseNotByThePoll) {
   ASSERT_TRUE(lock.ok()) << lock.status();
   EXPECT_LT(absl::Now() - released, kWokenWithin);
   ASSERT_TRUE(waiter->Release(*lock).ok());
+  // Health() shows each master's subscriber: its SUBSCRIBE, and the
+  // release it heard (and the win the waiter announced).
+  for (const MasterHealth& h : waiter->Health()) {
+    EXPECT_GE(h.subscriber_requests, 1) << h.master;
+    EXPECT_GE(h.subscriber_messages, 1) << h.master;
+  }
+  for (const MasterHealth& h : holder_->Health()) {
+    EXPECT_EQ(h.subscriber_requests, 0) << h.master << ": it never waited";
+  }
 }
 
 TEST_F(WakeupTest, AWaiterForASetIsWokenByTheReleaseOfOneOfItsResources) {
@@ -345,6 +355,115 @@ TEST_F(WakeupTest, WithWakeUpsOffAWaiterPollsAndSubscribesToNothing) {
   ASSERT_TRUE(holder_->Release(*held).ok());
   absl::StatusOr<Lock> lock = waiting.Join();
   ASSERT_TRUE(lock.ok()) << lock.status();
+  for (const MasterHealth& h : waiter->Health()) {
+    EXPECT_EQ(h.subscriber_requests, 0) << h.master;
+  }
+}
+
+// What master 0 publishes on `resource`'s channel while `scene` runs, read
+// on a connection of the test's own.
+std::vector<std::string> HeardOnMaster0(RedisCluster& cluster,
+                                        const std::string& resource,
+                                        absl::FunctionRef<void()> scene) {
+  std::vector<std::string> heard;
+  auto sub = cluster.Client(0);
+  EXPECT_TRUE(sub.ok());
+  if (!sub.ok()) return heard;
+  auto subscribed =
+      (*sub)->Command({"SUBSCRIBE", LockKey(Options(), resource)});
+  EXPECT_TRUE(subscribed.ok());
+  scene();
+  // A PING marks the end: everything published before it comes first (the
+  // PING's own read returns the first of them).
+  absl::StatusOr<testing::Reply> reply = (*sub)->Command({"PING"});
+  for (; reply.ok() && reply->elements.size() == 3 &&
+         reply->elements[0].str == "message";
+       reply = (*sub)->ReadReply()) {
+    heard.push_back(reply->elements[2].str);
+  }
+  EXPECT_TRUE(reply.ok()) << reply.status();
+  return heard;
+}
+
+// A client that never waited for a resource takes it with a plain SET: no
+// announcement. Once it has waited for it (the channel is still subscribed),
+// even a new acquisition's first attempt announces its win, so that the
+// waiters it may have woken stand down.
+TEST_F(WakeupTest, AFirstAttemptAnnouncesItsWinOnlyOnAResourceContendedLately) {
+  auto client = MakeClient(WaiterOptions());
+  ASSERT_NE(client, nullptr);
+  std::vector<std::string> heard = HeardOnMaster0(*cluster_, "rota", [&] {
+    auto lock = client->TryAcquire("rota", absl::Seconds(30));
+    ASSERT_TRUE(lock.ok()) << lock.status();
+    ASSERT_TRUE(client->Release(*lock).ok());
+  });
+  EXPECT_EQ(heard, (std::vector<std::string>{"released"}));
+
+  // Now it waits for it once.
+  auto held = holder_->Acquire("rota", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  Background<absl::StatusOr<Lock>> waiting(
+      [&] { return client->Acquire("rota", Waiting(absl::Seconds(20))); });
+  ASSERT_TRUE(AwaitSubscribers("rota", 1));
+  absl::SleepFor(absl::Milliseconds(100));
+  ASSERT_TRUE(holder_->Release(*held).ok());
+  absl::StatusOr<Lock> woken = waiting.Join();
+  ASSERT_TRUE(woken.ok()) << woken.status();
+  ASSERT_TRUE(client->Release(*woken).ok());
+
+  heard = HeardOnMaster0(*cluster_, "rota", [&] {
+    auto lock = client->TryAcquire("rota", absl::Seconds(30));
+    ASSERT_TRUE(lock.ok()) << lock.status();
+    ASSERT_TRUE(client->Release(*lock).ok());
+  });
+  EXPECT_EQ(heard, (std::vector<std::string>{"taken", "released"}));
+}
+
+// An attempt that lost made no lock: its cleanup deletes what it set without
+// waking anyone, and is not sent to the masters that denied it (they set
+// nothing of it).
+TEST_F(WakeupTest, ALostAttemptCleansUpQuietlyAndOnlyWhereItWasNotDenied) {
+  const std::string key = LockKey(Options(), "payroll");
+  // Held under another token on masters 1 and 2 only: master 0 grants, the
+  // others deny, and the attempt loses.
+  for (int i = 1; i <= 2; ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE((*client)->Command({"SET", key, "other", "PX", "30000"}).ok());
+  }
+  auto client = MakeClient(WaiterOptions());
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->TryAcquire("warm-up", absl::Seconds(1)).ok());
+  auto evalsha_calls = [&](int i) -> int64_t {
+    auto c = cluster_->Client(i);
+    EXPECT_TRUE(c.ok());
+    auto info = (*c)->Command({"INFO", "commandstats"});
+    EXPECT_TRUE(info.ok());
+    const std::string& text = info->str;
+    const size_t at = text.find("cmdstat_evalsha:calls=");
+    if (at == std::string::npos) return 0;
+    return std::stoll(text.substr(at + 22));
+  };
+  const int64_t before1 = evalsha_calls(1), before2 = evalsha_calls(2);
+  std::vector<std::string> heard = HeardOnMaster0(*cluster_, "payroll", [&] {
+    auto lock = client->TryAcquire("payroll", absl::Seconds(30));
+    EXPECT_EQ(lock.status().code(), absl::StatusCode::kAborted)
+        << lock.status();
+    // Its cleanup has reached master 0 when the key there is gone.
+    auto reader = cluster_->Client(0);
+    ASSERT_TRUE(reader.ok());
+    bool held = true;
+    for (int tries = 0; held && tries < 200; ++tries) {
+      auto value = (*reader)->Get(key);
+      ASSERT_TRUE(value.ok());
+      held = value->has_value();
+      if (held) absl::SleepFor(absl::Milliseconds(10));
+    }
+    EXPECT_FALSE(held) << "the lost attempt's key stayed on master 0";
+  });
+  EXPECT_TRUE(heard.empty()) << heard.front();
+  EXPECT_EQ(evalsha_calls(1), before1);
+  EXPECT_EQ(evalsha_calls(2), before2);
 }
 
 }  // namespace
