@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "tests/support/after_fork.h"
 
 namespace redlock::bench {
 namespace {
@@ -74,23 +74,12 @@ absl::StatusOr<std::unique_ptr<ChildProcesses>> ChildProcesses::Start(
     }
     const pid_t pid = fork();
     if (pid == 0) {
-      // Dies with the thread that forked it, even if that is SIGKILLed.
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(127);  // The parent is already gone.
+      testing::BelongToParentAfterFork(parent);
       if (dup2(sv[1], STDIN_FILENO) < 0 || dup2(sv[1], STDOUT_FILENO) < 0) {
         _exit(127);
       }
       // Not the masters' sockets or the other children's: only 0, 1, 2.
       close_range(3, ~0U, 0);
-      // Do not pass on our handlers' dispositions, ignored signals or mask.
-      struct sigaction default_action = {};
-      default_action.sa_handler = SIG_DFL;
-      for (int sig = 1; sig < NSIG; ++sig) {
-        sigaction(sig, &default_action, nullptr);
-      }
-      sigset_t none;
-      sigemptyset(&none);
-      sigprocmask(SIG_SETMASK, &none, nullptr);
       execv(argv[0], argv.data());
       _exit(127);
     }

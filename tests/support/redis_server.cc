@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,6 +29,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tests/support/after_fork.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 
@@ -510,21 +510,11 @@ absl::Status RedisServer::Launch(int port, bool* port_taken) {
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid == 0) {
-    // Child. Dies with the thread that forked it, even if that is SIGKILLed.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);  // The parent is already gone.
+    // Child.
+    BelongToParentAfterFork(parent);
     dup2(null_fd, STDIN_FILENO);
     dup2(out_fd, STDOUT_FILENO);
     dup2(out_fd, STDERR_FILENO);
-    // Do not pass on our handlers' dispositions, ignored signals or mask.
-    struct sigaction default_action = {};
-    default_action.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; ++sig) {
-      sigaction(sig, &default_action, nullptr);
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
     execvpe(argv[0], argv.data(), envp.data());
     const int err = errno;
     (void)!write(exec_pipe[1], &err, sizeof(err));
