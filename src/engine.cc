@@ -33,10 +33,6 @@ constexpr size_t kMaxResourceBytes = 4096;
 constexpr size_t kMaxResources = 64;
 // Adopt(): ours are 32; room for other tools' formats.
 constexpr size_t kMaxTokenBytes = 256;
-// INFO reports uptime in whole seconds of the server's wall clock, cached by
-// Redis for up to 100ms, so the true uptime is within this of the reading
-// (either way).
-constexpr absl::Duration kUptimeUncertainty = absl::Milliseconds(1100);
 // While the deployment is younger than this, a master whose uptime cannot be
 // told from the deployment's age is left unjudged (its marker read again)
 // rather than judged reborn: a bootstrapping client's "trusted" may still be
@@ -429,26 +425,6 @@ absl::Status Engine::GuardVerdict(int master) const {
       " ago; its grants count again in ",
       absl::FormatDuration(
           absl::Ceil(options_.max_ttl - uptime, absl::Seconds(1)))));
-}
-
-Engine::Restarted Engine::RestartedSinceMarked(const MasterIdentity& id) {
-  // Exact when the marker names the server process that carried it.
-  if (!id.marker_run_id.empty()) {
-    return id.marker_run_id == id.run_id ? Restarted::kNo : Restarted::kYes;
-  }
-  // Markers from before they carried a run_id: the uptime against the
-  // marker's age, both on the server's own clock, as of the handshake.
-  if (id.marker_time_us <= 0 || id.server_time_us <= 0) {
-    return Restarted::kUnknown;
-  }
-  const absl::Duration age =
-      absl::Microseconds(id.server_time_us - id.marker_time_us);
-  const absl::Duration uptime = absl::Seconds(id.uptime_s);
-  // A negative age: its clock went back since; nothing to compare.
-  if (age < absl::ZeroDuration()) return Restarted::kUnknown;
-  if (uptime - kUptimeUncertainty >= age) return Restarted::kNo;
-  if (uptime + kUptimeUncertainty < age) return Restarted::kYes;
-  return Restarted::kUnknown;
 }
 
 absl::Status Engine::FenceVeto(int master) const {

@@ -141,13 +141,6 @@ class Engine {
   // The restart guard's judgement of master `i`, whether or not
   // Options::restart_guard is on: what GrantVeto() applies when it is.
   absl::Status GuardVerdict(int master) const;
-  // Whether the server restarted since its marker was written: kYes or kNo
-  // when the marker names the process that carried it (run_id) or, for an
-  // older dated marker, when its uptime is clearly shorter or longer than
-  // the marker's age; kUnknown otherwise (too close to tell, undated, or a
-  // clock that went back). Pure.
-  enum class Restarted { kNo, kYes, kUnknown };
-  static Restarted RestartedSinceMarked(const MasterIdentity& id);
   // OK if master `i`'s fencing counter reads can be trusted: its grants
   // count (GrantVeto()), and it did not restart since it was marked unless
   // its persistence is durable (a restart with part of its data may have

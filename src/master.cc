@@ -279,6 +279,26 @@ std::string DescribePersistence(const Persistence& persistence) {
                                   : persistence.appendfsync);
 }
 
+Restarted RestartedSinceMarked(const MasterIdentity& id) {
+  // Exact when the marker names the server process that carried it.
+  if (!id.marker_run_id.empty()) {
+    return id.marker_run_id == id.run_id ? Restarted::kNo : Restarted::kYes;
+  }
+  // Markers from before they carried a run_id: the uptime against the
+  // marker's age, both on the server's own clock, as of the handshake.
+  if (id.marker_time_us <= 0 || id.server_time_us <= 0) {
+    return Restarted::kUnknown;
+  }
+  const absl::Duration age =
+      absl::Microseconds(id.server_time_us - id.marker_time_us);
+  const absl::Duration uptime = absl::Seconds(id.uptime_s);
+  // A negative age: its clock went back since; nothing to compare.
+  if (age < absl::ZeroDuration()) return Restarted::kUnknown;
+  if (uptime - kUptimeUncertainty >= age) return Restarted::kNo;
+  if (uptime + kUptimeUncertainty < age) return Restarted::kYes;
+  return Restarted::kUnknown;
+}
+
 void Master::ScheduleReconnect() {
   ever_failed_ = true;
   if (on_state_change_ && !shutting_down_) on_state_change_();

@@ -90,6 +90,20 @@ struct MasterIdentity {
   Persistence persistence;
 };
 
+// INFO reports uptime in whole seconds of the server's wall clock, cached by
+// Redis for up to 100ms, so the true uptime is within this of the reading
+// (either way).
+inline constexpr absl::Duration kUptimeUncertainty = absl::Milliseconds(1100);
+
+// Whether the server `id` describes restarted since its marker was written:
+// kYes or kNo when the marker names the process that carried it (run_id) or,
+// for an older dated marker, when the uptime is clearly shorter or longer
+// than the marker's age (both on the server's clock, as of the handshake);
+// kUnknown otherwise (too close to tell, undated, or a clock that went
+// back), which the restart guard takes as a restart. Pure.
+enum class Restarted { kNo, kYes, kUnknown };
+Restarted RestartedSinceMarked(const MasterIdentity& id);
+
 // The value of field `name` in an INFO reply ("name:value" lines), empty if
 // absent. Pure.
 absl::string_view InfoField(absl::string_view info, absl::string_view name);

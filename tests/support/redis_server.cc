@@ -461,6 +461,14 @@ absl::Status RedisServer::Launch(int port, bool* port_taken) {
       args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", "always",
                                "--save", ""});
       break;
+    case Persistence::kRdbSnapshots:
+      args.insert(args.end(), {"--save", "", "--appendonly", "no",
+                               "--dbfilename", "dump.rdb"});
+      break;
+    case Persistence::kAofEverysec:
+      args.insert(args.end(), {"--appendonly", "yes", "--appendfsync",
+                               "everysec", "--save", ""});
+      break;
   }
   if (config_.requirepass.has_value()) {
     args.insert(args.end(), {"--requirepass", *config_.requirepass});
@@ -687,6 +695,18 @@ absl::Status RedisServer::Shutdown() {
     absl::SleepFor(absl::Milliseconds(5));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> RedisServer::IncrementalAofPath() const {
+  const std::filesystem::path dir = std::filesystem::path(dir_) / "appendonlydir";
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (absl::EndsWith(name, ".incr.aof")) return entry.path().string();
+  }
+  return absl::NotFoundError(
+      absl::StrCat("no *.incr.aof under ", dir.string(),
+                   error ? absl::StrCat(": ", error.message()) : ""));
 }
 
 std::string RedisServer::LogTail(int lines) const {

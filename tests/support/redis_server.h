@@ -54,6 +54,14 @@ class RedisServer {
     // --appendonly yes --appendfsync always --save "": every acknowledged
     // write survives a SIGKILL and restart.
     kAofAlways,
+    // --appendonly no, RDB snapshots only when the test takes one (SAVE):
+    // a crash and restart bring back the last snapshot, as Redis's default
+    // `save` schedule does, without what came after it.
+    kRdbSnapshots,
+    // --appendonly yes --appendfsync everysec --save "": a crash (or power
+    // cut) may lose the last second of acknowledged writes; a test cuts the
+    // AOF's tail itself to model that (IncrementalAofPath()).
+    kAofEverysec,
   };
 
   struct Config {
@@ -130,6 +138,10 @@ class RedisServer {
   // then SIGKILL. kDeadlineExceeded if it had to be killed;
   // kFailedPrecondition if not running.
   absl::Status Shutdown();
+
+  // The AOF file that takes new writes (Redis 7's multi-part AOF: the
+  // *.incr.aof named in the manifest under appendonlydir/), or kNotFound.
+  absl::StatusOr<std::string> IncrementalAofPath() const;
 
   // The last `lines` lines of redis.log and of the process's stdout/stderr.
   std::string LogTail(int lines = 20) const;
