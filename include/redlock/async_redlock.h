@@ -6,8 +6,10 @@
 // them in one loop turn, and decides as soon as the votes allow: success once
 // a quorum granted, failure once a quorum became impossible. It never waits
 // for a straggler to make a decision, and after a failed attempt it sends the
-// token-checked release to every master, queued behind any request still
-// pending there, so no late SET leaves a key behind.
+// token-checked release to every master that did not deny the attempt (a
+// denial means that master set nothing), quietly (no `released` message),
+// queued behind any request still pending there, so no late SET leaves a key
+// behind.
 //
 //   event_base* base = event_base_new();
 //   auto engine = redlock::AsyncRedlock::Create(base, options);
