@@ -74,8 +74,11 @@ struct AcquireOptions {
 
 // How to release.
 struct ReleaseOptions {
-  // Deliver the result only once every master answered or timed out (at
-  // most request_timeout after the release was sent), for a full report.
+  // Deliver the result only once every master answered or timed out, for a
+  // full report: at most request_timeout after the release was sent to a
+  // connected master; a master whose connection is still being made holds
+  // it until the connection is up, so up to connect_timeout +
+  // request_timeout (a refused or timed-out connect fails its vote then).
   // Default: false — delivered as soon as the outcome is decided (a quorum
   // answered, or too many failed), so a slow master never delays the
   // caller; the others still get the release.
