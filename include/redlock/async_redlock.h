@@ -172,9 +172,11 @@ class AsyncRedlock {
   //                      more than min_validity.
   //   kCancelled         the engine was destroyed first, or the call's
   //                      Cancellation was cancelled (AcquireOptions::cancel).
-  // Every failure message lists how each master voted in the last attempt and
-  // why; a failed attempt leaves none of its keys behind on masters that
-  // answer.
+  // A failure decided by a quorum round (kAborted, kUnavailable,
+  // kDeadlineExceeded from an attempt) lists how each master voted in the
+  // last attempt and why; a cancellation, a shutdown, "fencing unavailable"
+  // and a fencing write-back that left no validity do not. A failed attempt
+  // leaves none of its keys behind on masters that answer.
   //
   // The first acquisitions of a new client start as soon as a quorum of
   // masters has been judged by the restart guard (a stopped master does not
