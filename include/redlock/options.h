@@ -141,7 +141,11 @@ struct Options {
   // the client enforces it: a master that lost its data (it lacks the
   // deployment marker the other masters carry) and has been up for less than
   // max_ttl still receives every command, but its grants are not counted.
-  // A brand-new deployment (no master carries the marker) is not held back.
+  // A brand-new deployment (no master carries the marker) is not made to
+  // wait max_ttl, but its grants count only once this client has heard every
+  // master answer unmarked and marked them all trusted (or found another
+  // client's marking): until then every grant is a failed vote ("not yet
+  // judged"), so with one master down a brand-new deployment grants nothing.
   // Turn it off only for masters with fsync'd persistence (AOF
   // appendfsync always). See docs/failure-behaviour.md. Default: true.
   bool restart_guard = true;
