@@ -148,7 +148,9 @@ class AsyncRedlock {
 
   // Fails every pending operation's callback with kCancelled (a lock whose
   // quorum was already decided is delivered as decided), then closes every
-  // connection. Keys of attempts still in flight expire with their TTL.
+  // connection. Nothing is sent to undo an acquisition attempt still in
+  // flight (a Cancellation does release it): keys it set, or sets late, stay
+  // until their TTL and keep the resource taken meanwhile.
   ~AsyncRedlock();
 
   AsyncRedlock(const AsyncRedlock&) = delete;
@@ -224,7 +226,10 @@ class AsyncRedlock {
   // valid_until() is the moment of adoption (valid() is false, remaining()
   // 0) and becomes start + ttl - drift when an extension succeeds, exactly as
   // for an acquired lock. `fence` is the fencing token that came with it (0
-  // if none); it is returned by fence() as given, not checked. Returns
+  // if none); it is returned by fence() as given, not checked. The lock is
+  // on this one resource only: a token of a lock on several resources (e.g.
+  // REDLOCK_TOKEN of `redlock run a b`) adopted for "a" extends and releases
+  // key "a" alone; the other keys keep their TTL. Returns
   // kInvalidArgument naming what is wrong with the resource or the token
   // (empty, too long, or not printable ASCII without spaces).
   absl::StatusOr<Lock> Adopt(absl::string_view resource,

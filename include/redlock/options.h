@@ -94,7 +94,10 @@ struct Options {
   // `host` must be a numeric IPv4 address, a bracketed IPv6 address or
   // "localhost": the engine never resolves names on its loop thread. The
   // blocking client (Redlock::Create) resolves host names itself before its
-  // loop starts; for AsyncRedlock call ResolveMasterHosts() first.
+  // loop starts; for AsyncRedlock call ResolveMasterHosts() first. Names are
+  // resolved once, to one address each: every reconnection goes to that
+  // address, so a master whose name later points elsewhere is not followed
+  // (create a new client).
   // Port defaults to 6379, db to 0. User and password may be percent-encoded.
   // At least one master; no master twice. Default: none.
   std::vector<std::string> masters;
@@ -200,8 +203,9 @@ absl::StatusOr<MasterAddress> ParseMasterUri(absl::string_view uri);
 absl::Status ValidateOptions(const Options& options);
 
 // Replaces host names in `options.masters` with numeric addresses, using the
-// system resolver. Blocks on DNS: never call it on an event-loop thread.
-// kInvalidArgument if a name does not resolve.
+// system resolver (the first address it returns for each name). Blocks on
+// DNS: never call it on an event-loop thread. kInvalidArgument if a name
+// does not resolve; `options` is then unchanged.
 absl::Status ResolveMasterHosts(Options& options);
 
 }  // namespace redlock
