@@ -6,9 +6,11 @@
 // denied or failed that quorum is out of reach. Stragglers never delay the
 // decision. A won round must also leave validity: start + ttl - drift must lie
 // more than min_validity ahead when quorum is reached. A lost round sends its
-// clean-up command (the token-checked release) to every master, including the
-// ones that have not answered: on each connection it queues behind the
-// request still pending there, so a late SET cannot leave a key behind.
+// clean-up command (RoundConfig::cleanup_on_loss, the token-checked release)
+// to every master, including the ones that have not answered, except the ones
+// that denied when RoundConfig::cleanup_skips_denied is set (an acquire's
+// denial means that master set nothing): on each connection it queues behind
+// the request still pending there, so a late SET cannot leave a key behind.
 
 #ifndef REDLOCK_SRC_QUORUM_ROUND_H_
 #define REDLOCK_SRC_QUORUM_ROUND_H_

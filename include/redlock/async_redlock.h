@@ -6,8 +6,10 @@
 // them in one loop turn, and decides as soon as the votes allow: success once
 // a quorum granted, failure once a quorum became impossible. It never waits
 // for a straggler to make a decision, and after a failed attempt it sends the
-// token-checked release to every master, queued behind any request still
-// pending there, so no late SET leaves a key behind.
+// token-checked release to every master that did not deny the attempt (a
+// denial means that master set nothing), quietly (no `released` message),
+// queued behind any request still pending there, so no late SET leaves a key
+// behind.
 //
 //   event_base* base = event_base_new();
 //   auto engine = redlock::AsyncRedlock::Create(base, options);
@@ -72,8 +74,11 @@ struct AcquireOptions {
 
 // How to release.
 struct ReleaseOptions {
-  // Deliver the result only once every master answered or timed out (at
-  // most request_timeout after the release was sent), for a full report.
+  // Deliver the result only once every master answered or timed out, for a
+  // full report: at most request_timeout after the release was sent to a
+  // connected master; a master whose connection is still being made holds
+  // it until the connection is up, so up to connect_timeout +
+  // request_timeout (a refused or timed-out connect fails its vote then).
   // Default: false — delivered as soon as the outcome is decided (a quorum
   // answered, or too many failed), so a slow master never delays the
   // caller; the others still get the release.
@@ -143,7 +148,9 @@ class AsyncRedlock {
 
   // Fails every pending operation's callback with kCancelled (a lock whose
   // quorum was already decided is delivered as decided), then closes every
-  // connection. Keys of attempts still in flight expire with their TTL.
+  // connection. Nothing is sent to undo an acquisition attempt still in
+  // flight (a Cancellation does release it): keys it set, or sets late, stay
+  // until their TTL and keep the resource taken meanwhile.
   ~AsyncRedlock();
 
   AsyncRedlock(const AsyncRedlock&) = delete;
@@ -167,9 +174,11 @@ class AsyncRedlock {
   //                      more than min_validity.
   //   kCancelled         the engine was destroyed first, or the call's
   //                      Cancellation was cancelled (AcquireOptions::cancel).
-  // Every failure message lists how each master voted in the last attempt and
-  // why; a failed attempt leaves none of its keys behind on masters that
-  // answer.
+  // A failure decided by a quorum round (kAborted, kUnavailable,
+  // kDeadlineExceeded from an attempt) lists how each master voted in the
+  // last attempt and why; a cancellation, a shutdown, "fencing unavailable"
+  // and a fencing write-back that left no validity do not. A failed attempt
+  // leaves none of its keys behind on masters that answer.
   //
   // The first acquisitions of a new client start as soon as a quorum of
   // masters has been judged by the restart guard (a stopped master does not
@@ -217,7 +226,10 @@ class AsyncRedlock {
   // valid_until() is the moment of adoption (valid() is false, remaining()
   // 0) and becomes start + ttl - drift when an extension succeeds, exactly as
   // for an acquired lock. `fence` is the fencing token that came with it (0
-  // if none); it is returned by fence() as given, not checked. Returns
+  // if none); it is returned by fence() as given, not checked. The lock is
+  // on this one resource only: a token of a lock on several resources (e.g.
+  // REDLOCK_TOKEN of `redlock run a b`) adopted for "a" extends and releases
+  // key "a" alone; the other keys keep their TTL. Returns
   // kInvalidArgument naming what is wrong with the resource or the token
   // (empty, too long, or not printable ASCII without spaces).
   absl::StatusOr<Lock> Adopt(absl::string_view resource,

@@ -70,7 +70,10 @@ struct ReleaseReport {
   // A quorum answered that the token is no longer there (released +
   // not_held >= quorum): another owner can take the resource now. False when
   // too many masters failed to confirm it: their copies keep the resource
-  // taken until they expire (at most the TTL).
+  // taken until they expire (at most the TTL). Unlike grants, a release's
+  // answers are not counted once per server: one server listed under two
+  // addresses counts twice (one `released`, one `not_held`), so with such a
+  // listing `freed` can be true while fewer distinct servers confirmed it.
   bool freed = false;
   std::vector<MasterVote> votes;
 };

@@ -94,7 +94,10 @@ struct Options {
   // `host` must be a numeric IPv4 address, a bracketed IPv6 address or
   // "localhost": the engine never resolves names on its loop thread. The
   // blocking client (Redlock::Create) resolves host names itself before its
-  // loop starts; for AsyncRedlock call ResolveMasterHosts() first.
+  // loop starts; for AsyncRedlock call ResolveMasterHosts() first. Names are
+  // resolved once, to one address each: every reconnection goes to that
+  // address, so a master whose name later points elsewhere is not followed
+  // (create a new client).
   // Port defaults to 6379, db to 0. User and password may be percent-encoded.
   // At least one master; no master twice. Default: none.
   std::vector<std::string> masters;
@@ -150,8 +153,11 @@ struct Options {
   // appendfsync everysec lose the newest writes; unknown persistence, e.g.
   // CONFIG refused by an ACL, counts as not durable). A master not yet
   // judged casts no grant either. A brand-new deployment (no master carries
-  // the marker) is trusted once every master has answered unmarked; until
-  // then every acquisition fails. So set max_ttl to the longest TTL really
+  // the marker) is not made to wait max_ttl, but its grants count only once
+  // this client has heard every master answer unmarked and marked them all
+  // trusted (or found another client's marking): until then every grant is a
+  // failed vote ("not yet judged"), so with one master down a brand-new
+  // deployment grants nothing. So set max_ttl to the longest TTL really
   // used, and the same on every client of a deployment. Turn the guard off
   // only for masters with AOF appendfsync always. See
   // docs/failure-behaviour.md. Default: true.
@@ -209,8 +215,9 @@ absl::StatusOr<MasterAddress> ParseMasterUri(absl::string_view uri);
 absl::Status ValidateOptions(const Options& options);
 
 // Replaces host names in `options.masters` with numeric addresses, using the
-// system resolver. Blocks on DNS: never call it on an event-loop thread.
-// kInvalidArgument if a name does not resolve.
+// system resolver (the first address it returns for each name). Blocks on
+// DNS: never call it on an event-loop thread. kInvalidArgument if a name
+// does not resolve; `options` is then unchanged.
 absl::Status ResolveMasterHosts(Options& options);
 
 }  // namespace redlock

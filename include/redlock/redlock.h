@@ -86,7 +86,13 @@ class Redlock {
   // queued (the releases still on their way to slow masters) to the network
   // where that does not block, closes connections and joins the loop
   // thread. Locks still held are not released; they expire with their TTL.
-  // ScopedLocks that outlive the client do nothing when destroyed.
+  // An acquisition still in flight returns kCancelled ("the client was shut
+  // down") and nothing is sent to undo its attempt (unlike a Cancellation,
+  // which releases it): keys that attempt set, or sets late, stay on the
+  // masters until their TTL, keeping the resource taken meanwhile. Cancel
+  // such acquisitions (AcquireOptions::cancel) before destroying the client
+  // to free them at once. ScopedLocks that outlive the client do nothing when
+  // destroyed.
   ~Redlock();
 
   Redlock(const Redlock&) = delete;
@@ -129,7 +135,8 @@ class Redlock {
 
   // AsyncRedlock::Adopt(): a Lock for a token acquired elsewhere, to Extend()
   // and Release() here. Its validity is unknown (valid() is false) until an
-  // Extend() succeeds.
+  // Extend() succeeds. One resource only: a token of a lock on several
+  // resources adopted for one of them extends and releases that key alone.
   absl::StatusOr<Lock> Adopt(absl::string_view resource,
                              absl::string_view token, uint64_t fence = 0);
 

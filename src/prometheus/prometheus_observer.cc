@@ -188,8 +188,10 @@ class PrometheusObserver::Metrics {
             "when the round was decided).")),
         master_timeouts_(AddCounter(
             "redlock_master_timeouts_total",
-            "Requests of acquisitions, extensions and releases a master did "
-            "not answer within request_timeout.")),
+            "Votes of acquisitions, extensions and releases that failed "
+            "because the master did not answer within request_timeout "
+            "before the round was decided (a master still pending at the "
+            "decision is not counted).")),
         guard_vetoes_(AddCounter(
             "redlock_restart_guard_vetoes_total",
             "Grants (of acquisition attempts and extensions) the restart "
@@ -232,9 +234,10 @@ class PrometheusObserver::Metrics {
                      "handshake completed, else 0.")),
         master_grants_counted_(AddGauge(
             "redlock_master_grants_counted",
-            "1 while the master's grants count toward a quorum (the restart "
-            "guard trusts it and it is not a second address of another "
-            "master), else 0.")) {
+            "1 while the restart guard counts the master's grants (always "
+            "1 with restart_guard off), else 0. Set when the client reports "
+            "a change (connection, marker, the start of an acquisition "
+            "attempt); a second address of one server is not told apart.")) {
     for (absl::StatusCode code : AcquisitionCodes()) {
       acquisitions_.Add({{"outcome", CodeLabel(code)}});
       acquire_wait_.Add({{"outcome", CodeLabel(code)}}, WaitBuckets());

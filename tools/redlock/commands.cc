@@ -573,7 +573,8 @@ int ReleaseCommand(const Config& config, Redlock& client) {
   int exit_code = kExitSoftware;
   std::optional<Lock> lock = AdoptToken(config, client, &exit_code);
   if (!lock.has_value()) return exit_code;
-  // Every master's answer (or timeout, at most --request-timeout): the
+  // Every master's answer (or timeout: --request-timeout once connected,
+  // after up to the connect timeout for a master still connecting): the
   // report is complete, no master is left "pending", and a quorum of them
   // must say they deleted the token, as before the tool used the library.
   ReleaseOptions options;

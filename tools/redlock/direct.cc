@@ -3,10 +3,12 @@
 #include "tools/redlock/direct.h"
 
 #include <hiredis/hiredis.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <functional>
 #include <memory>
 #include <string>
@@ -148,10 +150,24 @@ class Connection {
 };
 
 // Runs fn(i) for every i < n, each on its own thread, and waits for all.
+// hiredis writes with write(2): on a connection the master has reset, a
+// write can raise SIGPIPE, whose default action would end `redlock`. Each
+// probe thread blocks it, so such a write fails with EPIPE and the master
+// shows as unreachable; a SIGPIPE left pending on the thread is discarded
+// when the thread ends. Only these threads: the main thread keeps the
+// default, for its own stdout and for the command `run` starts.
 void ForEachInParallel(size_t n, const std::function<void(size_t)>& fn) {
   std::vector<std::thread> threads;
   threads.reserve(n);
-  for (size_t i = 0; i < n; ++i) threads.emplace_back(fn, i);
+  for (size_t i = 0; i < n; ++i) {
+    threads.emplace_back([&fn, i] {
+      sigset_t pipe;
+      sigemptyset(&pipe);
+      sigaddset(&pipe, SIGPIPE);
+      pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+      fn(i);
+    });
+  }
   for (std::thread& t : threads) t.join();
 }
 
