@@ -319,6 +319,116 @@ TEST(ParseInfoServerTest, ReadsRunIdAndUptime) {
   EXPECT_EQ(uptime, 42);
 }
 
+TEST(ParseMarkerTest, ReadsTheStateTheTimeAndTheRunIdOfEachForm) {
+  std::string state, run_id = "x";
+  int64_t time_us = -1;
+  ParseMarker("trusted:1764470000123456:abc123", &state, &time_us, &run_id);
+  EXPECT_EQ(state, "trusted");
+  EXPECT_EQ(time_us, 1764470000123456);
+  EXPECT_EQ(run_id, "abc123");
+  // Written before markers carried a run_id.
+  ParseMarker("reborn:1764470000123456", &state, &time_us, &run_id);
+  EXPECT_EQ(state, "reborn");
+  EXPECT_EQ(time_us, 1764470000123456);
+  EXPECT_EQ(run_id, "");
+  // An operator's: the state alone, or vouching for one process.
+  ParseMarker("trusted", &state, &time_us, &run_id);
+  EXPECT_EQ(state, "trusted");
+  EXPECT_EQ(time_us, 0);
+  EXPECT_EQ(run_id, "");
+  ParseMarker("trusted:0:abc123", &state, &time_us, &run_id);
+  EXPECT_EQ(time_us, 0);
+  EXPECT_EQ(run_id, "abc123");
+}
+
+MasterIdentity Marked(std::string marker_run_id, int64_t uptime_s,
+                      int64_t marker_age_s) {
+  MasterIdentity id;
+  id.known = true;
+  id.run_id = "now";
+  id.marker = "trusted";
+  id.marker_run_id = std::move(marker_run_id);
+  id.uptime_s = uptime_s;
+  id.server_time_us = 2000000000000000;
+  id.marker_time_us = id.server_time_us - marker_age_s * 1000000;
+  return id;
+}
+
+TEST(RestartedSinceMarkedTest, ARunIdInTheMarkerDecidesExactly) {
+  // Whatever the uptime says: the process is the one that was marked, or not.
+  EXPECT_EQ(RestartedSinceMarked(Marked("now", 1, 100)), Restarted::kNo);
+  EXPECT_EQ(RestartedSinceMarked(Marked("before", 500, 100)),
+            Restarted::kYes);
+}
+
+TEST(RestartedSinceMarkedTest, AnOlderDatedMarkerIsJudgedByUptimeOrNotAtAll) {
+  EXPECT_EQ(RestartedSinceMarked(Marked("", 100, 50)), Restarted::kNo);
+  EXPECT_EQ(RestartedSinceMarked(Marked("", 50, 100)), Restarted::kYes);
+  // Within INFO's whole-second uncertainty: cannot tell.
+  EXPECT_EQ(RestartedSinceMarked(Marked("", 100, 100)), Restarted::kUnknown);
+  EXPECT_EQ(RestartedSinceMarked(Marked("", 101, 100)), Restarted::kUnknown);
+  EXPECT_EQ(RestartedSinceMarked(Marked("", 99, 100)), Restarted::kUnknown);
+  // A marker from the server's future (its clock went back): cannot tell.
+  EXPECT_EQ(RestartedSinceMarked(Marked("", 100, -50)), Restarted::kUnknown);
+  // Undated (an operator's bare "trusted"): cannot tell.
+  MasterIdentity undated = Marked("", 100, 50);
+  undated.marker_time_us = 0;
+  EXPECT_EQ(RestartedSinceMarked(undated), Restarted::kUnknown);
+}
+
+RedisReply ConfigReply(std::vector<std::string> pairs) {
+  RedisReply reply;
+  reply.type = RedisReply::Type::kArray;
+  for (std::string& s : pairs) {
+    reply.elements.push_back(RedisReply::String(std::move(s)));
+  }
+  return reply;
+}
+
+TEST(DurabilityTest, OnlyAofWithAppendfsyncAlwaysIsDurable) {
+  Persistence p;
+  ParseConfigPersistence(ConfigReply({"appendonly", "yes", "appendfilename",
+                                      "appendonly.aof", "appendfsync",
+                                      "always"}),
+                         &p);
+  EXPECT_TRUE(DurabilityRisk(p).ok()) << DurabilityRisk(p);
+  EXPECT_EQ(DescribePersistence(p), "aof always");
+
+  ParseConfigPersistence(
+      ConfigReply({"appendfsync", "everysec", "appendonly", "yes"}), &p);
+  EXPECT_TRUE(p.known);
+  EXPECT_NE(DurabilityRisk(p).message().find("appendfsync everysec"),
+            std::string::npos)
+      << DurabilityRisk(p);
+  EXPECT_NE(DurabilityRisk(p).message().find("max_ttl"), std::string::npos);
+
+  ParseConfigPersistence(
+      ConfigReply({"appendonly", "no", "appendfsync", "always"}), &p);
+  EXPECT_EQ(DurabilityRisk(p).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(DescribePersistence(p), "no aof");
+}
+
+TEST(DurabilityTest, UnknownPersistenceIsNotDurableAndNamesThePermission) {
+  Persistence p;
+  ParseConfigPersistence(
+      RedisReply::Error("NOPERM this user has no permissions to run the "
+                        "'config|get' command"),
+      &p);
+  EXPECT_FALSE(p.known);
+  EXPECT_EQ(DurabilityRisk(p).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(DurabilityRisk(p).message().find("+config|get"),
+            std::string::npos);
+  EXPECT_NE(DurabilityRisk(p).message().find("NOPERM"), std::string::npos);
+  // Not the pairs CONFIG GET gives: unknown, not guessed.
+  ParseConfigPersistence(ConfigReply({"appendonly"}), &p);
+  EXPECT_FALSE(p.known);
+  ParseConfigPersistence(ConfigReply({"appendfsync", "always"}), &p);
+  EXPECT_FALSE(p.known);
+  ParseConfigPersistence(RedisReply::Integer(1), &p);
+  EXPECT_FALSE(p.known);
+  EXPECT_FALSE(DurabilityRisk(p).ok());
+}
+
 }  // namespace
 }  // namespace redlock::internal
 
