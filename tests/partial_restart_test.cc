@@ -327,6 +327,37 @@ TEST_F(PartialRestartTest, AMasterWhoseConfigTheAclRefusesIsHeldBackAfterARestar
   }
 }
 
+// A marker that names no process and no date (an operator's bare
+// "trusted") cannot show the master has not restarted since: unless its
+// persistence is durable, the master is held back until it has been up for
+// max_ttl. Fail closed, with the reason.
+TEST_F(PartialRestartTest, AnUndatedMarkerOnAMasterWithoutAofIsNotTakenOnTrust) {
+  SKIP_WITH_EXTERNAL_MASTERS();
+  ASSERT_TRUE(StartCluster(RedisServer::Persistence::kRdbSnapshots));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(
+        Command(i, {"SET", DeploymentMarkerKey(Options()), "trusted"}).ok());
+  }
+  auto y = MakeClient();
+  ASSERT_NE(y, nullptr);
+  absl::StatusOr<Lock> lock = y->TryAcquire(kJob, absl::Seconds(5));
+  EXPECT_FALSE(lock.ok()) << "counted masters it could not judge";
+  EXPECT_TRUE(Mentions(lock.status(), "cannot tell whether this master "
+                                      "restarted since it was marked"))
+      << lock.status();
+  // The operator's form vouches for the running process: counted at once.
+  for (int i = 0; i < 3; ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE(testing::OperatorMarkTrusted(**client).ok());
+  }
+  auto z = MakeClient();
+  ASSERT_NE(z, nullptr);
+  absl::StatusOr<Lock> later = z->TryAcquire(kJob, absl::Seconds(5));
+  ASSERT_TRUE(later.ok()) << later.status();
+  ASSERT_TRUE(z->Release(*later).ok());
+}
+
 // The delayed restart ends: once the restarted masters have been up for
 // max_ttl, their grants count again.
 TEST_F(PartialRestartTest, AMasterBackFromASnapshotCountsAgainAfterMaxTtl) {
