@@ -101,6 +101,7 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
   }
   // A master whose handshake hangs (a stopped server accepts TCP) neither
   // completes nor fails for a while: do not wait for it longer than this.
+  rejudge_timer_ = runtime_->NewTimer([this] { RefreshUnmarked(); });
   deployment_timer_ = runtime_->NewTimer([this] { MarkReadyToAttempt(); });
   deployment_timer_->Arm(options_.connect_timeout +
                          2 * options_.request_timeout);
@@ -161,6 +162,7 @@ void Engine::OnMasterStateChange() {
     // empty lets a second owner in (found by tests/sim). Every unmarked
     // master is looked at again each time: one that answered before the
     // others could not be judged then.
+    absl::Duration rejudge_in = absl::InfiniteDuration();
     for (const auto& x : masters_) {
       const MasterIdentity& id = x->identity();
       if (!x->ready() || !id.known || !id.marker.empty()) continue;
@@ -173,7 +175,15 @@ void Engine::OnMasterStateChange() {
                  uptime + kUptimeUncertainty < deployment_age ||
                  deployment_age >= kJudgementHorizon) {
         WriteMarker(*x, kRebornMarker);
+      } else {
+        // Left unjudged for now: judged again (its marker read first) once
+        // the deployment is past the horizon, whether or not an attempt
+        // comes to ask — a master must not stay unjudged for want of one.
+        rejudge_in = std::min(rejudge_in, kJudgementHorizon - deployment_age);
       }
+    }
+    if (rejudge_in != absl::InfiniteDuration() && !rejudge_timer_->armed()) {
+      rejudge_timer_->Arm(rejudge_in + absl::Milliseconds(10));
     }
   }
   bool all_known = true;
@@ -511,6 +521,7 @@ Engine::~Engine() {
   for (const std::shared_ptr<Operation>& op : operations) op->Cancel();
   attempt_waiters_.clear();
   deployment_timer_.reset();
+  rejudge_timer_.reset();
   wakeups_.reset();
   links_.clear();
   masters_.clear();

@@ -210,6 +210,9 @@ class Engine {
   // Per master: MasterCounters::connects when its eviction warning was given.
   std::vector<int64_t> risks_warned_;
   std::unique_ptr<Timer> deployment_timer_;
+  // Judges again the masters OnMasterStateChange() could not tell yet (a
+  // young deployment), once it is past the judgement horizon.
+  std::unique_ptr<Timer> rejudge_timer_;
   bool legacy_grant_rule_ = false;
   bool trust_marked_restarts_ = false;
   // Per master: a marker write or read is on its way.
