@@ -115,7 +115,7 @@ class Engine::AcquireOp final : public Engine::Operation,
       // Won only once a quorum of trusted counter reads is in, judged the
       // way the grants are.
       config.ready_to_win =
-          [quorum = engine_->quorum_, veto = config.grant_veto,
+          [quorum = engine_->quorum_, veto = engine_->FenceVetoFn(),
            domain = config.failure_domain](
               const std::vector<std::optional<RedisReply>>& replies) {
             return CountTrustedFenceReads(replies, veto, domain, nullptr,
@@ -170,7 +170,7 @@ class Engine::AcquireOp final : public Engine::Operation,
     uint64_t highest = 0;
     std::string untrusted;
     const int trusted =
-        CountTrustedFenceReads(won_.replies, engine_->VetoFn(),
+        CountTrustedFenceReads(won_.replies, engine_->FenceVetoFn(),
                                engine_->DomainFn(), &highest, &untrusted);
     if (trusted < engine_->quorum_) {
       SendToAll(ReleaseCommand(keys_, token_));

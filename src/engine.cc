@@ -94,7 +94,7 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
         std::make_unique<Master>(runtime_.get(), std::move(config)));
     links_.push_back(masters_.back().get());
   }
-  eviction_warned_.assign(masters_.size(), -1);
+  risks_warned_.assign(masters_.size(), -1);
   reported_ready_.assign(masters_.size(), false);
   // Not judged yet, as GrantVeto() says before any handshake.
   reported_verdict_.assign(masters_.size(),
@@ -201,7 +201,7 @@ void Engine::OnMasterStateChange() {
     }
   }
   if (all_settled || JudgedServers() >= quorum_) MarkReadyToAttempt();
-  WarnAboutEviction();
+  WarnAboutRisks();
   ReportMasterChanges();
 }
 
@@ -214,7 +214,7 @@ void Engine::WriteMarker(Master& master, absl::string_view value) {
   marker_busy_[i] = true;
   // The local view follows the reply: another client may have written first
   // (a bootstrap racing a restart check), and then its marker is the one.
-  master.Send(MarkerCommand(marker_key_, value),
+  master.Send(MarkerCommand(marker_key_, value, master.identity().run_id),
               [this, i](absl::StatusOr<RedisReply> reply) {
                 marker_busy_[i] = false;
                 // Whatever is stored now, ours or another client's. On an
@@ -320,6 +320,10 @@ std::vector<MasterHealth> Engine::Health() const {
     }
     h.maxmemory_policy = m.identity().maxmemory_policy;
     h.eviction = EvictionRisk(m.identity().maxmemory_policy);
+    if (m.identity().known) {
+      h.persistence = DescribePersistence(m.identity().persistence);
+      h.durability = DurabilityRisk(m.identity().persistence);
+    }
     const MasterCounters& c = m.counters();
     h.requests = c.sent;
     h.replies = c.replies;
@@ -381,13 +385,43 @@ absl::Status Engine::GuardVerdict(int master) const {
               "reachable to compare its uptime with; a new deployment is "
               "trusted only once every master answered unmarked)");
   }
-  if (id.marker == kTrustedMarker) return absl::OkStatus();
-  if (id.marker != kRebornMarker) {
+  if (id.marker != kTrustedMarker && id.marker != kRebornMarker) {
     return absl::FailedPreconditionError(absl::StrCat(
         "restart guard: unknown deployment marker \"", id.marker, "\""));
   }
   const absl::Duration uptime =
       absl::Seconds(id.uptime_s) + ToDuration(runtime_->Now() - id.seen_at);
+  if (id.marker == kTrustedMarker) {
+    if (trust_marked_restarts_) {
+      return absl::OkStatus();  // Unsafe; see the setter.
+    }
+    // It kept its marker, but if it restarted since the marker was written
+    // it may have come back with part of its data (an RDB snapshot, an AOF
+    // whose last second was not fsynced): the spec's delayed restart.
+    const Restarted restarted = RestartedSinceMarked(id);
+    if (restarted == Restarted::kNo ||
+        DurabilityRisk(id.persistence).ok() || uptime >= options_.max_ttl) {
+      return absl::OkStatus();
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "restart guard: ",
+        restarted == Restarted::kYes
+            ? absl::StrCat("this master restarted ",
+                           absl::FormatDuration(
+                               absl::Trunc(uptime, absl::Seconds(1))),
+                           " ago, after it was marked, ")
+            : absl::StrCat(
+                  "cannot tell whether this master restarted since it was "
+                  "marked (",
+                  id.marker_time_us == 0
+                      ? "its marker carries neither a date nor a run_id"
+                      : "its uptime is too close to its marker's age",
+                  "), "),
+        "and its persistence (", DescribePersistence(id.persistence),
+        ") may have lost the newest grants; its grants count again in ",
+        absl::FormatDuration(
+            absl::Ceil(options_.max_ttl - uptime, absl::Seconds(1)))));
+  }
   if (uptime >= options_.max_ttl) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       "restart guard: this master lost its data when it restarted ",
@@ -395,6 +429,42 @@ absl::Status Engine::GuardVerdict(int master) const {
       " ago; its grants count again in ",
       absl::FormatDuration(
           absl::Ceil(options_.max_ttl - uptime, absl::Seconds(1)))));
+}
+
+Engine::Restarted Engine::RestartedSinceMarked(const MasterIdentity& id) {
+  // Exact when the marker names the server process that carried it.
+  if (!id.marker_run_id.empty()) {
+    return id.marker_run_id == id.run_id ? Restarted::kNo : Restarted::kYes;
+  }
+  // Markers from before they carried a run_id: the uptime against the
+  // marker's age, both on the server's own clock, as of the handshake.
+  if (id.marker_time_us <= 0 || id.server_time_us <= 0) {
+    return Restarted::kUnknown;
+  }
+  const absl::Duration age =
+      absl::Microseconds(id.server_time_us - id.marker_time_us);
+  const absl::Duration uptime = absl::Seconds(id.uptime_s);
+  // A negative age: its clock went back since; nothing to compare.
+  if (age < absl::ZeroDuration()) return Restarted::kUnknown;
+  if (uptime - kUptimeUncertainty >= age) return Restarted::kNo;
+  if (uptime + kUptimeUncertainty < age) return Restarted::kYes;
+  return Restarted::kUnknown;
+}
+
+absl::Status Engine::FenceVeto(int master) const {
+  if (absl::Status veto = GrantVeto(master); !veto.ok()) return veto;
+  const MasterIdentity& id = masters_[master]->identity();
+  if (trust_marked_restarts_ || !id.known || id.marker.empty() ||
+      RestartedSinceMarked(id) == Restarted::kNo ||
+      DurabilityRisk(id.persistence).ok()) {
+    return absl::OkStatus();
+  }
+  // Its counters may be older than tokens already issued, and time does
+  // not change that: only an operator can (docs/lifetime-and-fencing.md).
+  return absl::FailedPreconditionError(absl::StrCat(
+      "restarted since it was marked, with persistence ",
+      DescribePersistence(id.persistence),
+      ": its fencing counters may be older than tokens already issued"));
 }
 
 absl::string_view Engine::FailureDomain(int master) const {
@@ -436,19 +506,24 @@ int Engine::SameServerAs(int master) const {
   return -1;
 }
 
-void Engine::WarnAboutEviction() {
+void Engine::WarnAboutRisks() {
   for (size_t i = 0; i < masters_.size(); ++i) {
     const Master& m = *masters_[i];
-    if (!m.ready() || eviction_warned_[i] == m.counters().connects) continue;
-    absl::Status risk = EvictionRisk(m.identity().maxmemory_policy);
-    if (risk.ok()) continue;
-    eviction_warned_[i] = m.counters().connects;
-    const std::string text = absl::StrCat("redlock: warning: master ", m.name(),
-                                          ": ", risk.message());
-    if (options_.on_warning) {
-      options_.on_warning(text);
-    } else {
-      std::fprintf(stderr, "%s\n", text.c_str());
+    if (!m.ready() || risks_warned_[i] == m.counters().connects) continue;
+    risks_warned_[i] = m.counters().connects;
+    absl::Status risks[] = {EvictionRisk(m.identity().maxmemory_policy),
+                            m.identity().known && options_.restart_guard
+                                ? DurabilityRisk(m.identity().persistence)
+                                : absl::OkStatus()};
+    for (const absl::Status& risk : risks) {
+      if (risk.ok()) continue;
+      const std::string text = absl::StrCat("redlock: warning: master ",
+                                            m.name(), ": ", risk.message());
+      if (options_.on_warning) {
+        options_.on_warning(text);
+      } else {
+        std::fprintf(stderr, "%s\n", text.c_str());
+      }
     }
   }
 }

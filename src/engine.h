@@ -92,6 +92,15 @@ class Engine {
   // a grant. Kept so the simulation (tests/sim) can show it finds the double
   // grant this allows. Never set outside tests.
   void set_legacy_grant_rule_for_testing(bool on) { legacy_grant_rule_ = on; }
+  // TEST ONLY, and unsafe: the restart guard's rule from before it knew of
+  // partial data loss — a master carrying a trusted marker counts at once,
+  // even if it restarted since it was marked with persistence that can
+  // lose acknowledged writes (RDB snapshots, appendfsync everysec), and its
+  // fencing counters are trusted. Kept so the simulation (tests/sim) can
+  // show the double grant this allows. Never set outside tests.
+  void set_trust_marked_restarts_for_testing(bool on) {
+    trust_marked_restarts_ = on;
+  }
 
  private:
   class Operation;
@@ -132,6 +141,22 @@ class Engine {
   // The restart guard's judgement of master `i`, whether or not
   // Options::restart_guard is on: what GrantVeto() applies when it is.
   absl::Status GuardVerdict(int master) const;
+  // Whether the server restarted since its marker was written: kYes or kNo
+  // when the marker names the process that carried it (run_id) or, for an
+  // older dated marker, when its uptime is clearly shorter or longer than
+  // the marker's age; kUnknown otherwise (too close to tell, undated, or a
+  // clock that went back). Pure.
+  enum class Restarted { kNo, kYes, kUnknown };
+  static Restarted RestartedSinceMarked(const MasterIdentity& id);
+  // OK if master `i`'s fencing counter reads can be trusted: its grants
+  // count (GrantVeto()), and it did not restart since it was marked unless
+  // its persistence is durable (a restart with part of its data may have
+  // brought back counters older than tokens issued). Otherwise
+  // kFailedPrecondition saying why. Fail closed: kUnknown is a restart.
+  absl::Status FenceVeto(int master) const;
+  std::function<absl::Status(int)> FenceVetoFn() const {
+    return [this](int master) { return FenceVeto(master); };
+  }
   // The server master `i` is (its run_id as the last handshake read it), or
   // empty if unknown. Rounds and fence reads count one vote per server.
   absl::string_view FailureDomain(int master) const;
@@ -153,8 +178,9 @@ class Engine {
   // For Health(): an earlier master with the same run_id, or -1.
   int SameServerAs(int master) const;
   // Warns (Options::on_warning, else stderr) once per connection about a
-  // master that can evict the library's keys.
-  void WarnAboutEviction();
+  // master that can evict the library's keys, and (with the restart guard)
+  // one whose persistence can lose acknowledged writes.
+  void WarnAboutRisks();
 
   // The subscribers that wake waiters, made on first use (a client that
   // never waits makes none); null without RetryPolicy::wake_on_release.
@@ -189,9 +215,10 @@ class Engine {
   bool deployment_seen_ = false;
   std::vector<absl::AnyInvocable<void()>> attempt_waiters_;
   // Per master: MasterCounters::connects when its eviction warning was given.
-  std::vector<int64_t> eviction_warned_;
+  std::vector<int64_t> risks_warned_;
   std::unique_ptr<Timer> deployment_timer_;
   bool legacy_grant_rule_ = false;
+  bool trust_marked_restarts_ = false;
   // Per master: a marker write or read is on its way.
   std::vector<bool> marker_busy_;
   Observer* const observer_;

@@ -130,6 +130,9 @@ void Master::QueueHandshake() {
   if (!config_.marker_key.empty()) {
     steps.push_back({Kind::kInfo, {"INFO", "server"}});
     steps.push_back({Kind::kInfoMemory, {"INFO", "memory"}});
+    // A pattern, not three names: CONFIG GET takes several names only from
+    // Redis 7.0 on.
+    steps.push_back({Kind::kConfig, {"CONFIG", "GET", "append*"}});
     steps.push_back({Kind::kTime, {"TIME"}});
     steps.push_back({Kind::kMarker, {"GET", config_.marker_key}});
   }
@@ -202,6 +205,78 @@ absl::Status EvictionRisk(absl::string_view maxmemory_policy) {
           : ": under memory pressure it may evict lock keys, fencing "
             "counters and the deployment marker",
       ", which lets a second owner in; set maxmemory-policy noeviction"));
+}
+
+void ParseConfigPersistence(const RedisReply& reply, Persistence* out) {
+  *out = Persistence();
+  if (reply.type == RedisReply::Type::kError) {
+    out->error = absl::StrCat("CONFIG GET refused: ", reply.str.substr(0, 200));
+    return;
+  }
+  if (reply.type != RedisReply::Type::kArray || reply.elements.size() % 2 != 0) {
+    out->error = "CONFIG GET gave an unexpected reply";
+    return;
+  }
+  bool said_aof = false;
+  for (size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
+    const RedisReply& name = reply.elements[i];
+    const RedisReply& value = reply.elements[i + 1];
+    if (name.type != RedisReply::Type::kString ||
+        value.type != RedisReply::Type::kString) {
+      out->error = "CONFIG GET gave an unexpected reply";
+      return;
+    }
+    const std::string lower = absl::AsciiStrToLower(value.str);
+    if (absl::EqualsIgnoreCase(name.str, "appendonly")) {
+      said_aof = true;
+      out->aof = lower == "yes";
+    } else if (absl::EqualsIgnoreCase(name.str, "appendfsync")) {
+      out->appendfsync = lower;
+    }
+  }
+  if (!said_aof) {
+    out->error = "CONFIG GET did not say appendonly";
+    return;
+  }
+  out->known = true;
+}
+
+absl::Status DurabilityRisk(const Persistence& persistence) {
+  constexpr absl::string_view kCost =
+      "; after a crash or restart it casts no grant until it has been up for "
+      "max_ttl (a clean SHUTDOWN cannot be told from a crash)";
+  if (!persistence.known) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "persistence unknown (", persistence.error,
+        "): taken as not durable; allow CONFIG GET (ACL +config|get) to "
+        "have AOF with appendfsync always recognised",
+        kCost));
+  }
+  if (!persistence.aof) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "appendonly no: a restart brings back at best the last RDB snapshot, "
+        "without the newest locks and fencing counters",
+        kCost, "; set appendonly yes and appendfsync always"));
+  }
+  if (persistence.appendfsync != "always") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "appendfsync ",
+        persistence.appendfsync.empty() ? "unknown" : persistence.appendfsync,
+        ": a crash can lose acknowledged writes (the newest locks and fencing "
+        "counters)",
+        kCost, "; set appendfsync always"));
+  }
+  return absl::OkStatus();
+}
+
+std::string DescribePersistence(const Persistence& persistence) {
+  if (!persistence.known) {
+    return absl::StrCat("unknown (", persistence.error, ")");
+  }
+  if (!persistence.aof) return "no aof";
+  return absl::StrCat("aof ", persistence.appendfsync.empty()
+                                  ? "(appendfsync unknown)"
+                                  : persistence.appendfsync);
 }
 
 void Master::ScheduleReconnect() {
@@ -353,6 +428,9 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
     case Kind::kMarker:
       step = "GET marker";
       break;
+    case Kind::kConfig:
+      step = "CONFIG GET";
+      break;
     case Kind::kTime:
       step = "TIME";
       break;
@@ -360,7 +438,12 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
       step = "SCRIPT LOAD";
       break;
   }
-  if (reply.type == RedisReply::Type::kError) {
+  if (pending.kind == Kind::kConfig) {
+    // Refused (an ACL without +config|get, a proxy): the persistence is
+    // unknown, which the restart guard treats as not durable. Not a reason
+    // to drop the connection.
+    ParseConfigPersistence(reply, &pending_identity_.persistence);
+  } else if (reply.type == RedisReply::Type::kError) {
     absl::Status error = ErrorReplyStatus(reply.str);
     Close(
         absl::Status(error.code(), absl::StrCat(step, " failed: ", reply.str)));
@@ -397,7 +480,8 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
   }
   if (pending.kind == Kind::kMarker) {
     ParseMarker(reply.type == RedisReply::Type::kString ? reply.str : "",
-                &pending_identity_.marker, &pending_identity_.marker_time_us);
+                &pending_identity_.marker, &pending_identity_.marker_time_us,
+                &pending_identity_.marker_run_id);
   }
   if (pending.last_handshake_step) {
     handshake_ok_ = true;

@@ -29,6 +29,7 @@
 #include "redlock/options.h"
 #include "src/deferred.h"
 #include "src/master_link.h"
+#include "src/redis_reply.h"
 #include "src/runtime.h"
 
 namespace redlock::internal {
@@ -44,6 +45,28 @@ struct MasterConfig {
   std::string marker_key;
 };
 
+// What a server said of its persistence (CONFIG GET append*).
+struct Persistence {
+  // The server answered CONFIG GET; otherwise `error` says how it refused.
+  bool known = false;
+  bool aof = false;         // appendonly yes.
+  std::string appendfsync;  // "always", "everysec", "no"; empty if unsaid.
+  std::string error;        // Why unknown, e.g. the NOPERM reply.
+};
+
+// Fills `out` from a CONFIG GET reply (a flat array of name, value pairs).
+// Anything else leaves it unknown, with the reason. Pure.
+void ParseConfigPersistence(const RedisReply& reply, Persistence* out);
+// OK only if every acknowledged write survives a crash: AOF on with
+// appendfsync always. Otherwise kFailedPrecondition saying what the server
+// may lose in a crash (or that its persistence is unknown, and which
+// permission lifts that) and what it costs: after a restart it stays out of
+// quorums for max_ttl. Pure.
+absl::Status DurabilityRisk(const Persistence& persistence);
+// The persistence in a few words, for people: "aof always", "aof everysec",
+// "no aof", or "unknown (...)". Pure.
+std::string DescribePersistence(const Persistence& persistence);
+
 // What the last handshake learned about the server process.
 struct MasterIdentity {
   bool known = false;          // A handshake completed at least once.
@@ -55,9 +78,16 @@ struct MasterIdentity {
   std::string marker;
   // When the marker was written, on that server's clock (0 if unknown).
   int64_t marker_time_us = 0;
+  // The run_id recorded in the marker: the server process that carried it
+  // when it was written. Empty for markers written before markers carried
+  // one, and for a marker an operator wrote by hand without it.
+  std::string marker_run_id;
   // INFO memory maxmemory_policy ("noeviction", "allkeys-lru", ...); empty
   // if the server did not say.
   std::string maxmemory_policy;
+  // Its persistence, from CONFIG GET append*: known only if the server
+  // answered it (an ACL without +config|get, or a proxy, may refuse).
+  Persistence persistence;
 };
 
 // The value of field `name` in an INFO reply ("name:value" lines), empty if
@@ -109,7 +139,8 @@ class Master final : public MasterLink, private ConnectionObserver {
   const MasterIdentity& identity() const { return identity_; }
   // The engine's view of the marker, once it has written one.
   void set_marker(absl::string_view value) {
-    ParseMarker(value, &identity_.marker, &identity_.marker_time_us);
+    ParseMarker(value, &identity_.marker, &identity_.marker_time_us,
+                &identity_.marker_run_id);
   }
   // Called on the loop thread after every handshake that completes and after
   // every failed connection attempt. It may Send(); it must not destroy the
@@ -131,6 +162,7 @@ class Master final : public MasterLink, private ConnectionObserver {
     kScriptLoad,
     kInfo,
     kInfoMemory,
+    kConfig,
     kTime,
     kMarker
   };

@@ -95,7 +95,7 @@ constexpr absl::string_view kMarkerSource =
     "if current then return current end\n"
     "local now = redis.call('time')\n"
     "local value = ARGV[1] .. ':' .. now[1] ..\n"
-    "    string.sub('000000' .. now[2], -6)\n"
+    "    string.sub('000000' .. now[2], -6) .. ':' .. ARGV[2]\n"
     "redis.call('set', KEYS[1], value)\n"
     "return value\n";
 
@@ -191,22 +191,28 @@ Command FenceWriteCommand(absl::string_view counter_key, uint64_t fence) {
   return FenceWriteCommand(k, fence);
 }
 
-Command MarkerCommand(absl::string_view marker_key, absl::string_view state) {
+Command MarkerCommand(absl::string_view marker_key, absl::string_view state,
+                      absl::string_view run_id) {
   Command c;
   c.script = &MarkerScript();
   c.num_keys = 1;
-  c.args = {std::string(marker_key), std::string(state)};
+  c.args = {std::string(marker_key), std::string(state), std::string(run_id)};
   return c;
 }
 
-void ParseMarker(absl::string_view value, std::string* state,
-                 int64_t* time_us) {
+void ParseMarker(absl::string_view value, std::string* state, int64_t* time_us,
+                 std::string* run_id) {
   const size_t colon = value.find(':');
   *state = std::string(value.substr(0, colon));
   *time_us = 0;
-  if (colon != absl::string_view::npos) {
-    int64_t t = 0;
-    if (absl::SimpleAtoi(value.substr(colon + 1), &t)) *time_us = t;
+  if (run_id != nullptr) run_id->clear();
+  if (colon == absl::string_view::npos) return;
+  absl::string_view rest = value.substr(colon + 1);
+  const size_t second = rest.find(':');
+  int64_t t = 0;
+  if (absl::SimpleAtoi(rest.substr(0, second), &t) && t > 0) *time_us = t;
+  if (second != absl::string_view::npos && run_id != nullptr) {
+    *run_id = std::string(rest.substr(second + 1));
   }
 }
 

@@ -103,10 +103,14 @@ Command FencedAcquireCommand(absl::Span<const std::string> keys,
 Command FenceWriteCommand(absl::string_view counter_key, uint64_t fence);
 Command FenceWriteCommand(absl::Span<const std::string> counter_keys,
                           uint64_t fence);
-// Writes the deployment marker "<state>:<server TIME in microseconds>"
-// unless one is there, and returns the marker now stored (ours or the one
-// that was there).
-Command MarkerCommand(absl::string_view marker_key, absl::string_view state);
+// Writes the deployment marker "<state>:<server TIME in microseconds>:
+// <run_id>" unless one is there, and returns the marker now stored (ours or
+// the one that was there). `run_id` is the server's, as the handshake read
+// it on the connection the command is sent on: the marker records which
+// server process carried it when it was written, so that a later restart
+// is seen exactly (a new run_id), not guessed from uptime.
+Command MarkerCommand(absl::string_view marker_key, absl::string_view state,
+                      absl::string_view run_id);
 const Script& MarkerScript();
 
 // The deployment marker's states: the master never lost its data, or it
@@ -114,9 +118,13 @@ const Script& MarkerScript();
 inline constexpr absl::string_view kTrustedMarker = "trusted";
 inline constexpr absl::string_view kRebornMarker = "reborn";
 
-// A marker's value is "<state>:<server time in microseconds>". Splits it;
-// a value without a time gives time 0.
-void ParseMarker(absl::string_view value, std::string* state, int64_t* time_us);
+// A marker's value is "<state>:<server time in microseconds>:<run_id>"
+// (markers written before they carried a run_id stop after the time; one an
+// operator wrote by hand may be the state alone, or "trusted:0:<run_id>").
+// Splits it; a value without a (positive) time gives time 0, one without a
+// run_id an empty `run_id` (if not null).
+void ParseMarker(absl::string_view value, std::string* state, int64_t* time_us,
+                 std::string* run_id = nullptr);
 
 // The argv to send: the plain command, or EVALSHA sha numkeys ... (or, with
 // `eval`, EVAL source numkeys ...).

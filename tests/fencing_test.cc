@@ -247,10 +247,7 @@ TEST_F(FencingTest, AnEmptyIntersectionMasterGivesALargerTokenOrARefusal) {
       // and simply never saw A's token.
       auto client = cluster_->Client(i);
       ASSERT_TRUE(client.ok());
-      ASSERT_TRUE(
-          (*client)
-              ->Command({"SET", DeploymentMarkerKey(Options()), "trusted"})
-              .ok());
+      ASSERT_TRUE(testing::OperatorMarkTrusted(**client).ok());
     }
     ASSERT_EQ(Counter(3), -1);
     ASSERT_EQ(Counter(4), -1);

@@ -36,6 +36,11 @@ struct MasterHealth {
   //       reachable to compare its uptime with);
   //   "restart guard: this master lost its data ..."  reborn, held back
   //       until it has been up for max_ttl (the message says how much longer);
+  //   "restart guard: this master restarted ... after it was marked ..." or
+  //   "restart guard: cannot tell whether this master restarted ..."  it
+  //       kept its marker, but it restarted since the marker was written (or
+  //       may have) and its persistence is not AOF with appendfsync always:
+  //       held back until it has been up for max_ttl;
   //   "same server as master K (...)"  a second address of a server already
   //       among the masters (same run_id): a round counts one grant per
   //       server, whichever of its addresses answers first.
@@ -47,6 +52,18 @@ struct MasterHealth {
   // they have a TTL) or also the fencing counters and the deployment marker
   // (allkeys-*), and an evicted lock lets a second owner in.
   absl::Status eviction;
+  // Its persistence as read in the last handshake (CONFIG GET append*):
+  // "aof always", "aof everysec", "aof no", "no aof", or "unknown (...)" when
+  // the server refused CONFIG GET (an ACL without +config|get, a proxy);
+  // empty before any handshake.
+  std::string persistence;
+  // OK for AOF with appendfsync always. Otherwise kFailedPrecondition: a
+  // crash may bring the master back with part of its data (the newest
+  // locks and fencing counters lost), so after any restart its grants count
+  // only once it has been up for max_ttl, and its fencing counters are not
+  // trusted again until an operator re-marks it (docs/failure-behaviour.md).
+  // Unknown persistence counts as not durable.
+  absl::Status durability;
 
   // Counts since the client was created.
   int64_t requests = 0;             // Commands sent, handshake included.

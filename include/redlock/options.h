@@ -103,7 +103,9 @@ struct Options {
   absl::Duration default_ttl = absl::Seconds(10);
 
   // The longest TTL any call may ask for; longer TTLs are kInvalidArgument.
-  // Default: 1h. Must be <= 24h.
+  // It is also how long the restart guard holds back a master that restarted
+  // without durable persistence (see restart_guard): keep it as small as the
+  // longest TTL really used. Default: 1h. Must be <= 24h.
   absl::Duration max_ttl = absl::Hours(1);
 
   // Clock drift allowance, as a fraction of the TTL:
@@ -136,14 +138,23 @@ struct Options {
   // Default: Quorum::kMajority.
   Quorum quorum = Quorum::kMajority;
 
-  // The Redlock paper requires a master that restarted without its data to
-  // stay out of the quorum for at least the longest TTL. With the guard on,
-  // the client enforces it: a master that lost its data (it lacks the
-  // deployment marker the other masters carry) and has been up for less than
-  // max_ttl still receives every command, but its grants are not counted.
-  // A brand-new deployment (no master carries the marker) is not held back.
-  // Turn it off only for masters with fsync'd persistence (AOF
-  // appendfsync always). See docs/failure-behaviour.md. Default: true.
+  // The Redlock paper requires a master that crashed, with any persistence
+  // short of fsync on every write, to stay out of the quorum for at least the
+  // longest TTL (the delayed restart). With the guard on, the client enforces
+  // it from the deployment marker every master carries: a grant counts only
+  // from a master this client has judged. Held back (its grants are failed
+  // votes, though it still receives every command) until it has been up for
+  // max_ttl: a master that came back without the marker the others carry
+  // (it lost its data), and a master that kept its marker but restarted
+  // since it was marked without AOF appendfsync always (RDB snapshots and
+  // appendfsync everysec lose the newest writes; unknown persistence, e.g.
+  // CONFIG refused by an ACL, counts as not durable). A master not yet
+  // judged casts no grant either. A brand-new deployment (no master carries
+  // the marker) is trusted once every master has answered unmarked; until
+  // then every acquisition fails. So set max_ttl to the longest TTL really
+  // used, and the same on every client of a deployment. Turn the guard off
+  // only for masters with AOF appendfsync always. See
+  // docs/failure-behaviour.md. Default: true.
   bool restart_guard = true;
 
   // Prepended to every resource name to form the Redis key. Default:
@@ -157,7 +168,9 @@ struct Options {
   ReconnectBackoff reconnect;
 
   // Called with a warning a person should see, once per connection: a master
-  // whose maxmemory-policy lets it evict the library's keys. Runs on the
+  // whose maxmemory-policy lets it evict the library's keys, and (with the
+  // restart guard) one whose persistence can lose acknowledged writes in a
+  // crash (MasterHealth::durability says what it costs). Runs on the
   // client's loop thread; must not block. Default: none, and warnings are
   // written to stderr.
   std::function<void(absl::string_view)> on_warning;

@@ -483,7 +483,8 @@ TEST_F(SimRedisDifferentialTest, FencingScriptsMatch) {
 }
 
 TEST_F(SimRedisDifferentialTest, MarkerIsWrittenOnceFromTheMasterClock) {
-  const Argv marker = Script(internal::MarkerCommand("marker", "up"), true);
+  const Argv marker =
+      Script(internal::MarkerCommand("marker", "up", "0123abcd"), true);
   Reply real1, real2;
   RedisReply sim1, sim2;
   ASSERT_TRUE(SendBoth(marker, &real1, &sim1));

@@ -38,15 +38,38 @@ inline std::string MarkerState(const std::optional<std::string>& value) {
   return value->substr(0, value->find(':'));
 }
 
+// The run_id `client`'s server reports in INFO server; empty if none.
+inline absl::StatusOr<std::string> ServerRunId(RedisClient& client) {
+  auto info = client.Command({"INFO", "server"});
+  if (!info.ok()) return info.status();
+  const size_t at = info->str.find("run_id:");
+  if (at == std::string::npos) return std::string();
+  const size_t end = info->str.find_first_of("\r\n", at);
+  return info->str.substr(at + 7, end - at - 7);
+}
+
+// What an operator writes by hand to mark a master trusted
+// (docs/failure-behaviour.md): "trusted:0:<run_id>", the server process it
+// vouches for. Overwrites any marker.
+inline absl::Status OperatorMarkTrusted(RedisClient& client) {
+  absl::StatusOr<std::string> run_id = ServerRunId(client);
+  if (!run_id.ok()) return run_id.status();
+  return client
+      .Command({"SET", "redlock:__deployment__", "trusted:0:" + *run_id})
+      .status();
+}
+
 // Marks every master of `cluster` as part of an existing deployment, as the
-// first client that heard them all would have ("trusted:<server time>"). The
-// restart guard trusts a brand-new deployment only once a client heard every
-// master unmarked; a test that starts with some masters down or blackholed
-// models a deployment that has existed before the fault.
+// first client that heard them all would have ("trusted:<server time>:
+// <run_id>"). The restart guard trusts a brand-new deployment only once a
+// client heard every master unmarked; a test that starts with some masters
+// down or blackholed models a deployment that has existed before the fault.
 inline absl::Status MarkDeploymentTrusted(const RedisCluster& cluster) {
   for (int i = 0; i < cluster.size(); ++i) {
     auto client = cluster.Client(i);
     if (!client.ok()) return client.status();
+    absl::StatusOr<std::string> run_id = ServerRunId(**client);
+    if (!run_id.ok()) return run_id.status();
     auto time = (*client)->Command({"TIME"});
     if (!time.ok()) return time.status();
     if (time->elements.size() != 2) {
@@ -56,9 +79,9 @@ inline absl::Status MarkDeploymentTrusted(const RedisCluster& cluster) {
         std::string(6 - std::min<size_t>(6, time->elements[1].str.size()),
                     '0') +
         time->elements[1].str;
-    auto set =
-        (*client)->Command({"SET", "redlock:__deployment__",
-                            "trusted:" + time->elements[0].str + micros, "NX"});
+    auto set = (*client)->Command(
+        {"SET", "redlock:__deployment__",
+         "trusted:" + time->elements[0].str + micros + ":" + *run_id, "NX"});
     if (!set.ok()) return set.status();
   }
   return absl::OkStatus();

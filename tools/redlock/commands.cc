@@ -254,6 +254,8 @@ Json JsonMasterStatus(const MasterStatus& s) {
   json["marker"] = StringOrNull(s.marker);
   json["maxmemory_policy"] =
       s.maxmemory_policy.empty() ? Json(nullptr) : Json(s.maxmemory_policy);
+  json["persistence"] = internal::DescribePersistence(s.persistence);
+  json["durable"] = internal::DurabilityRisk(s.persistence).ok();
   json["same_server_as"] =
       s.same_server_as < 0 ? Json(nullptr) : Json(s.same_server_as + 1);
   json["error"] = s.error.ok() ? Json(nullptr) : Json(s.error.ToString());
@@ -262,7 +264,7 @@ Json JsonMasterStatus(const MasterStatus& s) {
 
 // What an operator must know about one reachable master beyond the columns:
 // the first failed command, a second address of one server, an eviction
-// policy that can evict the lock's keys.
+// policy that can evict the lock's keys, persistence that can lose them.
 std::string StatusNote(const std::vector<MasterStatus>& statuses,
                        const MasterStatus& s) {
   std::vector<std::string> notes;
@@ -273,6 +275,10 @@ std::string StatusNote(const std::vector<MasterStatus>& statuses,
                      " (same run_id): one server casts one vote; not counted"));
   }
   if (absl::Status risk = internal::EvictionRisk(s.maxmemory_policy);
+      !risk.ok()) {
+    notes.push_back(std::string(risk.message()));
+  }
+  if (absl::Status risk = internal::DurabilityRisk(s.persistence);
       !risk.ok()) {
     notes.push_back(std::string(risk.message()));
   }
@@ -436,6 +442,19 @@ std::string PrometheusStatus(const Config& config,
     Labels labels = of(s);
     labels.emplace_back("policy", s.maxmemory_policy);
     out.Sample(labels, !internal::EvictionRisk(s.maxmemory_policy).ok());
+  }
+
+  out.Gauge("redlock_master_persistence_risk",
+            "1 if a crash may bring the master back with part of its data "
+            "(no AOF, appendfsync other than always, or persistence unknown "
+            "because CONFIG GET was refused), else 0: after a restart its "
+            "grants count only once it has been up for max_ttl.");
+  for (const MasterStatus& s : statuses) {
+    if (!s.reachable) continue;
+    Labels labels = of(s);
+    labels.emplace_back("persistence",
+                        internal::DescribePersistence(s.persistence));
+    out.Sample(labels, !internal::DurabilityRisk(s.persistence).ok());
   }
 
   out.Gauge("redlock_master_lock_held",

@@ -29,11 +29,13 @@ absl::Duration Since(MonotonicTime start) {
   return absl::FromChrono(MonotonicClock::now() - start);
 }
 
-// One reply, copied out of hiredis. Arrays are not needed here.
+// One reply, copied out of hiredis; an array's elements one level deep
+// (CONFIG GET's name/value pairs).
 struct Reply {
   int type = REDIS_REPLY_NIL;
   std::string str;
   long long integer = 0;
+  std::vector<Reply> elements;
 
   bool is_error() const { return type == REDIS_REPLY_ERROR; }
 };
@@ -121,6 +123,17 @@ class Connection {
     reply.type = r->type;
     reply.integer = r->integer;
     if (r->str != nullptr) reply.str.assign(r->str, r->len);
+    if (r->type == REDIS_REPLY_ARRAY) {
+      for (size_t i = 0; i < r->elements; ++i) {
+        Reply element;
+        element.type = r->element[i]->type;
+        element.integer = r->element[i]->integer;
+        if (r->element[i]->str != nullptr) {
+          element.str.assign(r->element[i]->str, r->element[i]->len);
+        }
+        reply.elements.push_back(std::move(element));
+      }
+    }
     freeReplyObject(r);
     return reply;
   }
@@ -214,6 +227,29 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
       info.has_value() && info->type == REDIS_REPLY_STRING) {
     status.maxmemory_policy =
         std::string(internal::InfoField(info->str, "maxmemory_policy"));
+  }
+  // As the library's handshake reads it; a refusal (an ACL without
+  // +config|get) is not a failed probe, only unknown persistence.
+  if (status.error.ok()) {
+    if (absl::StatusOr<Reply> config =
+            connection.Command({"CONFIG", "GET", "append*"});
+        config.ok()) {
+      internal::RedisReply converted;
+      converted.type = config->is_error() ? internal::RedisReply::Type::kError
+                       : config->type == REDIS_REPLY_ARRAY
+                           ? internal::RedisReply::Type::kArray
+                           : internal::RedisReply::Type::kNil;
+      converted.str = config->str;
+      for (const Reply& e : config->elements) {
+        converted.elements.push_back(
+            e.type == REDIS_REPLY_STRING
+                ? internal::RedisReply::String(e.str)
+                : internal::RedisReply::Integer(e.integer));
+      }
+      internal::ParseConfigPersistence(converted, &status.persistence);
+    } else {
+      status.error = config.status();
+    }
   }
   return status;
 }

@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "redlock/options.h"
+#include "src/master.h"
 
 namespace redlock::cli {
 
@@ -41,6 +42,7 @@ struct MasterStatus {
   std::optional<int64_t> uptime_s;    // INFO server.
   std::optional<std::string> marker;  // GET deployment marker key.
   std::string maxmemory_policy;       // INFO memory; empty if unknown.
+  internal::Persistence persistence;  // CONFIG GET append*.
   // The index of an earlier master with the same run_id (one server under
   // two addresses: it casts one vote), or -1.
   int same_server_as = -1;

@@ -123,6 +123,12 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
       std::max(options.stalled_connection_timeout, request_timeout);
   options.key_prefix = line.key_prefix;
   options.quorum = line.quorum;
+  // --quiet: no messages but errors, so the library's warnings (a master
+  // that may evict lock keys or lose them in a crash) are dropped; status
+  // still shows them.
+  if (config.verbosity == Verbosity::kQuiet) {
+    options.on_warning = [](absl::string_view) {};
+  }
 
   if (config.ttl < absl::ZeroDuration()) {
     return Usage("--ttl must not be negative");
