@@ -204,6 +204,7 @@ class SimRedis {
 
   // Inspection for tests and simulation checkers.
   const std::string& run_id() const { return run_id_; }
+  const Config& config() const { return config_; }
   // Number of keys live at `now` in `db`.
   int KeyCount(absl::Time now, int db = 0);
   bool ScriptCached(absl::string_view sha1) const;
