@@ -181,6 +181,15 @@ TEST(SimWorldTest, TrustingCountersAfterAPartialLossReissuesAFenceToken) {
   EXPECT_EQ(RunRecorded(fixed).violations(), 0) << Details(RunRecorded(fixed));
 }
 
+// A seed where two masters restarted from partial persistence still had
+// fence counters older than tokens issued, made a counter read quorum of
+// their own after max_ttl, and fence 13 was issued twice (found with the
+// fencing exclusion of restarted masters taken out of the engine).
+TEST(SimWorldTest, SeedThatFoundStaleCountersAfterAPartialLossStaysClean) {
+  const torture::Summary s = RunRecorded({"guarded-partial", 797, 3, 40});
+  EXPECT_EQ(s.violations(), 0) << Details(s);
+}
+
 // The safe configuration over a range of seeds: no violation, and the
 // histories do exercise what the guard is about (crashes that kept the
 // marker but lost keys, grants, fenced writes, and the heal's re-marking
