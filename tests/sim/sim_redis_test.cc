@@ -495,13 +495,14 @@ TEST_F(SimRedisDifferentialTest, MarkerIsWrittenOnceFromTheMasterClock) {
   for (const RedisReply* r : {&sim1, &sim2}) {
     ASSERT_EQ(r->type, RedisReply::Type::kString) << SimDebugString(*r);
   }
-  // "up:" then seconds and six digits of microseconds.
+  // "up:", seconds and six digits of microseconds, then ":" and the run_id
+  // sent as ARGV[2].
   for (const std::string* value : {&real1.str, &sim1.str}) {
     ASSERT_TRUE(absl::StartsWith(*value, "up:")) << *value;
-    EXPECT_TRUE(AllDigits(value->substr(3))) << *value;
-    EXPECT_EQ(value->size(), 3u + 10u + 6u) << *value;
+    EXPECT_TRUE(AllDigits(value->substr(3, 16))) << *value;
+    EXPECT_EQ(value->substr(3 + 16), ":0123abcd") << *value;
   }
-  EXPECT_EQ(sim1.str, "up:1790000000000000");
+  EXPECT_EQ(sim1.str, "up:1790000000000000:0123abcd");
   EXPECT_EQ(real2.str, real1.str);
   EXPECT_EQ(sim2.str, sim1.str);
   // The marker script does not give the key a TTL.
