@@ -121,7 +121,10 @@ SimCluster::SimCluster(SimLoop* loop, Config config, uint64_t seed)
   for (int i = 0; i < config_.masters; ++i) {
     auto master = std::make_unique<Master>();
     master->port = config_.first_port + i;
-    SimRedis::Config redis_config = config_.redis;
+    SimRedis::Config redis_config =
+        static_cast<size_t>(i) < config_.redis_per_master.size()
+            ? config_.redis_per_master[i]
+            : config_.redis;
     redis_config.port = master->port;
     master->redis = std::make_unique<SimRedis>(
         std::move(redis_config), MasterSeed(seed, i)(), loop_->now());
@@ -351,11 +354,12 @@ void SimCluster::PruneConnections(Master& m) {
   m.prune_at = std::max<size_t>(16, 2 * m.connections.size());
 }
 
-void SimCluster::Crash(int index) {
+void SimCluster::Crash(int index, std::optional<absl::Duration> aof_lost) {
   Master& m = master(index);
   if (m.state == MasterState::kCrashed) return;
   m.state = MasterState::kCrashed;
   ++faults_.crashes;
+  m.redis->Crash(loop_->now(), aof_lost);
   LoseConnections(m);
 }
 
@@ -363,6 +367,14 @@ void SimCluster::Restart(int index, bool keep_data) {
   Crash(index);
   Master& m = master(index);
   m.redis->Restart(loop_->now(), keep_data);
+  m.state = MasterState::kRunning;
+  ++faults_.restarts;
+}
+
+void SimCluster::Restart(int index) {
+  Crash(index);
+  Master& m = master(index);
+  m.redis->Restart(loop_->now());
   m.state = MasterState::kRunning;
   ++faults_.restarts;
 }

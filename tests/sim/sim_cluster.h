@@ -2,7 +2,8 @@
 //
 // SimCluster: N simulated Redis masters (SimRedis) on a simulated network,
 // on a SimLoop, with the faults a torture run injects into real servers:
-// SIGKILL and restart (with or without the keyspace), SIGSTOP/SIGCONT,
+// SIGKILL and restart (with or without the keyspace, or with what the
+// master's persistence kept), SIGSTOP/SIGCONT,
 // CLIENT KILL, refused connects, slow links, master clock rate and jumps,
 // SCRIPT FLUSH and eviction. Clients reach it through SimRuntime::Connect().
 //
@@ -92,6 +93,10 @@ class SimCluster {
     // Every master's settings; `port` is replaced by the master's port.
     // Default: SimRedis::Config{}.
     SimRedis::Config redis;
+    // If it has an entry for master i, master i's settings instead of
+    // `redis` (a deployment whose masters persist differently).
+    // Default: empty.
+    std::vector<SimRedis::Config> redis_per_master;
     // On a crash or reset, also drop the replies already on their way to
     // the client (as when a reset discards the server's send buffer). Off:
     // they arrive, then the loss, as with TCP. Default: false.
@@ -138,11 +143,16 @@ class SimCluster {
 
   // Faults on master `master` (0-based), effective at the loop's now().
   // SIGKILL: see the file comment. Also drops what a paused master held.
-  void Crash(int master);
+  // What its persistence keeps is fixed now (SimRedis::Crash; `aof_lost`:
+  // the writes lost by an AOF everysec master, nullopt: its whole window).
+  void Crash(int master, std::optional<absl::Duration> aof_lost = std::nullopt);
   // Starts a crashed master again (crashing it first if it is not):
   // SimRedis::Restart (new run_id, uptime 0, no scripts; the keyspace kept
   // if `keep_data`, as with AOF fsync always, else empty), accepting again.
   void Restart(int master, bool keep_data);
+  // The same, with the keyspace the master's persistence kept
+  // (SimRedis::Config::persistence).
+  void Restart(int master);
   // SIGSTOP / SIGCONT. Resume() runs what waited, in arrival order.
   void Pause(int master);
   void Resume(int master);

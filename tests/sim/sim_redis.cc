@@ -12,6 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "redlock/fencing.h"
 #include "redlock/keys.h"
 #include "src/scripts.h"
@@ -126,6 +127,71 @@ std::string InfoLine(absl::string_view name, absl::string_view value) {
   return absl::StrCat(name, ":", value, "\r\n");
 }
 
+// Redis's stringmatchlen() with nocase: '*', '?', '[...]' (ranges, '^'
+// negation) and '\\' escapes; case-insensitive.
+bool GlobMatch(absl::string_view pattern, absl::string_view text) {
+  auto lower = [](char c) {
+    return absl::ascii_tolower(static_cast<unsigned char>(c));
+  };
+  size_t p = 0, t = 0;
+  while (p < pattern.size()) {
+    const char c = pattern[p];
+    if (c == '*') {
+      while (p + 1 < pattern.size() && pattern[p + 1] == '*') ++p;
+      if (p + 1 == pattern.size()) return true;
+      for (size_t k = t; k <= text.size(); ++k) {
+        if (GlobMatch(pattern.substr(p + 1), text.substr(k))) return true;
+      }
+      return false;
+    }
+    if (t >= text.size()) return false;
+    if (c == '?') {
+      ++p;
+      ++t;
+      continue;
+    }
+    if (c == '[') {
+      size_t q = p + 1;
+      const bool negate = q < pattern.size() && pattern[q] == '^';
+      if (negate) ++q;
+      bool match = false;
+      const char x = lower(text[t]);
+      for (; q < pattern.size() && pattern[q] != ']'; ++q) {
+        if (pattern[q] == '\\' && q + 1 < pattern.size()) {
+          ++q;
+          match |= lower(pattern[q]) == x;
+        } else if (q + 2 < pattern.size() && pattern[q + 1] == '-') {
+          char lo = lower(pattern[q]), hi = lower(pattern[q + 2]);
+          if (lo > hi) std::swap(lo, hi);
+          match |= x >= lo && x <= hi;
+          q += 2;
+        } else {
+          match |= lower(pattern[q]) == x;
+        }
+      }
+      if (negate) match = !match;
+      if (!match) return false;
+      p = q < pattern.size() ? q + 1 : q;  // An unclosed '[' ends the pattern.
+      ++t;
+      continue;
+    }
+    char want = c;
+    if (c == '\\' && p + 1 < pattern.size()) want = pattern[++p];
+    if (lower(want) != lower(text[t])) return false;
+    ++p;
+    ++t;
+  }
+  return t == text.size();
+}
+
+// The configuration parameters CONFIG GET knows, by their Redis 7.0 names.
+// Real Redis has ~190 more; a pattern matching only those matches nothing
+// here.
+constexpr const char* kConfigNames[] = {
+    "appendonly", "appendfsync", "appendfilename",   "appenddirname",
+    "save",       "maxmemory",   "maxmemory-policy",
+};
+
 }  // namespace
 
 SimRedis::SimRedis(Config config, uint64_t seed, absl::Time now)
@@ -134,7 +200,9 @@ SimRedis::SimRedis(Config config, uint64_t seed, absl::Time now)
       true_anchor_(now),
       master_anchor_(now + config_.clock_offset) {
   run_id_ = NewRunId();
+  ShuffleConfigOrder();
   started_at_ = MasterNow(now);
+  ResetPersistence(started_at_);
 }
 
 absl::Time SimRedis::MasterNow(absl::Time now) const {
@@ -150,7 +218,9 @@ void SimRedis::SetClockRate(absl::Time now, double rate) {
 void SimRedis::JumpClock(absl::Duration delta) { master_anchor_ += delta; }
 
 void SimRedis::Restart(absl::Time now, bool keep_data) {
+  crashed_at_.reset();
   run_id_ = NewRunId();
+  ShuffleConfigOrder();
   started_at_ = MasterNow(now);
   scripts_.clear();
   // A restart closes every connection: their subscriptions and unsent
@@ -161,17 +231,177 @@ void SimRedis::Restart(absl::Time now, bool keep_data) {
   if (!keep_data) {
     for (Keyspace& db : dbs_) db.clear();
   }
+  // What is on disk now is what the process started with.
+  ResetPersistence(started_at_);
+  if (config_.persistence == Persistence::kRdb) {
+    if (keep_data) {
+      snapshot_ = dbs_;
+    } else {
+      snapshot_.reset();
+    }
+  }
+}
+
+void SimRedis::Crash(absl::Time now, std::optional<absl::Duration> aof_lost) {
+  if (crashed_at_.has_value()) return;
+  const absl::Time mnow = MasterNow(now);
+  // serverCron ran until the end: what fell due was saved.
+  MaybeSave(mnow);
+  crashed_at_ = mnow;
+  aof_lost_ = std::clamp(aof_lost.value_or(config_.aof_loss_window),
+                         absl::ZeroDuration(), config_.aof_loss_window);
+}
+
+void SimRedis::Restart(absl::Time now) {
+  Crash(now);
+  LoadPersisted();
+  crashed_at_.reset();
+  run_id_ = NewRunId();
+  ShuffleConfigOrder();
+  started_at_ = MasterNow(now);
+  scripts_.clear();
+  subscribers_.clear();
+  channels_.clear();
+  pushes_.clear();
+  // The snapshot a kRdb master loaded stays what is on disk.
+  std::optional<std::array<Keyspace, kDatabases>> disk = std::move(snapshot_);
+  ResetPersistence(started_at_);
+  snapshot_ = std::move(disk);
+}
+
+void SimRedis::LoadPersisted() {
+  switch (config_.persistence) {
+    case Persistence::kNone:
+      for (Keyspace& db : dbs_) db.clear();
+      return;
+    case Persistence::kAofAlways:
+      return;
+    case Persistence::kAofEverysec: {
+      // Undo, newest first, every write the last fsync did not cover.
+      const absl::Time synced = *crashed_at_ - aof_lost_;
+      for (auto it = journal_.rbegin(); it != journal_.rend(); ++it) {
+        if (it->at <= synced) break;
+        if (it->before.has_value()) {
+          dbs_[it->db][it->key] = *it->before;
+        } else {
+          dbs_[it->db].erase(it->key);
+        }
+      }
+      return;
+    }
+    case Persistence::kRdb:
+      if (snapshot_.has_value()) {
+        dbs_ = *snapshot_;
+      } else {
+        for (Keyspace& db : dbs_) db.clear();
+      }
+      return;
+  }
+}
+
+void SimRedis::ResetPersistence(absl::Time mnow) {
+  last_mnow_ = mnow;
+  journal_.clear();
+  last_save_ = mnow;
+  dirty_ = 0;
+  dirty_at_.clear();
+}
+
+void SimRedis::Save(absl::Time now) {
+  if (config_.persistence != Persistence::kRdb) return;
+  snapshot_ = dbs_;
+  ++snapshots_;
+  last_save_ = MasterNow(now);
+  dirty_ = 0;
+  dirty_at_.clear();
+}
+
+void SimRedis::MaybeSave(absl::Time mnow) {
+  if (config_.persistence != Persistence::kRdb) return;
+  // A rule falls due at the later of `seconds` after the last save and the
+  // moment its `changes`-th write was made. The keyspace has not changed
+  // since the last command, so the snapshot is the current keyspace, taken
+  // at the earliest due moment. (Redis saves at the next serverCron tick,
+  // up to 100ms later, and a BGSAVE takes a while: a simulated snapshot is
+  // never older than a real one.)
+  std::optional<absl::Time> due;
+  for (const SaveRule& rule : config_.save) {
+    if (rule.changes <= 0 || dirty_ < rule.changes) continue;
+    const absl::Time at =
+        std::max(last_save_ + absl::Seconds(rule.seconds),
+                 dirty_at_[static_cast<size_t>(rule.changes - 1)]);
+    if (at <= mnow && (!due.has_value() || at < *due)) due = at;
+  }
+  if (!due.has_value()) return;
+  snapshot_ = dbs_;
+  ++snapshots_;
+  last_save_ = *due;
+  dirty_ = 0;
+  dirty_at_.clear();
+}
+
+void SimRedis::Journal(absl::Time mnow, int db, const std::string& key) {
+  switch (config_.persistence) {
+    case Persistence::kAofEverysec: {
+      // What is older than the window can no longer be lost.
+      const absl::Time keep = mnow - config_.aof_loss_window;
+      auto first = std::find_if(journal_.begin(), journal_.end(),
+                                [keep](const Undo& u) { return u.at > keep; });
+      journal_.erase(journal_.begin(), first);
+      Undo undo{mnow, db, key, std::nullopt};
+      const Keyspace& keys = dbs_[db];
+      if (auto it = keys.find(key); it != keys.end()) undo.before = it->second;
+      journal_.push_back(std::move(undo));
+      return;
+    }
+    case Persistence::kRdb: {
+      ++dirty_;
+      size_t most = 0;
+      for (const SaveRule& rule : config_.save) {
+        most = std::max(
+            most, static_cast<size_t>(std::max<int64_t>(0, rule.changes)));
+      }
+      if (dirty_at_.size() < most) dirty_at_.push_back(mnow);
+      return;
+    }
+    case Persistence::kNone:
+    case Persistence::kAofAlways:
+      return;
+  }
+}
+
+void SimRedis::Put(absl::Time mnow, int db, const std::string& key,
+                   Entry entry) {
+  Journal(mnow, db, key);
+  dbs_[db][key] = std::move(entry);
+}
+
+void SimRedis::Erase(absl::Time mnow, int db, const std::string& key) {
+  if (dbs_[db].find(key) == dbs_[db].end()) return;
+  Journal(mnow, db, key);
+  dbs_[db].erase(key);
+}
+
+void SimRedis::ShuffleConfigOrder() {
+  config_order_.assign(std::begin(kConfigNames), std::end(kConfigNames));
+  // FNV-1a of the run_id: a new order with every start, the same for the
+  // same seed, and no draw from rng_.
+  uint64_t h = 1469598103934665603ULL;
+  for (char c : run_id_) {
+    h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  }
+  std::mt19937_64 order(h);
+  std::shuffle(config_order_.begin(), config_order_.end(), order);
 }
 
 void SimRedis::EvictVolatileKeys() {
-  for (Keyspace& db : dbs_) {
-    for (auto it = db.begin(); it != db.end();) {
-      if (it->second.expires_at.has_value()) {
-        it = db.erase(it);
-      } else {
-        ++it;
-      }
+  for (int i = 0; i < kDatabases; ++i) {
+    std::vector<std::string> evicted;
+    for (const auto& [key, entry] : dbs_[i]) {
+      if (entry.expires_at.has_value()) evicted.push_back(key);
     }
+    // Redis propagates an eviction as a DEL: a write like any other.
+    for (const std::string& key : evicted) Erase(last_mnow_, i, key);
   }
 }
 
@@ -261,7 +491,10 @@ SimRedis::Entry* SimRedis::Find(absl::Time mnow, int db,
 
 RedisReply SimRedis::Execute(absl::Time now, Connection& connection,
                              const std::vector<std::string>& argv) {
-  return Dispatch(MasterNow(now), connection, argv);
+  const absl::Time mnow = MasterNow(now);
+  last_mnow_ = mnow;
+  MaybeSave(mnow);
+  return Dispatch(mnow, connection, argv);
 }
 
 RedisReply SimRedis::Dispatch(absl::Time mnow, Connection& connection,
@@ -276,7 +509,7 @@ RedisReply SimRedis::Dispatch(absl::Time mnow, Connection& connection,
       {"set", -3},         {"del", -2},     {"pexpire", -3}, {"pttl", 2},
       {"exists", -2},      {"time", 1},     {"info", -1},    {"script", -2},
       {"eval", -3},        {"evalsha", -3}, {"dbsize", 1},   {"subscribe", -2},
-      {"unsubscribe", -1}, {"publish", 3}};
+      {"unsubscribe", -1}, {"publish", 3},  {"config", -2}};
   auto arity = kArity->find(name);
   if (arity == kArity->end()) {
     // Redis quotes the name as sent and the first arguments, up to ~128
@@ -295,21 +528,25 @@ RedisReply SimRedis::Dispatch(absl::Time mnow, Connection& connection,
       (arity->second < 0 && argc < -arity->second)) {
     return ArityError(name);
   }
-  // SCRIPT's subcommands are commands of their own in Redis 7: looked up
-  // and arity-checked before authentication, like the rest.
-  if (name == "script") {
+  // SCRIPT's and CONFIG's subcommands are commands of their own in Redis
+  // 7: looked up and arity-checked before authentication, like the rest.
+  // (CONFIG SET, RESETSTAT and REWRITE are not simulated: unknown here.)
+  if (name == "script" || name == "config") {
     static const auto* const kSubArity = new std::map<std::string, int>{
         {"load", 3}, {"flush", -2}, {"exists", -3}};
+    static const auto* const kConfigSubArity =
+        new std::map<std::string, int>{{"get", -3}};
+    const auto* const table = name == "script" ? kSubArity : kConfigSubArity;
     const std::string sub = absl::AsciiStrToLower(argv[1]);
-    auto sub_arity = kSubArity->find(sub);
-    if (sub_arity == kSubArity->end()) {
+    auto sub_arity = table->find(sub);
+    if (sub_arity == table->end()) {
       return RedisReply::Error(absl::StrCat(
           "ERR unknown subcommand '", absl::string_view(argv[1]).substr(0, 128),
           "'. Try ", absl::AsciiStrToUpper(argv[0]), " HELP."));
     }
     if ((sub_arity->second > 0 && argc != sub_arity->second) ||
         (sub_arity->second < 0 && argc < -sub_arity->second)) {
-      return ArityError(absl::StrCat("script|", sub));
+      return ArityError(absl::StrCat(name, "|", sub));
     }
   }
   if (config_.requirepass.has_value() && !connection.authenticated &&
@@ -323,8 +560,8 @@ RedisReply SimRedis::Dispatch(absl::Time mnow, Connection& connection,
   if (subscribed && name != "subscribe" && name != "unsubscribe" &&
       name != "ping") {
     const std::string full_name =
-        name == "script"
-            ? absl::StrCat("script|", absl::AsciiStrToLower(argv[1]))
+        name == "script" || name == "config"
+            ? absl::StrCat(name, "|", absl::AsciiStrToLower(argv[1]))
             : name;
     return RedisReply::Error(absl::StrCat(
         "ERR Can't execute '", full_name,
@@ -369,7 +606,7 @@ RedisReply SimRedis::Dispatch(absl::Time mnow, Connection& connection,
     for (int i = 1; i < argc; ++i) {
       if (Find(mnow, db, argv[i]) == nullptr) continue;
       ++count;
-      if (name == "del") dbs_[db].erase(argv[i]);
+      if (name == "del") Erase(mnow, db, argv[i]);
     }
     return RedisReply::Integer(count);
   }
@@ -391,6 +628,7 @@ RedisReply SimRedis::Dispatch(absl::Time mnow, Connection& connection,
   if (name == "time") return Time(mnow);
   if (name == "info") return Info(mnow, argv);
   if (name == "script") return Script(argv);
+  if (name == "config") return ConfigCommand(argv);
   return Eval(mnow, db, argv);  // eval, evalsha
 }
 
@@ -528,7 +766,7 @@ RedisReply SimRedis::Set(absl::Time mnow, int db,
     return get ? old : RedisReply::Nil();
   }
   if (keepttl && existing != nullptr) expires_at = existing->expires_at;
-  dbs_[db][argv[1]] = Entry{argv[2], expires_at};
+  Put(mnow, db, argv[1], Entry{argv[2], expires_at});
   return get ? old : Ok();
 }
 
@@ -577,10 +815,10 @@ RedisReply SimRedis::Pexpire(absl::Time mnow, int db,
   }
   if (when <= mnow) {
     // A time already past deletes the key, and still counts as set.
-    dbs_[db].erase(argv[1]);
+    Erase(mnow, db, argv[1]);
     return RedisReply::Integer(1);
   }
-  entry->expires_at = when;
+  Put(mnow, db, argv[1], Entry{entry->value, when});
   return RedisReply::Integer(1);
 }
 
@@ -643,6 +881,59 @@ RedisReply SimRedis::Info(absl::Time mnow,
     out += sections[i];
   }
   return RedisReply::String(std::move(out));
+}
+
+RedisReply SimRedis::ConfigCommand(const std::vector<std::string>& argv) const {
+  // get: the parameters matching any of the patterns (a name without
+  // "[*?" is looked up as given, and answered with the spelling asked),
+  // each once, as a flat [name, value, ...] array (RESP2) in this start's
+  // order.
+  std::map<std::string, std::string> matched;  // Known name -> reply name.
+  for (size_t i = 2; i < argv.size(); ++i) {
+    const std::string& pattern = argv[i];
+    const bool glob = pattern.find_first_of("[*?") != std::string::npos;
+    for (const char* known : kConfigNames) {
+      if (matched.count(known) > 0) continue;
+      if (glob ? GlobMatch(pattern, known)
+               : absl::AsciiStrToLower(pattern) == known) {
+        matched[known] = glob ? std::string(known) : pattern;
+      }
+    }
+  }
+  std::vector<RedisReply> reply;
+  for (const std::string& name : config_order_) {
+    auto it = matched.find(name);
+    if (it == matched.end()) continue;
+    reply.push_back(RedisReply::String(it->second));
+    reply.push_back(RedisReply::String(ConfigValue(name)));
+  }
+  return RedisReply::Array(std::move(reply));
+}
+
+std::string SimRedis::ConfigValue(absl::string_view name) const {
+  const Persistence mode = config_.persistence;
+  if (name == "appendonly") {
+    return mode == Persistence::kAofAlways || mode == Persistence::kAofEverysec
+               ? "yes"
+               : "no";
+  }
+  // Redis's default where AOF is off.
+  if (name == "appendfsync") {
+    return mode == Persistence::kAofAlways ? "always" : "everysec";
+  }
+  if (name == "appendfilename") return "appendonly.aof";
+  if (name == "appenddirname") return "appendonlydir";
+  if (name == "save") {
+    if (mode != Persistence::kRdb) return "";
+    std::vector<std::string> parts;
+    for (const SaveRule& rule : config_.save) {
+      parts.push_back(absl::StrCat(rule.seconds, " ", rule.changes));
+    }
+    return absl::StrJoin(parts, " ");
+  }
+  if (name == "maxmemory") return "0";
+  if (name == "maxmemory-policy") return config_.maxmemory_policy;
+  return "";
 }
 
 RedisReply SimRedis::Script(const std::vector<std::string>& argv) {
@@ -825,8 +1116,10 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     if (current.type == RedisReply::Type::kString) return current;
     const RedisReply now = call({"TIME"});
     const std::string micros = absl::StrCat("000000", now.elements[1].str);
-    const std::string value = absl::StrCat(args[0], ":", now.elements[0].str,
-                                           micros.substr(micros.size() - 6));
+    std::string value = absl::StrCat(args[0], ":", now.elements[0].str,
+                                     micros.substr(micros.size() - 6));
+    // ARGV[2], if sent: the run_id the client's handshake read.
+    if (args.size() >= 2) absl::StrAppend(&value, ":", args[1]);
     call({"SET", keys[0], value});
     return RedisReply::String(value);
   }

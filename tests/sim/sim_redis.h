@@ -14,6 +14,26 @@
 //   master.SetClockRate(now, 1.5);          // a fast master clock
 //   master.Restart(now, /*keep_data=*/false);  // a crash without persistence
 //
+// Persistence (Config::persistence) decides what a crash keeps: Crash(now)
+// is the SIGKILL, Restart(now) the start that loads what was on disk:
+//   kNone          nothing (save "", appendonly no);
+//   kAofAlways     every acknowledged write (appendfsync always);
+//   kAofEverysec   all but the writes of the last aof_loss_window before the
+//                  crash (appendfsync everysec: up to about a second);
+//   kRdb           the last snapshot, taken by the `save` rules (Redis's
+//                  "save <seconds> <changes>") or by Save(); none: empty.
+// CONFIG GET reports the mode as Redis 7.0 does (appendonly, appendfsync,
+// save, ...), in an order that changes with every start, as real Redis's
+// does (its config table is a hash table with a per-process random seed):
+//
+//   SimRedis::Config config;
+//   config.persistence = SimRedis::Persistence::kRdb;
+//   config.save = {{1, 1}};                  // "save 1 1"
+//   SimRedis master(config, /*seed=*/1, start);
+//   ...
+//   master.Crash(now);                       // SIGKILL
+//   master.Restart(now + absl::Seconds(1));  // back with the last snapshot
+//
 // Pub/sub (RESP2): SUBSCRIBE, UNSUBSCRIBE and PUBLISH, server-wide as in
 // Redis (not per database). What a command writes to a connection other than
 // its own reply (a message to a subscriber) is recorded as a Push; the caller
@@ -60,7 +80,25 @@ namespace redlock::sim {
 
 class SimRedis {
  public:
+  enum class Persistence { kNone, kAofAlways, kAofEverysec, kRdb };
+
+  // One "save <seconds> <changes>" rule: a snapshot once at least `changes`
+  // writes were made and `seconds` passed since the last one.
+  struct SaveRule {
+    int64_t seconds = 0;
+    int64_t changes = 0;
+  };
+
   struct Config {
+    // What a Crash() and Restart() keep (see the file comment), and what
+    // CONFIG GET reports. Default: kAofAlways (every key survives).
+    Persistence persistence = Persistence::kAofAlways;
+    // kAofEverysec: a crash loses the writes made this long before it (at
+    // most; Crash() can be told a shorter window). Default: 1s.
+    absl::Duration aof_loss_window = absl::Seconds(1);
+    // kRdb: the snapshot schedule. Empty: snapshots only by Save().
+    // Default: empty.
+    std::vector<SaveRule> save;
     // As reported by INFO memory. Default: "noeviction".
     std::string maxmemory_policy = "noeviction";
     // If set, every command but AUTH needs AUTH first (user "default").
@@ -140,7 +178,24 @@ class SimRedis {
   // A crash and start: new run_id, uptime from `now`, empty script cache,
   // no subscriptions, no pushes left to take.
   // keep_data: every key survives (AOF always); else the keyspace is empty.
+  // Whatever Config::persistence says; what is kept is then what is on disk
+  // (the last snapshot, for kRdb).
   void Restart(absl::Time now, bool keep_data);
+  // SIGKILL at `now`: what the persistence keeps is fixed now (for kRdb, a
+  // snapshot that fell due before now is taken first). Nothing may run on
+  // the master until Restart(). kAofEverysec: `aof_lost` is how far back
+  // writes are lost (clamped to [0, Config::aof_loss_window]); nullopt:
+  // the whole window.
+  void Crash(absl::Time now,
+             std::optional<absl::Duration> aof_lost = std::nullopt);
+  // Starts again after Crash() (a crash at `now` if there was none) with the
+  // keyspace Config::persistence kept; otherwise as Restart(now, keep_data).
+  void Restart(absl::Time now);
+  // Takes a snapshot now (SAVE / BGSAVE), whatever the schedule; it is what
+  // a kRdb master restarts with until the next one. Ignored by other modes.
+  void Save(absl::Time now);
+  // Snapshots taken since construction (by schedule or Save()).
+  int64_t snapshots() const { return snapshots_; }
   // SCRIPT FLUSH from elsewhere (an operator, a failover).
   void FlushScripts() { scripts_.clear(); }
   // Drops every key that has a TTL, as a volatile-* maxmemory-policy does
@@ -149,6 +204,7 @@ class SimRedis {
 
   // Inspection for tests and simulation checkers.
   const std::string& run_id() const { return run_id_; }
+  const Config& config() const { return config_; }
   // Number of keys live at `now` in `db`.
   int KeyCount(absl::Time now, int db = 0);
   bool ScriptCached(absl::string_view sha1) const;
@@ -177,6 +233,25 @@ class SimRedis {
 
   // The live entry for `key` in `db`, or null; drops it if it has expired.
   Entry* Find(absl::Time mnow, int db, absl::string_view key);
+  // Every write to the keyspace goes through these two, so persistence sees
+  // it (the AOF everysec journal, the snapshot schedule's change count).
+  // An expired key dropped on access is no write: it is gone after a
+  // restart too.
+  void Put(absl::Time mnow, int db, const std::string& key, Entry entry);
+  void Erase(absl::Time mnow, int db, const std::string& key);
+  // Records the write about to be made to `key`: its old entry, for a crash
+  // to undo (kAofEverysec), and one more change (kRdb).
+  void Journal(absl::Time mnow, int db, const std::string& key);
+  // kRdb: takes the snapshots the schedule made due by `mnow`.
+  void MaybeSave(absl::Time mnow);
+  // What a restart keeps under Config::persistence, from the crash.
+  void LoadPersisted();
+  // The state a fresh process starts its persistence bookkeeping with.
+  void ResetPersistence(absl::Time mnow);
+  internal::RedisReply ConfigCommand(
+      const std::vector<std::string>& argv) const;
+  // CONFIG GET's answer for `name` (a known, lower-case name).
+  std::string ConfigValue(absl::string_view name) const;
 
   // The commands, argv already checked for arity.
   internal::RedisReply Auth(Connection& connection,
@@ -204,6 +279,9 @@ class SimRedis {
   int64_t Publish(const std::string& channel, const std::string& message);
 
   std::string NewRunId();
+  // A new order for CONFIG GET's replies, drawn from the run_id (so the
+  // run_ids' draws stay as they were).
+  void ShuffleConfigOrder();
 
   const Config config_;
   // Deterministic on purpose: run_ids must repeat with the seed. Not a token.
@@ -224,6 +302,30 @@ class SimRedis {
   std::map<uint64_t, std::set<std::string>> channels_;
   uint64_t next_connection_id_ = 1;
   std::vector<Push> pushes_;
+
+  // Persistence. The master clock's now as of the last command.
+  absl::Time last_mnow_;
+  // kAofEverysec: the writes of the last aof_loss_window, oldest first:
+  // each key's entry before the write (nullopt: absent).
+  struct Undo {
+    absl::Time at;  // Master clock.
+    int db = 0;
+    std::string key;
+    std::optional<Entry> before;
+  };
+  std::vector<Undo> journal_;
+  // kRdb: the last snapshot; when it (or the start) was; the changes since,
+  // with the master clock time of each, up to the largest rule's count.
+  std::optional<std::array<Keyspace, kDatabases>> snapshot_;
+  absl::Time last_save_;
+  int64_t dirty_ = 0;
+  std::vector<absl::Time> dirty_at_;
+  int64_t snapshots_ = 0;
+  // Set by Crash(): when, on the master clock, and the AOF window lost.
+  std::optional<absl::Time> crashed_at_;
+  absl::Duration aof_lost_ = absl::ZeroDuration();
+  // CONFIG GET's order of the known names for this start.
+  std::vector<std::string> config_order_;
 };
 
 }  // namespace redlock::sim

@@ -11,7 +11,10 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -492,13 +495,14 @@ TEST_F(SimRedisDifferentialTest, MarkerIsWrittenOnceFromTheMasterClock) {
   for (const RedisReply* r : {&sim1, &sim2}) {
     ASSERT_EQ(r->type, RedisReply::Type::kString) << SimDebugString(*r);
   }
-  // "up:" then seconds and six digits of microseconds.
+  // "up:", seconds and six digits of microseconds, then ":" and the run_id
+  // sent as ARGV[2].
   for (const std::string* value : {&real1.str, &sim1.str}) {
     ASSERT_TRUE(absl::StartsWith(*value, "up:")) << *value;
-    EXPECT_TRUE(AllDigits(value->substr(3))) << *value;
-    EXPECT_EQ(value->size(), 3u + 10u + 6u) << *value;
+    EXPECT_TRUE(AllDigits(value->substr(3, 16))) << *value;
+    EXPECT_EQ(value->substr(3 + 16), ":0123abcd") << *value;
   }
-  EXPECT_EQ(sim1.str, "up:1790000000000000");
+  EXPECT_EQ(sim1.str, "up:1790000000000000:0123abcd");
   EXPECT_EQ(real2.str, real1.str);
   EXPECT_EQ(sim2.str, sim1.str);
   // The marker script does not give the key a TTL.
@@ -653,6 +657,7 @@ TEST_F(SimRedisDifferentialTest, SubscribedConnectionRefusesOtherCommands) {
   Same({"AUTH", "secret"});
   Same({"INFO", "server"});
   Same({"SCRIPT", "LOAD", "return 1"});
+  Same({"CONFIG", "GET", "appendonly"});
   Same(Script(internal::ReleaseCommand("lock", "tok")));
   // Unknown commands and arity are judged first.
   Same({"NOSUCH", "x"});
@@ -789,19 +794,35 @@ TEST(SimRedisAuthDifferentialTest, RequirepassMatches) {
   ASSERT_TRUE(client.ok()) << client.status();
   SimRedis::Config sim_config;
   sim_config.requirepass = "s3cret";
+  sim_config.persistence = SimRedis::Persistence::kNone;  // As the server.
   const absl::Time now = absl::FromUnixSeconds(1790000000);
   SimRedis sim(sim_config, 1, now);
   SimRedis::Connection conn;
   // Unknown commands and arity are judged before authentication.
-  for (const Argv& argv :
-       {Argv{"GET", "k"}, Argv{"PING"}, Argv{"nosuch"}, Argv{"GET"},
-        Argv{"SUBSCRIBE", "ch"}, Argv{"UNSUBSCRIBE"},
-        Argv{"PUBLISH", "ch", "x"}, Argv{"SUBSCRIBE"},
-        Argv{"SCRIPT", "LOAD", "return 1"}, Argv{"AUTH", "wrong"},
-        Argv{"AUTH", "default", "wrong"}, Argv{"AUTH", "bob", "s3cret"},
-        Argv{"GET", "k"}, Argv{"AUTH", "s3cret"}, Argv{"GET", "k"},
-        Argv{"AUTH", "default", "s3cret"}, Argv{"SET", "k", "v"},
-        Argv{"AUTH", "wrong"}, Argv{"GET", "k"}}) {
+  for (const Argv& argv : {Argv{"GET", "k"},
+                           Argv{"PING"},
+                           Argv{"nosuch"},
+                           Argv{"GET"},
+                           Argv{"SUBSCRIBE", "ch"},
+                           Argv{"UNSUBSCRIBE"},
+                           Argv{"PUBLISH", "ch", "x"},
+                           Argv{"SUBSCRIBE"},
+                           Argv{"SCRIPT", "LOAD", "return 1"},
+                           Argv{"CONFIG", "GET", "append*"},
+                           Argv{"CONFIG", "GET"},
+                           Argv{"CONFIG", "nosuch"},
+                           Argv{"CONFIG"},
+                           Argv{"AUTH", "wrong"},
+                           Argv{"AUTH", "default", "wrong"},
+                           Argv{"AUTH", "bob", "s3cret"},
+                           Argv{"GET", "k"},
+                           Argv{"AUTH", "s3cret"},
+                           Argv{"GET", "k"},
+                           Argv{"AUTH", "default", "s3cret"},
+                           Argv{"SET", "k", "v"},
+                           Argv{"CONFIG", "GET", "appendonly"},
+                           Argv{"AUTH", "wrong"},
+                           Argv{"GET", "k"}}) {
     auto real = (*client)->Command(argv);
     ASSERT_TRUE(real.ok()) << real.status();
     const RedisReply simulated = sim.Execute(now, conn, argv);
@@ -811,7 +832,135 @@ TEST(SimRedisAuthDifferentialTest, RequirepassMatches) {
   }
 }
 
-// The faults, on the simulator alone.
+// CONFIG GET against real servers run with each persistence the engine
+// tells apart. Real Redis answers a flat [name, value, ...] array (RESP2)
+// in its config hash table's order, which a per-process random hash seed
+// changes from one start to the next (seen: "append*" in a different order
+// on each of three starts of one redis-server 7.0.15): the pairs must
+// match, their order cannot.
+using ConfigPairs = std::vector<std::pair<std::string, std::string>>;
+
+// The pairs of a CONFIG GET reply (real or simulated), sorted, if it is a
+// flat array of an even number of bulk strings; nullopt otherwise.
+template <typename R>
+std::optional<ConfigPairs> PairsOf(const R& reply) {
+  // Reply::Type and RedisReply::Type list the same kinds in the same order.
+  const int array = static_cast<int>(RedisReply::Type::kArray);
+  const int string = static_cast<int>(RedisReply::Type::kString);
+  if (static_cast<int>(reply.type) != array || reply.elements.size() % 2 != 0) {
+    return std::nullopt;
+  }
+  ConfigPairs pairs;
+  for (size_t i = 0; i < reply.elements.size(); i += 2) {
+    if (static_cast<int>(reply.elements[i].type) != string ||
+        static_cast<int>(reply.elements[i + 1].type) != string) {
+      return std::nullopt;
+    }
+    pairs.emplace_back(reply.elements[i].str, reply.elements[i + 1].str);
+  }
+  std::sort(pairs.begin(), pairs.end());
+  return pairs;
+}
+
+std::string Format(const ConfigPairs& pairs) {
+  std::string out;
+  for (const auto& [name, value] : pairs) {
+    absl::StrAppend(&out, " ", name, "=\"", value, "\"");
+  }
+  return out;
+}
+
+struct PersistenceCase {
+  const char* what;
+  // The server's command line, after Persistence::kNone's.
+  Argv server_args;
+  SimRedis::Config sim;
+};
+
+SimRedis::Config SimWith(SimRedis::Persistence persistence,
+                         std::vector<SimRedis::SaveRule> save = {}) {
+  SimRedis::Config config;
+  config.persistence = persistence;
+  config.save = std::move(save);
+  return config;
+}
+
+TEST(SimRedisConfigDifferentialTest, ConfigGetMatchesForEachPersistence) {
+  const std::vector<PersistenceCase> cases = {
+      {"no persistence", {}, SimWith(SimRedis::Persistence::kNone)},
+      {"aof always",
+       {"--appendonly", "yes", "--appendfsync", "always"},
+       SimWith(SimRedis::Persistence::kAofAlways)},
+      {"aof everysec",
+       {"--appendonly", "yes", "--appendfsync", "everysec"},
+       SimWith(SimRedis::Persistence::kAofEverysec)},
+      {"rdb snapshots",
+       {"--save", "1 1 30 100"},
+       SimWith(SimRedis::Persistence::kRdb, {{1, 1}, {30, 100}})},
+  };
+  const std::vector<Argv> gets = {
+      {"CONFIG", "GET", "append*"},
+      {"CONFIG", "GET", "appendonly"},
+      {"CONFIG", "GET", "APPENDFSYNC"},
+      {"config", "get", "appendonly", "appendfsync", "save"},
+      {"CONFIG", "GET", "save"},
+      {"CONFIG", "GET", "?ppend[o]nly"},
+      {"CONFIG", "GET", "APPEND[a-f]*"},
+      {"CONFIG", "GET", "appendonly", "APPENDONLY"},
+      {"CONFIG", "GET", "APPENDONLY", "append*"},
+      {"CONFIG", "GET", "append*", "APPENDONLY"},
+      {"CONFIG", "GET", "*policy"},
+      {"CONFIG", "GET", "nosuch"},
+      {"CONFIG", "GET", "nosuch*"},
+  };
+  const std::vector<Argv> errors = {
+      {"CONFIG"}, {"CONFIG", "GET"}, {"CONFIG", "nosuch"}};
+  const absl::Time now = absl::FromUnixSeconds(1790000000);
+  for (const PersistenceCase& c : cases) {
+    SCOPED_TRACE(c.what);
+    RedisServer::Config config;
+    config.extra_args = c.server_args;
+    auto server = RedisServer::Start(config);
+    ASSERT_TRUE(server.ok()) << server.status();
+    auto client = (*server)->Client();
+    ASSERT_TRUE(client.ok()) << client.status();
+    SimRedis sim(c.sim, 3, now);
+    SimRedis::Connection conn;
+    for (const Argv& argv : gets) {
+      auto real = (*client)->Command(argv);
+      ASSERT_TRUE(real.ok()) << real.status();
+      const RedisReply simulated = sim.Execute(now, conn, argv);
+      const std::optional<ConfigPairs> real_pairs = PairsOf(*real);
+      const std::optional<ConfigPairs> sim_pairs = PairsOf(simulated);
+      ASSERT_TRUE(real_pairs.has_value()) << real->DebugString();
+      ASSERT_TRUE(sim_pairs.has_value()) << SimDebugString(simulated);
+      EXPECT_EQ(*sim_pairs, *real_pairs)
+          << Describe(argv) << "\n  real:" << Format(*real_pairs)
+          << "\n  sim: " << Format(*sim_pairs);
+    }
+    for (const Argv& argv : errors) {
+      auto real = (*client)->Command(argv);
+      ASSERT_TRUE(real.ok()) << real.status();
+      const RedisReply simulated = sim.Execute(now, conn, argv);
+      EXPECT_TRUE(SameReply(*real, simulated))
+          << Describe(argv) << "\n  real: " << real->DebugString()
+          << "\n  sim:  " << SimDebugString(simulated);
+    }
+    // "*": the simulator knows a few of the ~380 parameters; each it gives
+    // must be the real one.
+    auto real = (*client)->Command({"CONFIG", "GET", "*"});
+    ASSERT_TRUE(real.ok()) << real.status();
+    const std::optional<ConfigPairs> every = PairsOf(*real);
+    const std::optional<ConfigPairs> some =
+        PairsOf(sim.Execute(now, conn, {"CONFIG", "GET", "*"}));
+    ASSERT_TRUE(every.has_value() && some.has_value());
+    EXPECT_GE(some->size(), 7u);
+    for (const auto& pair : *some) {
+      EXPECT_TRUE(std::binary_search(every->begin(), every->end(), pair))
+          << pair.first << "=\"" << pair.second << "\" is not the real one";
+    }
+  }
+}
 
 class SimRedisFaultTest : public ::testing::Test {
  protected:
@@ -955,6 +1104,170 @@ TEST_F(SimRedisFaultTest, DisconnectEndsOnlyThatConnectionsSubscriptions) {
   EXPECT_EQ(pushes[0].connection, staying.id);
   EXPECT_EQ(pushes[0].reply.elements[2].str, "hi");
   EXPECT_TRUE(sim_.TakePushes().empty());
+}
+
+// Persistence, on the simulator alone: what Crash() and Restart() keep.
+class SimRedisPersistenceTest : public ::testing::Test {
+ protected:
+  void Start(SimRedis::Config config) {
+    sim_ = std::make_unique<SimRedis>(std::move(config), 5, now_);
+    conn_ = SimRedis::Connection{};
+  }
+  RedisReply Run(const Argv& argv) { return sim_->Execute(now_, conn_, argv); }
+  // The value of `key` now, or "(nil)".
+  std::string Get(const std::string& key) {
+    const RedisReply r = Run({"GET", key});
+    return r.type == RedisReply::Type::kString ? r.str : "(nil)";
+  }
+  void CrashAndRestart(std::optional<absl::Duration> aof_lost = std::nullopt) {
+    sim_->Crash(now_, aof_lost);
+    now_ += absl::Milliseconds(300);
+    sim_->Restart(now_);
+    conn_ = SimRedis::Connection{};
+  }
+
+  absl::Time now_ = absl::FromUnixSeconds(1790000000);
+  std::unique_ptr<SimRedis> sim_;
+  SimRedis::Connection conn_;
+};
+
+TEST_F(SimRedisPersistenceTest, AofAlwaysKeepsEveryWriteAndNoneKeepsNothing) {
+  Start(SimWith(SimRedis::Persistence::kAofAlways));
+  Run({"SET", "marker", "trusted:1"});
+  now_ += absl::Milliseconds(10);
+  Run({"SET", "lock", "tok", "PX", "10000"});
+  const std::string run_id = sim_->run_id();
+  CrashAndRestart();
+  EXPECT_NE(sim_->run_id(), run_id);
+  EXPECT_EQ(Get("marker"), "trusted:1");
+  EXPECT_EQ(Get("lock"), "tok");
+
+  Start(SimWith(SimRedis::Persistence::kNone));
+  Run({"SET", "marker", "trusted:1"});
+  now_ += absl::Seconds(5);
+  CrashAndRestart();
+  EXPECT_EQ(Get("marker"), "(nil)");
+}
+
+TEST_F(SimRedisPersistenceTest, AofEverysecLosesTheWritesOfItsLastWindow) {
+  Start(SimWith(SimRedis::Persistence::kAofEverysec));  // Window: 1s.
+  Run({"SET", "marker", "trusted:1"});
+  Run({"SET", "fence", "4"});
+  Run({"SET", "gone", "x"});
+  now_ += absl::Seconds(3);
+  // The last second: a new lock, a counter raised, a key deleted, a TTL
+  // moved.
+  Run({"SET", "lock", "tok", "PX", "10000"});
+  Run({"SET", "fence", "5"});
+  Run({"DEL", "gone"});
+  Run({"PEXPIRE", "marker", "60000"});
+  now_ += absl::Milliseconds(500);
+  CrashAndRestart();
+  EXPECT_EQ(Get("marker"), "trusted:1");
+  EXPECT_EQ(Run({"PTTL", "marker"}).integer, -1);
+  EXPECT_EQ(Get("lock"), "(nil)");
+  EXPECT_EQ(Get("fence"), "4");
+  EXPECT_EQ(Get("gone"), "x");
+}
+
+TEST_F(SimRedisPersistenceTest, AofEverysecLosesOnlyTheWindowACrashIsGiven) {
+  Start(SimWith(SimRedis::Persistence::kAofEverysec));
+  Run({"SET", "older", "1"});
+  now_ += absl::Milliseconds(600);
+  Run({"SET", "newer", "2"});
+  now_ += absl::Milliseconds(300);
+  // Lost: the last 0.5s only; "older" (0.9s ago) and "newer" (0.3s) differ.
+  CrashAndRestart(absl::Milliseconds(500));
+  EXPECT_EQ(Get("older"), "1");
+  EXPECT_EQ(Get("newer"), "(nil)");
+  // Nothing lost: every write survives.
+  Run({"SET", "k", "v"});
+  CrashAndRestart(absl::ZeroDuration());
+  EXPECT_EQ(Get("k"), "v");
+  EXPECT_EQ(Get("older"), "1");
+}
+
+TEST_F(SimRedisPersistenceTest, RdbRestartsWithTheLastSnapshotOfItsSchedule) {
+  Start(SimWith(SimRedis::Persistence::kRdb, {{1, 1}}));  // "save 1 1"
+  Run({"SET", "marker", "trusted:1"});
+  EXPECT_EQ(sim_->snapshots(), 0);
+  now_ += absl::Milliseconds(1200);
+  // Due at 1s (one change, one second): taken before this write.
+  Run({"SET", "lock", "tok", "PX", "10000"});
+  EXPECT_EQ(sim_->snapshots(), 1);
+  now_ += absl::Milliseconds(500);
+  // The next is due at 2s: the crash at 1.7s comes first.
+  CrashAndRestart();
+  EXPECT_EQ(sim_->snapshots(), 1);
+  EXPECT_EQ(Get("marker"), "trusted:1");
+  EXPECT_EQ(Get("lock"), "(nil)");
+  // The snapshot stays on disk across a start with no new one.
+  CrashAndRestart();
+  EXPECT_EQ(Get("marker"), "trusted:1");
+}
+
+TEST_F(SimRedisPersistenceTest, RdbSnapshotFallingDueBeforeACrashIsTaken) {
+  Start(SimWith(SimRedis::Persistence::kRdb, {{1, 1}}));
+  Run({"SET", "marker", "trusted:1"});
+  now_ += absl::Milliseconds(400);
+  Run({"SET", "lock", "tok", "PX", "10000"});
+  // No command after 1s, yet the schedule ran: the crash at 1.5s finds the
+  // snapshot of 1s with both keys.
+  now_ += absl::Milliseconds(1100);
+  CrashAndRestart();
+  EXPECT_EQ(sim_->snapshots(), 1);
+  EXPECT_EQ(Get("marker"), "trusted:1");
+  EXPECT_EQ(Get("lock"), "tok");
+}
+
+TEST_F(SimRedisPersistenceTest,
+       RdbWithoutASnapshotRestartsEmptyAndSaveTakesOne) {
+  Start(SimWith(SimRedis::Persistence::kRdb));  // save "": Save() only.
+  Run({"SET", "marker", "trusted:1"});
+  now_ += absl::Seconds(30);
+  CrashAndRestart();
+  EXPECT_EQ(Get("marker"), "(nil)");
+  Run({"SET", "marker", "trusted:2"});
+  sim_->Save(now_);
+  Run({"SET", "later", "x"});
+  CrashAndRestart();
+  EXPECT_EQ(Get("marker"), "trusted:2");
+  EXPECT_EQ(Get("later"), "(nil)");
+}
+
+TEST_F(SimRedisPersistenceTest, RestartWithKeepDataOverridesThePersistence) {
+  Start(SimWith(SimRedis::Persistence::kNone));
+  Run({"SET", "k", "v"});
+  sim_->Restart(now_, /*keep_data=*/true);
+  EXPECT_EQ(Get("k"), "v");
+  Start(SimWith(SimRedis::Persistence::kAofAlways));
+  Run({"SET", "k", "v"});
+  sim_->Restart(now_, /*keep_data=*/false);
+  EXPECT_EQ(Get("k"), "(nil)");
+}
+
+TEST_F(SimRedisPersistenceTest,
+       ConfigGetOrderChangesFromStartToStartNotItsPairs) {
+  Start(SimWith(SimRedis::Persistence::kAofEverysec));
+  std::set<std::string> orders;
+  std::optional<ConfigPairs> first;
+  for (int i = 0; i < 10; ++i) {
+    const RedisReply reply = Run({"CONFIG", "GET", "append*"});
+    std::string order;
+    for (const RedisReply& e : reply.elements)
+      absl::StrAppend(&order, e.str, ",");
+    orders.insert(order);
+    const std::optional<ConfigPairs> pairs = PairsOf(reply);
+    ASSERT_TRUE(pairs.has_value());
+    if (!first.has_value()) first = pairs;
+    EXPECT_EQ(*pairs, *first);
+    CrashAndRestart();
+  }
+  EXPECT_GT(orders.size(), 1u);
+  EXPECT_EQ(
+      Format(*first),
+      " appenddirname=\"appendonlydir\" appendfilename=\"appendonly.aof\" "
+      "appendfsync=\"everysec\" appendonly=\"yes\"");
 }
 
 TEST_F(SimRedisFaultTest, OtherScriptsAreRefused) {

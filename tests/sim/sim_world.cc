@@ -90,7 +90,7 @@ class World {
       : config_(config),
         plan_(plan),
         loop_(),
-        cluster_(&loop_, ClusterConfig(config), plan.seed),
+        cluster_(&loop_, ClusterConfig(config, plan), plan.seed),
         storage_(SimRedis::Config{}, plan.seed ^ 0x5707a9e, loop_.now()),
         rng_(plan.seed * 0x9e3779b97f4a7c15ULL + 17) {}
 
@@ -117,10 +117,24 @@ class World {
     bool finished = false;  // Work ended (released or being released).
   };
 
-  static SimCluster::Config ClusterConfig(const WorldConfig& config) {
+  static SimCluster::Config ClusterConfig(const WorldConfig& config,
+                                          const Plan& plan) {
     SimCluster::Config c;
     c.masters = config.masters;
+    // What CONFIG GET says matches what a restart keeps.
+    c.redis.persistence = config.persistence ? SimRedis::Persistence::kAofAlways
+                                             : SimRedis::Persistence::kNone;
+    if (config.partial_loss) c.redis_per_master = plan.masters;
     return c;
+  }
+  // A crashed master back: with what its persistence kept (partial loss),
+  // else everything or nothing as WorldConfig::persistence says.
+  void RestartMaster(int m) {
+    if (config_.partial_loss) {
+      cluster_.Restart(m);
+    } else {
+      cluster_.Restart(m, config_.persistence);
+    }
   }
 
   int64_t T() const {
@@ -167,6 +181,7 @@ class World {
   bool stuck_ = false;
   bool quiescing_ = false;  // The engines are going: start nothing.
   int64_t operator_steps_ = 0;
+  int64_t remarked_masters_ = 0;
   int64_t fresh_clients_ = 0;
   int64_t wakeup_messages_ = 0;  // Heard by engines since gone.
   // Adds what `c`'s engine's subscribers heard, before it goes.
@@ -222,6 +237,9 @@ void World::NewEngine(int i) {
   clients_[i].engine = *std::move(engine);
   if (config_.legacy_grant_rule) {
     clients_[i].engine->set_legacy_grant_rule_for_testing(true);
+  }
+  if (config_.trust_marked_restarts) {
+    clients_[i].engine->set_trust_marked_restarts_for_testing(true);
   }
 }
 
@@ -497,10 +515,14 @@ void World::ApplyFault(const PlannedFault& f) {
   };
   switch (f.kind) {
     case PlannedFault::Kind::kCrashRestart:
-      cluster_.Crash(m);
+      if (config_.partial_loss) {
+        cluster_.Crash(m, absl::Milliseconds(f.amount));
+      } else {
+        cluster_.Crash(m);
+      }
       at_end([this, m] {
         if (cluster_.state(m) == SimCluster::MasterState::kCrashed) {
-          cluster_.Restart(m, config_.persistence);
+          RestartMaster(m);
         }
       });
       return;
@@ -531,15 +553,21 @@ void World::ApplyFault(const PlannedFault& f) {
 
 // The operator's steps after data loss, as docs/failure-behaviour.md and
 // docs/lifetime-and-fencing.md prescribe them; the heal runs them once every
-// lock from before has expired. Both are documented, fail-closed losses of
+// lock from before has expired. Each is a documented, fail-closed loss of
 // liveness that only an operator can end:
 //  - every master lost the deployment marker (all restarted empty): clients
 //    that knew the deployment refuse every grant ("not yet judged") until
 //    the masters are marked by hand;
-//  - a majority lost the fence counters: fencing is refused until the
-//    counters are raised by hand to a floor above every token issued.
-// Raising the counters comes first: a master marked trusted with no counter
-// would read 0 and let token 1 be issued again.
+//  - too many masters cannot give a trusted fence counter (a majority lost
+//    the counters, or restarted since they were marked without durable
+//    persistence, so their counters may be older than tokens issued):
+//    fencing is refused until the counters are raised by hand to a floor
+//    above every token issued, and the restarted masters re-marked (and
+//    their clients' connections closed, so that the clients read the new
+//    mark: they judge a marker when they connect).
+// Raising the counters comes first: a master marked trusted with a counter
+// too low would let a token be issued again. A mark by hand is
+// "trusted:0:<run_id>", the run_id the master's INFO server reports now.
 void World::RunOperatorSteps() {
   const Options options = EngineOptions();
   const std::string counter = FenceCounterKey(options, kResources[0]);
@@ -549,18 +577,42 @@ void World::RunOperatorSteps() {
     SimRedis::Connection conn;
     return cluster_.redis(m).Execute(loop_.now(), conn, {"GET", key});
   };
-  int forgot = 0, unmarked = 0;
+  auto mark_by_hand = [this, &marker](int m, bool only_if_unmarked) {
+    SimRedis& redis = cluster_.redis(m);
+    std::vector<std::string> argv = {
+        "SET", marker,
+        absl::StrCat(internal::kTrustedMarker, ":0:", redis.run_id())};
+    if (only_if_unmarked) argv.push_back("NX");
+    SimRedis::Connection conn;
+    redis.Execute(loop_.now(), conn, argv);
+  };
+  int untrusted_fence = 0, unmarked = 0;
+  std::vector<int> restarted_lossy;
   for (int m = 0; m < config_.masters; ++m) {
     const internal::RedisReply k = get(m, marker);
-    const bool trusted = k.type == internal::RedisReply::Type::kString &&
-                         absl::StartsWith(k.str, internal::kTrustedMarker);
-    if (k.type == internal::RedisReply::Type::kNil) ++unmarked;
-    if (get(m, counter).type == internal::RedisReply::Type::kNil && !trusted) {
-      ++forgot;
+    const bool is_marked = k.type == internal::RedisReply::Type::kString;
+    std::string state, run_id;
+    int64_t time_us = 0;
+    if (is_marked) internal::ParseMarker(k.str, &state, &time_us, &run_id);
+    const bool trusted = is_marked && state == internal::kTrustedMarker;
+    if (!is_marked) ++unmarked;
+    // Restarted since it was marked (a marker without a run_id cannot
+    // tell: taken as restarted), and a crash may have lost its newest
+    // counters.
+    const bool lossy = is_marked && run_id != cluster_.redis(m).run_id() &&
+                       cluster_.redis(m).config().persistence !=
+                           SimRedis::Persistence::kAofAlways;
+    if (lossy) restarted_lossy.push_back(m);
+    if ((get(m, counter).type == internal::RedisReply::Type::kNil &&
+         !trusted) ||
+        lossy) {
+      ++untrusted_fence;
     }
   }
   const bool all_unmarked = unmarked == config_.masters;
-  if (forgot >= config_.masters - quorum + 1 || all_unmarked) {
+  const bool fencing_unavailable =
+      untrusted_fence >= config_.masters - quorum + 1;
+  if (fencing_unavailable || all_unmarked) {
     // The floor: the highest token the storage accepted, or any counter a
     // master still has, plus a margin for a holder that has not written yet.
     int64_t floor = 0;
@@ -590,12 +642,18 @@ void World::RunOperatorSteps() {
     ++operator_steps_;
   }
   if (all_unmarked) {
-    for (int m = 0; m < config_.masters; ++m) {
-      SimRedis::Connection conn;
-      cluster_.redis(m).Execute(
-          loop_.now(), conn,
-          {"SET", marker, std::string(internal::kTrustedMarker), "NX"});
+    for (int m = 0; m < config_.masters; ++m) mark_by_hand(m, true);
+    ++operator_steps_;
+  }
+  if (fencing_unavailable && !restarted_lossy.empty()) {
+    // A client judges a master's marker at its handshake: without a new
+    // connection it keeps the old verdict, so the operator closes the
+    // clients' connections (CLIENT KILL TYPE normal) once the mark is in.
+    for (int m : restarted_lossy) {
+      mark_by_hand(m, false);
+      cluster_.ResetConnections(m);
     }
+    remarked_masters_ += static_cast<int64_t>(restarted_lossy.size());
     ++operator_steps_;
   }
 }
@@ -603,7 +661,7 @@ void World::RunOperatorSteps() {
 void World::HealAll() {
   for (int m = 0; m < config_.masters; ++m) {
     if (cluster_.state(m) == SimCluster::MasterState::kCrashed) {
-      cluster_.Restart(m, config_.persistence);
+      RestartMaster(m);
     }
     if (cluster_.state(m) == SimCluster::MasterState::kPaused) {
       cluster_.Resume(m);
@@ -732,6 +790,7 @@ WorldResult World::Run() {
   result.operations = operations_;
   result.faults = static_cast<int64_t>(plan_.faults.size());
   result.operator_steps = operator_steps_;
+  result.remarked_masters = remarked_masters_;
   result.fresh_clients = fresh_clients_;
   result.wakeup_messages = wakeup_messages_;
   torture::CheckHistory(&history_);
@@ -779,19 +838,41 @@ absl::StatusOr<WorldConfig> NamedConfig(absl::string_view name) {
     c.crash_heavy = true;
     return c;
   }
+  if (name == "guarded-partial") {
+    // Short crashes that keep the marker and lose the newest keys.
+    c.partial_loss = true;
+    c.crash_heavy = true;
+    return c;
+  }
+  if (name == "partial-trust-marked") {
+    // "guarded-partial" with a marked master trusted at once: unsafe.
+    c.partial_loss = true;
+    c.crash_heavy = true;
+    c.trust_marked_restarts = true;
+    return c;
+  }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown configuration \"", name,
                    "\"; known: ", absl::StrJoin(ConfigNames(), ", ")));
 }
 
 std::vector<std::string> ConfigNames() {
-  return {"safe",          "guarded",   "guarded-crashes", "churn",
-          "guarded-churn", "guard-off", "fast-clock",      "legacy-grant"};
+  return {"safe",
+          "guarded",
+          "guarded-crashes",
+          "churn",
+          "guarded-churn",
+          "guarded-partial",
+          "guard-off",
+          "fast-clock",
+          "legacy-grant",
+          "partial-trust-marked"};
 }
 
 bool ExpectedSafe(absl::string_view name) {
   return name == "safe" || name == "guarded" || name == "guarded-crashes" ||
-         name == "churn" || name == "guarded-churn";
+         name == "churn" || name == "guarded-churn" ||
+         name == "guarded-partial";
 }
 
 Plan MakePlan(const WorldConfig& config, uint64_t seed) {
@@ -897,7 +978,32 @@ Plan MakePlan(const WorldConfig& config, uint64_t seed) {
       // finding. It is paused instead.
       f.kind = PlannedFault::Kind::kPause;
     }
+    if (config.partial_loss && f.kind == PlannedFault::Kind::kCrashRestart) {
+      // The share of an AOF everysec master's window this crash loses, in
+      // thousandths (scaled to the master's window below).
+      f.amount = static_cast<double>(rng() % 1001);
+    }
     plan.faults.push_back(f);
+  }
+  if (config.partial_loss) {
+    // Each master's persistence, drawn after everything else. Mostly
+    // lossy: AOF everysec or RDB snapshots; now and then AOF always.
+    for (int m = 0; m < config.masters; ++m) {
+      SimRedis::Config redis;
+      const int pick = static_cast<int>(rng() % 5);
+      redis.persistence = pick < 2   ? SimRedis::Persistence::kAofEverysec
+                          : pick < 4 ? SimRedis::Persistence::kRdb
+                                     : SimRedis::Persistence::kAofAlways;
+      redis.aof_loss_window =
+          Uniform(rng, absl::Milliseconds(500), absl::Seconds(2));
+      redis.save = {{static_cast<int64_t>(rng() % 3 + 1), 1}};
+      plan.masters.push_back(redis);
+    }
+    for (PlannedFault& f : plan.faults) {
+      if (f.kind != PlannedFault::Kind::kCrashRestart) continue;
+      const absl::Duration window = plan.masters[f.master].aof_loss_window;
+      f.amount = absl::ToDoubleMilliseconds(window * (f.amount / 1000.0));
+    }
   }
   std::sort(plan.faults.begin(), plan.faults.end(),
             [](const PlannedFault& a, const PlannedFault& b) {
@@ -976,15 +1082,32 @@ Plan Shrink(const WorldConfig& config, const Plan& plan, int max_runs) {
 
 std::string FormatPlan(const Plan& plan) {
   std::string out;
+  for (size_t m = 0; m < plan.masters.size(); ++m) {
+    const SimRedis::Config& c = plan.masters[m];
+    absl::StrAppendFormat(
+        &out, "  master m%d  %s\n", m + 1,
+        c.persistence == SimRedis::Persistence::kAofEverysec
+            ? absl::StrFormat("aof everysec, window %.3fs",
+                              absl::ToDoubleSeconds(c.aof_loss_window))
+        : c.persistence == SimRedis::Persistence::kRdb
+            ? absl::StrFormat("rdb, save \"%d %d\"", c.save[0].seconds,
+                              c.save[0].changes)
+        : c.persistence == SimRedis::Persistence::kAofAlways
+            ? std::string("aof always")
+            : std::string("none"));
+  }
   for (const PlannedFault& f : plan.faults) {
-    absl::StrAppendFormat(&out, "  fault  %8.3fs  %-12s m%d for %.3fs%s\n",
-                          absl::ToDoubleSeconds(f.start), FaultName(f.kind),
-                          f.master + 1, absl::ToDoubleSeconds(f.duration),
-                          f.kind == PlannedFault::Kind::kFastClock
-                              ? absl::StrFormat(" (rate %.3f)", f.amount)
-                          : f.kind == PlannedFault::Kind::kSlowLink
-                              ? absl::StrFormat(" (+%.0fms)", f.amount)
-                              : std::string());
+    absl::StrAppendFormat(
+        &out, "  fault  %8.3fs  %-12s m%d for %.3fs%s\n",
+        absl::ToDoubleSeconds(f.start), FaultName(f.kind), f.master + 1,
+        absl::ToDoubleSeconds(f.duration),
+        f.kind == PlannedFault::Kind::kFastClock
+            ? absl::StrFormat(" (rate %.3f)", f.amount)
+        : f.kind == PlannedFault::Kind::kSlowLink
+            ? absl::StrFormat(" (+%.0fms)", f.amount)
+        : f.kind == PlannedFault::Kind::kCrashRestart && !plan.masters.empty()
+            ? absl::StrFormat(" (aof loses %.0fms)", f.amount)
+            : std::string());
   }
   for (const PlannedOp& op : plan.ops) {
     absl::StrAppendFormat(

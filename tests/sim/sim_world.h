@@ -18,7 +18,10 @@
 //      majority of masters restarted empty, fencing stays unavailable until
 //      an operator raises the counters (docs/lifetime-and-fencing.md), and
 //      if all did, no grant counts until an operator marks the masters
-//      (docs/failure-behaviour.md): the heal takes those steps too;
+//      (docs/failure-behaviour.md); a master that restarted since it was
+//      marked, without durable persistence, never again gives a trusted
+//      fence counter read until an operator raises the counters and
+//      re-marks it: the heal takes those steps too;
 //   3. the liveness probe: clients acquire and release every resource in
 //      turn, each acquisition waiting long enough to succeed if the library
 //      is live;
@@ -38,6 +41,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "tests/sim/sim_redis.h"
 #include "tools/torture/history.h"
 
 namespace redlock::sim {
@@ -78,14 +82,30 @@ struct WorldConfig {
   // client. Off in the older configurations, whose plans (and recorded
   // seeds) stay as they were.
   bool churn = false;
+  // Masters whose persistence keeps only part of the data (the plan draws
+  // each master's: AOF everysec, whose crash loses up to its last
+  // 0.5-2s of writes, RDB snapshots on a "save <1-3s> 1" schedule, or now
+  // and then AOF always): a crash usually keeps the deployment marker but
+  // not the newest lock keys and fence counters. Crashes restart with what
+  // the master's persistence kept; `persistence` is not used. Off in the
+  // older configurations, whose plans (and recorded seeds) stay as they
+  // were.
+  bool partial_loss = false;
+  // The rule from before partial loss was guarded: a master that carries a
+  // trusted marker counts at once, whatever its restarts and persistence
+  // (Engine::set_trust_marked_restarts_for_testing); test-only, to show
+  // the simulator finds that hole.
+  bool trust_marked_restarts = false;
 };
 
 // The named configurations: "safe" (persistence, guard on), "guarded"
 // (restarts lose data, guard on: safe because of the guard), "churn" and
-// "guarded-churn" (the same two with client churn), and the known
-// unsafe ones "guard-off" (restarts lose data, guard off), "fast-clock"
-// (master clocks up to 1.5x fast) and "legacy-grant" (restarts lose data,
-// the old grant rule). kInvalidArgument for another name.
+// "guarded-churn" (the same two with client churn), "guarded-partial"
+// (restarts lose part of the data, guard on), and the known unsafe ones
+// "guard-off" (restarts lose data, guard off), "fast-clock" (master clocks
+// up to 1.5x fast), "legacy-grant" (restarts lose data, the old grant rule)
+// and "partial-trust-marked" (restarts lose part of the data, a marked
+// master trusted at once). kInvalidArgument for another name.
 absl::StatusOr<WorldConfig> NamedConfig(absl::string_view name);
 // Every name NamedConfig() knows.
 std::vector<std::string> ConfigNames();
@@ -123,13 +143,20 @@ struct PlannedFault {
   int master = 0;
   absl::Duration start;
   absl::Duration duration;
-  double amount = 0;  // kSlowLink: extra delay in ms; kFastClock: the rate.
+  // kSlowLink: extra delay in ms; kFastClock: the rate; kCrashRestart with
+  // WorldConfig::partial_loss: the ms of writes an AOF everysec master
+  // loses.
+  double amount = 0;
 };
 
 struct Plan {
   uint64_t seed = 0;
   std::vector<PlannedOp> ops;
   std::vector<PlannedFault> faults;
+  // With WorldConfig::partial_loss: each master's settings (persistence,
+  // AOF window, snapshot schedule). Empty otherwise: every master persists
+  // as WorldConfig::persistence says.
+  std::vector<SimRedis::Config> masters;
   // Events in the plan (what shrinking reduces).
   size_t size() const { return ops.size() + faults.size(); }
 };
@@ -143,8 +170,13 @@ struct WorldResult {
   int64_t faults = 0;        // Faults injected.
   int64_t operations = 0;    // Client operations started.
   // Documented operator steps the heal had to take (see RunWorld): fence
-  // counters raised by hand, masters marked by hand.
+  // counters raised by hand, masters marked by hand (after every master
+  // lost its data, or re-marked after a restart that may have lost part of
+  // it).
   int64_t operator_steps = 0;
+  // Masters the heal re-marked "trusted:0:<run_id>" after they restarted
+  // since they were marked without durable persistence.
+  int64_t remarked_masters = 0;
   // With WorldConfig::churn: clients replaced by a fresh engine.
   int64_t fresh_clients = 0;
   // Pub/sub messages the clients' subscribers heard (waiters woken on

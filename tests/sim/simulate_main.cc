@@ -30,8 +30,9 @@
 #include "tests/sim/sim_world.h"
 
 ABSL_FLAG(std::string, config, "safe",
-          "Configuration: safe, guarded (safe), guard-off, fast-clock, "
-          "legacy-grant (unsafe).");
+          "Configuration: safe, guarded, guarded-crashes, churn, "
+          "guarded-churn, guarded-partial (safe); guard-off, fast-clock, "
+          "legacy-grant, partial-trust-marked (unsafe).");
 ABSL_FLAG(uint64_t, seed, 1, "First seed.");
 ABSL_FLAG(int64_t, count, 0, "Histories to run (0: until --seconds).");
 ABSL_FLAG(double, seconds, 0, "Stop starting histories after this long.");
@@ -129,12 +130,16 @@ int Main() {
     const torture::Summary& s = result.history.summary;
     if (absl::GetFlag(FLAGS_verbose)) {
       std::printf(
-          "seed %llu: %lld events, %lld operations, %lld faults\n%s%s%s",
+          "seed %llu: %lld events, %lld operations, %lld faults, %lld "
+          "operator steps (%lld masters re-marked)\n%s%s%s",
           static_cast<unsigned long long>(seed),
           static_cast<long long>(result.events),
           static_cast<long long>(result.operations),
-          static_cast<long long>(result.faults), FormatPlan(plan).c_str(),
-          Sections(result.history).c_str(), torture::FormatSummary(s).c_str());
+          static_cast<long long>(result.faults),
+          static_cast<long long>(result.operator_steps),
+          static_cast<long long>(result.remarked_masters),
+          FormatPlan(plan).c_str(), Sections(result.history).c_str(),
+          torture::FormatSummary(s).c_str());
     }
     if (s.violations() == 0) continue;
     violations += s.violations();
