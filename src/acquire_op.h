@@ -105,7 +105,7 @@ class Engine::AcquireOp final : public Engine::Operation,
     in_attempt_ = true;
     woken_in_attempt_ = false;
     ++attempts_;
-    engine_->RefreshUnmarked();
+    engine_->RefreshUnmarked(fencing_);
     RoundConfig config = engine_->BaseRound(ttl_);
     if (fencing_) {
       config.command = FencedAcquireCommand(keys_, counter_keys_,

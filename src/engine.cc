@@ -234,7 +234,7 @@ void Engine::WriteMarker(Master& master, absl::string_view value) {
               });
 }
 
-void Engine::RefreshUnmarked() {
+void Engine::RefreshUnmarked(bool fencing) {
   bool any_marked = false;
   for (const auto& x : masters_) {
     any_marked |= x->identity().known && !x->identity().marker.empty();
@@ -247,10 +247,18 @@ void Engine::RefreshUnmarked() {
   if (!any_marked && !deployment_seen_) return;
   for (size_t i = 0; i < masters_.size(); ++i) {
     Master& master = *masters_[i];
-    if (!master.ready() || !master.identity().known ||
-        !master.identity().marker.empty() || marker_busy_[i]) {
+    if (!master.ready() || !master.identity().known || marker_busy_[i]) {
       continue;
     }
+    // A marked master is read again only by a fencing attempt, and only if
+    // its counters are distrusted for a restart since it was marked: an
+    // operator's re-mark ("trusted:0:<run_id>", after raising its counters)
+    // is what restores it, and it must not wait for a new connection.
+    const bool fence_remark =
+        fencing && !master.identity().marker.empty() &&
+        GrantVeto(static_cast<int>(i)).ok() &&
+        !FenceVeto(static_cast<int>(i)).ok();
+    if (!master.identity().marker.empty() && !fence_remark) continue;
     // Read first: another client (or an operator) may have marked it since
     // the handshake, or our own write may have landed after its reply timed
     // out. The read is queued ahead of this attempt's commands, so its
@@ -261,8 +269,8 @@ void Engine::RefreshUnmarked() {
     master.Send(get, [this, i](absl::StatusOr<RedisReply> reply) {
       marker_busy_[i] = false;
       if (!reply.ok()) return;
-      if (reply->type == RedisReply::Type::kString &&
-          masters_[i]->identity().marker.empty()) {
+      // Whatever marker is stored now; a read never unmarks a master.
+      if (reply->type == RedisReply::Type::kString) {
         masters_[i]->set_marker(reply->str);
       }
       OnMasterStateChange();

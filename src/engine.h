@@ -132,7 +132,10 @@ class Engine {
   // write may have timed out after landing, or its judgement was deferred
   // (see OnMasterStateChange()). Nothing is read before this client's
   // bootstrap while no master is marked.
-  void RefreshUnmarked();
+  // With `fencing` (a fenced attempt), also reads again the marker of every
+  // master whose fencing counters are distrusted (FenceVeto()) though its
+  // grants count: an operator may have re-marked it.
+  void RefreshUnmarked(bool fencing = false);
   // OK if master `i`'s grants count now; otherwise kFailedPrecondition
   // saying why not. Fail closed: a master not yet judged trustworthy by the
   // restart guard (no handshake on the current connection, no run_id, no

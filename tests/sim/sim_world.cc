@@ -646,13 +646,9 @@ void World::RunOperatorSteps() {
     ++operator_steps_;
   }
   if (fencing_unavailable && !restarted_lossy.empty()) {
-    // A client judges a master's marker at its handshake: without a new
-    // connection it keeps the old verdict, so the operator closes the
-    // clients' connections (CLIENT KILL TYPE normal) once the mark is in.
-    for (int m : restarted_lossy) {
-      mark_by_hand(m, false);
-      cluster_.ResetConnections(m);
-    }
+    // Connected clients read the new mark at their next fenced attempt
+    // (Engine::RefreshUnmarked): no connection is closed.
+    for (int m : restarted_lossy) mark_by_hand(m, false);
     remarked_masters_ += static_cast<int64_t>(restarted_lossy.size());
     ++operator_steps_;
   }
