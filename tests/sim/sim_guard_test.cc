@@ -706,6 +706,25 @@ TEST_F(SimRestartGuardTest,
   EXPECT_EQ(Marker(2), "reborn");
 }
 
+// The same, with no later attempt to ask: the client judges the master
+// reborn by itself once the deployment is past the judgement horizon (it
+// stayed unjudged before, which failed FailClosedTest's slow-master scene on
+// a loaded machine: markers "" and "" after 5 s).
+TEST_F(SimRestartGuardTest,
+       AMasterLeftUnjudgedIsJudgedOnceTheDeploymentIsOldEnoughWithoutAnAttempt) {
+  Engine& a = MakeGuardClient(/*guard=*/true);
+  ASSERT_TRUE(TryAcquire(a, "warmup", absl::Seconds(1)).ok());  // Marks.
+  RestartMaster(2);
+  Engine& b = MakeGuardClient(/*guard=*/true);
+  ASSERT_TRUE(RunUntil([&] { return b.masters()[2]->ready(); }));
+  RunFor(absl::Milliseconds(50));
+  ASSERT_EQ(b.Health()[2].marker, "") << "the scene needs it left unjudged";
+  ASSERT_EQ(Marker(2), "");
+  RunFor(absl::Seconds(3));
+  EXPECT_EQ(Marker(2), "reborn");
+  EXPECT_EQ(b.Health()[2].marker, "reborn");
+}
+
 // A marker write that timed out on a slow link left the master unjudged in
 // that client's view until its next reconnect, which a merely slow link never
 // brings: the client refused the master's grants for good. The next
