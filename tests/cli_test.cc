@@ -1049,6 +1049,9 @@ TEST_F(CliTest, StatusNamesASecondAddressOfOneServerAndAnEvictingPolicy) {
   EXPECT_EQ(list[4]["same_server_as"].number, 1) << json_run.out;
   EXPECT_EQ(list[1]["maxmemory_policy"].string, "allkeys-lru");
   EXPECT_EQ(list[0]["maxmemory_policy"].string, "noeviction");
+  // The suite's masters run without AOF: flagged, as the library flags them.
+  EXPECT_EQ(list[0]["persistence"].string, "no aof") << json_run.out;
+  EXPECT_FALSE(list[0]["durable"].boolean) << json_run.out;
 
   const Finished table =
       StartWithEnv(Args({"status", "job"}), {masters})->Wait();
@@ -1056,6 +1059,9 @@ TEST_F(CliTest, StatusNamesASecondAddressOfOneServerAndAnEvictingPolicy) {
   EXPECT_TRUE(absl::StrContains(
       table.out,
       absl::StrCat("same server as ", cluster_->server(0).Address())))
+      << table.out;
+  EXPECT_TRUE(absl::StrContains(table.out, "appendonly no: a restart brings "
+                                           "back at best the last RDB snapshot"))
       << table.out;
   EXPECT_TRUE(absl::StrContains(table.out, "maxmemory-policy is allkeys-lru"))
       << table.out;
