@@ -70,9 +70,9 @@ class LibeventTimer final : public Timer {
 
   static void Fire(int, short, void* arg) {
     auto* self = static_cast<LibeventTimer*>(arg);
-    const absl::Duration left = ToDuration(self->due_ - self->clock_->Now());
-    if (left > absl::ZeroDuration()) {
-      self->Sleep(left);
+    const MonotonicTime now = self->clock_->Now();
+    if (now < self->due_) {
+      self->Sleep(ToDuration(self->due_ - now));
       return;
     }
     // The callback may destroy this timer (its owner finishing): keep the
