@@ -74,6 +74,9 @@ MonotonicTime RawBoottime() {
                        std::chrono::nanoseconds(ts.tv_nsec));
 }
 
+// On a machine never suspended since boot CLOCK_BOOTTIME and CLOCK_MONOTONIC
+// read alike, so this cannot tell them apart there; the suspension tests
+// below can.
 TEST(BootClockTest, ReadsClockBoottime) {
   const MonotonicTime before = RawBoottime();
   const MonotonicTime reading = MonotonicClock::now();
