@@ -1,7 +1,8 @@
 // Copyright 2026 The redlock Authors.
 //
-// The monotonic clock behind every safety decision, behind an interface so
-// tests can drive time by hand.
+// The monotonic clock behind every safety decision (MonotonicClock, i.e.
+// BootClock: CLOCK_BOOTTIME), behind an interface so tests can drive time by
+// hand.
 
 #ifndef REDLOCK_SRC_CLOCK_H_
 #define REDLOCK_SRC_CLOCK_H_
@@ -18,9 +19,16 @@ class Clock {
   virtual ~Clock() = default;
   virtual MonotonicTime Now() = 0;
 
-  // The process-wide steady clock. Never null, never destroyed.
+  // The process-wide MonotonicClock (CLOCK_BOOTTIME). Never null, never
+  // destroyed.
   static Clock* Real();
 };
+
+// For tests only: moves every later MonotonicClock::now() reading `d` further
+// ahead, as a suspension of the machine for `d` does (CLOCK_BOOTTIME jumps,
+// std::chrono::steady_clock does not). Zero and negative `d` do nothing: the
+// clock never goes back. Thread-safe; process-wide and permanent.
+void SimulateSuspensionForTesting(absl::Duration d);
 
 inline absl::Duration ToDuration(MonotonicClock::duration d) {
   return absl::FromChrono(d);

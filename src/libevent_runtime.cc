@@ -21,10 +21,21 @@
 namespace redlock::internal {
 namespace {
 
+// libevent's timers run on CLOCK_MONOTONIC, which stops while the machine is
+// suspended; the engine's times are on MonotonicClock (CLOCK_BOOTTIME), which
+// does not. A timer is therefore due at a MonotonicClock time: it sleeps on
+// libevent at most kTimerSlice at a time and, on waking, re-reads the clock,
+// running its callback only once that time has come. A timer never runs
+// early on MonotonicClock, and one that fell due during a suspension runs
+// within kTimerSlice of the resume rather than after the rest of its
+// CLOCK_MONOTONIC delay.
+constexpr absl::Duration kTimerSlice = absl::Seconds(1);
+
 class LibeventTimer final : public Timer {
  public:
-  LibeventTimer(event_base* base, absl::AnyInvocable<void()> fn)
-      : fn_(std::move(fn)),
+  LibeventTimer(event_base* base, Clock* clock, absl::AnyInvocable<void()> fn)
+      : clock_(clock),
+        fn_(std::move(fn)),
         event_(evtimer_new(base, &LibeventTimer::Fire, this)) {}
   ~LibeventTimer() override {
     if (destroyed_ != nullptr) *destroyed_ = true;
@@ -35,11 +46,16 @@ class LibeventTimer final : public Timer {
     if (after <= absl::ZeroDuration()) {
       // Drops a pending timeout, then runs on the loop's next pass.
       evtimer_del(event_);
+      due_ = MonotonicTime::min();
       event_active(event_, EV_TIMEOUT, 0);
       return;
     }
-    timeval tv = absl::ToTimeval(after);
-    evtimer_add(event_, &tv);
+    const MonotonicTime now = clock_->Now();
+    // Saturates instead of overflowing (an infinite `after`: never due).
+    due_ = after < ToDuration(MonotonicTime::max() - now)
+               ? now + ToChrono(after)
+               : MonotonicTime::max();
+    Sleep(after);
   }
   void Cancel() override { evtimer_del(event_); }
   bool armed() const override {
@@ -47,8 +63,18 @@ class LibeventTimer final : public Timer {
   }
 
  private:
+  void Sleep(absl::Duration left) {
+    timeval tv = absl::ToTimeval(std::min(left, kTimerSlice));
+    evtimer_add(event_, &tv);
+  }
+
   static void Fire(int, short, void* arg) {
     auto* self = static_cast<LibeventTimer*>(arg);
+    const MonotonicTime now = self->clock_->Now();
+    if (now < self->due_) {
+      self->Sleep(ToDuration(self->due_ - now));
+      return;
+    }
     // The callback may destroy this timer (its owner finishing): keep the
     // callable alive on the stack while it runs.
     absl::AnyInvocable<void()> fn = std::move(self->fn_);
@@ -60,8 +86,10 @@ class LibeventTimer final : public Timer {
     self->fn_ = std::move(fn);
   }
 
+  Clock* const clock_;
   absl::AnyInvocable<void()> fn_;
   event* const event_;
+  MonotonicTime due_;  // When the armed callback is to run.
   bool* destroyed_ = nullptr;
 };
 
@@ -172,7 +200,7 @@ class HiredisConnection final : public Connection {
 
 std::unique_ptr<Timer> LibeventRuntime::NewTimer(
     absl::AnyInvocable<void()> fn) {
-  return std::make_unique<LibeventTimer>(base_, std::move(fn));
+  return std::make_unique<LibeventTimer>(base_, this, std::move(fn));
 }
 
 absl::StatusOr<std::unique_ptr<Connection>> LibeventRuntime::Connect(

@@ -1,7 +1,8 @@
 // Copyright 2026 The redlock Authors.
 //
-// The production Runtime (src/runtime.h): libevent timers, the steady clock,
-// hiredis connections, the kernel's CSPRNG for tokens. Loop thread only.
+// The production Runtime (src/runtime.h): libevent timers, MonotonicClock
+// (CLOCK_BOOTTIME, which counts a suspension of the machine), hiredis
+// connections, the kernel's CSPRNG for tokens. Loop thread only.
 //
 // hiredis 0.14 traps handled here, so that nothing above this file needs to
 // know them: it frees the context itself after a failed connect and after a
@@ -36,6 +37,9 @@ class LibeventRuntime final : public Runtime {
   event_base* base() const { return base_; }
 
   MonotonicTime Now() override { return MonotonicClock::now(); }
+  // Due on Now()'s clock: a timer runs no earlier than `after` on it, and one
+  // that fell due while the machine was suspended (libevent's own timers run
+  // on CLOCK_MONOTONIC, which stops) runs within a second of the resume.
   std::unique_ptr<Timer> NewTimer(absl::AnyInvocable<void()> fn) override;
   absl::StatusOr<std::unique_ptr<Connection>> Connect(
       const MasterAddress& address, ConnectionObserver* observer) override;

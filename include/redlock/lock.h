@@ -27,8 +27,33 @@
 
 namespace redlock {
 
-// Every decision about validity is made on this clock, never the wall clock.
-using MonotonicClock = std::chrono::steady_clock;
+// Linux's CLOCK_BOOTTIME as a std::chrono clock: monotonic like
+// std::chrono::steady_clock (CLOCK_MONOTONIC), but it also counts the time the
+// machine spends suspended, which CLOCK_MONOTONIC does not. The masters expire
+// keys on their own clocks, which run on while this machine sleeps; a lock's
+// validity measured on CLOCK_MONOTONIC would come back from a suspension
+// still promising the time the masters have already spent. Nanoseconds since
+// boot, the same duration type as steady_clock's; its time points are a
+// different type, so they cannot be mixed up with steady_clock's.
+class BootClock {
+ public:
+  using duration = std::chrono::steady_clock::duration;
+  using rep = duration::rep;
+  using period = duration::period;
+  using time_point = std::chrono::time_point<BootClock>;
+  static constexpr bool is_steady = true;
+
+  // The current reading. Thread-safe. clock_gettime(CLOCK_BOOTTIME) cannot
+  // fail on Linux 2.6.39 or later; should it, the process aborts rather than
+  // hand out a time it does not have.
+  static time_point now() noexcept;
+};
+
+// Every decision about validity is made on this clock, never the wall clock:
+// valid_until(), remaining(), the validity of an acquisition or extension,
+// and the keep-alive's safety margin. See docs/lifetime-and-fencing.md, "The
+// clock validity is measured on".
+using MonotonicClock = BootClock;
 using MonotonicTime = MonotonicClock::time_point;
 
 // How one master answered one request of an acquisition, extension or
@@ -101,7 +126,7 @@ class Lock {
   // The random value stored under key() on the masters: 32 hex digits from
   // the OS CSPRNG, fresh for every acquisition attempt.
   const std::string& token() const;
-  // When the winning attempt started (monotonic clock); for an adopted lock,
+  // When the winning attempt started (MonotonicClock); for an adopted lock,
   // when it was adopted.
   MonotonicTime acquired_at() const;
   // True for a lock made by Adopt() from a token acquired elsewhere: its
@@ -114,7 +139,9 @@ class Lock {
   // a failed extend this may move earlier, never later. After Release() it is
   // the moment of the release.
   MonotonicTime valid_until() const;
-  // valid_until() - now, never negative.
+  // valid_until() - now, never negative; now is read from MonotonicClock at
+  // the call, so after the machine was suspended it counts the suspension
+  // (and is zero if the lock ran out meanwhile).
   absl::Duration remaining() const;
   // remaining() > 0 and not released.
   bool valid() const;

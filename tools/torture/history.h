@@ -4,8 +4,9 @@
 // appends one line per event to its own file (client-<id>.log) with plain
 // write(2); the orchestrator writes nemesis.log (the run's parameters, every
 // fault, the moment everything was healed, the leftover-key check). Each line
-// is a kind followed by key=value fields; every time is CLOCK_MONOTONIC in
-// nanoseconds, the clock all processes of the machine share:
+// is a kind followed by key=value fields; every time is CLOCK_BOOTTIME in
+// nanoseconds, the clock all processes of the machine share and the one a
+// lock's valid_until() is on (redlock::MonotonicClock):
 //
 //   ACQ     c s res token fence start ret vu   a lock was won (and votes)
 //   ACQFAIL c res start ret code                an acquisition failed
@@ -35,7 +36,7 @@
 //   if (h.summary.violations() != 0) ... FormatSummary(h.summary) ...
 //
 // Every time in a History is an int64 count of nanoseconds on one monotonic
-// clock that every recorded event shares (CLOCK_MONOTONIC for the torture
+// clock that every recorded event shares (CLOCK_BOOTTIME for the torture
 // tool, the simulated clock for the simulator). Only differences and order
 // matter; 0 means "not recorded" where a field says so.
 
