@@ -26,6 +26,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
@@ -225,7 +226,14 @@ TEST_F(SuspensionTest, RemainingAfterAResumeCountsTheSuspension) {
   Suspend(absl::Seconds(10));
   EXPECT_EQ(lock->remaining(), absl::ZeroDuration());
   EXPECT_FALSE(lock->valid());
-  EXPECT_EQ(Holders(), 0);
+  // A server may judge expiry by a time it read up to one event-loop turn
+  // earlier (Redis caches it): ask again for a moment.
+  int holders = Holders();
+  for (int i = 0; i < 40 && holders != 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+    holders = Holders();
+  }
+  EXPECT_EQ(holders, 0);
 }
 
 // The keep-alive's timers were set before the suspension on libevent's
