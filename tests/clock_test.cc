@@ -26,8 +26,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "absl/time/clock.h"
 #include "absl/status/status.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "redlock/async_redlock.h"
