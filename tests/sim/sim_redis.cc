@@ -217,7 +217,7 @@ void SimRedis::SetClockRate(absl::Time now, double rate) {
 
 void SimRedis::JumpClock(absl::Duration delta) { master_anchor_ += delta; }
 
-void SimRedis::Restart(absl::Time now, bool keep_data) {
+void SimRedis::StartProcess(absl::Time now) {
   crashed_at_.reset();
   run_id_ = NewRunId();
   ShuffleConfigOrder();
@@ -228,6 +228,10 @@ void SimRedis::Restart(absl::Time now, bool keep_data) {
   subscribers_.clear();
   channels_.clear();
   pushes_.clear();
+}
+
+void SimRedis::Restart(absl::Time now, bool keep_data) {
+  StartProcess(now);
   if (!keep_data) {
     for (Keyspace& db : dbs_) db.clear();
   }
@@ -255,14 +259,7 @@ void SimRedis::Crash(absl::Time now, std::optional<absl::Duration> aof_lost) {
 void SimRedis::Restart(absl::Time now) {
   Crash(now);
   LoadPersisted();
-  crashed_at_.reset();
-  run_id_ = NewRunId();
-  ShuffleConfigOrder();
-  started_at_ = MasterNow(now);
-  scripts_.clear();
-  subscribers_.clear();
-  channels_.clear();
-  pushes_.clear();
+  StartProcess(now);
   // The snapshot a kRdb master loaded stays what is on disk.
   std::optional<std::array<Keyspace, kDatabases>> disk = std::move(snapshot_);
   ResetPersistence(started_at_);

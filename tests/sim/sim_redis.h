@@ -282,6 +282,9 @@ class SimRedis {
   // A new order for CONFIG GET's replies, drawn from the run_id (so the
   // run_ids' draws stay as they were).
   void ShuffleConfigOrder();
+  // A new process: new run_id, uptime from `now`, no scripts, no
+  // subscriptions or pushes, not crashed. The keyspace is the caller's.
+  void StartProcess(absl::Time now);
 
   const Config config_;
   // Deterministic on purpose: run_ids must repeat with the seed. Not a token.
