@@ -571,6 +571,24 @@ TEST_F(CliTest, TwoRunsAtOnceExactlyOneRunsTheCommand) {
   EXPECT_EQ(MastersWithKey("redlock:job"), 0);
 }
 
+// max_ttl is the tool's to set (the library's default, 1h, otherwise): it
+// bounds --ttl and is how long the restart guard holds a master back.
+TEST_F(CliTest, MaxTtlBoundsTheTtlAndIsChecked) {
+  const Finished too_long = Run({"acquire", "--ttl=2h", "job"});
+  ExpectUsageError(too_long);
+  EXPECT_TRUE(absl::StrContains(too_long.err, "at most 1h")) << too_long;
+  ExpectUsageError(Run({"acquire", "--max-ttl=0s", "job"}));
+  ExpectUsageError(Run({"acquire", "--max-ttl=25h", "job"}));
+  const Finished shorter = Run({"acquire", "--max-ttl=10s", "--ttl=20s", "job"});
+  ExpectUsageError(shorter);
+  EXPECT_TRUE(absl::StrContains(shorter.err, "at most 10s")) << shorter;
+  const Finished longer = Run({"acquire", "--max-ttl=3h", "--ttl=2h", "job"});
+  ASSERT_EQ(longer.exit_code, 0) << longer;
+  const std::string token = KeyValues(longer.out)["token"];
+  EXPECT_EQ(Run({"release", "--max-ttl=3h", "job", token}).exit_code, 0);
+  EXPECT_EQ(MastersWithKey("redlock:job"), 0);
+}
+
 TEST_F(CliTest, HeldElsewhereExitsWithTheConflictCodeUnlessChanged) {
   const Finished held = Run({"acquire", "--ttl=30s", "job"});
   ASSERT_EQ(held.exit_code, 0) << held;

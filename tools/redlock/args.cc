@@ -357,6 +357,13 @@ std::unique_ptr<CLI::App> MakeApp(CommandLine* out, size_t* before_subcommand) {
   AddDuration(*app, "request-timeout",
               "How long each master may take to answer. Default 50ms.",
               &out->request_timeout);
+  AddDuration(*app, "max-ttl",
+              "The longest TTL any client of these masters uses: --ttl may "
+              "not exceed it, and the restart guard keeps a master that "
+              "restarted without its data (or, without AOF appendfsync "
+              "always, with part of it) out for this long. Must be the same "
+              "for every client of a deployment. Default 1h.",
+              &out->max_ttl);
   AddString(*app, "key-prefix", "P",
             "Prefix of every Redis key. Default \"redlock:\".",
             &out->key_prefix);

@@ -42,6 +42,7 @@ struct CommandLine {
   std::string masters;  // --masters, else $REDLOCK_MASTERS.
   std::string password_file;
   absl::Duration request_timeout = absl::Milliseconds(50);
+  absl::Duration max_ttl = absl::Hours(1);
   std::string key_prefix = "redlock:";
   Quorum quorum = Quorum::kMajority;
   absl::Duration ttl = absl::Seconds(30);

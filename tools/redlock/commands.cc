@@ -363,7 +363,7 @@ std::string HumanStatus(const Config& config, const StatusKeys& keys,
 // --- status --prometheus ----------------------------------------------------
 
 // The deployment marker's state ("trusted", "reborn"; its value is
-// "<state>:<time>"), or "none" without one.
+// "<state>:<time>:<run_id>"), or "none" without one.
 std::string MarkerState(const MasterStatus& s) {
   if (!s.marker.has_value()) return "none";
   std::string state;
@@ -375,14 +375,27 @@ std::string MarkerState(const MasterStatus& s) {
 // Whether a client would count this master's grants now, as far as the
 // probe can tell: the restart guard's rule (docs/failure-behaviour.md) on
 // what it read — reachable, not a second address of a listed server, marked
-// trusted, or reborn and up for at least max_ttl. An unmarked master counts
-// for no client until one marks it.
+// trusted and not restarted since it was marked (or durable), else up for at
+// least max_ttl. An unmarked master counts for no client until one marks it.
 bool GrantsCount(const MasterStatus& s, absl::Duration max_ttl) {
   if (!s.reachable || s.same_server_as >= 0) return false;
   const std::string state = MarkerState(s);
-  if (state == internal::kTrustedMarker) return true;
-  return state == internal::kRebornMarker && s.uptime_s.has_value() &&
-         absl::Seconds(*s.uptime_s) >= max_ttl;
+  const bool up_max_ttl =
+      s.uptime_s.has_value() && absl::Seconds(*s.uptime_s) >= max_ttl;
+  if (state == internal::kTrustedMarker) {
+    // The probe reads no TIME: an older marker without a run_id cannot be
+    // compared with the uptime, and counts as a restart, as the client's
+    // guard counts what it cannot tell.
+    internal::MasterIdentity id;
+    id.run_id = s.run_id;
+    id.uptime_s = s.uptime_s.value_or(0);
+    std::string ignored;
+    internal::ParseMarker(*s.marker, &ignored, &id.marker_time_us,
+                          &id.marker_run_id);
+    return internal::RestartedSinceMarked(id) == internal::Restarted::kNo ||
+           internal::DurabilityRisk(s.persistence).ok() || up_max_ttl;
+  }
+  return state == internal::kRebornMarker && up_max_ttl;
 }
 
 // The status as gauges in the Prometheus text format, for node_exporter's

@@ -123,6 +123,11 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
       std::max(options.stalled_connection_timeout, request_timeout);
   options.key_prefix = line.key_prefix;
   options.quorum = line.quorum;
+  if (line.max_ttl <= absl::ZeroDuration() ||
+      line.max_ttl > absl::Hours(24)) {
+    return Usage("--max-ttl must be positive and at most 24h");
+  }
+  options.max_ttl = line.max_ttl;
   // --quiet: no messages but errors, so the library's warnings (a master
   // that may evict lock keys or lose them in a crash) are dropped; status
   // still shows them.
