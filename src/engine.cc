@@ -139,7 +139,11 @@ void Engine::OnMasterStateChange() {
                        ToDuration(now - id.seen_at));
     }
   }
-  if (others_marked) {
+  // A client whose max_ttl the deployment's markers contradict judges
+  // nothing: its markers would carry its max_ttl to masters that lost theirs,
+  // and hold back every client that has the deployment's.
+  const bool agreed = MaxTtlAgreement().ok();
+  if (others_marked && agreed) {
     // A master without the marker the others carry either restarted since
     // the deployment was marked (it lost its data: reborn), or has been up
     // since before and only missed the marking (a client bootstrapping the
@@ -220,7 +224,8 @@ void Engine::WriteMarker(Master& master, absl::string_view value) {
   marker_busy_[i] = true;
   // The local view follows the reply: another client may have written first
   // (a bootstrap racing a restart check), and then its marker is the one.
-  master.Send(MarkerCommand(marker_key_, value, master.identity().run_id),
+  master.Send(MarkerCommand(marker_key_, value, master.identity().run_id,
+                            options_.max_ttl),
               [this, i](absl::StatusOr<RedisReply> reply) {
                 marker_busy_[i] = false;
                 // Whatever is stored now, ours or another client's. On an
@@ -374,6 +379,11 @@ absl::Status Engine::GuardVerdict(int master) const {
         "restart guard: not yet judged (no handshake completed on the "
         "current connection)");
   }
+  // The guard's wait is max_ttl: a client with a shorter one would count a
+  // reborn master while another client's longer lock may still be on the
+  // keys it forgot. The deployment's is the one its markers record, and a
+  // client that disagrees with any of them counts no master's grant.
+  if (absl::Status agreed = MaxTtlAgreement(); !agreed.ok()) return agreed;
   // Without a run_id a second address of one server cannot be told apart.
   if (id.run_id.empty()) {
     return absl::FailedPreconditionError(
@@ -443,6 +453,24 @@ absl::Status Engine::GuardVerdict(int master) const {
       " ago; its grants count again in ",
       absl::FormatDuration(
           absl::Ceil(options_.max_ttl - uptime, absl::Seconds(1)))));
+}
+
+absl::Status Engine::MaxTtlAgreement() const {
+  const int64_t ours = absl::ToInt64Milliseconds(options_.max_ttl);
+  for (const auto& x : masters_) {
+    const MasterIdentity& id = x->identity();
+    if (!id.known || id.marker_max_ttl_ms == 0 ||
+        id.marker_max_ttl_ms == ours) {
+      continue;
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "restart guard: this client's max_ttl is ",
+        absl::FormatDuration(options_.max_ttl), ", the deployment's is ",
+        absl::FormatDuration(absl::Milliseconds(id.marker_max_ttl_ms)),
+        " (recorded in the marker on ", x->name(),
+        "): every client of a deployment must use the same max_ttl"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Engine::FenceVeto(int master) const {

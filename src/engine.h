@@ -150,6 +150,9 @@ class Engine {
   // brought back counters older than tokens issued). Otherwise
   // kFailedPrecondition saying why. Fail closed: kUnknown is a restart.
   absl::Status FenceVeto(int master) const;
+  // OK unless a master's marker records a max_ttl other than this client's;
+  // then kFailedPrecondition naming both.
+  absl::Status MaxTtlAgreement() const;
   std::function<absl::Status(int)> FenceVetoFn() const {
     return [this](int master) { return FenceVeto(master); };
   }

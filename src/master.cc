@@ -501,7 +501,8 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
   if (pending.kind == Kind::kMarker) {
     ParseMarker(reply.type == RedisReply::Type::kString ? reply.str : "",
                 &pending_identity_.marker, &pending_identity_.marker_time_us,
-                &pending_identity_.marker_run_id);
+                &pending_identity_.marker_run_id,
+                &pending_identity_.marker_max_ttl_ms);
   }
   if (pending.last_handshake_step) {
     handshake_ok_ = true;

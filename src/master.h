@@ -82,6 +82,9 @@ struct MasterIdentity {
   // when it was written. Empty for markers written before markers carried
   // one, and for a marker an operator wrote by hand without it.
   std::string marker_run_id;
+  // The max_ttl (ms) of the client that wrote the marker: the deployment's.
+  // 0 if the marker does not say (older markers, an operator's).
+  int64_t marker_max_ttl_ms = 0;
   // INFO memory maxmemory_policy ("noeviction", "allkeys-lru", ...); empty
   // if the server did not say.
   std::string maxmemory_policy;
@@ -154,7 +157,7 @@ class Master final : public MasterLink, private ConnectionObserver {
   // The engine's view of the marker, once it has written one.
   void set_marker(absl::string_view value) {
     ParseMarker(value, &identity_.marker, &identity_.marker_time_us,
-                &identity_.marker_run_id);
+                &identity_.marker_run_id, &identity_.marker_max_ttl_ms);
   }
   // Called on the loop thread after every handshake that completes and after
   // every failed connection attempt. It may Send(); it must not destroy the

@@ -9,6 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/types/span.h"
 #include "src/sha1.h"
 
@@ -95,7 +96,8 @@ constexpr absl::string_view kMarkerSource =
     "if current then return current end\n"
     "local now = redis.call('time')\n"
     "local value = ARGV[1] .. ':' .. now[1] ..\n"
-    "    string.sub('000000' .. now[2], -6) .. ':' .. ARGV[2]\n"
+    "    string.sub('000000' .. now[2], -6) .. ':' .. ARGV[2] .. ':' ..\n"
+    "    ARGV[3]\n"
     "redis.call('set', KEYS[1], value)\n"
     "return value\n";
 
@@ -192,27 +194,30 @@ Command FenceWriteCommand(absl::string_view counter_key, uint64_t fence) {
 }
 
 Command MarkerCommand(absl::string_view marker_key, absl::string_view state,
-                      absl::string_view run_id) {
+                      absl::string_view run_id, absl::Duration max_ttl) {
   Command c;
   c.script = &MarkerScript();
   c.num_keys = 1;
-  c.args = {std::string(marker_key), std::string(state), std::string(run_id)};
+  c.args = {std::string(marker_key), std::string(state), std::string(run_id),
+            absl::StrCat(absl::ToInt64Milliseconds(max_ttl))};
   return c;
 }
 
 void ParseMarker(absl::string_view value, std::string* state, int64_t* time_us,
-                 std::string* run_id) {
-  const size_t colon = value.find(':');
-  *state = std::string(value.substr(0, colon));
+                 std::string* run_id, int64_t* max_ttl_ms) {
+  std::vector<absl::string_view> fields = absl::StrSplit(value, ':');
+  *state = std::string(fields[0]);
   *time_us = 0;
   if (run_id != nullptr) run_id->clear();
-  if (colon == absl::string_view::npos) return;
-  absl::string_view rest = value.substr(colon + 1);
-  const size_t second = rest.find(':');
+  if (max_ttl_ms != nullptr) *max_ttl_ms = 0;
   int64_t t = 0;
-  if (absl::SimpleAtoi(rest.substr(0, second), &t) && t > 0) *time_us = t;
-  if (second != absl::string_view::npos && run_id != nullptr) {
-    *run_id = std::string(rest.substr(second + 1));
+  if (fields.size() > 1 && absl::SimpleAtoi(fields[1], &t) && t > 0) {
+    *time_us = t;
+  }
+  if (fields.size() > 2 && run_id != nullptr) *run_id = std::string(fields[2]);
+  if (fields.size() > 3 && max_ttl_ms != nullptr &&
+      absl::SimpleAtoi(fields[3], &t) && t > 0) {
+    *max_ttl_ms = t;
   }
 }
 

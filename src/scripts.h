@@ -104,13 +104,15 @@ Command FenceWriteCommand(absl::string_view counter_key, uint64_t fence);
 Command FenceWriteCommand(absl::Span<const std::string> counter_keys,
                           uint64_t fence);
 // Writes the deployment marker "<state>:<server TIME in microseconds>:
-// <run_id>" unless one is there, and returns the marker now stored (ours or
-// the one that was there). `run_id` is the server's, as the handshake read
-// it on the connection the command is sent on: the marker records which
-// server process carried it when it was written, so that a later restart
-// is seen exactly (a new run_id), not guessed from uptime.
+// <run_id>:<max_ttl in ms>" unless one is there, and returns the marker now
+// stored (ours or the one that was there). `run_id` is the server's, as the
+// handshake read it on the connection the command is sent on: the marker
+// records which server process carried it when it was written, so that a
+// later restart is seen exactly (a new run_id), not guessed from uptime.
+// `max_ttl` is the writing client's Options::max_ttl: the deployment's,
+// which every other client must share.
 Command MarkerCommand(absl::string_view marker_key, absl::string_view state,
-                      absl::string_view run_id);
+                      absl::string_view run_id, absl::Duration max_ttl);
 const Script& MarkerScript();
 
 // The deployment marker's states: the master never lost its data, or it
@@ -118,13 +120,13 @@ const Script& MarkerScript();
 inline constexpr absl::string_view kTrustedMarker = "trusted";
 inline constexpr absl::string_view kRebornMarker = "reborn";
 
-// A marker's value is "<state>:<server time in microseconds>:<run_id>"
-// (markers written before they carried a run_id stop after the time; one an
+// A marker's value is "<state>:<server time in microseconds>:<run_id>:
+// <max_ttl in ms>" (older markers stop after the time or the run_id; one an
 // operator wrote by hand may be the state alone, or "trusted:0:<run_id>").
-// Splits it; a value without a (positive) time gives time 0, one without a
-// run_id an empty `run_id` (if not null).
+// Splits it; a missing or non-positive time gives time 0, a missing run_id
+// an empty `run_id`, a missing max_ttl 0 (each output if not null).
 void ParseMarker(absl::string_view value, std::string* state, int64_t* time_us,
-                 std::string* run_id = nullptr);
+                 std::string* run_id = nullptr, int64_t* max_ttl_ms = nullptr);
 
 // The argv to send: the plain command, or EVALSHA sha numkeys ... (or, with
 // `eval`, EVAL source numkeys ...).

@@ -339,6 +339,14 @@ TEST(ParseMarkerTest, ReadsTheStateTheTimeAndTheRunIdOfEachForm) {
   ParseMarker("trusted:0:abc123", &state, &time_us, &run_id);
   EXPECT_EQ(time_us, 0);
   EXPECT_EQ(run_id, "abc123");
+  // The writing client's max_ttl, since markers carry it.
+  int64_t max_ttl_ms = -1;
+  ParseMarker("trusted:1764470000123456:abc123:3600000", &state, &time_us,
+              &run_id, &max_ttl_ms);
+  EXPECT_EQ(run_id, "abc123");
+  EXPECT_EQ(max_ttl_ms, 3600000);
+  ParseMarker("trusted:0:abc123", &state, &time_us, &run_id, &max_ttl_ms);
+  EXPECT_EQ(max_ttl_ms, 0);
 }
 
 MasterIdentity Marked(std::string marker_run_id, int64_t uptime_s,

@@ -358,6 +358,41 @@ TEST_F(PartialRestartTest, AnUndatedMarkerOnAMasterWithoutAofIsNotTakenOnTrust) 
   ASSERT_TRUE(z->Release(*later).ok());
 }
 
+// The guard's wait is max_ttl, and the deployment records it in its markers:
+// a client with a shorter one would count masters that restarted empty while
+// a longer lock may still be held on the others. It is refused, with both
+// values in the message, and it writes no marker of its own.
+TEST_F(PartialRestartTest, AClientWithAnotherMaxTtlThanTheDeploymentIsRefused) {
+  SKIP_WITH_EXTERNAL_MASTERS();
+  ASSERT_TRUE(StartCluster(RedisServer::Persistence::kNone));
+  auto x = MakeClient(absl::Hours(1));
+  ASSERT_NE(x, nullptr);
+  absl::StatusOr<Lock> held = MarkThenHold(*x, [] {});
+  ASSERT_TRUE(held.ok()) << held.status();
+  // X's process goes on with its work; its lock stays on the masters until
+  // its TTL, and no client of the deployment's max_ttl is running.
+  x.reset();
+  for (int i : {1, 2}) ASSERT_TRUE(Crash(i).ok());  // Back empty.
+  auto y = MakeClient(absl::Seconds(2));
+  ASSERT_NE(y, nullptr);
+  absl::StatusOr<Lock> first = y->TryAcquire(kJob, absl::Seconds(1));
+  ASSERT_FALSE(first.ok()) << "two owners";
+  absl::SleepFor(absl::Seconds(3));  // Y's own max_ttl has passed.
+  absl::StatusOr<Lock> later = y->TryAcquire(kJob, absl::Seconds(1));
+  ASSERT_FALSE(later.ok()) << "two owners: Y granted while X holds";
+  EXPECT_TRUE(Mentions(later.status(),
+                       "this client's max_ttl is 2s, the deployment's is 1h"))
+      << later.status();
+  EXPECT_TRUE(held->valid());
+  // Y marks nothing with its own max_ttl.
+  for (int i = 0; i < 3; ++i) {
+    const std::optional<std::string> marker =
+        Get(i, DeploymentMarkerKey(Options()));
+    EXPECT_FALSE(marker.has_value() && absl::EndsWith(*marker, ":2000"))
+        << "the disagreeing client marked master " << i << ": " << *marker;
+  }
+}
+
 // The delayed restart ends: once the restarted masters have been up for
 // max_ttl, their grants count again.
 TEST_F(PartialRestartTest, AMasterBackFromASnapshotCountsAgainAfterMaxTtl) {

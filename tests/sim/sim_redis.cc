@@ -1115,8 +1115,11 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     const std::string micros = absl::StrCat("000000", now.elements[1].str);
     std::string value = absl::StrCat(args[0], ":", now.elements[0].str,
                                      micros.substr(micros.size() - 6));
-    // ARGV[2], if sent: the run_id the client's handshake read.
-    if (args.size() >= 2) absl::StrAppend(&value, ":", args[1]);
+    // ARGV[2] and ARGV[3], if sent: the run_id the client's handshake read
+    // and the client's max_ttl.
+    for (size_t i = 1; i < args.size(); ++i) {
+      absl::StrAppend(&value, ":", args[i]);
+    }
     call({"SET", keys[0], value});
     return RedisReply::String(value);
   }

@@ -484,7 +484,9 @@ TEST_F(SimRedisDifferentialTest, FencingScriptsMatch) {
 
 TEST_F(SimRedisDifferentialTest, MarkerIsWrittenOnceFromTheMasterClock) {
   const Argv marker =
-      Script(internal::MarkerCommand("marker", "up", "0123abcd"), true);
+      Script(internal::MarkerCommand("marker", "up", "0123abcd",
+                                     absl::Seconds(90)),
+             true);
   Reply real1, real2;
   RedisReply sim1, sim2;
   ASSERT_TRUE(SendBoth(marker, &real1, &sim1));
@@ -496,13 +498,13 @@ TEST_F(SimRedisDifferentialTest, MarkerIsWrittenOnceFromTheMasterClock) {
     ASSERT_EQ(r->type, RedisReply::Type::kString) << SimDebugString(*r);
   }
   // "up:", seconds and six digits of microseconds, then ":" and the run_id
-  // sent as ARGV[2].
+  // sent as ARGV[2], ":" and the max_ttl in ms as ARGV[3].
   for (const std::string* value : {&real1.str, &sim1.str}) {
     ASSERT_TRUE(absl::StartsWith(*value, "up:")) << *value;
     EXPECT_TRUE(AllDigits(value->substr(3, 16))) << *value;
-    EXPECT_EQ(value->substr(3 + 16), ":0123abcd") << *value;
+    EXPECT_EQ(value->substr(3 + 16), ":0123abcd:90000") << *value;
   }
-  EXPECT_EQ(sim1.str, "up:1790000000000000:0123abcd");
+  EXPECT_EQ(sim1.str, "up:1790000000000000:0123abcd:90000");
   EXPECT_EQ(real2.str, real1.str);
   EXPECT_EQ(sim2.str, sim1.str);
   // The marker script does not give the key a TTL.
