@@ -25,6 +25,7 @@
 #include "src/scripts.h"
 #include "tests/support/await_call.h"
 #include "tests/support/fault_proxy.h"
+#include "tests/support/guard_expectations.h"
 #include "tests/support/loop_runner.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/test_options.h"
@@ -74,12 +75,7 @@ class FailClosedTest : public ::testing::Test {
   }
 
   std::optional<std::string> Value(int master, const std::string& key) {
-    auto client = cluster_->Client(master);
-    EXPECT_TRUE(client.ok()) << client.status();
-    if (!client.ok()) return "<error>";
-    auto value = (*client)->Get(key);
-    EXPECT_TRUE(value.ok()) << value.status();
-    return value.ok() ? *value : "<error>";
+    return testing::ValueOn(*cluster_, master, key);
   }
 
   void Set(int master, const std::string& key, const std::string& value) {

@@ -29,6 +29,7 @@
 #include "gtest/gtest.h"
 #include "redlock/keys.h"
 #include "redlock/redlock.h"
+#include "tests/support/guard_expectations.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/test_options.h"
 
@@ -97,12 +98,7 @@ class PartialRestartTest : public ::testing::Test {
   }
 
   std::optional<std::string> Get(int master, const std::string& key) {
-    auto client = cluster_->Client(master);
-    EXPECT_TRUE(client.ok()) << client.status();
-    if (!client.ok()) return "<error>";
-    auto value = (*client)->Get(key);
-    EXPECT_TRUE(value.ok()) << value.status();
-    return value.ok() ? *value : "<error>";
+    return testing::ValueOn(*cluster_, master, key);
   }
 
   // X marks the deployment (its first acquisition bootstraps it), then

@@ -8,6 +8,7 @@
 #ifndef REDLOCK_TESTS_SUPPORT_GUARD_EXPECTATIONS_H_
 #define REDLOCK_TESTS_SUPPORT_GUARD_EXPECTATIONS_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,21 @@
 #include "redlock/async_redlock.h"
 #include "redlock/health.h"
 #include "redlock/lock.h"
+#include "tests/support/redis_server.h"
 
 namespace redlock::testing {
+
+// The value of `key` on master `i` of `cluster` (nullopt: no such key), or
+// "<error>" (and a test failure) if it could not be read.
+inline std::optional<std::string> ValueOn(const RedisCluster& cluster, int i,
+                                          const std::string& key) {
+  auto client = cluster.Client(i);
+  EXPECT_TRUE(client.ok()) << client.status();
+  if (!client.ok()) return "<error>";
+  auto value = (*client)->Get(key);
+  EXPECT_TRUE(value.ok()) << value.status();
+  return value.ok() ? *value : "<error>";
+}
 
 // A fenced acquisition of `ttl`, one attempt.
 inline AcquireOptions Fenced(absl::Duration ttl = absl::Seconds(5)) {
