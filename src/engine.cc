@@ -477,10 +477,19 @@ absl::Status Engine::FenceVeto(int master) const {
   if (absl::Status veto = GrantVeto(master); !veto.ok()) return veto;
   const MasterIdentity& id = masters_[master]->identity();
   if (trust_marked_restarts_ || !id.known || id.marker.empty() ||
-      RestartedSinceMarked(id) == Restarted::kNo ||
       DurabilityRisk(id.persistence).ok()) {
     return absl::OkStatus();
   }
+  // Judged reborn (it came back without its marker), but not necessarily
+  // empty: an RDB snapshot or an AOF that lost its tail may have dropped the
+  // marker and kept older counters. Only a master that restarts empty holds
+  // no counter but those written back since.
+  if (id.marker == kRebornMarker && !EmptyAfterRestart(id.persistence)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "reborn, with persistence ", DescribePersistence(id.persistence),
+        ": a counter it kept may be older than tokens already issued"));
+  }
+  if (RestartedSinceMarked(id) == Restarted::kNo) return absl::OkStatus();
   // Its counters may be older than tokens already issued, and time does
   // not change that: only an operator can (docs/lifetime-and-fencing.md).
   return absl::FailedPreconditionError(absl::StrCat(

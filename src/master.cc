@@ -130,9 +130,8 @@ void Master::QueueHandshake() {
   if (!config_.marker_key.empty()) {
     steps.push_back({Kind::kInfo, {"INFO", "server"}});
     steps.push_back({Kind::kInfoMemory, {"INFO", "memory"}});
-    // A pattern, not three names: CONFIG GET takes several names only from
-    // Redis 7.0 on.
-    steps.push_back({Kind::kConfig, {"CONFIG", "GET", "append*"}});
+    steps.push_back(
+        {Kind::kConfig, {"CONFIG", "GET", std::string(kPersistenceConfig)}});
     steps.push_back({Kind::kTime, {"TIME"}});
     steps.push_back({Kind::kMarker, {"GET", config_.marker_key}});
   }
@@ -232,6 +231,9 @@ void ParseConfigPersistence(const RedisReply& reply, Persistence* out) {
       out->aof = lower == "yes";
     } else if (absl::EqualsIgnoreCase(name.str, "appendfsync")) {
       out->appendfsync = lower;
+    } else if (absl::EqualsIgnoreCase(name.str, "save")) {
+      out->said_save = true;
+      out->save = value.str;
     }
   }
   if (!said_aof) {
@@ -269,11 +271,21 @@ absl::Status DurabilityRisk(const Persistence& persistence) {
   return absl::OkStatus();
 }
 
+bool EmptyAfterRestart(const Persistence& persistence) {
+  return persistence.known && !persistence.aof && persistence.said_save &&
+         persistence.save.empty();
+}
+
 std::string DescribePersistence(const Persistence& persistence) {
   if (!persistence.known) {
     return absl::StrCat("unknown (", persistence.error, ")");
   }
-  if (!persistence.aof) return "no aof";
+  if (!persistence.aof) {
+    if (!persistence.said_save) return "no aof";
+    return persistence.save.empty()
+               ? "no aof, no rdb"
+               : absl::StrCat("no aof, rdb save \"", persistence.save, "\"");
+  }
   return absl::StrCat("aof ", persistence.appendfsync.empty()
                                   ? "(appendfsync unknown)"
                                   : persistence.appendfsync);

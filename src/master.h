@@ -45,14 +45,21 @@ struct MasterConfig {
   std::string marker_key;
 };
 
-// What a server said of its persistence (CONFIG GET append*).
+// What a server said of its persistence (CONFIG GET of append* and save).
 struct Persistence {
   // The server answered CONFIG GET; otherwise `error` says how it refused.
   bool known = false;
   bool aof = false;         // appendonly yes.
   std::string appendfsync;  // "always", "everysec", "no"; empty if unsaid.
+  bool said_save = false;   // The reply carried `save`...
+  std::string save;         // ...with this value ("" : no RDB snapshots).
   std::string error;        // Why unknown, e.g. the NOPERM reply.
 };
+
+// The CONFIG GET pattern for the persistence: one pattern, not several names
+// (CONFIG GET takes several only from Redis 7.0 on), matching append* and
+// save and no other parameter of Redis 7.0.
+inline constexpr absl::string_view kPersistenceConfig = "[as][pa][pv]*";
 
 // Fills `out` from a CONFIG GET reply (a flat array of name, value pairs).
 // Anything else leaves it unknown, with the reason. Pure.
@@ -63,8 +70,13 @@ void ParseConfigPersistence(const RedisReply& reply, Persistence* out);
 // permission lifts that) and what it costs: after a restart it stays out of
 // quorums for max_ttl. Pure.
 absl::Status DurabilityRisk(const Persistence& persistence);
+// True only if a restart leaves the server empty: no AOF and no RDB
+// snapshots (save ""). Then whatever it holds after a restart was written
+// since. Pure.
+bool EmptyAfterRestart(const Persistence& persistence);
 // The persistence in a few words, for people: "aof always", "aof everysec",
-// "no aof", or "unknown (...)". Pure.
+// "no aof, no rdb", "no aof, rdb save \"3600 1\"", or "unknown (...)".
+// Pure.
 std::string DescribePersistence(const Persistence& persistence);
 
 // What the last handshake learned about the server process.
@@ -88,7 +100,7 @@ struct MasterIdentity {
   // INFO memory maxmemory_policy ("noeviction", "allkeys-lru", ...); empty
   // if the server did not say.
   std::string maxmemory_policy;
-  // Its persistence, from CONFIG GET append*: known only if the server
+  // Its persistence, from CONFIG GET append* and save: known only if the server
   // answered it (an ACL without +config|get, or a proxy, may refuse).
   Persistence persistence;
 };

@@ -1068,7 +1068,7 @@ TEST_F(CliTest, StatusNamesASecondAddressOfOneServerAndAnEvictingPolicy) {
   EXPECT_EQ(list[1]["maxmemory_policy"].string, "allkeys-lru");
   EXPECT_EQ(list[0]["maxmemory_policy"].string, "noeviction");
   // The suite's masters run without AOF: flagged, as the library flags them.
-  EXPECT_EQ(list[0]["persistence"].string, "no aof") << json_run.out;
+  EXPECT_EQ(list[0]["persistence"].string, "no aof, no rdb") << json_run.out;
   EXPECT_FALSE(list[0]["durable"].boolean) << json_run.out;
 
   const Finished table =

@@ -413,7 +413,17 @@ TEST(DurabilityTest, OnlyAofWithAppendfsyncAlwaysIsDurable) {
   ParseConfigPersistence(
       ConfigReply({"appendonly", "no", "appendfsync", "always"}), &p);
   EXPECT_EQ(DurabilityRisk(p).code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(DescribePersistence(p), "no aof");
+  EXPECT_EQ(DescribePersistence(p), "no aof");  // `save` not asked.
+  EXPECT_FALSE(EmptyAfterRestart(p));
+  ParseConfigPersistence(
+      ConfigReply({"appendonly", "no", "save", "", "appendfsync", "always"}),
+      &p);
+  EXPECT_EQ(DescribePersistence(p), "no aof, no rdb");
+  EXPECT_TRUE(EmptyAfterRestart(p));
+  ParseConfigPersistence(ConfigReply({"save", "3600 1", "appendonly", "no"}),
+                         &p);
+  EXPECT_EQ(DescribePersistence(p), "no aof, rdb save \"3600 1\"");
+  EXPECT_FALSE(EmptyAfterRestart(p));
 }
 
 TEST(DurabilityTest, UnknownPersistenceIsNotDurableAndNamesThePermission) {

@@ -52,8 +52,9 @@ struct MasterHealth {
   // they have a TTL) or also the fencing counters and the deployment marker
   // (allkeys-*), and an evicted lock lets a second owner in.
   absl::Status eviction;
-  // Its persistence as read in the last handshake (CONFIG GET append*):
-  // "aof always", "aof everysec", "aof no", "no aof", or "unknown (...)" when
+  // Its persistence as read in the last handshake (CONFIG GET of append*
+  // and save): "aof always", "aof everysec", "aof no", "no aof, no rdb",
+  // "no aof, rdb save \"3600 1\"", or "unknown (...)" when
   // the server refused CONFIG GET (an ACL without +config|get, a proxy);
   // empty before any handshake.
   std::string persistence;

@@ -599,9 +599,16 @@ void World::RunOperatorSteps() {
     // Restarted since it was marked (a marker without a run_id cannot
     // tell: taken as restarted), and a crash may have lost its newest
     // counters.
-    const bool lossy = is_marked && run_id != cluster_.redis(m).run_id() &&
-                       cluster_.redis(m).config().persistence !=
-                           SimRedis::Persistence::kAofAlways;
+    // Or judged reborn on a master that does not restart empty: it may have
+    // lost its marker and kept older counters. The engine distrusts both
+    // (Engine::FenceVeto) until an operator re-marks them.
+    const SimRedis::Persistence persistence =
+        cluster_.redis(m).config().persistence;
+    const bool lossy =
+        is_marked && persistence != SimRedis::Persistence::kAofAlways &&
+        (run_id != cluster_.redis(m).run_id() ||
+         (state == internal::kRebornMarker &&
+          persistence != SimRedis::Persistence::kNone));
     if (lossy) restarted_lossy.push_back(m);
     if ((get(m, counter).type == internal::RedisReply::Type::kNil &&
          !trusted) ||

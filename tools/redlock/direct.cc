@@ -248,7 +248,8 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
   // +config|get) is not a failed probe, only unknown persistence.
   if (status.error.ok()) {
     if (absl::StatusOr<Reply> config =
-            connection.Command({"CONFIG", "GET", "append*"});
+            connection.Command(
+                {"CONFIG", "GET", std::string(internal::kPersistenceConfig)});
         config.ok()) {
       internal::RedisReply converted;
       converted.type = config->is_error() ? internal::RedisReply::Type::kError
