@@ -204,10 +204,44 @@ void Engine::OnMasterStateChange() {
   if (any_marked) deployment_seen_ = true;
   if (all_known && !any_marked && !deployment_seen_) {
     // Every master answered and none carries the marker: a brand-new
-    // deployment. Mark them all trusted.
-    deployment_seen_ = true;
+    // deployment — if the answers are of one moment. A master that answered
+    // late (it was down, or restarted) may find the others' "absent" stale:
+    // another client may have marked them since, and a master that
+    // restarted empty after that must not be marked trusted as new. So the
+    // markers read more than a request timeout before the newest are read
+    // again first.
+    MonotonicTime newest = masters_[0]->identity().marker_read_at;
     for (const auto& x : masters_) {
-      WriteMarker(*x, kTrustedMarker);
+      newest = std::max(newest, x->identity().marker_read_at);
+    }
+    bool fresh = true;
+    for (size_t i = 0; i < masters_.size(); ++i) {
+      Master& x = *masters_[i];
+      if (x.identity().marker_read_at + ToChrono(options_.request_timeout) >=
+          newest) {
+        continue;
+      }
+      fresh = false;
+      if (!x.ready() || marker_busy_[i]) continue;
+      marker_busy_[i] = true;
+      Command get;
+      get.args = {"GET", marker_key_};
+      x.Send(get, [this, i](absl::StatusOr<RedisReply> reply) {
+        marker_busy_[i] = false;
+        if (destroying_ || !reply.ok()) return;
+        if (reply->type == RedisReply::Type::kString) {
+          masters_[i]->set_marker(reply->str);
+        } else {
+          masters_[i]->set_marker_read_absent(runtime_->Now());
+        }
+        OnMasterStateChange();
+      });
+    }
+    if (fresh) {
+      deployment_seen_ = true;
+      for (const auto& x : masters_) {
+        WriteMarker(*x, kTrustedMarker);
+      }
     }
   }
   if (all_settled || JudgedServers() >= quorum_) MarkReadyToAttempt();
@@ -277,6 +311,8 @@ void Engine::RefreshUnmarked(bool fencing) {
       // Whatever marker is stored now; a read never unmarks a master.
       if (reply->type == RedisReply::Type::kString) {
         masters_[i]->set_marker(reply->str);
+      } else {
+        masters_[i]->set_marker_read_absent(runtime_->Now());
       }
       OnMasterStateChange();
     });
@@ -560,6 +596,7 @@ void Engine::WarnAboutRisks() {
 }
 
 Engine::~Engine() {
+  destroying_ = true;
   // Cancel first, so that no round sends to a master being destroyed.
   auto operations = std::move(operations_);
   operations_.clear();

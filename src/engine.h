@@ -221,6 +221,8 @@ class Engine {
   std::unique_ptr<Timer> rejudge_timer_;
   bool legacy_grant_rule_ = false;
   bool trust_marked_restarts_ = false;
+  // Set first thing in ~Engine: late replies to marker reads do nothing.
+  bool destroying_ = false;
   // Per master: a marker write or read is on its way.
   std::vector<bool> marker_busy_;
   Observer* const observer_;

@@ -511,6 +511,7 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
         std::string(InfoField(reply.str, "maxmemory_policy"));
   }
   if (pending.kind == Kind::kMarker) {
+    pending_identity_.marker_read_at = Now();
     ParseMarker(reply.type == RedisReply::Type::kString ? reply.str : "",
                 &pending_identity_.marker, &pending_identity_.marker_time_us,
                 &pending_identity_.marker_run_id,

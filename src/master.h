@@ -86,6 +86,8 @@ struct MasterIdentity {
   int64_t uptime_s = 0;        // INFO server uptime_in_seconds...
   MonotonicTime seen_at;       // ...as of this moment.
   int64_t server_time_us = 0;  // TIME on the server, as of seen_at.
+  // When the marker was last read (the handshake's GET, or a read since).
+  MonotonicTime marker_read_at;
   // The deployment marker's state: "trusted", "reborn", or empty if absent.
   std::string marker;
   // When the marker was written, on that server's clock (0 if unknown).
@@ -167,6 +169,10 @@ class Master final : public MasterLink, private ConnectionObserver {
   const MasterCounters& counters() const { return counters_; }
   const MasterIdentity& identity() const { return identity_; }
   // The engine's view of the marker, once it has written one.
+  // A read of the marker found it absent at this moment.
+  void set_marker_read_absent(MonotonicTime at) {
+    identity_.marker_read_at = at;
+  }
   void set_marker(absl::string_view value) {
     ParseMarker(value, &identity_.marker, &identity_.marker_time_us,
                 &identity_.marker_run_id, &identity_.marker_max_ttl_ms);
