@@ -222,20 +222,7 @@ void Engine::OnMasterStateChange() {
         continue;
       }
       fresh = false;
-      if (!x.ready() || marker_busy_[i]) continue;
-      marker_busy_[i] = true;
-      Command get;
-      get.args = {"GET", marker_key_};
-      x.Send(get, [this, i](absl::StatusOr<RedisReply> reply) {
-        marker_busy_[i] = false;
-        if (destroying_ || !reply.ok()) return;
-        if (reply->type == RedisReply::Type::kString) {
-          masters_[i]->set_marker(reply->str);
-        } else {
-          masters_[i]->set_marker_read_absent(runtime_->Now());
-        }
-        OnMasterStateChange();
-      });
+      if (x.ready()) ReadMarker(i);
     }
     if (fresh) {
       deployment_seen_ = true;
@@ -301,22 +288,27 @@ void Engine::RefreshUnmarked(bool fencing) {
     // Read first: another client (or an operator) may have marked it since
     // the handshake, or our own write may have landed after its reply timed
     // out. The read is queued ahead of this attempt's commands, so its
-    // answer is in before their votes are counted. Then judge again.
-    marker_busy_[i] = true;
-    Command get;
-    get.args = {"GET", marker_key_};
-    master.Send(get, [this, i](absl::StatusOr<RedisReply> reply) {
-      marker_busy_[i] = false;
-      if (!reply.ok()) return;
-      // Whatever marker is stored now; a read never unmarks a master.
-      if (reply->type == RedisReply::Type::kString) {
-        masters_[i]->set_marker(reply->str);
-      } else {
-        masters_[i]->set_marker_read_absent(runtime_->Now());
-      }
-      OnMasterStateChange();
-    });
+    // answer is in before their votes are counted.
+    ReadMarker(i);
   }
+}
+
+void Engine::ReadMarker(size_t i) {
+  if (marker_busy_[i]) return;  // A write or read is on its way.
+  marker_busy_[i] = true;
+  Command get;
+  get.args = {"GET", marker_key_};
+  masters_[i]->Send(get, [this, i](absl::StatusOr<RedisReply> reply) {
+    marker_busy_[i] = false;
+    if (destroying_ || !reply.ok()) return;
+    // Whatever marker is stored now; a read never unmarks a master.
+    if (reply->type == RedisReply::Type::kString) {
+      masters_[i]->set_marker(reply->str);
+    } else {
+      masters_[i]->set_marker_read_absent(runtime_->Now());
+    }
+    OnMasterStateChange();
+  });
 }
 
 void Engine::MarkReadyToAttempt() {
@@ -459,8 +451,8 @@ absl::Status Engine::GuardVerdict(int master) const {
     // it may have come back with part of its data (an RDB snapshot, an AOF
     // whose last second was not fsynced): the spec's delayed restart.
     const Restarted restarted = RestartedSinceMarked(id);
-    if (restarted == Restarted::kNo ||
-        DurabilityRisk(id.persistence).ok() || uptime >= options_.max_ttl) {
+    if (restarted == Restarted::kNo || Durable(id.persistence) ||
+        uptime >= options_.max_ttl) {
       return absl::OkStatus();
     }
     return absl::FailedPreconditionError(absl::StrCat(
@@ -512,9 +504,15 @@ absl::Status Engine::MaxTtlAgreement() const {
 absl::Status Engine::FenceVeto(int master) const {
   if (absl::Status veto = GrantVeto(master); !veto.ok()) return veto;
   const MasterIdentity& id = masters_[master]->identity();
-  if (trust_marked_restarts_ || !id.known || id.marker.empty() ||
-      DurabilityRisk(id.persistence).ok()) {
+  if (trust_marked_restarts_ || Durable(id.persistence)) {
     return absl::OkStatus();
+  }
+  // Fail closed: without a judged marker nothing says whether its counters
+  // came through a restart (the guard refuses such a master already; this
+  // holds with the guard off too).
+  if (!id.known || id.marker.empty()) {
+    return absl::FailedPreconditionError(
+        "not yet judged: no marker read on the current connection");
   }
   // Judged reborn (it came back without its marker), but not necessarily
   // empty: an RDB snapshot or an AOF that lost its tail may have dropped the

@@ -132,6 +132,9 @@ class Engine {
   // write may have timed out after landing, or its judgement was deferred
   // (see OnMasterStateChange()). Nothing is read before this client's
   // bootstrap while no master is marked.
+  // Reads master `i`'s marker (unless a marker write or read is on its
+  // way), records what it found, then judges every master again.
+  void ReadMarker(size_t i);
   // With `fencing` (a fenced attempt), also reads again the marker of every
   // master whose fencing counters are distrusted (FenceVeto()) though its
   // grants count: an operator may have re-marked it.

@@ -243,7 +243,14 @@ void ParseConfigPersistence(const RedisReply& reply, Persistence* out) {
   out->known = true;
 }
 
+bool Durable(const Persistence& persistence) {
+  return persistence.known && persistence.aof &&
+         persistence.appendfsync == "always";
+}
+
 absl::Status DurabilityRisk(const Persistence& persistence) {
+  // The rule is Durable()'s; the rest says why not.
+  if (Durable(persistence)) return absl::OkStatus();
   constexpr absl::string_view kCost =
       "; after a crash or restart it casts no grant until it has been up for "
       "max_ttl (a clean SHUTDOWN cannot be told from a crash)";
@@ -260,15 +267,12 @@ absl::Status DurabilityRisk(const Persistence& persistence) {
         "without the newest locks and fencing counters",
         kCost, "; set appendonly yes and appendfsync always"));
   }
-  if (persistence.appendfsync != "always") {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "appendfsync ",
-        persistence.appendfsync.empty() ? "unknown" : persistence.appendfsync,
-        ": a crash can lose acknowledged writes (the newest locks and fencing "
-        "counters)",
-        kCost, "; set appendfsync always"));
-  }
-  return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "appendfsync ",
+      persistence.appendfsync.empty() ? "unknown" : persistence.appendfsync,
+      ": a crash can lose acknowledged writes (the newest locks and fencing "
+      "counters)",
+      kCost, "; set appendfsync always"));
 }
 
 bool EmptyAfterRestart(const Persistence& persistence) {

@@ -64,6 +64,9 @@ inline constexpr absl::string_view kPersistenceConfig = "[as][pa][pv]*";
 // Fills `out` from a CONFIG GET reply (a flat array of name, value pairs).
 // Anything else leaves it unknown, with the reason. Pure.
 void ParseConfigPersistence(const RedisReply& reply, Persistence* out);
+// True only if every acknowledged write survives a crash: AOF on with
+// appendfsync always. Cheap (no message): for the vote-counting paths. Pure.
+bool Durable(const Persistence& persistence);
 // OK only if every acknowledged write survives a crash: AOF on with
 // appendfsync always. Otherwise kFailedPrecondition saying what the server
 // may lose in a crash (or that its persistence is unknown, and which

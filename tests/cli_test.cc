@@ -1235,6 +1235,13 @@ TEST_F(CliTest, StatusPrometheusShowsEachMasterAndTheHolderAsGauges) {
                              cluster_->server(i).Address(),
                              "\",policy=\"noeviction\"}")],
               0);
+    // The suite's masters run without AOF or snapshots.
+    EXPECT_EQ(m[absl::StrCat("redlock_master_persistence_risk{resource=\"job\","
+                             "master=\"",
+                             cluster_->server(i).Address(),
+                             "\",persistence=\"no aof, no rdb\"}")],
+              1)
+        << status.out;
   }
   auto marker = [&](int i, absl::string_view state) {
     return m.count(absl::StrCat("redlock_master_deployment_marker{resource="

@@ -475,8 +475,12 @@ TEST_F(FailClosedTest, AMasterThatCanEvictLockKeysIsFlaggedAndWarnedOnce) {
   EXPECT_EQ(health[1].eviction.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(Mentions(health[1].eviction, "noeviction")) << health[1].eviction;
   absl::MutexLock lock(&mu);
-  // Both masters also run without AOF: a durability warning each, not
-  // counted here.
+  // Both masters also run without AOF: one durability warning each, once.
+  EXPECT_EQ(std::count_if(warnings.begin(), warnings.end(),
+                          [](const std::string& w) {
+                            return absl::StrContains(w, "appendonly no");
+                          }),
+            2);
   warnings.erase(std::remove_if(warnings.begin(), warnings.end(),
                                 [](const std::string& w) {
                                   return !absl::StrContains(

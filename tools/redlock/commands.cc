@@ -255,7 +255,7 @@ Json JsonMasterStatus(const MasterStatus& s) {
   json["maxmemory_policy"] =
       s.maxmemory_policy.empty() ? Json(nullptr) : Json(s.maxmemory_policy);
   json["persistence"] = internal::DescribePersistence(s.persistence);
-  json["durable"] = internal::DurabilityRisk(s.persistence).ok();
+  json["durable"] = internal::Durable(s.persistence);
   json["same_server_as"] =
       s.same_server_as < 0 ? Json(nullptr) : Json(s.same_server_as + 1);
   json["error"] = s.error.ok() ? Json(nullptr) : Json(s.error.ToString());
@@ -393,7 +393,7 @@ bool GrantsCount(const MasterStatus& s, absl::Duration max_ttl) {
     internal::ParseMarker(*s.marker, &ignored, &id.marker_time_us,
                           &id.marker_run_id);
     return internal::RestartedSinceMarked(id) == internal::Restarted::kNo ||
-           internal::DurabilityRisk(s.persistence).ok() || up_max_ttl;
+           internal::Durable(s.persistence) || up_max_ttl;
   }
   return state == internal::kRebornMarker && up_max_ttl;
 }
@@ -467,7 +467,7 @@ std::string PrometheusStatus(const Config& config,
     Labels labels = of(s);
     labels.emplace_back("persistence",
                         internal::DescribePersistence(s.persistence));
-    out.Sample(labels, !internal::DurabilityRisk(s.persistence).ok());
+    out.Sample(labels, !internal::Durable(s.persistence));
   }
 
   out.Gauge("redlock_master_lock_held",
