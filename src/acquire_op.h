@@ -105,7 +105,7 @@ class Engine::AcquireOp final : public Engine::Operation,
     in_attempt_ = true;
     woken_in_attempt_ = false;
     ++attempts_;
-    engine_->RefreshUnmarked(fencing_);
+    engine_->RefreshMarkers(fencing_);
     RoundConfig config = engine_->BaseRound(ttl_);
     if (fencing_) {
       config.command = FencedAcquireCommand(keys_, counter_keys_,
@@ -115,11 +115,13 @@ class Engine::AcquireOp final : public Engine::Operation,
       // Won only once a quorum of trusted counter reads is in, judged the
       // way the grants are.
       config.ready_to_win =
-          [quorum = engine_->quorum_, veto = engine_->FenceVetoFn(),
+          [engine = engine_, veto = engine_->FenceVetoFn(),
            domain = config.failure_domain](
               const std::vector<std::optional<RedisReply>>& replies) {
-            return CountTrustedFenceReads(replies, veto, domain, nullptr,
-                                          nullptr) >= quorum;
+            std::vector<bool> trusted;
+            CountTrustedFenceReads(replies, veto, domain, nullptr, nullptr,
+                                   &trusted);
+            return engine->QuorumHeld(trusted);
           };
     } else {
       // On a contended resource (this client waited for it lately), an
@@ -169,15 +171,16 @@ class Engine::AcquireOp final : public Engine::Operation,
     // carries every earlier token written back to a quorum.
     uint64_t highest = 0;
     std::string untrusted;
-    const int trusted =
-        CountTrustedFenceReads(won_.replies, engine_->FenceVetoFn(),
-                               engine_->DomainFn(), &highest, &untrusted);
-    if (trusted < engine_->quorum_) {
+    std::vector<bool> trusted_masters;
+    const int trusted = CountTrustedFenceReads(
+        won_.replies, engine_->FenceVetoFn(), engine_->DomainFn(), &highest,
+        &untrusted, &trusted_masters);
+    if (!engine_->QuorumHeld(trusted_masters)) {
       SendToAll(ReleaseCommand(keys_, token_));
       Fail(absl::UnavailableError(absl::StrCat(
           what_, ": fencing unavailable: only ", trusted,
           " masters answered with counters that can be trusted, ",
-          engine_->quorum_, " needed",
+          engine_->DescribeQuorum(), " needed",
           untrusted.empty() ? "" : absl::StrCat("; untrusted: ", untrusted),
           ". The lock was released; no token was issued.")));
       return;
@@ -188,6 +191,7 @@ class Engine::AcquireOp final : public Engine::Operation,
     config.command = FenceWriteCommand(counter_keys_, fence_);
     config.map_reply = &ScriptVote;
     config.quorum = engine_->quorum_;
+    config.groups = engine_->groups_;
     // Counted under the same rule as grants: a later acquisition finds our
     // token only through a quorum of judged masters, and one server under
     // two addresses must not count twice.

@@ -90,6 +90,9 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
         std::make_unique<Master>(runtime_.get(), std::move(config)));
     links_.push_back(masters_.back().get());
   }
+  for (const auto& master : masters_) {
+    names_.push_back(master->config().address.MemberName());
+  }
   risks_warned_.assign(masters_.size(), -1);
   reported_ready_.assign(masters_.size(), false);
   // Not judged yet, as GrantVeto() says before any handshake.
@@ -101,7 +104,7 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
   }
   // A master whose handshake hangs (a stopped server accepts TCP) neither
   // completes nor fails for a while: do not wait for it longer than this.
-  rejudge_timer_ = runtime_->NewTimer([this] { RefreshUnmarked(); });
+  rejudge_timer_ = runtime_->NewTimer([this] { RefreshMarkers(); });
   deployment_timer_ = runtime_->NewTimer([this] { MarkReadyToAttempt(); });
   deployment_timer_->Arm(options_.connect_timeout +
                          2 * options_.request_timeout);
@@ -118,7 +121,80 @@ Wakeups* Engine::WakeupsForWaiting() {
   return wakeups_.get();
 }
 
+void Engine::Rejudge() {
+  std::vector<MemberView> views(masters_.size());
+  std::vector<std::string> list;
+  for (size_t i = 0; i < masters_.size(); ++i) {
+    const MasterIdentity& id = masters_[i]->identity();
+    MemberView& v = views[i];
+    v.known = id.known;
+    v.marked = id.known && !id.marker.empty();
+    v.has_record = id.known && id.has_record;
+    if (id.known) v.record_error = id.record_error;
+    v.member = id.member;
+    v.record = id.record;
+    if (SameServerAs(static_cast<int>(i)) < 0) list.push_back(names_[i]);
+  }
+  list_ = Canonical(std::move(list));
+  membership_ = JudgeMembership(views, names_, list_, options_.quorum);
+  groups_.clear();
+  if (membership_.adopted.has_value() && !ignore_membership_) {
+    groups_ = QuorumGroups(*membership_.adopted, names_);
+  }
+}
+
+std::string Engine::RecordSuffixFor(size_t i) const {
+  if (membership_.adopted.has_value()) {
+    return membership_.needs_record[i]
+               ? MarkerSuffix(names_[i], *membership_.adopted)
+               : std::string();
+  }
+  // Refused (two deployments, a record that does not parse): write nothing.
+  if (!membership_.standing[i].ok()) return std::string();
+  // No record anywhere yet: this client's list makes a new deployment's.
+  Membership record;
+  record.members = list_;
+  record.quorum = options_.quorum;
+  record.epoch = 1;
+  record.deployment = NewDeploymentId(record.members, record.quorum);
+  return MarkerSuffix(names_[i], record);
+}
+
+absl::Status Engine::MembershipVeto(int master) const {
+  if (ignore_membership_) return absl::OkStatus();  // Unsafe; see setter.
+  if (const absl::Status& standing = membership_.standing[master];
+      !standing.ok()) {
+    return standing;
+  }
+  if (membership_.adopted.has_value()) {
+    const absl::Duration age = ToDuration(
+        runtime_->Now() - masters_[master]->identity().marker_read_at);
+    if (age > kMembershipStale) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "membership: its record was last read ",
+          absl::FormatDuration(absl::Trunc(age, absl::Milliseconds(1))),
+          " ago (more than ", absl::FormatDuration(kMembershipStale),
+          "); it is read again before each attempt"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool Engine::QuorumHeld(const std::vector<bool>& counted) const {
+  if (!groups_.empty()) return QuorumOfEvery(groups_, counted);
+  return std::count(counted.begin(), counted.end(), true) >= quorum_;
+}
+
+std::string Engine::DescribeQuorum() const {
+  if (groups_.empty()) {
+    return absl::StrCat("quorum ", quorum_, " of ", masters_.size());
+  }
+  return VoteTally(static_cast<int>(masters_.size()), groups_)
+      .DescribeQuorum();
+}
+
 void Engine::OnMasterStateChange() {
+  Rejudge();
   auto marked = [](const Master& x) {
     return x.identity().known && !x.identity().marker.empty();
   };
@@ -158,7 +234,7 @@ void Engine::OnMasterStateChange() {
     //                                 not judged yet, while the deployment is
     //                                 younger than kJudgementHorizon: its
     //                                 marker is read again at the next
-    //                                 acquisition attempt (RefreshUnmarked),
+    //                                 acquisition attempt (RefreshMarkers),
     //                                 and a bootstrap's "trusted" has landed
     //                                 by then; after that, reborn.
     // Without a dated trusted marker to compare with, it is judged reborn.
@@ -172,6 +248,8 @@ void Engine::OnMasterStateChange() {
       if (!x->ready() || !id.known || !id.marker.empty()) continue;
       const absl::Duration uptime =
           absl::Seconds(id.uptime_s) + ToDuration(now - id.seen_at);
+      // Only a member of the deployment is marked, with its record.
+      if (!MayWriteMarker(*x)) continue;
       if (deployment_age >= absl::ZeroDuration() &&
           uptime - kUptimeUncertainty >= deployment_age) {
         WriteMarker(*x, kTrustedMarker);
@@ -188,6 +266,25 @@ void Engine::OnMasterStateChange() {
     }
     if (rejudge_in != absl::InfiniteDuration() && !rejudge_timer_->armed()) {
       rejudge_timer_->Arm(rejudge_in + absl::Milliseconds(10));
+    }
+  }
+  // A marked master without a record (one from before records, or a member
+  // that lost its record with a partial restart) gets the record appended
+  // to its marker: the adopted one, or — once every master answered and none
+  // carries one — this client's list's.
+  bool any_record = false;
+  bool every_known = true;
+  for (const auto& x : masters_) {
+    any_record |= x->identity().known && x->identity().has_record;
+    every_known &= x->identity().known;
+  }
+  if (agreed && (any_record || every_known)) {
+    for (const auto& x : masters_) {
+      const MasterIdentity& id = x->identity();
+      if (x->ready() && marked(*x) && !id.has_record && id.record_error.ok() &&
+          MayWriteMarker(*x)) {
+        WriteMarker(*x, id.marker);
+      }
     }
   }
   bool all_known = true;
@@ -227,7 +324,7 @@ void Engine::OnMasterStateChange() {
     if (fresh) {
       deployment_seen_ = true;
       for (const auto& x : masters_) {
-        WriteMarker(*x, kTrustedMarker);
+        if (MayWriteMarker(*x)) WriteMarker(*x, kTrustedMarker);
       }
     }
   }
@@ -236,35 +333,49 @@ void Engine::OnMasterStateChange() {
   ReportMasterChanges();
 }
 
-void Engine::WriteMarker(Master& master, absl::string_view value) {
-  const size_t i = static_cast<size_t>(
+size_t Engine::IndexOf(const Master& master) const {
+  return static_cast<size_t>(
       std::find_if(masters_.begin(), masters_.end(),
                    [&master](const auto& x) { return x.get() == &master; }) -
       masters_.begin());
+}
+
+bool Engine::MayWriteMarker(const Master& master) const {
+  return !RecordSuffixFor(IndexOf(master)).empty();
+}
+
+void Engine::WriteMarker(Master& master, absl::string_view value) {
+  const size_t i = IndexOf(master);
   if (marker_busy_[i]) return;  // A write or read is on its way.
   marker_busy_[i] = true;
   // The local view follows the reply: another client may have written first
   // (a bootstrap racing a restart check), and then its marker is the one.
   master.Send(MarkerCommand(marker_key_, value, master.identity().run_id,
-                            options_.max_ttl),
+                            options_.max_ttl, RecordSuffixFor(i)),
               [this, i](absl::StatusOr<RedisReply> reply) {
                 marker_busy_[i] = false;
+                if (destroying_) return;
                 // Whatever is stored now, ours or another client's. On an
                 // error (a timeout on a slow link) the master stays unjudged
-                // until RefreshUnmarked() or the next handshake asks again.
+                // until RefreshMarkers() or the next handshake asks again.
                 if (reply.ok() && reply->type == RedisReply::Type::kString) {
-                  masters_[i]->set_marker(reply->str);
+                  masters_[i]->set_marker(reply->str, runtime_->Now());
+                  Rejudge();
                   if (JudgedServers() >= quorum_) MarkReadyToAttempt();
                   ReportMasterChanges();
                 }
               });
 }
 
-void Engine::RefreshUnmarked(bool fencing) {
+void Engine::RefreshMarkers(bool fencing) {
   bool any_marked = false;
+  bool any_record = false;
   for (const auto& x : masters_) {
     any_marked |= x->identity().known && !x->identity().marker.empty();
+    any_record |= x->identity().known &&
+                  (x->identity().has_record || !x->identity().record_error.ok());
   }
+  const MonotonicTime now = runtime_->Now();
   // A reborn master's grants count again with time alone: tell the
   // observer at each attempt.
   ReportMasterChanges();
@@ -284,7 +395,14 @@ void Engine::RefreshUnmarked(bool fencing) {
         fencing && !master.identity().marker.empty() &&
         GrantVeto(static_cast<int>(i)).ok() &&
         !FenceVeto(static_cast<int>(i)).ok();
-    if (!master.identity().marker.empty() && !fence_remark) continue;
+    // Every record is read again once it is a second old: a change of the
+    // deployment's members must reach this client (MembershipVeto()).
+    const bool record_stale =
+        any_record && !ignore_membership_ &&
+        ToDuration(now - master.identity().marker_read_at) > kMembershipRefresh;
+    if (!master.identity().marker.empty() && !fence_remark && !record_stale) {
+      continue;
+    }
     // Read first: another client (or an operator) may have marked it since
     // the handshake, or our own write may have landed after its reply timed
     // out. The read is queued ahead of this attempt's commands, so its
@@ -303,7 +421,7 @@ void Engine::ReadMarker(size_t i) {
     if (destroying_ || !reply.ok()) return;
     // Whatever marker is stored now; a read never unmarks a master.
     if (reply->type == RedisReply::Type::kString) {
-      masters_[i]->set_marker(reply->str);
+      masters_[i]->set_marker(reply->str, runtime_->Now());
     } else {
       masters_[i]->set_marker_read_absent(runtime_->Now());
     }
@@ -365,6 +483,10 @@ std::vector<MasterHealth> Engine::Health() const {
           ", run_id ", m.identity().run_id.substr(0, 8),
           "...): one server casts one vote"));
     }
+    h.member = names_[i];
+    if (m.identity().known && m.identity().has_record) {
+      h.membership = RecordText(m.identity().record);
+    }
     h.maxmemory_policy = m.identity().maxmemory_policy;
     h.eviction = EvictionRisk(m.identity().maxmemory_policy);
     if (m.identity().known) {
@@ -390,6 +512,7 @@ std::vector<MasterHealth> Engine::Health() const {
 }
 
 absl::Status Engine::GrantVeto(int master) const {
+  if (absl::Status veto = MembershipVeto(master); !veto.ok()) return veto;
   if (!options_.restart_guard) return absl::OkStatus();
   const MasterIdentity& id = masters_[master]->identity();
   if (legacy_grant_rule_ && (!id.known || id.marker != kRebornMarker)) {

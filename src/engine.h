@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "src/clock.h"
 #include "src/deferred.h"
 #include "src/master.h"
+#include "src/membership.h"
 #include "src/quorum_round.h"
 #include "src/runtime.h"
 #include "src/wakeups.h"
@@ -80,6 +82,16 @@ class Engine {
   // Options::observer, or null.
   Observer* observer() const { return observer_; }
   int quorum() const { return quorum_; }
+  // True if `counted` (per master) holds a quorum: of every group of the
+  // membership this client acts under, or (before any record) `quorum()`
+  // of its masters.
+  bool QuorumHeld(const std::vector<bool>& counted) const;
+  // "quorum 2 of 3", or both groups' during a change of members.
+  std::string DescribeQuorum() const;
+  // The membership record this client acts under, if any.
+  const std::optional<Membership>& membership() const {
+    return membership_.adopted;
+  }
   // AsyncRedlock::Health().
   std::vector<MasterHealth> Health() const;
   const std::vector<std::unique_ptr<Master>>& masters() const {
@@ -100,6 +112,15 @@ class Engine {
   // show the double grant this allows. Never set outside tests.
   void set_trust_marked_restarts_for_testing(bool on) {
     trust_marked_restarts_ = on;
+  }
+  // TEST ONLY, and unsafe: the rule from before deployments knew their
+  // members — every client counts a majority of its own list, whatever the
+  // masters' membership records say, so clients on two lists (a rolling
+  // change of one master) can both win. Kept so the simulation (tests/sim)
+  // can show the double grant this allows. Never set outside tests.
+  void set_ignore_membership_for_testing(bool on) {
+    ignore_membership_ = on;
+    Rejudge();
   }
 
  private:
@@ -124,7 +145,12 @@ class Engine {
   int JudgedServers() const;
   // Writes the deployment marker to `master` unless one is there; its local
   // view follows the reply.
+  // With the membership record RecordSuffixFor() gives it.
   void WriteMarker(Master& master, absl::string_view value);
+  // True if a marker may be written to `master`: the membership does not
+  // refuse it (RecordSuffixFor() is not empty).
+  bool MayWriteMarker(const Master& master) const;
+  size_t IndexOf(const Master& master) const;
   // Called at each acquisition attempt, before its commands are sent. Every
   // connected master this client sees unmarked, with no marker write or read
   // on its way, has its marker read again and is judged again: another
@@ -135,10 +161,22 @@ class Engine {
   // Reads master `i`'s marker (unless a marker write or read is on its
   // way), records what it found, then judges every master again.
   void ReadMarker(size_t i);
-  // With `fencing` (a fenced attempt), also reads again the marker of every
-  // master whose fencing counters are distrusted (FenceVeto()) though its
-  // grants count: an operator may have re-marked it.
-  void RefreshUnmarked(bool fencing = false);
+  // Also reads the marker again of every master whose membership record was
+  // last read more than kMembershipRefresh ago, so that a change of the
+  // deployment's members (`redlock reconfigure`) reaches every client within
+  // a second or two: a grant counts only from a master whose record was read
+  // within kMembershipStale (GrantVeto()). With `fencing` (a fenced
+  // attempt), also reads again the marker of every master whose fencing
+  // counters are distrusted (FenceVeto()) though its grants count: an
+  // operator may have re-marked it.
+  void RefreshMarkers(bool fencing = false);
+  // Judges the masters' membership records again (membership_, groups_):
+  // after anything that changes what a master's marker is known to say.
+  void Rejudge();
+  // The marker suffix (membership record) to write to master `i` with its
+  // marker: the adopted record, or a new deployment's made from this
+  // client's list; empty if none may be written (the membership refuses it).
+  std::string RecordSuffixFor(size_t i) const;
   // OK if master `i`'s grants count now; otherwise kFailedPrecondition
   // saying why not. Fail closed: a master not yet judged trustworthy by the
   // restart guard (no handshake on the current connection, no run_id, no
@@ -162,6 +200,9 @@ class Engine {
   // The server master `i` is (its run_id as the last handshake read it), or
   // empty if unknown. Rounds and fence reads count one vote per server.
   absl::string_view FailureDomain(int master) const;
+  // OK if master `i`'s grants may count under the deployment's membership
+  // (membership_.standing, and a record read within kMembershipStale).
+  absl::Status MembershipVeto(int master) const;
   // The two above as callables, for rounds and fence reads.
   std::function<absl::Status(int)> VetoFn() const {
     return [this](int master) { return GrantVeto(master); };
@@ -169,10 +210,11 @@ class Engine {
   std::function<absl::string_view(int)> DomainFn() const {
     return [this](int master) { return FailureDomain(master); };
   }
-  // Sets `config`'s grant_veto and failure_domain to them.
+  // Sets `config`'s grant_veto, failure_domain and quorum groups.
   void JudgeVotes(RoundConfig& config) const {
     config.grant_veto = VetoFn();
     config.failure_domain = DomainFn();
+    config.groups = groups_;
   }
   // Tells the observer (if any) of each master whose connection or verdict
   // changed since it was last told.
@@ -222,6 +264,14 @@ class Engine {
   // Judges again the masters OnMasterStateChange() could not tell yet (a
   // young deployment), once it is past the judgement horizon.
   std::unique_ptr<Timer> rejudge_timer_;
+  // Per master: its name in the deployment's membership.
+  std::vector<std::string> names_;
+  // This client's list as member names, one per server, canonical.
+  std::vector<std::string> list_;
+  MembershipJudgement membership_;
+  // From membership_.adopted; empty: one group of every master, quorum_.
+  std::vector<QuorumGroup> groups_;
+  bool ignore_membership_ = false;
   bool legacy_grant_rule_ = false;
   bool trust_marked_restarts_ = false;
   // Set first thing in ~Engine: late replies to marker reads do nothing.

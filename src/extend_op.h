@@ -32,6 +32,9 @@ class Engine::ExtendOp final : public Engine::Operation {
 
   void Start() {
     if (cancelled()) return;  // The engine went first.
+    // Membership records older than a second are read again first (queued
+    // ahead of the extension on each connection).
+    engine_->RefreshMarkers();
     RoundConfig config = engine_->BaseRound(ttl_);
     config.command = ExtendCommand(state_->keys, state_->token, ttl_);
     config.map_reply = &ScriptVote;

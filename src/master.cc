@@ -295,6 +295,19 @@ std::string DescribePersistence(const Persistence& persistence) {
                                   : persistence.appendfsync);
 }
 
+void ReadMarkerValue(absl::string_view value, MasterIdentity* id) {
+  std::optional<std::string> record;
+  ParseMarker(value, &id->marker, &id->marker_time_us, &id->marker_run_id,
+              &id->marker_max_ttl_ms, &record);
+  id->has_record = false;
+  id->record_error = absl::OkStatus();
+  id->member.clear();
+  id->record = Membership();
+  if (!record.has_value()) return;
+  id->record_error = ParseMarkerRecord(*record, &id->member, &id->record);
+  id->has_record = id->record_error.ok();
+}
+
 Restarted RestartedSinceMarked(const MasterIdentity& id) {
   // Exact when the marker names the server process that carried it.
   if (!id.marker_run_id.empty()) {
@@ -516,10 +529,8 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
   }
   if (pending.kind == Kind::kMarker) {
     pending_identity_.marker_read_at = Now();
-    ParseMarker(reply.type == RedisReply::Type::kString ? reply.str : "",
-                &pending_identity_.marker, &pending_identity_.marker_time_us,
-                &pending_identity_.marker_run_id,
-                &pending_identity_.marker_max_ttl_ms);
+    ReadMarkerValue(reply.type == RedisReply::Type::kString ? reply.str : "",
+                    &pending_identity_);
   }
   if (pending.last_handshake_step) {
     handshake_ok_ = true;

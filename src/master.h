@@ -29,6 +29,7 @@
 #include "redlock/options.h"
 #include "src/deferred.h"
 #include "src/master_link.h"
+#include "src/membership.h"
 #include "src/redis_reply.h"
 #include "src/runtime.h"
 
@@ -102,6 +103,13 @@ struct MasterIdentity {
   // The max_ttl (ms) of the client that wrote the marker: the deployment's.
   // 0 if the marker does not say (older markers, an operator's).
   int64_t marker_max_ttl_ms = 0;
+  // The deployment's membership record in the marker (src/membership.h):
+  // `has_record` if it carries one that parsed, `record_error` if it
+  // carries one that did not; `member` is this server's name in it.
+  bool has_record = false;
+  absl::Status record_error;
+  std::string member;
+  Membership record;
   // INFO memory maxmemory_policy ("noeviction", "allkeys-lru", ...); empty
   // if the server did not say.
   std::string maxmemory_policy;
@@ -109,6 +117,10 @@ struct MasterIdentity {
   // answered it (an ACL without +config|get, or a proxy, may refuse).
   Persistence persistence;
 };
+
+// Fills `id`'s marker fields (state, time, run_id, max_ttl, membership)
+// from a marker's value ("" if absent). Pure.
+void ReadMarkerValue(absl::string_view value, MasterIdentity* id);
 
 // INFO reports uptime in whole seconds of the server's wall clock, cached by
 // Redis for up to 100ms, so the true uptime is within this of the reading
@@ -176,9 +188,9 @@ class Master final : public MasterLink, private ConnectionObserver {
   void set_marker_read_absent(MonotonicTime at) {
     identity_.marker_read_at = at;
   }
-  void set_marker(absl::string_view value) {
-    ParseMarker(value, &identity_.marker, &identity_.marker_time_us,
-                &identity_.marker_run_id, &identity_.marker_max_ttl_ms);
+  void set_marker(absl::string_view value, MonotonicTime at) {
+    ReadMarkerValue(value, &identity_);
+    identity_.marker_read_at = at;
   }
   // Called on the loop thread after every handshake that completes and after
   // every failed connection attempt. It may Send(); it must not destroy the

@@ -28,6 +28,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "src/membership.h"
 #include "src/options_internal.h"
 
 namespace redlock {
@@ -227,11 +228,25 @@ absl::Status ParseAfterScheme(absl::string_view rest, MasterAddress& address) {
     address.has_password = true;
   }
 
-  if (rest.find('?') != absl::string_view::npos) {
-    return absl::InvalidArgumentError("query strings ('?') are not supported");
-  }
   if (rest.find('#') != absl::string_view::npos) {
     return absl::InvalidArgumentError("fragments ('#') are not supported");
+  }
+  if (const size_t q = rest.find('?'); q != absl::string_view::npos) {
+    // One parameter: member=<name>, the master's name in the deployment's
+    // membership record (src/membership.h).
+    absl::string_view query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+    if (!absl::ConsumePrefix(&query, "member=")) {
+      return absl::InvalidArgumentError(
+          "the only query parameter is ?member=<name>");
+    }
+    absl::StatusOr<std::string> member = PercentDecode(query, "member");
+    if (!member.ok()) return member.status();
+    if (absl::Status s = internal::CheckMemberName(*member); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("?member=: ", s.message()));
+    }
+    address.member = *std::move(member);
   }
   for (char c : rest) {
     if (absl::ascii_isspace(c) || absl::ascii_iscntrl(c)) {
@@ -398,7 +413,12 @@ std::string MasterAddress::Uri() const {
                     "@");
   }
   absl::StrAppend(&uri, Name());
+  if (!member.empty()) absl::StrAppend(&uri, "?member=", PercentEncode(member));
   return uri;
+}
+
+std::string MasterAddress::MemberName() const {
+  return member.empty() ? Name() : member;
 }
 
 absl::StatusOr<MasterAddress> ParseMasterUri(absl::string_view uri) {
@@ -585,6 +605,9 @@ absl::Status ResolveMasterHosts(Options& options) {
     if (IsLocalhost(address->host)) {
       address->host = std::string(kLocalhostAddress);
     } else {
+      // The name as written stays the master's name in the deployment's
+      // membership, whatever address it resolves to today.
+      if (address->member.empty()) address->member = address->Name();
       absl::StatusOr<std::string> numeric = ResolveHost(address->host);
       if (!numeric.ok()) {
         return absl::InvalidArgumentError(
@@ -640,6 +663,14 @@ absl::StatusOr<std::vector<MasterAddress>> ParseMasters(
                 ? ""
                 : " (different databases of one server are not independent "
                   "masters)"));
+      }
+    }
+    for (size_t j = 0; j < addresses.size(); ++j) {
+      if (addresses[j].MemberName() == address->MemberName()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "masters[", j, "] and masters[", i, "] have one member name \"",
+            address->MemberName(),
+            "\": each master is one member of the deployment"));
       }
     }
     canonical_hosts.push_back(std::move(canonical));

@@ -2,6 +2,7 @@
 
 #include "src/quorum_round.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -10,12 +11,42 @@
 
 namespace redlock::internal {
 
+namespace {
+
+std::vector<QuorumGroup> EveryMaster(int masters, int quorum) {
+  QuorumGroup g;
+  g.in.assign(masters, true);
+  g.size = masters;
+  g.quorum = quorum;
+  return {std::move(g)};
+}
+
+}  // namespace
+
 VoteTally::VoteTally(int masters, int quorum)
-    : masters_(masters), quorum_(quorum), voted_(masters, false) {}
+    : VoteTally(masters, EveryMaster(masters, quorum)) {}
+
+VoteTally::VoteTally(int masters, std::vector<QuorumGroup> groups)
+    : masters_(masters),
+      groups_(std::move(groups)),
+      counts_(groups_.size()),
+      voted_(masters, false) {
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    int present = 0;
+    for (int i = 0; i < masters_; ++i) {
+      present += i < static_cast<int>(groups_[g].in.size()) && groups_[g].in[i];
+    }
+    // Members without an address here never vote: failed from the start.
+    counts_[g].failed = std::max(0, groups_[g].size - present);
+  }
+}
 
 bool VoteTally::Record(int master, const absl::StatusOr<Vote>& vote) {
   if (master < 0 || master >= masters_ || voted_[master]) return false;
   voted_[master] = true;
+  int Count::*field = !vote.ok()                  ? &Count::failed
+                      : *vote == Vote::kGranted ? &Count::granted
+                                                : &Count::denied;
   if (!vote.ok()) {
     ++failed_;
   } else if (*vote == Vote::kGranted) {
@@ -23,12 +54,65 @@ bool VoteTally::Record(int master, const absl::StatusOr<Vote>& vote) {
   } else {
     ++denied_;
   }
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    if (master < static_cast<int>(groups_[g].in.size()) &&
+        groups_[g].in[master]) {
+      ++(counts_[g].*field);
+    }
+  }
   return true;
 }
 
+bool VoteTally::QuorumReached() const {
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    if (counts_[g].granted < groups_[g].quorum) return false;
+  }
+  return true;
+}
+
+bool VoteTally::QuorumImpossible() const {
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    if (counts_[g].denied + counts_[g].failed >
+        groups_[g].size - groups_[g].quorum) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool VoteTally::QuorumCleared() const {
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    if (counts_[g].granted + counts_[g].denied < groups_[g].quorum) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool VoteTally::ClearingImpossible() const {
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    if (counts_[g].failed > groups_[g].size - groups_[g].quorum) return true;
+  }
+  return false;
+}
+
 absl::StatusCode VoteTally::LossCode() const {
-  return failed_ > masters_ - quorum_ ? absl::StatusCode::kUnavailable
-                                      : absl::StatusCode::kAborted;
+  return ClearingImpossible() ? absl::StatusCode::kUnavailable
+                              : absl::StatusCode::kAborted;
+}
+
+std::string VoteTally::DescribeQuorum() const {
+  if (groups_.size() == 1) {
+    return absl::StrFormat("quorum %d of %d", groups_[0].quorum,
+                           groups_[0].size);
+  }
+  std::string out = "quorum";
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    absl::StrAppendFormat(&out, "%s %d of %d %s", g == 0 ? "" : " and",
+                          groups_[g].quorum, groups_[g].size,
+                          g == 0 ? "old members" : "new members");
+  }
+  return out;
 }
 
 std::shared_ptr<QuorumRound> QuorumRound::Start(
@@ -46,7 +130,10 @@ QuorumRound::QuorumRound(std::vector<MasterLink*> masters, RoundConfig config,
       config_(std::move(config)),
       clock_(clock),
       done_(std::move(done)),
-      tally_(static_cast<int>(masters_.size()), config_.quorum) {
+      tally_(config_.groups.empty()
+                 ? VoteTally(static_cast<int>(masters_.size()), config_.quorum)
+                 : VoteTally(static_cast<int>(masters_.size()),
+                             config_.groups)) {
   votes_.resize(masters_.size());
   replies_.resize(masters_.size());
   for (size_t i = 0; i < masters_.size(); ++i) {
@@ -160,6 +247,7 @@ void QuorumRound::Decide(absl::Status status) {
   result.denied = tally_.denied();
   result.failed = tally_.failed();
   result.pending = tally_.pending();
+  result.quorum_cleared = tally_.QuorumCleared();
   result.votes = votes_;
   result.replies = std::move(replies_);
   if (status.ok()) {
@@ -168,9 +256,9 @@ void QuorumRound::Decide(absl::Status status) {
     // Only a loss is explained: describing every won round would cost a
     // tenth of a lock cycle's instructions, thrown away.
     std::string counts = absl::StrFormat(
-        "%d granted, %d denied, %d failed, %d no reply (quorum %d of %d): %s",
+        "%d granted, %d denied, %d failed, %d no reply (%s): %s",
         result.granted, result.denied, result.failed, result.pending,
-        tally_.quorum(), tally_.masters(), DescribeVotes(result.votes));
+        tally_.DescribeQuorum(), DescribeVotes(result.votes));
     result.status = absl::Status(
         status.code(), status.message().empty()
                            ? counts

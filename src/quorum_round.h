@@ -28,31 +28,37 @@
 #include "redlock/lock.h"
 #include "src/clock.h"
 #include "src/master_link.h"
+#include "src/membership.h"
 #include "src/scripts.h"
 #include "src/vote.h"
 
 namespace redlock::internal {
 
-// Counts votes. Pure: no I/O, no clock.
+// Counts votes. Pure: no I/O, no clock. The votes are counted per group
+// (QuorumGroup): one group of every master, or during a change of the
+// deployment's members the old members and the new ones; a grant needs a
+// quorum of every group, and a group's members this client has no address
+// for count as failed votes.
 class VoteTally {
  public:
+  // One group: every master, `quorum` of them.
   VoteTally(int masters, int quorum);
+  // `groups` non-empty, each `in` of size `masters`.
+  VoteTally(int masters, std::vector<QuorumGroup> groups);
 
   // Records `master`'s vote. A second vote from the same master is ignored
   // and returns false: no vote counts twice.
   bool Record(int master, const absl::StatusOr<Vote>& vote);
 
-  bool QuorumReached() const { return granted_ >= quorum_; }
+  bool QuorumReached() const;
   // So many masters denied or failed that quorum can no longer be reached.
-  bool QuorumImpossible() const {
-    return denied_ + failed_ > masters_ - quorum_;
-  }
+  bool QuorumImpossible() const;
   bool AllVoted() const { return granted_ + denied_ + failed_ == masters_; }
   // A release's question: a quorum answered that our token is no longer
   // there (deleted now, or gone already).
-  bool QuorumCleared() const { return granted_ + denied_ >= quorum_; }
+  bool QuorumCleared() const;
   // So many failed that a quorum can no longer confirm it.
-  bool ClearingImpossible() const { return failed_ > masters_ - quorum_; }
+  bool ClearingImpossible() const;
 
   // Why a round that cannot win lost: kUnavailable when the failures alone
   // put quorum out of reach (retrying may help once masters recover),
@@ -60,15 +66,22 @@ class VoteTally {
   absl::StatusCode LossCode() const;
 
   int masters() const { return masters_; }
-  int quorum() const { return quorum_; }
+  // "quorum 2 of 3", or "quorum 2 of 3 old members and 2 of 3 new".
+  std::string DescribeQuorum() const;
   int granted() const { return granted_; }
   int denied() const { return denied_; }
   int failed() const { return failed_; }
   int pending() const { return masters_ - granted_ - denied_ - failed_; }
 
  private:
+  struct Count {
+    int granted = 0;
+    int denied = 0;
+    int failed = 0;  // Including the members this client has no address for.
+  };
   int masters_;
-  int quorum_;
+  std::vector<QuorumGroup> groups_;
+  std::vector<Count> counts_;
   int granted_ = 0;
   int denied_ = 0;
   int failed_ = 0;
@@ -79,6 +92,9 @@ struct RoundConfig {
   Command command;
   VoteMapper map_reply = nullptr;
   int quorum = 1;
+  // If not empty, replaces `quorum`: a quorum of each group (the
+  // deployment's members, or during a change its old and new members).
+  std::vector<QuorumGroup> groups;
   // When the round is decided.
   enum class DecideWhen {
     // Acquire and extend: won as soon as `quorum` granted, lost as soon as
@@ -137,6 +153,9 @@ struct RoundResult {
   int denied = 0;
   int failed = 0;
   int pending = 0;
+  // A quorum (of every group) answered granted or denied: for a release,
+  // the token is no longer held.
+  bool quorum_cleared = false;
   std::vector<MasterVote> votes;
   // With keep_replies: master i's reply, if one came before the decision.
   std::vector<std::optional<RedisReply>> replies;

@@ -39,6 +39,7 @@ class Engine::ReleaseOp final : public Engine::Operation {
     config.command = ReleaseCommand(state_->keys, state_->token);
     config.map_reply = &ScriptVote;
     config.quorum = engine_->quorum_;
+    config.groups = engine_->groups_;
     // Decided as soon as a quorum no longer carries the token (or can no
     // longer confirm it): the masters still to answer were sent the release
     // in the same loop turn and get it all the same, bounded by
@@ -56,7 +57,7 @@ class Engine::ReleaseOp final : public Engine::Operation {
     report.not_held = result.denied;
     report.failed = result.failed;
     report.pending = result.pending;
-    report.freed = result.granted + result.denied >= engine_->quorum_;
+    report.freed = result.quorum_cleared;
     report.votes = std::move(result.votes);
     if (Observer* observer = engine_->observer()) {
       ReleasedEvent event;

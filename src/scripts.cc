@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -91,15 +92,65 @@ constexpr absl::string_view kFenceWriteSource =
     "end\n"
     "return 1\n";
 
+// ARGV: state, run_id, max_ttl, the membership suffix (MarkerSuffix(), or
+// empty). Writes "<state>:<TIME>:<run_id>:<max_ttl><suffix>;since=<TIME>"
+// unless a marker is there. A marker from before membership records (no
+// ';') gets the suffix appended, its own part kept. Returns the marker now
+// stored.
 constexpr absl::string_view kMarkerSource =
     "local current = redis.call('get', KEYS[1])\n"
-    "if current then return current end\n"
     "local now = redis.call('time')\n"
-    "local value = ARGV[1] .. ':' .. now[1] ..\n"
-    "    string.sub('000000' .. now[2], -6) .. ':' .. ARGV[2] .. ':' ..\n"
-    "    ARGV[3]\n"
+    "local stamp = now[1] .. string.sub('000000' .. now[2], -6)\n"
+    "local suffix = ''\n"
+    "if ARGV[4] ~= '' then suffix = ARGV[4] .. ';since=' .. stamp end\n"
+    "if current then\n"
+    "  if suffix == '' or string.find(current, ';', 1, true) then\n"
+    "    return current\n"
+    "  end\n"
+    "  current = current .. suffix\n"
+    "  redis.call('set', KEYS[1], current)\n"
+    "  return current\n"
+    "end\n"
+    "local value = ARGV[1] .. ':' .. stamp .. ':' .. ARGV[2] .. ':' ..\n"
+    "    ARGV[3] .. suffix\n"
     "redis.call('set', KEYS[1], value)\n"
     "return value\n";
+
+// A change of the deployment's members (`redlock reconfigure`). ARGV: the
+// record expected there now (RecordText(), or '' for none), the new suffix
+// (MarkerSuffix()), and for a server that carries no marker its state,
+// run_id and max_ttl. Writes the new record only over the expected one,
+// keeping the marker's own part and refusing a server whose marker names it
+// as another member. Returns {1, marker now} if written, {0, marker now} if
+// not (another record, or another member name).
+constexpr absl::string_view kReconfigureSource =
+    "local current = redis.call('get', KEYS[1])\n"
+    "local now = redis.call('time')\n"
+    "local stamp = now[1] .. string.sub('000000' .. now[2], -6)\n"
+    "local suffix = ARGV[2] .. ';since=' .. stamp\n"
+    "if not current then\n"
+    "  if ARGV[1] ~= '' then return {0, ''} end\n"
+    "  local value = ARGV[3] .. ':' .. stamp .. ':' .. ARGV[4] .. ':' ..\n"
+    "      ARGV[5] .. suffix\n"
+    "  redis.call('set', KEYS[1], value)\n"
+    "  return {1, value}\n"
+    "end\n"
+    "local cut = string.find(current, ';', 1, true)\n"
+    "local own = current\n"
+    "local record = ''\n"
+    "if cut then\n"
+    "  own = string.sub(current, 1, cut - 1)\n"
+    "  local rest = string.sub(current, cut)\n"
+    "  local member = string.match(rest, ';member=([^;]*)')\n"
+    "  local wanted = string.match(ARGV[2], ';member=([^;]*)')\n"
+    "  if member ~= wanted then return {0, current} end\n"
+    "  record = string.match(rest, ';(deployment=.*);since=') or\n"
+    "      string.match(rest, ';(deployment=.*)$') or ''\n"
+    "end\n"
+    "if record ~= ARGV[1] then return {0, current} end\n"
+    "local value = own .. suffix\n"
+    "redis.call('set', KEYS[1], value)\n"
+    "return {1, value}\n";
 
 Script MakeScript(absl::string_view name, absl::string_view source,
                   bool creates_lock = false) {
@@ -140,6 +191,12 @@ const Script& FenceWriteScript() {
   return *script;
 }
 
+const Script& ReconfigureScript() {
+  static const Script* const script =
+      new Script(MakeScript("reconfigure", kReconfigureSource));
+  return *script;
+}
+
 const Script& MarkerScript() {
   static const Script* const script =
       new Script(MakeScript("marker", kMarkerSource));
@@ -150,6 +207,7 @@ const std::vector<const Script*>& AllScripts() {
   static const auto* const scripts = new std::vector<const Script*>{
       &ReleaseScript(),    &ExtendScript(),       &FencedAcquireScript(),
       &FenceWriteScript(), &MultiAcquireScript(), &MarkerScript()};
+  // Not ReconfigureScript(): only `redlock reconfigure` runs it, with EVAL.
   return *scripts;
 }
 
@@ -194,18 +252,47 @@ Command FenceWriteCommand(absl::string_view counter_key, uint64_t fence) {
 }
 
 Command MarkerCommand(absl::string_view marker_key, absl::string_view state,
-                      absl::string_view run_id, absl::Duration max_ttl) {
+                      absl::string_view run_id, absl::Duration max_ttl,
+                      absl::string_view suffix) {
   Command c;
   c.script = &MarkerScript();
   c.num_keys = 1;
   c.args = {std::string(marker_key), std::string(state), std::string(run_id),
+            absl::StrCat(absl::ToInt64Milliseconds(max_ttl)),
+            std::string(suffix)};
+  return c;
+}
+
+Command ReconfigureCommand(absl::string_view marker_key,
+                           absl::string_view expected_record,
+                           absl::string_view suffix, absl::string_view state,
+                           absl::string_view run_id, absl::Duration max_ttl) {
+  Command c;
+  c.script = &ReconfigureScript();
+  c.num_keys = 1;
+  c.args = {std::string(marker_key),
+            std::string(expected_record),
+            std::string(suffix),
+            std::string(state),
+            std::string(run_id),
             absl::StrCat(absl::ToInt64Milliseconds(max_ttl))};
   return c;
 }
 
 void ParseMarker(absl::string_view value, std::string* state, int64_t* time_us,
-                 std::string* run_id, int64_t* max_ttl_ms) {
-  std::vector<absl::string_view> fields = absl::StrSplit(value, ':');
+                 std::string* run_id, int64_t* max_ttl_ms,
+                 std::optional<std::string>* record) {
+  // The membership record follows the first ';' (member names hold ':').
+  const size_t cut = value.find(';');
+  if (record != nullptr) {
+    if (cut == absl::string_view::npos) {
+      record->reset();
+    } else {
+      *record = std::string(value.substr(cut + 1));
+    }
+  }
+  std::vector<absl::string_view> fields =
+      absl::StrSplit(value.substr(0, cut), ':');
   *state = std::string(fields[0]);
   *time_us = 0;
   if (run_id != nullptr) run_id->clear();

@@ -10,6 +10,7 @@
 #define REDLOCK_SRC_SCRIPTS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -111,9 +112,25 @@ Command FenceWriteCommand(absl::Span<const std::string> counter_keys,
 // later restart is seen exactly (a new run_id), not guessed from uptime.
 // `max_ttl` is the writing client's Options::max_ttl: the deployment's,
 // which every other client must share.
+// `suffix` (MarkerSuffix(), src/membership.h), if not empty, is the
+// deployment's membership record for this server: written with the marker,
+// or appended to a marker from before records (one without ';'), followed by
+// ";since=<server TIME in microseconds>".
 Command MarkerCommand(absl::string_view marker_key, absl::string_view state,
-                      absl::string_view run_id, absl::Duration max_ttl);
+                      absl::string_view run_id, absl::Duration max_ttl,
+                      absl::string_view suffix = "");
 const Script& MarkerScript();
+// `redlock reconfigure`'s write: replaces the membership record
+// `expected_record` (RecordText(), or empty for a server without a marker)
+// with `suffix`, keeping the marker's own part, unless the marker names the
+// server as another member than `suffix` does. A server with no marker gets
+// "<state>:<TIME>:<run_id>:<max_ttl>" first. Returns {1, the marker now} if
+// it wrote, {0, the marker now (or "")} if not.
+Command ReconfigureCommand(absl::string_view marker_key,
+                           absl::string_view expected_record,
+                           absl::string_view suffix, absl::string_view state,
+                           absl::string_view run_id, absl::Duration max_ttl);
+const Script& ReconfigureScript();
 
 // The deployment marker's states: the master never lost its data, or it
 // restarted without it (docs/failure-behaviour.md).
@@ -124,9 +141,12 @@ inline constexpr absl::string_view kRebornMarker = "reborn";
 // <max_ttl in ms>" (older markers stop after the time or the run_id; one an
 // operator wrote by hand may be the state alone, or "trusted:0:<run_id>").
 // Splits it; a missing or non-positive time gives time 0, a missing run_id
-// an empty `run_id`, a missing max_ttl 0 (each output if not null).
+// an empty `run_id`, a missing max_ttl 0 (each output if not null). A
+// membership record (src/membership.h) follows the first ';': `record` gets
+// the text after it, or nullopt if there is none.
 void ParseMarker(absl::string_view value, std::string* state, int64_t* time_us,
-                 std::string* run_id = nullptr, int64_t* max_ttl_ms = nullptr);
+                 std::string* run_id = nullptr, int64_t* max_ttl_ms = nullptr,
+                 std::optional<std::string>* record = nullptr);
 
 // The argv to send: the plain command, or EVALSHA sha numkeys ... (or, with
 // `eval`, EVAL source numkeys ...).

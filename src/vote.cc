@@ -132,8 +132,9 @@ int CountTrustedFenceReads(
     const std::vector<std::optional<RedisReply>>& replies,
     const std::function<absl::Status(int)>& veto,
     const std::function<absl::string_view(int)>& domain, uint64_t* highest,
-    std::string* untrusted) {
+    std::string* untrusted, std::vector<bool>* trusted_masters) {
   int trusted = 0;
+  if (trusted_masters != nullptr) trusted_masters->assign(replies.size(), false);
   std::vector<int> counted;
   for (size_t i = 0; i < replies.size(); ++i) {
     if (!replies[i].has_value()) continue;
@@ -157,6 +158,7 @@ int CountTrustedFenceReads(
     if (why.ok()) {
       ++trusted;
       counted.push_back(master);
+      if (trusted_masters != nullptr) (*trusted_masters)[i] = true;
       if (highest != nullptr) *highest = std::max(*highest, read->counter);
     } else if (untrusted != nullptr) {
       absl::StrAppend(untrusted, untrusted->empty() ? "" : ", ", "master ",

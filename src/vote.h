@@ -64,7 +64,7 @@ int CountTrustedFenceReads(
     const std::vector<std::optional<RedisReply>>& replies,
     const std::function<absl::Status(int)>& veto,
     const std::function<absl::string_view(int)>& domain, uint64_t* highest,
-    std::string* untrusted);
+    std::string* untrusted, std::vector<bool>* trusted_masters = nullptr);
 
 // A Redis error reply as a status, by its error code prefix:
 //   OOM                                   kResourceExhausted

@@ -41,10 +41,25 @@ struct MasterHealth {
   //       kept its marker, but it restarted since the marker was written (or
   //       may have) and its persistence is not AOF with appendfsync always:
   //       held back until it has been up for max_ttl;
+  //   "membership: ..."  the deployment's membership record (the set of
+  //       masters it is made of, docs/failure-behaviour.md "Changing the
+  //       masters") does not admit this vote: this client's list differs
+  //       from the deployment's members (named both), this master is not a
+  //       member, or is a member under another name, or belongs to another
+  //       deployment, or carries no record yet, or its record was not read
+  //       again in the last 2s;
   //   "same server as master K (...)"  a second address of a server already
   //       among the masters (same run_id): a round counts one grant per
   //       server, whichever of its addresses answers first.
   absl::Status grants_count;
+  // This client's name for the master in the deployment's membership
+  // (MasterAddress::MemberName()).
+  std::string member;
+  // The membership record the master carries, as last read: e.g.
+  // "deployment=3f2a...;epoch=2;members=a,b,c;next=a,b,d;quorum=majority"
+  // (`next` non-empty while the deployment changes its masters); empty if
+  // it carries none or is unknown.
+  std::string membership;
   // Its maxmemory-policy, as read in the last handshake; empty if unknown.
   std::string maxmemory_policy;
   // OK for noeviction (or unknown). Otherwise kFailedPrecondition: under

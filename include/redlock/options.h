@@ -196,6 +196,12 @@ struct MasterAddress {
   std::string user;      // Empty: AUTH with the password only (or none).
   std::string password;  // Empty: no AUTH.
   bool has_password = false;
+  // Its name in the deployment's membership (?member=<name> in the URI):
+  // empty means Name(). Set it where clients reach one server by different
+  // addresses (a proxy, a host name that resolves differently), so that all
+  // of them call it by one name; ResolveMasterHosts() keeps the host name as
+  // written as the member name.
+  std::string member;
 
   // "host:port" or "host:port/db", never the password. Used to name the
   // master in results and errors.
@@ -204,6 +210,9 @@ struct MasterAddress {
   // The URI again, credentials percent-encoded: ParseMasterUri(Uri())
   // gives this address back. Contains the password, if any.
   std::string Uri() const;
+
+  // `member`, or Name() if that is empty.
+  std::string MemberName() const;
 };
 
 // Parses one master URI. kInvalidArgument names the URI (without its

@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -1110,16 +1111,31 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
   if (sha1 == internal::MarkerScript().sha1) {
     if (!need(1, 1)) return missing("marker");
     const RedisReply current = call({"GET", keys[0]});
-    if (current.type == RedisReply::Type::kString) return current;
     const RedisReply now = call({"TIME"});
     const std::string micros = absl::StrCat("000000", now.elements[1].str);
-    std::string value = absl::StrCat(args[0], ":", now.elements[0].str,
-                                     micros.substr(micros.size() - 6));
+    const std::string stamp =
+        absl::StrCat(now.elements[0].str, micros.substr(micros.size() - 6));
+    // ARGV[4], if sent and not empty: the membership record, stamped.
+    const std::string suffix =
+        args.size() > 3 && !args[3].empty()
+            ? absl::StrCat(args[3], ";since=", stamp)
+            : std::string();
+    if (current.type == RedisReply::Type::kString) {
+      // A marker from before records gets the record appended.
+      if (suffix.empty() || absl::StrContains(current.str, ';')) {
+        return current;
+      }
+      const std::string value = current.str + suffix;
+      call({"SET", keys[0], value});
+      return RedisReply::String(value);
+    }
+    std::string value = absl::StrCat(args[0], ":", stamp);
     // ARGV[2] and ARGV[3], if sent: the run_id the client's handshake read
     // and the client's max_ttl.
-    for (size_t i = 1; i < args.size(); ++i) {
+    for (size_t i = 1; i < args.size() && i < 3; ++i) {
       absl::StrAppend(&value, ":", args[i]);
     }
+    value += suffix;
     call({"SET", keys[0], value});
     return RedisReply::String(value);
   }
