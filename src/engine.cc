@@ -124,19 +124,51 @@ Wakeups* Engine::WakeupsForWaiting() {
 void Engine::Rejudge() {
   std::vector<MemberView> views(masters_.size());
   std::vector<std::string> list;
+  int unknown = 0;
   for (size_t i = 0; i < masters_.size(); ++i) {
     const MasterIdentity& id = masters_[i]->identity();
+    // A server that carries a record is the member it says it is, whatever
+    // address this client reaches it by (a proxy, another host name),
+    // unless this client named it explicitly (?member=): then the two must
+    // agree (JudgeMembership).
+    const MasterAddress& address = masters_[i]->config().address;
+    names_[i] = id.known && id.has_record && address.member.empty()
+                    ? id.member
+                    : address.MemberName();
     MemberView& v = views[i];
     v.known = id.known;
+    // One server (same run_id) or one member (same name: a replica carries
+    // its master's marker) is one entry of the list.
+    bool duplicate = SameServerAs(static_cast<int>(i)) >= 0;
+    for (size_t j = 0; j < i && !duplicate; ++j) duplicate = names_[j] == names_[i];
     v.marked = id.known && !id.marker.empty();
     v.has_record = id.known && id.has_record;
     if (id.known) v.record_error = id.record_error;
     v.member = id.member;
     v.record = id.record;
-    if (SameServerAs(static_cast<int>(i)) < 0) list.push_back(names_[i]);
+    if (!id.known) {
+      ++unknown;
+    } else if (!duplicate) {
+      list.push_back(names_[i]);
+    }
   }
   list_ = Canonical(std::move(list));
-  membership_ = JudgeMembership(views, names_, list_, options_.quorum);
+  unknown_ = unknown;
+  membership_ =
+      JudgeMembership(views, names_, list_, options_.quorum, unknown);
+  // Two servers that say they are one member (a replica listed beside its
+  // master, a copied data directory) cast one vote: the later one none.
+  for (size_t i = 0; i < masters_.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (names_[j] == names_[i] && membership_.standing[i].ok() &&
+          SameServerAs(static_cast<int>(i)) != static_cast<int>(j)) {
+        membership_.standing[i] = absl::FailedPreconditionError(absl::StrCat(
+            "membership: the same member (", names_[i], ") as master ", j + 1,
+            " but another server: one member casts one vote"));
+        break;
+      }
+    }
+  }
   groups_.clear();
   if (membership_.adopted.has_value() && !ignore_membership_) {
     groups_ = QuorumGroups(*membership_.adopted, names_);
@@ -151,6 +183,8 @@ std::string Engine::RecordSuffixFor(size_t i) const {
   }
   // Refused (two deployments, a record that does not parse): write nothing.
   if (!membership_.standing[i].ok()) return std::string();
+  // A new deployment's record names every master: only once all answered.
+  if (unknown_ > 0) return std::string();
   // No record anywhere yet: this client's list makes a new deployment's.
   Membership record;
   record.members = list_;
@@ -341,6 +375,9 @@ size_t Engine::IndexOf(const Master& master) const {
 }
 
 bool Engine::MayWriteMarker(const Master& master) const {
+  // Unsafe, test only: markers are written as before records (none where
+  // the membership refuses).
+  if (ignore_membership_) return true;
   return !RecordSuffixFor(IndexOf(master)).empty();
 }
 
@@ -512,6 +549,11 @@ std::vector<MasterHealth> Engine::Health() const {
 }
 
 absl::Status Engine::GrantVeto(int master) const {
+  // A client that disagrees with the deployment's max_ttl is told so first:
+  // it writes no record either (OnMasterStateChange()).
+  if (options_.restart_guard) {
+    if (absl::Status agreed = MaxTtlAgreement(); !agreed.ok()) return agreed;
+  }
   if (absl::Status veto = MembershipVeto(master); !veto.ok()) return veto;
   if (!options_.restart_guard) return absl::OkStatus();
   const MasterIdentity& id = masters_[master]->identity();

@@ -198,7 +198,8 @@ class Engine {
     return [this](int master) { return FenceVeto(master); };
   }
   // The server master `i` is (its run_id as the last handshake read it), or
-  // empty if unknown. Rounds and fence reads count one vote per server.
+  // empty if unknown. Rounds and fence reads count one vote per server (and
+  // Rejudge() one per member).
   absl::string_view FailureDomain(int master) const;
   // OK if master `i`'s grants may count under the deployment's membership
   // (membership_.standing, and a record read within kMembershipStale).
@@ -264,10 +265,13 @@ class Engine {
   // Judges again the masters OnMasterStateChange() could not tell yet (a
   // young deployment), once it is past the judgement horizon.
   std::unique_ptr<Timer> rejudge_timer_;
-  // Per master: its name in the deployment's membership.
+  // Per master: its name in the deployment's membership: the one its
+  // record gives it, else MasterAddress::MemberName() (Rejudge()).
   std::vector<std::string> names_;
   // This client's list as member names, one per server, canonical.
   std::vector<std::string> list_;
+  // Masters not heard from yet (no handshake ever), not in list_.
+  int unknown_ = 0;
   MembershipJudgement membership_;
   // From membership_.adopted; empty: one group of every master, quorum_.
   std::vector<QuorumGroup> groups_;

@@ -189,13 +189,21 @@ std::string NewDeploymentId(const std::vector<std::string>& members,
 }
 
 absl::Status CheckList(const Membership& record,
-                       const std::vector<std::string>& list) {
+                       const std::vector<std::string>& list, int unknown) {
+  // `list` may lack up to `unknown` entries: masters not heard from yet,
+  // whose names are not known. Any name it has must be in the set.
+  auto fits = [&list, unknown](const std::vector<std::string>& set) {
+    return Difference(list, set).empty() &&
+           static_cast<int>(Difference(set, list).size()) <= unknown;
+  };
   if (!record.joint()) {
-    if (list == record.members) return absl::OkStatus();
+    if (fits(record.members)) return absl::OkStatus();
     const std::vector<std::string> extra = Difference(list, record.members);
     const std::vector<std::string> missing = Difference(record.members, list);
     return Refuse(absl::StrCat(
         "this client's masters are ", JoinMembers(list),
+        unknown > 0 ? absl::StrCat(" and ", unknown, " not heard from yet")
+                    : "",
         "; the deployment's members are ", JoinMembers(record.members),
         " (epoch ", record.epoch, ")",
         extra.empty() ? ""
@@ -206,12 +214,13 @@ absl::Status CheckList(const Membership& record,
         ". Configure the deployment's members, or change them with `redlock "
         "reconfigure` (docs/failure-behaviour.md, \"Changing the masters\")"));
   }
-  if (list == record.members || list == record.next ||
-      list == Union(record.members, record.next)) {
+  if (fits(record.members) || fits(record.next) ||
+      fits(Union(record.members, record.next))) {
     return absl::OkStatus();
   }
   return Refuse(absl::StrCat(
       "this client's masters are ", JoinMembers(list),
+      unknown > 0 ? absl::StrCat(" and ", unknown, " not heard from yet") : "",
       "; the deployment is changing from ", JoinMembers(record.members),
       " to ", JoinMembers(record.next), " (epoch ", record.epoch,
       "), and a client may use the old list, the new one or both"));
@@ -220,7 +229,7 @@ absl::Status CheckList(const Membership& record,
 MembershipJudgement JudgeMembership(const std::vector<MemberView>& views,
                                     const std::vector<std::string>& names,
                                     const std::vector<std::string>& list,
-                                    Quorum quorum) {
+                                    Quorum quorum, int unknown) {
   const size_t n = views.size();
   MembershipJudgement out;
   out.standing.assign(n, absl::OkStatus());
@@ -273,7 +282,7 @@ MembershipJudgement JudgeMembership(const std::vector<MemberView>& views,
         ", the deployment's is ", QuorumName(adopted.quorum),
         ": every client of a deployment must use the same")));
   }
-  if (absl::Status s = CheckList(adopted, list); !s.ok()) {
+  if (absl::Status s = CheckList(adopted, list, unknown); !s.ok()) {
     return refuse_all(s);
   }
   out.adopted = adopted;

@@ -93,13 +93,16 @@ std::vector<std::string> Union(const std::vector<std::string>& a,
 std::string NewDeploymentId(const std::vector<std::string>& members,
                             Quorum quorum);
 
-// Whether a client configured with `list` (its masters' member names,
-// canonical, one per server) may act under `record`: in a steady record only
-// the list of its members; during a reconfiguration the old list, the new
-// one, or both together. Otherwise kFailedPrecondition naming both lists and
-// what to do. Pure.
+// Whether a client configured with `list` (the member names of its masters
+// heard from, canonical, one per server) and `unknown` masters not heard from
+// yet may act under `record`: in a steady record only the list of its
+// members; during a reconfiguration the old list, the new one, or both
+// together — each possibly short of up to `unknown` names, never with a name
+// outside it. Otherwise kFailedPrecondition naming both lists and what to
+// do. (Safety does not rest on this check: quorums are counted over the
+// record's members. It makes a wrong list loud.) Pure.
 absl::Status CheckList(const Membership& record,
-                       const std::vector<std::string>& list);
+                       const std::vector<std::string>& list, int unknown = 0);
 
 // What one master's marker says, as the engine last read it.
 struct MemberView {
@@ -126,7 +129,8 @@ struct MembershipJudgement {
 
 // Judges `views` (one per configured master) against this client's
 // configured member names (`names[i]` for master i) and its list
-// (`list`: the names, canonical, one per server). Fail closed: masters of
+// (`list`: the names of the masters heard from, canonical, one per server;
+// `unknown` masters not heard from yet). Fail closed: masters of
 // two deployments, two configurations at one epoch, an unreadable record, a
 // list the record does not allow — every master's grants stop counting. A
 // master whose marker names it differently than this client does, or that
@@ -135,7 +139,7 @@ struct MembershipJudgement {
 MembershipJudgement JudgeMembership(const std::vector<MemberView>& views,
                                     const std::vector<std::string>& names,
                                     const std::vector<std::string>& list,
-                                    Quorum quorum);
+                                    Quorum quorum, int unknown = 0);
 
 // The groups a grant needs a quorum of: under a steady record its members;
 // during a reconfiguration the old members and the new ones, each with its

@@ -29,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "redlock/async_redlock.h"
 #include "redlock/lock.h"
@@ -316,7 +317,13 @@ TEST_F(SuspensionTest, ExtensionAnsweredAfterASuspensionLongerThanTheTtlFails) {
   ASSERT_FALSE(extended.has_value());
   Suspend(absl::Seconds(6));
   ASSERT_TRUE(loop.RunUntil([&] { return extended.has_value(); }));
-  EXPECT_EQ(extended->code(), absl::StatusCode::kDeadlineExceeded) << *extended;
+  // No validity left — or, as often, the grants were refused first: each
+  // master's membership record was read more than 2s before its answer
+  // came (the boot clock counts the suspension).
+  EXPECT_TRUE(extended->code() == absl::StatusCode::kDeadlineExceeded ||
+              absl::StrContains(extended->message(),
+                                "membership: its record was last read"))
+      << *extended;
   EXPECT_EQ(lock.remaining(), absl::ZeroDuration());
   EXPECT_FALSE(lock.valid());
 }
