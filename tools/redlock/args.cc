@@ -90,8 +90,9 @@ const std::vector<SubcommandSpec>& Specs() {
        {"RESOURCE"},
        "",
        {"json", "prometheus"},
-       "Per master: reachable, PING latency, holder (token prefix), PTTL, "
-       "fencing counter, run_id, uptime and restart-guard marker. Exits 0 if "
+       "Per master: member name, reachable, PING latency, holder (token "
+       "prefix), PTTL, fencing counter, run_id, uptime, restart-guard marker "
+       "and membership record (epoch, members). Exits 0 if "
        "a quorum of masters answered, else 69. With --prometheus: the same "
        "as gauges in Prometheus text format (node_exporter's textfile "
        "collector), exit 0 whenever they were printed."},
