@@ -164,9 +164,13 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   }
 
   config.dry_run = line.dry_run;
+  // release, status and reconfigure take no --ttl: its default must not
+  // stand in the way of a short --max-ttl.
+  const bool takes_ttl = config.subcommand == Subcommand::kRun ||
+                         config.subcommand == Subcommand::kAcquire ||
+                         config.subcommand == Subcommand::kExtend;
+  if (!takes_ttl) config.ttl = std::min(config.ttl, options.max_ttl);
   if (reconfigure) {
-    // No lock is taken: --ttl does not apply, only --max-ttl.
-    config.ttl = std::min(config.ttl, options.max_ttl);
     absl::StatusOr<std::vector<MasterAddress>> to = TargetMasters(line);
     if (!to.ok()) return to.status();
     config.to = *std::move(to);
@@ -180,7 +184,7 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   if (config.grace < absl::ZeroDuration()) {
     return Usage("--grace must not be negative");
   }
-  if (config.ttl <= request_timeout && !reconfigure) {
+  if (config.ttl <= request_timeout && takes_ttl) {
     return Usage(absl::StrCat("--ttl must be longer than --request-timeout (",
                               Pretty(request_timeout), ")"));
   }

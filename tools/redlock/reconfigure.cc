@@ -352,7 +352,7 @@ void PrintServerLines(const std::vector<Server>& servers,
       absl::StrAppend(&line, DescribeNow(s), " -> ", Describe(target),
                       s.marker.has_value() ? "" : " (new trusted marker)", ": ",
                       dry_run ? "would write"
-                      : !sent ? "to write"
+                      : !sent ? "not written"
                       : w->done ? "written"
                                 : absl::StrCat("NOT written: ", w->detail));
     } else if (Contains(skipped, s.name)) {
@@ -636,15 +636,33 @@ Outcome Pass(const Config& config, std::vector<Server>& servers,
     Line(absl::StrCat("step: begin: ", Describe(target)));
     std::vector<std::string> skipped;
     std::vector<Write> writes = PlanWrites(servers, target, joining, &skipped);
+    // Enough old members must take the joint record that no quorum of them
+    // is left at the old epoch; when too few answer, write nothing.
+    const int old_size = static_cast<int>(O.size());
+    const int needed =
+        old_size - internal::QuorumOf(old_size, target.quorum) + 1;
+    int old_writable = 0;
+    for (const Server& s : servers) {
+      if (Contains(O, s.name) && s.reachable && s.marker.has_value()) {
+        ++old_writable;
+      }
+    }
+    if (old_writable < needed) {
+      PrintServerLines(servers, writes, target, skipped, config.dry_run,
+                       /*sent=*/false);
+      PrintError(absl::StrCat(
+          "reconfigure: begin needs ", needed, " of the ", old_size,
+          " old members (so that no quorum of them is left at epoch ",
+          current.epoch, "); ", old_writable,
+          " answered with a marker; nothing written"));
+      return Outcome{kExitUnavailable};
+    }
     if (const int code =
             Apply(config, servers, writes, target, skipped, max_ttl);
         code != kExitOk) {
       return Outcome{code};
     }
     const std::string text = internal::RecordText(target);
-    const int old_size = static_cast<int>(O.size());
-    const int needed =
-        old_size - internal::QuorumOf(old_size, target.quorum) + 1;
     const int on_old = Carrying(servers, O, text, writes);
     int new_reachable = 0;
     for (const Server& s : servers) {
