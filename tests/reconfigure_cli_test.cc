@@ -33,6 +33,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "tests/support/fault_proxy.h"
 #include "tests/support/redis_server.h"
 
 extern char** environ;
@@ -40,6 +41,7 @@ extern char** environ;
 namespace redlock {
 namespace {
 
+using ::redlock::testing::FaultProxy;
 using ::redlock::testing::RedisCluster;
 
 constexpr char kCli[] = REDLOCK_CLI_PATH;
@@ -350,21 +352,58 @@ TEST_F(ReconfigureCliTest, ReplacesOneMasterOfThreeEndToEnd) {
   EXPECT_TRUE(absl::StrContains(table.out, "epoch 3 steady")) << table;
 }
 
+// The wait protects a lock granted under the old members by a quorum (B, C)
+// that shares no server with a quorum of the new ones (A, D): finishing at
+// once would let a client of the new list take it while it is still valid.
+TEST_F(ReconfigureCliTest, FinishWaitsOutGrantsMadeUnderTheOldMembers) {
+  Bootstrap();
+  auto proxy = FaultProxy::Start({.upstream_port = cluster_->server(0).port()});
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  (*proxy)->SetMode(FaultProxy::Mode::kRefuse);
+  const std::string old_without_a =
+      absl::StrCat((*proxy)->Uri(), "?member=", Name(0), ",", List({1, 2}));
+  const absl::Time start = absl::Now();
+  const Finished old_lock = Acquire(old_without_a, "job", {"--ttl=2s"});
+  ASSERT_EQ(old_lock.exit_code, 0) << old_lock;
+  int64_t valid_ms = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(KeyValues(old_lock.out)["valid_ms"], &valid_ms));
+  const absl::Time valid_until = start + absl::Milliseconds(valid_ms);
+
+  ASSERT_EQ(Reconfigure(Old(), New()).exit_code, 0);
+  const Finished finish = Reconfigure(Old(), New());
+  EXPECT_EQ(finish.exit_code, kNotYet) << finish;
+  const Finished new_lock = Acquire(New(), "job");
+  const absl::Time now = absl::Now();
+  EXPECT_FALSE(new_lock.exit_code == 0 && now < valid_until)
+      << "two holders: the old list's lock is valid for "
+      << (valid_until - now) << " more\n"
+      << new_lock;
+}
+
 TEST_F(ReconfigureCliTest, FencedTokenAfterTheChangeExceedsEveryTokenBefore) {
-  // Counter 1 on A, B, C; then, with A frozen, tokens 2..4 on B and C only.
+  // Counter 1 on A, B, C; then, with A cut off (clients reach it through a
+  // proxy that refuses connections), tokens 2..4 on B and C only.
   Finished first = Acquire(Old(), "res", {"--fencing"});
   ASSERT_EQ(first.exit_code, 0) << first;
   ASSERT_EQ(Release(Old(), "res", KeyValues(first.out)["token"]).exit_code, 0);
-  ASSERT_TRUE(cluster_->server(0).Stop().ok());
+  auto proxy = FaultProxy::Start({.upstream_port = cluster_->server(0).port()});
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  (*proxy)->SetMode(FaultProxy::Mode::kRefuse);
+  const std::string old_without_a =
+      absl::StrCat((*proxy)->Uri(), "?member=", Name(0), ",", List({1, 2}));
   uint64_t before = 0;
   for (int i = 0; i < 3; ++i) {
-    Finished f = Acquire(Old(), "res", {"--fencing"});
+    Finished f = Acquire(old_without_a, "res", {"--fencing"});
     ASSERT_EQ(f.exit_code, 0) << f;
     ASSERT_TRUE(absl::SimpleAtoi(KeyValues(f.out)["fence"], &before)) << f;
-    ASSERT_EQ(Release(Old(), "res", KeyValues(f.out)["token"]).exit_code, 0);
+    ASSERT_EQ(
+        Release(old_without_a, "res", KeyValues(f.out)["token"]).exit_code, 0);
   }
-  ASSERT_TRUE(cluster_->server(0).Continue().ok());
   ASSERT_EQ(before, 4u);
+  const std::string counter_key = "redlock:__fence__:res";
+  auto a = cluster_->Client(0);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_EQ(*(*a)->Get(counter_key), std::optional<std::string>("1"));
 
   ASSERT_EQ(Reconfigure(Old(), New()).exit_code, 0);
   const Finished finish = Reconfigure(Old(), New(), {"--wait"});
