@@ -136,8 +136,8 @@ class ReconfigureCliTest : public ::testing::Test {
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_t pid = -1;
-    const int err = posix_spawn(&pid, kCli, &actions, nullptr, argv.data(),
-                                envp.data());
+    const int err =
+        posix_spawn(&pid, kCli, &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     Finished f;
     if (err != 0) {
@@ -156,8 +156,8 @@ class ReconfigureCliTest : public ::testing::Test {
       }
       absl::SleepFor(absl::Milliseconds(5));
     }
-    f.exit_code = WIFEXITED(status) ? WEXITSTATUS(status)
-                                    : 128 + WTERMSIG(status);
+    f.exit_code =
+        WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     f.out = ReadFile(out_path);
     f.err = ReadFile(err_path);
     return f;
@@ -174,9 +174,8 @@ class ReconfigureCliTest : public ::testing::Test {
 
   Finished Acquire(const std::string& masters, const std::string& resource,
                    std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"acquire",
-                                     absl::StrCat("--masters=", masters),
-                                     "--ttl=1500ms"};
+    std::vector<std::string> args = {
+        "acquire", absl::StrCat("--masters=", masters), "--ttl=1500ms"};
     args.insert(args.end(), extra.begin(), extra.end());
     args.push_back(resource);
     return Run(args);
@@ -184,8 +183,8 @@ class ReconfigureCliTest : public ::testing::Test {
 
   Finished Release(const std::string& masters, const std::string& resource,
                    const std::string& token) {
-    return Run({"release", absl::StrCat("--masters=", masters), resource,
-                token});
+    return Run(
+        {"release", absl::StrCat("--masters=", masters), resource, token});
   }
 
   // A client on the old list records the deployment's members (A,B,C).
@@ -238,8 +237,7 @@ TEST_F(ReconfigureCliTest, DryRunWritesNothingAndNamesEveryStep) {
   EXPECT_TRUE(absl::StrContains(begin.out, "step: begin: epoch 2 joint"))
       << begin;
   for (int i = 0; i < 4; ++i) {
-    EXPECT_TRUE(absl::StrContains(begin.out,
-                                  absl::StrCat(Name(i), ": ")))
+    EXPECT_TRUE(absl::StrContains(begin.out, absl::StrCat(Name(i), ": ")))
         << Name(i) << "\n"
         << begin;
   }
@@ -262,8 +260,8 @@ TEST_F(ReconfigureCliTest, DryRunWritesNothingAndNamesEveryStep) {
   EXPECT_TRUE(absl::StrContains(finish.out, "step: finish: epoch 3 steady"))
       << finish;
   for (int i : {0, 1, 2}) {
-    EXPECT_TRUE(absl::StrContains(finish.out, absl::StrCat("wait on ", Name(i),
-                                                           ": ")))
+    EXPECT_TRUE(
+        absl::StrContains(finish.out, absl::StrCat("wait on ", Name(i), ": ")))
         << finish;
   }
   EXPECT_TRUE(absl::StrContains(finish.out, "left")) << finish;
@@ -340,8 +338,8 @@ TEST_F(ReconfigureCliTest, ReplacesOneMasterOfThreeEndToEnd) {
   const Finished status =
       Run({"status", absl::StrCat("--masters=", New()), "--json", "job2"});
   EXPECT_EQ(status.exit_code, 0) << status;
-  EXPECT_TRUE(absl::StrContains(
-      status.out, absl::StrCat("\"member\":\"", Name(3), "\"")))
+  EXPECT_TRUE(absl::StrContains(status.out,
+                                absl::StrCat("\"member\":\"", Name(3), "\"")))
       << status;
   EXPECT_TRUE(absl::StrContains(status.out, "\"membership\":{")) << status;
   EXPECT_TRUE(absl::StrContains(status.out, "\"epoch\":3")) << status;
@@ -375,8 +373,8 @@ TEST_F(ReconfigureCliTest, FinishWaitsOutGrantsMadeUnderTheOldMembers) {
   const Finished new_lock = Acquire(New(), "job");
   const absl::Time now = absl::Now();
   EXPECT_FALSE(new_lock.exit_code == 0 && now < valid_until)
-      << "two holders: the old list's lock is valid for "
-      << (valid_until - now) << " more\n"
+      << "two holders: the old list's lock is valid for " << (valid_until - now)
+      << " more\n"
       << new_lock;
 }
 
@@ -426,8 +424,7 @@ TEST_F(ReconfigureCliTest, AbortReturnsToTheOldMembers) {
   // At once: no wait.
   const Finished abort = Reconfigure(New(), Old());
   ASSERT_EQ(abort.exit_code, 0) << abort;
-  EXPECT_TRUE(absl::StrContains(abort.out, "aborted: epoch 3 steady"))
-      << abort;
+  EXPECT_TRUE(absl::StrContains(abort.out, "aborted: epoch 3 steady")) << abort;
   for (int i = 0; i < 4; ++i) {
     EXPECT_TRUE(absl::StrContains(*Marker(i), Record(3, {0, 1, 2})))
         << *Marker(i);
@@ -465,21 +462,23 @@ TEST_F(ReconfigureCliTest, RefusesAChangeFromOtherMembersThanTheServersHave) {
   // --masters names A,B,D, but the members are A,B,C.
   const Finished r = Reconfigure(New(), List({0, 1, 2, 3}));
   EXPECT_EQ(r.exit_code, kRefused) << r;
-  EXPECT_TRUE(absl::StrContains(r.err, "--masters must name the current "
-                                       "members"))
+  EXPECT_TRUE(absl::StrContains(r.err,
+                                "--masters must name the current "
+                                "members"))
       << r;
   EXPECT_EQ(Markers(), before);
 }
 
-TEST_F(ReconfigureCliTest, RerunningBeginIsIdempotentAndCatchesUpAMissedServer) {
+TEST_F(ReconfigureCliTest,
+       RerunningBeginIsIdempotentAndCatchesUpAMissedServer) {
   Bootstrap();
   // C frozen: begin lands on A, B (enough of the old members) and D.
   ASSERT_TRUE(cluster_->server(2).Stop().ok());
   const Finished begin = Reconfigure(Old(), New());
   ASSERT_TRUE(cluster_->server(2).Continue().ok());
   ASSERT_EQ(begin.exit_code, 0) << begin;
-  EXPECT_TRUE(absl::StrContains(begin.out, absl::StrCat(Name(2),
-                                                        ": unreachable")))
+  EXPECT_TRUE(
+      absl::StrContains(begin.out, absl::StrCat(Name(2), ": unreachable")))
       << begin;
   const auto after_begin = Markers();
   EXPECT_FALSE(absl::StrContains(*after_begin[2], ";epoch=2;"))
@@ -506,8 +505,9 @@ TEST_F(ReconfigureCliTest, BeginFailsWhenTooFewOldMembersAnswer) {
   const std::optional<std::string> a_before = Marker(0);
   const Finished begin = Reconfigure(Old(), New());
   EXPECT_EQ(begin.exit_code, kUnavailable) << begin;
-  EXPECT_TRUE(absl::StrContains(begin.err, "begin needs 2 of the 3 old "
-                                           "members"))
+  EXPECT_TRUE(absl::StrContains(begin.err,
+                                "begin needs 2 of the 3 old "
+                                "members"))
       << begin;
   // Nothing written where it could have been.
   EXPECT_EQ(Marker(0), a_before);

@@ -90,8 +90,7 @@ std::string DescribeNow(const Server& s) {
 }
 
 // Reads one server: INFO server (run_id), GET marker, TIME.
-void Read(const Timeouts& timeouts, const std::string& marker_key,
-          Server* s) {
+void Read(const Timeouts& timeouts, const std::string& marker_key, Server* s) {
   absl::StatusOr<std::unique_ptr<Connection>> opened =
       Connection::Open(s->address, timeouts);
   if (!opened.ok()) {
@@ -171,16 +170,17 @@ absl::StatusOr<Membership> Judge(const Config& config,
     if (!s.reachable || !s.marker.has_value()) continue;
     if (!s.record_error.ok()) {
       return absl::FailedPreconditionError(
-          absl::StrCat(s.Label(), " carries a membership record that does not "
-                                  "parse (",
+          absl::StrCat(s.Label(),
+                       " carries a membership record that does not "
+                       "parse (",
                        s.record_error.message(), "): ", *s.marker));
     }
     if (!s.has_record) continue;
     if (s.member != s.name) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          s.Label(), " is member ", s.member,
-          " of the deployment, but the lists name it ", s.name,
-          " (give its URI ?member=", s.member, ")"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(s.Label(), " is member ", s.member,
+                       " of the deployment, but the lists name it ", s.name,
+                       " (give its URI ?member=", s.member, ")"));
     }
     if (newest == nullptr) {
       newest = &s;
@@ -191,8 +191,8 @@ absl::StatusOr<Membership> Judge(const Config& config,
     if (a.deployment != b.deployment) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the servers belong to two deployments: ", newest->Label(),
-          " to deployment ", a.deployment, " (", Describe(a), "), ",
-          s.Label(), " to deployment ", b.deployment, " (", Describe(b),
+          " to deployment ", a.deployment, " (", Describe(a), "), ", s.Label(),
+          " to deployment ", b.deployment, " (", Describe(b),
           "); a server of another deployment cannot join this one"));
     }
     if (a.epoch == b.epoch &&
@@ -211,9 +211,8 @@ absl::StatusOr<Membership> Judge(const Config& config,
   }
   if (newest->record.quorum != config.options.quorum) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "the deployment's quorum rule is ",
-        QuorumName(newest->record.quorum), ", --quorum is ",
-        QuorumName(config.options.quorum)));
+        "the deployment's quorum rule is ", QuorumName(newest->record.quorum),
+        ", --quorum is ", QuorumName(config.options.quorum)));
   }
   Membership current = newest->record;
   current.since_us = 0;
@@ -260,7 +259,8 @@ void SendWrites(const Config& config, std::vector<Write>* writes,
       return;
     }
     const internal::Command command = internal::ReconfigureCommand(
-        marker_key, w.expected, internal::MarkerSuffix(w.server->name, w.target),
+        marker_key, w.expected,
+        internal::MarkerSuffix(w.server->name, w.target),
         internal::kTrustedMarker, w.server->run_id, max_ttl);
     absl::StatusOr<Reply> reply =
         (*opened)->Command(internal::CommandArgv(command, /*eval=*/true));
@@ -336,7 +336,8 @@ int Carrying(const std::vector<Server>& servers,
 // Prints one line per server for `writes`, and one per reachable server
 // that needs none, and one per unreachable server.
 void PrintServerLines(const std::vector<Server>& servers,
-                      const std::vector<Write>& writes, const Membership& target,
+                      const std::vector<Write>& writes,
+                      const Membership& target,
                       const std::vector<std::string>& skipped, bool dry_run,
                       bool sent) {
   for (const Server& s : servers) {
@@ -351,8 +352,8 @@ void PrintServerLines(const std::vector<Server>& servers,
     } else if (w != nullptr) {
       absl::StrAppend(&line, DescribeNow(s), " -> ", Describe(target),
                       s.marker.has_value() ? "" : " (new trusted marker)", ": ",
-                      dry_run ? "would write"
-                      : !sent ? "not written"
+                      dry_run   ? "would write"
+                      : !sent   ? "not written"
                       : w->done ? "written"
                                 : absl::StrCat("NOT written: ", w->detail));
     } else if (Contains(skipped, s.name)) {
@@ -403,7 +404,7 @@ WaitState WaitLeft(const std::vector<Server>& servers, const Membership& joint,
 
 // The fencing counters: the highest value of each on any reachable server.
 struct Counters {
-  std::map<std::string, uint64_t> highest;  // Key -> value.
+  std::map<std::string, uint64_t> highest;   // Key -> value.
   std::map<std::string, std::string> error;  // Server name -> why unread.
 };
 
@@ -419,7 +420,8 @@ std::string GlobEscape(absl::string_view text) {
   return out;
 }
 
-Counters ReadCounters(const Config& config, const std::vector<Server>& servers) {
+Counters ReadCounters(const Config& config,
+                      const std::vector<Server>& servers) {
   // FenceCounterKey(options, "") is the prefix of every counter key.
   const std::string pattern =
       absl::StrCat(GlobEscape(FenceCounterKey(config.options, "")), "*");
@@ -549,12 +551,12 @@ Outcome Pass(const Config& config, std::vector<Server>& servers,
   }
   const std::vector<std::string>& O = masters_names;
   const std::vector<std::string>& N = to_names;
-  const std::string asked = absl::StrCat(
-      "asked: --masters ", internal::JoinMembers(O), " --to ",
-      internal::JoinMembers(N));
-  const std::string says = absl::StrCat(
-      "the servers say deployment ", current.deployment, " ",
-      Describe(current));
+  const std::string asked =
+      absl::StrCat("asked: --masters ", internal::JoinMembers(O), " --to ",
+                   internal::JoinMembers(N));
+  const std::string says =
+      absl::StrCat("the servers say deployment ", current.deployment, " ",
+                   Describe(current));
 
   Step step;
   Membership target = current;
@@ -567,9 +569,9 @@ Outcome Pass(const Config& config, std::vector<Server>& servers,
       target.epoch = current.epoch + 1;
       target.next = N;
     } else {
-      return Refuse(absl::StrCat(
-          says, "; ", asked, ": --masters must name the current members (",
-          internal::JoinMembers(current.members), ")"));
+      return Refuse(absl::StrCat(says, "; ", asked,
+                                 ": --masters must name the current members (",
+                                 internal::JoinMembers(current.members), ")"));
     }
   } else {
     const std::vector<std::string> both =
@@ -603,17 +605,15 @@ Outcome Pass(const Config& config, std::vector<Server>& servers,
 
   // New members with no marker get one; old members without one are left
   // to the clients' restart guard.
-  const std::vector<std::string> joining =
-      [&] {
-        std::vector<std::string> out;
-        const std::vector<std::string>& from = current.members;
-        const std::vector<std::string>& to =
-            current.joint() ? current.next : N;
-        for (const std::string& n : to) {
-          if (!Contains(from, n)) out.push_back(n);
-        }
-        return out;
-      }();
+  const std::vector<std::string> joining = [&] {
+    std::vector<std::string> out;
+    const std::vector<std::string>& from = current.members;
+    const std::vector<std::string>& to = current.joint() ? current.next : N;
+    for (const std::string& n : to) {
+      if (!Contains(from, n)) out.push_back(n);
+    }
+    return out;
+  }();
 
   if (step == Step::kSteady) {
     // Nothing to change; servers left behind by an earlier run (down then)
@@ -679,7 +679,8 @@ Outcome Pass(const Config& config, std::vector<Server>& servers,
     if (on_old < needed || on_new < new_reachable) {
       PrintError(absl::StrCat(
           "reconfigure: begin reached ", on_old, " of ", old_size,
-          " old members (", needed, " needed, so that no quorum of them is "
+          " old members (", needed,
+          " needed, so that no quorum of them is "
           "left at epoch ",
           current.epoch, ") and ", on_new, " of the ", new_reachable,
           " reachable new members (all needed); run it again when they "
@@ -689,7 +690,8 @@ Outcome Pass(const Config& config, std::vector<Server>& servers,
     Line(absl::StrCat("begun: ", Describe(target), " on ", on_old, "/",
                       old_size, " old and ", on_new, "/", N.size(),
                       " new members; run the same command again in ",
-                      Pretty(wait.wait), " to finish (--wait sleeps until "
+                      Pretty(wait.wait),
+                      " to finish (--wait sleeps until "
                       "then)"));
     return Outcome{kExitOk};
   }
@@ -759,8 +761,9 @@ Outcome Pass(const Config& config, std::vector<Server>& servers,
       const Server& s = servers[i];
       if (!Contains(N, s.name)) continue;
       if (!s.reachable) {
-        Line(absl::StrCat("  ", s.Label(), ": counters not raised "
-                                           "(unreachable)"));
+        Line(absl::StrCat("  ", s.Label(),
+                          ": counters not raised "
+                          "(unreachable)"));
       } else if (config.dry_run) {
         Line(absl::StrCat("  ", s.Label(), ": would raise ",
                           counters.highest.size(), " counters"));
@@ -768,8 +771,8 @@ Outcome Pass(const Config& config, std::vector<Server>& servers,
         ++raised;
         Line(absl::StrCat("  ", s.Label(), ": counters raised"));
       } else {
-        Line(absl::StrCat("  ", s.Label(), ": counters NOT raised: ",
-                          copy[i].ToString()));
+        Line(absl::StrCat("  ", s.Label(),
+                          ": counters NOT raised: ", copy[i].ToString()));
       }
     }
     if (!config.dry_run && (raised < needed || !counters.error.empty())) {
@@ -795,8 +798,8 @@ Outcome Pass(const Config& config, std::vector<Server>& servers,
     return Outcome{code};
   }
   if (config.dry_run) return Outcome{kExitOk};
-  const int on_target = Carrying(servers, target.members,
-                                 internal::RecordText(target), writes);
+  const int on_target =
+      Carrying(servers, target.members, internal::RecordText(target), writes);
   const int target_size = static_cast<int>(target.members.size());
   if (on_target < internal::QuorumOf(target_size, target.quorum)) {
     PrintError(absl::StrCat("reconfigure: ", StepName(step), " reached ",
@@ -804,9 +807,9 @@ Outcome Pass(const Config& config, std::vector<Server>& servers,
                             " members; run it again when they answer"));
     return Outcome{kExitUnavailable};
   }
-  Line(absl::StrCat(step == Step::kFinish ? "finished: " : "aborted: ",
-                    Describe(target), " on ", on_target, "/", target_size,
-                    " members"));
+  Line(absl::StrCat(
+      step == Step::kFinish ? "finished: " : "aborted: ", Describe(target),
+      " on ", on_target, "/", target_size, " members"));
   return Outcome{kExitOk};
 }
 
