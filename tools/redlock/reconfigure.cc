@@ -205,6 +205,14 @@ absl::StatusOr<Membership> Judge(const Config& config,
     if (b.epoch > a.epoch) newest = &s;
   }
   if (newest == nullptr) {
+    for (const Server& s : servers) {
+      if (!s.reachable) {
+        return absl::UnavailableError(absl::StrCat(
+            "no reachable server carries a membership record, and ", s.Label(),
+            " did not answer (", s.error.ToString(),
+            "); run it again when the servers answer"));
+      }
+    }
     return absl::FailedPreconditionError(
         "no server carries a membership record: run any client once first: "
         "a client records the deployment's members when it bootstraps it");
@@ -543,6 +551,10 @@ Outcome Pass(const Config& config, std::vector<Server>& servers,
              const std::vector<std::string>& to_names) {
   ReadAll(config, &servers);
   absl::StatusOr<Membership> judged = Judge(config, servers);
+  if (absl::IsUnavailable(judged.status())) {
+    PrintError(absl::StrCat("reconfigure: ", judged.status().message()));
+    return Outcome{kExitUnavailable};
+  }
   if (!judged.ok()) return Refuse(judged.status().message());
   const Membership current = *judged;
   absl::Duration max_ttl = config.options.max_ttl;
@@ -737,12 +749,15 @@ Outcome Pass(const Config& config, std::vector<Server>& servers,
       return Outcome{kExitConflict, std::min(wait.overall, wait.wait)};
     }
     // The counters: tokens after the change must exceed every token before.
+    // Every token was written to a quorum of the old members, and the wait
+    // being over means at least |O| - quorum(O) + 1 of them answered just
+    // now; a server whose counters cannot be read stops the finish, so the
+    // read covers one member of every old quorum.
     const Counters counters = ReadCounters(config, servers);
     const int new_size = static_cast<int>(N.size());
     const int needed =
         new_size - internal::QuorumOf(new_size, target.quorum) + 1;
     int raised = 0;
-    std::vector<std::string> copy_lines;
     std::vector<absl::Status> copy(servers.size(), absl::OkStatus());
     if (!config.dry_run) {
       ForEachInParallel(servers.size(), [&](size_t i) {
