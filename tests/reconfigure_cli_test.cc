@@ -293,13 +293,13 @@ TEST_F(ReconfigureCliTest, ReplacesOneMasterOfThreeEndToEnd) {
   }
 
   // Joint: a client of either list locks, never both at once.
-  Finished old_lock = Acquire(Old(), "job");
+  Finished old_lock = Acquire(Old(), "job", {"--ttl=2s"});
   ASSERT_EQ(old_lock.exit_code, 0) << old_lock;
   Finished new_try = Acquire(New(), "job");
   EXPECT_EQ(new_try.exit_code, kNotYet) << new_try;
   ASSERT_EQ(Release(Old(), "job", KeyValues(old_lock.out)["token"]).exit_code,
             0);
-  Finished new_lock = Acquire(New(), "job");
+  Finished new_lock = Acquire(New(), "job", {"--ttl=2s"});
   ASSERT_EQ(new_lock.exit_code, 0) << new_lock;
   Finished old_try = Acquire(Old(), "job");
   EXPECT_EQ(old_try.exit_code, kNotYet) << old_try;
