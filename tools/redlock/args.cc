@@ -90,11 +90,27 @@ const std::vector<SubcommandSpec>& Specs() {
        {"RESOURCE"},
        "",
        {"json", "prometheus"},
-       "Per master: reachable, PING latency, holder (token prefix), PTTL, "
-       "fencing counter, run_id, uptime and restart-guard marker. Exits 0 if "
+       "Per master: member name, reachable, PING latency, holder (token "
+       "prefix), PTTL, fencing counter, run_id, uptime, restart-guard marker "
+       "and membership record (epoch, members). Exits 0 if "
        "a quorum of masters answered, else 69. With --prometheus: the same "
        "as gauges in Prometheus text format (node_exporter's textfile "
        "collector), exit 0 whenever they were printed."},
+      {"reconfigure",
+       Subcommand::kReconfigure,
+       {},
+       " --to=URIS [--dry-run] [--wait[=D]]",
+       {"to", "dry-run", "wait"},
+       "Change the deployment's members from --masters (the current list) "
+       "to --to, one step per run, through a joint phase that needs a "
+       "quorum of both: begin (write the joint record), then, once every "
+       "grant made under the old members has expired (max_ttl*1.01 + 3s on "
+       "the servers' clocks), finish (copy the fencing counters to the new "
+       "members, write the new record); --to=<old list> during the joint "
+       "phase aborts. Prints one line per server. Exits 75 while the wait "
+       "is not over (--wait sleeps through it, at most D), 65 if the "
+       "servers' records do not allow the change, 69 if too few servers "
+       "answered. --dry-run prints the plan and writes nothing."},
   };
   return *specs;
 }
@@ -384,8 +400,10 @@ std::unique_ptr<CLI::App> MakeApp(CommandLine* out, size_t* before_subcommand) {
               "lock lifetime on the masters, at most 1h. Default 30s.",
               &out->ttl);
   AddDuration(*app, "wait",
-              "keep retrying this long while the lock is held elsewhere. "
-              "Default 0 (one attempt).",
+              "keep retrying this long while the lock is held elsewhere "
+              "(reconfigure: sleep up to this long for the wait before "
+              "finishing; --wait alone: as long as the wait takes). Default "
+              "0 (one attempt).",
               &out->wait);
   AddValue<int>(
       *app, "conflict-exit-code", "N",
@@ -404,6 +422,11 @@ std::unique_ptr<CLI::App> MakeApp(CommandLine* out, size_t* before_subcommand) {
               "after a lost lock, SIGKILL this long after SIGTERM. Default "
               "10s.",
               &out->grace);
+  AddString(*app, "to", "URIS",
+            "the masters the deployment should have, as --masters.",
+            &out->to);
+  AddBool(*app, "", "dry-run", "print the plan; write nothing.",
+          &out->dry_run);
   AddBool(*app, "", "json", "JSON output.", &out->json);
   AddBool(*app, "", "prometheus",
           "Prometheus text format (gauges, every series labelled with the "
@@ -497,12 +520,20 @@ absl::StatusOr<CommandLine> ParseCommandLine(int argc,
   // only what comes before.
   std::vector<std::string> args;
   bool has_separator = false;
+  // reconfigure's --wait may stand alone: as long as the wait takes.
+  bool reconfigure = false;
+  for (int i = 1; i < argc && absl::string_view(argv[i]) != "--"; ++i) {
+    if (absl::string_view(argv[i]) == "reconfigure") reconfigure = true;
+  }
   for (int i = 1; i < argc; ++i) {
     const absl::string_view arg = argv[i];
     if (has_separator) {
       out.command.emplace_back(arg);
     } else if (arg == "--") {
       has_separator = true;
+    } else if (reconfigure && arg == "--wait" &&
+               (i + 1 == argc || LooksLikeOption(argv[i + 1]))) {
+      args.emplace_back("--wait=inf");
     } else if (TakesValue(*app, EmptyValueOption(arg))) {
       // "--ttl=" is an empty value (an unset variable in a script), as it
       // always was; CLI11 would take the next argument as the value.
@@ -547,8 +578,8 @@ absl::StatusOr<CommandLine> ParseCommandLine(int argc,
                                 "\" (see redlock --help)"));
     }
     return Usage(
-        "missing subcommand: run, acquire, extend, release or status (see "
-        "redlock --help)");
+        "missing subcommand: run, acquire, extend, release, status or "
+        "reconfigure (see redlock --help)");
   }
   const CLI::App& sub = *subs.front();
   const SubcommandSpec& spec = *FindSpec(sub.get_name());

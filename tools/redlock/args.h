@@ -8,7 +8,8 @@
 // The syntax is the one docs/cli.md describes: options anywhere before the
 // first "--", as --name=VALUE or --name VALUE, booleans also as --name,
 // --noname or --no-name (and --name=true/false); -q, -v and -h (also as
-// -qv); everything after "--" is the command of `run`, untouched. Every
+// -qv); a bare --wait of `reconfigure` is --wait=inf; everything after "--"
+// is the command of `run`, untouched. Every
 // problem is reported as one line (kInvalidArgument); CLI11 never prints.
 
 #ifndef REDLOCK_TOOLS_REDLOCK_ARGS_H_
@@ -52,6 +53,8 @@ struct CommandLine {
   bool fencing = false;
   bool json = false;
   bool prometheus = false;  // status.
+  std::string to;           // reconfigure: --to, the target master list.
+  bool dry_run = false;     // reconfigure.
   bool quiet = false;
   bool verbose = false;
 };

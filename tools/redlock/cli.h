@@ -21,9 +21,13 @@ namespace redlock::cli {
 // commands commonly use.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitUsage = 64;        // EX_USAGE: bad command line.
+inline constexpr int kExitRefused = 65;      // EX_DATAERR: reconfigure:
+                                             // the servers' records do not
+                                             // allow the change asked for.
 inline constexpr int kExitUnavailable = 69;  // EX_UNAVAILABLE: no quorum.
 inline constexpr int kExitSoftware = 70;     // EX_SOFTWARE: internal error.
-inline constexpr int kExitConflict = 75;     // EX_TEMPFAIL: held elsewhere.
+inline constexpr int kExitConflict = 75;     // EX_TEMPFAIL: held elsewhere;
+                                             // reconfigure: wait not over.
 inline constexpr int kExitLost = 76;         // The lock was lost.
 inline constexpr int kExitCannotExecute = 126;
 inline constexpr int kExitNotFound = 127;
@@ -32,7 +36,14 @@ inline constexpr int kExitSignalBase = 128;
 
 enum class Verbosity { kQuiet, kNormal, kVerbose };
 
-enum class Subcommand { kRun, kAcquire, kRelease, kExtend, kStatus };
+enum class Subcommand {
+  kRun,
+  kAcquire,
+  kRelease,
+  kExtend,
+  kStatus,
+  kReconfigure
+};
 
 // The command line after parsing and checking. Built by main.cc.
 struct Config {
@@ -59,6 +70,13 @@ struct Config {
   Verbosity verbosity = Verbosity::kNormal;
   // run: the command and its arguments, exactly as given after "--".
   std::vector<std::string> command;
+
+  // reconfigure: the target list (--to), parsed and with passwords applied
+  // as `masters`; --dry-run; and how long it may sleep for the wait before
+  // finishing (`wait` above: zero without --wait, infinite for a bare
+  // --wait).
+  std::vector<MasterAddress> to;
+  bool dry_run = false;
 };
 
 // N/2 + 1, or N for Quorum::kUnanimous.

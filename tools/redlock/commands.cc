@@ -20,6 +20,7 @@
 #include "redlock/keys.h"
 #include "redlock/lock.h"
 #include "src/master.h"
+#include "src/membership.h"
 #include "src/scripts.h"
 #include "tools/redlock/attempts.h"
 #include "tools/redlock/direct.h"
@@ -235,9 +236,73 @@ std::optional<Lock> AdoptToken(const Config& config, Redlock& client,
 
 // --- status ----------------------------------------------------------------
 
+// The membership record a master's marker carries.
+struct MarkerRecord {
+  bool present = false;  // The marker has a record (text after ';').
+  absl::Status error;    // It does not parse.
+  std::string member;    // Its member=.
+  internal::Membership record;
+};
+
+MarkerRecord RecordOf(const MasterStatus& s) {
+  MarkerRecord out;
+  if (!s.marker.has_value()) return out;
+  std::string state;
+  int64_t time_us = 0;
+  std::optional<std::string> record;
+  internal::ParseMarker(*s.marker, &state, &time_us, nullptr, nullptr,
+                        &record);
+  if (!record.has_value()) return out;
+  out.present = true;
+  out.error = internal::ParseMarkerRecord(*record, &out.member, &out.record);
+  return out;
+}
+
+// "epoch 2 steady a,b,c", "epoch 3 joint a,b,c -> a,b,d", "-" without a
+// record; a member name other than the configured one is shown.
+std::string MembershipText(const MasterStatus& s) {
+  const MarkerRecord r = RecordOf(s);
+  if (!r.present) return "-";
+  if (!r.error.ok()) return absl::StrCat("unreadable: ", r.error.message());
+  std::string text = absl::StrCat(
+      "epoch ", r.record.epoch, r.record.joint() ? " joint " : " steady ",
+      internal::JoinMembers(r.record.members));
+  if (r.record.joint()) {
+    absl::StrAppend(&text, " -> ", internal::JoinMembers(r.record.next));
+  }
+  if (r.member != s.member) {
+    absl::StrAppend(&text, " (names this server ", r.member, ")");
+  }
+  return text;
+}
+
+Json JsonMembership(const MasterStatus& s) {
+  const MarkerRecord r = RecordOf(s);
+  if (!r.present) return nullptr;
+  Json json;
+  if (!r.error.ok()) {
+    json["error"] = std::string(r.error.message());
+    return json;
+  }
+  json["member"] = r.member;
+  json["deployment"] = r.record.deployment;
+  json["epoch"] = r.record.epoch;
+  json["members"] = r.record.members;
+  json["next"] = r.record.next;
+  json["quorum"] = std::string(QuorumName(r.record.quorum));
+  json["since_us"] = r.record.since_us;
+  return json;
+}
+
+// The marker's own part (the restart guard's), without the record.
+std::string MarkerOwnPart(const std::string& marker) {
+  return marker.substr(0, marker.find(';'));
+}
+
 Json JsonMasterStatus(const MasterStatus& s) {
   Json json;
   json["master"] = s.master;
+  json["member"] = s.member;
   json["reachable"] = s.reachable;
   if (!s.reachable) {
     json["error"] = s.error.ToString();
@@ -252,6 +317,7 @@ Json JsonMasterStatus(const MasterStatus& s) {
   json["run_id"] = s.run_id.empty() ? Json(nullptr) : Json(s.run_id);
   json["uptime_s"] = s.uptime_s.has_value() ? Json(*s.uptime_s) : Json(nullptr);
   json["marker"] = StringOrNull(s.marker);
+  json["membership"] = JsonMembership(s);
   json["maxmemory_policy"] =
       s.maxmemory_policy.empty() ? Json(nullptr) : Json(s.maxmemory_policy);
   json["persistence"] = internal::DescribePersistence(s.persistence);
@@ -314,17 +380,18 @@ std::string HumanStatus(const Config& config, const StatusKeys& keys,
                         const HolderSummary& summary) {
   const int n = static_cast<int>(statuses.size());
   std::vector<std::vector<std::string>> rows = {
-      {"MASTER", "STATE", "LATENCY", "HOLDER", "PTTL", "FENCE", "RUN_ID",
-       "UPTIME", "MARKER", "NOTE"}};
+      {"MASTER", "MEMBER", "STATE", "LATENCY", "HOLDER", "PTTL", "FENCE",
+       "RUN_ID", "UPTIME", "MARKER", "MEMBERSHIP", "NOTE"}};
   for (const MasterStatus& s : statuses) {
     if (!s.reachable) {
-      rows.push_back({s.master, "down", "-", "-", "-", "-", "-", "-", "-",
-                      s.error.ToString()});
+      rows.push_back({s.master, s.member, "down", "-", "-", "-", "-", "-",
+                      "-", "-", "-", s.error.ToString()});
       continue;
     }
     const bool held = s.token.has_value();
     rows.push_back({
         s.master,
+        s.member,
         "up",
         Pretty(s.latency, absl::Microseconds(10)),
         held ? TokenPrefix(*s.token) : "-",
@@ -334,7 +401,8 @@ std::string HumanStatus(const Config& config, const StatusKeys& keys,
         s.fence.value_or("-"),
         s.run_id.empty() ? "-" : TokenPrefix(s.run_id),
         s.uptime_s.has_value() ? Pretty(absl::Seconds(*s.uptime_s)) : "-",
-        s.marker.value_or("-"),
+        s.marker.has_value() ? MarkerOwnPart(*s.marker) : "-",
+        MembershipText(s),
         StatusNote(statuses, s),
     });
   }

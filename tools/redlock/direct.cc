@@ -31,125 +31,105 @@ absl::Duration Since(MonotonicTime start) {
   return absl::FromChrono(MonotonicClock::now() - start);
 }
 
-// One reply, copied out of hiredis; an array's elements one level deep
-// (CONFIG GET's name/value pairs).
-struct Reply {
-  int type = REDIS_REPLY_NIL;
-  std::string str;
-  long long integer = 0;
-  std::vector<Reply> elements;
-
-  bool is_error() const { return type == REDIS_REPLY_ERROR; }
-};
-
-// One blocking connection. Not thread-safe; each thread opens its own.
-class Connection {
- public:
-  static absl::StatusOr<std::unique_ptr<Connection>> Open(
-      const MasterAddress& address, const Timeouts& timeouts) {
-    redisContext* context = redisConnectWithTimeout(
-        address.host.c_str(), address.port, absl::ToTimeval(timeouts.connect));
-    if (context == nullptr) {
-      return absl::ResourceExhaustedError("cannot allocate a connection");
+// A copy of `r` and its elements (hiredis bounds the nesting, and the
+// bounded reader the element counts).
+Reply CopyReply(const redisReply& r) {
+  Reply reply;
+  reply.type = r.type;
+  reply.integer = r.integer;
+  if (r.str != nullptr) reply.str.assign(r.str, r.len);
+  if (r.type == REDIS_REPLY_ARRAY) {
+    for (size_t i = 0; i < r.elements; ++i) {
+      reply.elements.push_back(CopyReply(*r.element[i]));
     }
-    auto connection =
-        std::unique_ptr<Connection>(new Connection(context, timeouts));
-    if (context->err != 0) {
-      return absl::UnavailableError(
-          absl::StrCat("connect failed: ", context->errstr));
-    }
-    // As the library's own connections: a reply declaring millions of
-    // elements is refused before hiredis allocates them.
-    internal::BoundReplyReader(context->reader);
-    if (redisSetTimeout(context, absl::ToTimeval(timeouts.command)) !=
-        REDIS_OK) {
-      return absl::InternalError("cannot set the socket timeout");
-    }
-    if (address.has_password) {
-      std::vector<std::string> auth = {"AUTH"};
-      if (!address.user.empty()) auth.push_back(address.user);
-      auth.push_back(address.password);
-      absl::StatusOr<Reply> reply = connection->Command(auth);
-      if (!reply.ok()) return reply.status();
-      if (reply->is_error()) {
-        return absl::UnauthenticatedError(
-            absl::StrCat("AUTH failed: ", reply->str));
-      }
-    }
-    if (address.db != 0) {
-      absl::StatusOr<Reply> reply =
-          connection->Command({"SELECT", absl::StrCat(address.db)});
-      if (!reply.ok()) return reply.status();
-      if (reply->is_error()) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("SELECT failed: ", reply->str));
-      }
-    }
-    return connection;
   }
+  return reply;
+}
 
-  ~Connection() { redisFree(context_); }
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
+}  // namespace
 
-  // Non-OK only when the connection failed; an error reply is a Reply.
-  absl::StatusOr<Reply> Command(const std::vector<std::string>& args) {
-    if (broken_) return absl::UnavailableError("connection already failed");
-    std::vector<const char*> argv;
-    std::vector<size_t> lengths;
-    for (const std::string& a : args) {
-      argv.push_back(a.data());
-      lengths.push_back(a.size());
-    }
-    errno = 0;
-    void* raw = redisCommandArgv(context_, static_cast<int>(argv.size()),
-                                 argv.data(), lengths.data());
-    const int saved_errno = errno;
-    if (raw == nullptr) {
-      broken_ = true;
-      if (context_->err == REDIS_ERR_IO &&
-          (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK)) {
-        return absl::DeadlineExceededError(absl::StrCat(
-            "no reply within ", absl::FormatDuration(timeouts_.command)));
-      }
-      if (context_->err == REDIS_ERR_EOF) {
-        return absl::UnavailableError("connection closed by the server");
-      }
-      if (context_->err == REDIS_ERR_OOM) {
-        return absl::UnavailableError(internal::RefusedReplyText());
-      }
-      return absl::UnavailableError(context_->errstr);
-    }
-    auto* r = static_cast<redisReply*>(raw);
-    Reply reply;
-    reply.type = r->type;
-    reply.integer = r->integer;
-    if (r->str != nullptr) reply.str.assign(r->str, r->len);
-    if (r->type == REDIS_REPLY_ARRAY) {
-      for (size_t i = 0; i < r->elements; ++i) {
-        Reply element;
-        element.type = r->element[i]->type;
-        element.integer = r->element[i]->integer;
-        if (r->element[i]->str != nullptr) {
-          element.str.assign(r->element[i]->str, r->element[i]->len);
-        }
-        reply.elements.push_back(std::move(element));
-      }
-    }
-    freeReplyObject(r);
-    return reply;
+absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
+    const MasterAddress& address, const Timeouts& timeouts) {
+  redisContext* context = redisConnectWithTimeout(
+      address.host.c_str(), address.port, absl::ToTimeval(timeouts.connect));
+  if (context == nullptr) {
+    return absl::ResourceExhaustedError("cannot allocate a connection");
   }
+  auto connection =
+      std::unique_ptr<Connection>(new Connection(context, timeouts));
+  if (context->err != 0) {
+    return absl::UnavailableError(
+        absl::StrCat("connect failed: ", context->errstr));
+  }
+  // As the library's own connections: a reply declaring millions of
+  // elements is refused before hiredis allocates them.
+  internal::BoundReplyReader(context->reader);
+  if (redisSetTimeout(context, absl::ToTimeval(timeouts.command)) !=
+      REDIS_OK) {
+    return absl::InternalError("cannot set the socket timeout");
+  }
+  if (address.has_password) {
+    std::vector<std::string> auth = {"AUTH"};
+    if (!address.user.empty()) auth.push_back(address.user);
+    auth.push_back(address.password);
+    absl::StatusOr<Reply> reply = connection->Command(auth);
+    if (!reply.ok()) return reply.status();
+    if (reply->is_error()) {
+      return absl::UnauthenticatedError(
+          absl::StrCat("AUTH failed: ", reply->str));
+    }
+  }
+  if (address.db != 0) {
+    absl::StatusOr<Reply> reply =
+        connection->Command({"SELECT", absl::StrCat(address.db)});
+    if (!reply.ok()) return reply.status();
+    if (reply->is_error()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("SELECT failed: ", reply->str));
+    }
+  }
+  return connection;
+}
 
- private:
-  Connection(redisContext* context, const Timeouts& timeouts)
-      : context_(context), timeouts_(timeouts) {}
+Connection::Connection(redisContext* context, const Timeouts& timeouts)
+    : context_(context), timeouts_(timeouts) {}
 
-  redisContext* context_;  // Owned.
-  Timeouts timeouts_;
-  bool broken_ = false;
-};
+Connection::~Connection() { redisFree(context_); }
 
-// Runs fn(i) for every i < n, each on its own thread, and waits for all.
+absl::StatusOr<Reply> Connection::Command(
+    const std::vector<std::string>& args) {
+  if (broken_) return absl::UnavailableError("connection already failed");
+  std::vector<const char*> argv;
+  std::vector<size_t> lengths;
+  for (const std::string& a : args) {
+    argv.push_back(a.data());
+    lengths.push_back(a.size());
+  }
+  errno = 0;
+  void* raw = redisCommandArgv(context_, static_cast<int>(argv.size()),
+                               argv.data(), lengths.data());
+  const int saved_errno = errno;
+  if (raw == nullptr) {
+    broken_ = true;
+    if (context_->err == REDIS_ERR_IO &&
+        (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK)) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "no reply within ", absl::FormatDuration(timeouts_.command)));
+    }
+    if (context_->err == REDIS_ERR_EOF) {
+      return absl::UnavailableError("connection closed by the server");
+    }
+    if (context_->err == REDIS_ERR_OOM) {
+      return absl::UnavailableError(internal::RefusedReplyText());
+    }
+    return absl::UnavailableError(context_->errstr);
+  }
+  auto* r = static_cast<redisReply*>(raw);
+  Reply reply = CopyReply(*r);
+  freeReplyObject(r);
+  return reply;
+}
+
 // hiredis writes with write(2): on a connection the master has reset, a
 // write can raise SIGPIPE, whose default action would end `redlock`. Each
 // probe thread blocks it, so such a write fails with EPIPE and the master
@@ -171,10 +151,13 @@ void ForEachInParallel(size_t n, const std::function<void(size_t)>& fn) {
   for (std::thread& t : threads) t.join();
 }
 
+namespace {
+
 MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
                    const StatusKeys& keys, bool full) {
   MasterStatus status;
   status.master = address.Name();
+  status.member = address.MemberName();
   absl::StatusOr<std::unique_ptr<Connection>> opened =
       Connection::Open(address, timeouts);
   if (!opened.ok()) {

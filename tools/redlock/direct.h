@@ -2,8 +2,9 @@
 //
 // The `redlock` tool talking to masters itself, with blocking hiredis, for
 // what the library does not do: look at what the masters hold (`status`, and
-// the progress display while waiting). It only reads; every write — acquire,
-// extend, release — goes through the library.
+// the progress display while waiting), and change the deployment's members
+// (`reconfigure`, reconfigure.h). Lock keys are only read here; every
+// acquire, extend and release goes through the library.
 //
 // Every master is asked on its own thread, so one slow or dead master costs
 // one timeout, not one per master. Each connection is bounded by
@@ -12,12 +13,17 @@
 #ifndef REDLOCK_TOOLS_REDLOCK_DIRECT_H_
 #define REDLOCK_TOOLS_REDLOCK_DIRECT_H_
 
+#include <hiredis/hiredis.h>
+
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "redlock/options.h"
 #include "src/master.h"
@@ -29,9 +35,55 @@ struct Timeouts {
   absl::Duration command;
 };
 
+// One reply, copied out of hiredis with its elements (CONFIG GET's
+// name/value pairs, SCAN's cursor and keys, a script's {1, value}).
+struct Reply {
+  int type = REDIS_REPLY_NIL;
+  std::string str;
+  long long integer = 0;
+  std::vector<Reply> elements;
+
+  bool is_error() const { return type == REDIS_REPLY_ERROR; }
+  bool is_string() const { return type == REDIS_REPLY_STRING; }
+  bool is_integer() const { return type == REDIS_REPLY_INTEGER; }
+};
+
+// One blocking connection to one master: connected within
+// `timeouts.connect`, AUTH and SELECT done, every command bounded by
+// `timeouts.command`. Not thread-safe; each thread opens its own.
+class Connection {
+ public:
+  // kUnavailable / kDeadlineExceeded when the master cannot be reached,
+  // kUnauthenticated when AUTH is refused, kFailedPrecondition when SELECT
+  // is.
+  static absl::StatusOr<std::unique_ptr<Connection>> Open(
+      const MasterAddress& address, const Timeouts& timeouts);
+
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Non-OK only when the connection failed (then every later call fails
+  // too); an error reply is a Reply.
+  absl::StatusOr<Reply> Command(const std::vector<std::string>& args);
+
+ private:
+  Connection(redisContext* context, const Timeouts& timeouts);
+
+  redisContext* context_;  // Owned.
+  Timeouts timeouts_;
+  bool broken_ = false;
+};
+
+// Runs fn(i) for every i < n, each on its own thread with SIGPIPE blocked
+// (a write to a master that reset the connection fails with EPIPE instead
+// of ending the tool), and waits for all.
+void ForEachInParallel(size_t n, const std::function<void(size_t)>& fn);
+
 // What one master holds for one resource.
 struct MasterStatus {
   std::string master;  // MasterAddress::Name().
+  std::string member;  // MasterAddress::MemberName().
   bool reachable = false;
   absl::Status error;      // Why not reachable, or the first failed command.
   absl::Duration latency;  // PING round trip.

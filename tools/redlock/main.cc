@@ -29,6 +29,7 @@
 #include "tools/redlock/args.h"
 #include "tools/redlock/cli.h"
 #include "tools/redlock/commands.h"
+#include "tools/redlock/reconfigure.h"
 #include "tools/redlock/run.h"
 #include "tools/redlock/signals.h"
 
@@ -37,6 +38,13 @@ namespace {
 
 absl::Status Usage(absl::string_view message) {
   return absl::InvalidArgumentError(message);
+}
+
+// The password from --password-file or REDLOCK_PASSWORD; empty if neither.
+absl::StatusOr<std::string> Password(const CommandLine& line) {
+  if (!line.password_file.empty()) return ReadPasswordFile(line.password_file);
+  const char* env = std::getenv("REDLOCK_PASSWORD");
+  return env == nullptr ? std::string() : std::string(env);
 }
 
 // The masters with passwords applied, from --masters or REDLOCK_MASTERS and
@@ -53,16 +61,33 @@ absl::StatusOr<std::vector<std::string>> MasterUris(const CommandLine& line) {
   if (uris.empty()) {
     return Usage("no masters: pass --masters or set REDLOCK_MASTERS");
   }
-  std::string password;
-  if (!line.password_file.empty()) {
-    absl::StatusOr<std::string> read = ReadPasswordFile(line.password_file);
-    if (!read.ok()) return read.status();
-    password = *std::move(read);
-  } else if (const char* env = std::getenv("REDLOCK_PASSWORD");
-             env != nullptr) {
-    password = env;
+  absl::StatusOr<std::string> password = Password(line);
+  if (!password.ok()) return password.status();
+  return ApplyPassword(uris, *password);
+}
+
+// reconfigure's --to, parsed, with the password applied as to --masters.
+absl::StatusOr<std::vector<MasterAddress>> TargetMasters(
+    const CommandLine& line) {
+  const std::vector<std::string> uris = SplitMasterList(line.to);
+  if (uris.empty()) {
+    return Usage("reconfigure: missing --to (the masters the deployment "
+                 "should have)");
   }
-  return ApplyPassword(uris, password);
+  absl::StatusOr<std::string> password = Password(line);
+  if (!password.ok()) return password.status();
+  absl::StatusOr<std::vector<std::string>> with_password =
+      ApplyPassword(uris, *password);
+  if (!with_password.ok()) return Usage(with_password.status().message());
+  std::vector<MasterAddress> to;
+  for (const std::string& uri : *with_password) {
+    absl::StatusOr<MasterAddress> address = ParseMasterUri(uri);
+    if (!address.ok()) {
+      return Usage(absl::StrCat("--to: ", address.status().message()));
+    }
+    to.push_back(*std::move(address));
+  }
+  return to;
 }
 
 // The command line, checked; kInvalidArgument with a one-line message
@@ -77,7 +102,10 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   config.command = line.command;
   const bool has_token = config.subcommand == Subcommand::kExtend ||
                          config.subcommand == Subcommand::kRelease;
-  if (config.resources.empty()) config.resources = {config.resource};
+  const bool reconfigure = config.subcommand == Subcommand::kReconfigure;
+  if (config.resources.empty() && !reconfigure) {
+    config.resources = {config.resource};
+  }
   for (const std::string& resource : config.resources) {
     if (resource.empty()) return Usage("RESOURCE is empty");
     if (absl::StartsWith(resource, kReservedResourcePrefix)) {
@@ -135,6 +163,18 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
     options.on_warning = [](absl::string_view) {};
   }
 
+  config.dry_run = line.dry_run;
+  // release, status and reconfigure take no --ttl: its default must not
+  // stand in the way of a short --max-ttl.
+  const bool takes_ttl = config.subcommand == Subcommand::kRun ||
+                         config.subcommand == Subcommand::kAcquire ||
+                         config.subcommand == Subcommand::kExtend;
+  if (!takes_ttl) config.ttl = std::min(config.ttl, options.max_ttl);
+  if (reconfigure) {
+    absl::StatusOr<std::vector<MasterAddress>> to = TargetMasters(line);
+    if (!to.ok()) return to.status();
+    config.to = *std::move(to);
+  }
   if (config.ttl < absl::ZeroDuration()) {
     return Usage("--ttl must not be negative");
   }
@@ -144,7 +184,7 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   if (config.grace < absl::ZeroDuration()) {
     return Usage("--grace must not be negative");
   }
-  if (config.ttl <= request_timeout) {
+  if (config.ttl <= request_timeout && takes_ttl) {
     return Usage(absl::StrCat("--ttl must be longer than --request-timeout (",
                               Pretty(request_timeout), ")"));
   }
@@ -213,6 +253,7 @@ int WithClient(const Config& config) {
     case Subcommand::kRelease:
       return ReleaseCommand(config, **client);
     case Subcommand::kStatus:
+    case Subcommand::kReconfigure:
       break;
   }
   return kExitSoftware;
@@ -240,6 +281,8 @@ int Main(int argc, char** argv) {
       return WithClient(*config);
     case Subcommand::kStatus:
       return StatusCommand(*config);
+    case Subcommand::kReconfigure:
+      return ReconfigureCommand(*config);
   }
   return kExitSoftware;
 }

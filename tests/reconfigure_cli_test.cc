@@ -1,0 +1,520 @@
+// Copyright 2026 The redlock Authors.
+//
+// `redlock reconfigure`, run as a real process against real masters started
+// by the fixture: replacing one master of three (old list A,B,C, new list
+// A,B,D) through the joint phase, the wait before finishing, the fencing
+// counters carried across, abort, dry runs, re-runs, and refusals. Clients
+// are `redlock acquire` / `release` processes on the old or the new list.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "tests/support/fault_proxy.h"
+#include "tests/support/redis_server.h"
+
+extern char** environ;
+
+namespace redlock {
+namespace {
+
+using ::redlock::testing::FaultProxy;
+using ::redlock::testing::RedisCluster;
+
+constexpr char kCli[] = REDLOCK_CLI_PATH;
+constexpr int kRefused = 65;
+constexpr int kUnavailable = 69;
+constexpr int kNotYet = 75;  // Also: held elsewhere, for acquire.
+
+// No run of the tool may take longer; the longest (finish --wait with a 2s
+// max_ttl) needs about 5s.
+constexpr absl::Duration kBound = absl::Seconds(30);
+constexpr char kMarkerKey[] = "redlock:__deployment__";
+
+struct Finished {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::ostream& operator<<(std::ostream& os, const Finished& f) {
+  return os << "exit " << f.exit_code << "\n--- stdout:\n"
+            << f.out << "--- stderr:\n"
+            << f.err;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream contents;
+  contents << file.rdbuf();
+  return contents.str();
+}
+
+// "key=value" lines.
+std::map<std::string, std::string> KeyValues(absl::string_view text) {
+  std::map<std::string, std::string> kv;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    const size_t eq = line.find('=');
+    if (eq == absl::string_view::npos) continue;
+    kv[std::string(line.substr(0, eq))] = std::string(line.substr(eq + 1));
+  }
+  return kv;
+}
+
+class ReconfigureCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto cluster = RedisCluster::Start(4);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = *std::move(cluster);
+    char dir[] = "/tmp/redlock_reconfigure_test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+  }
+
+  void TearDown() override {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+
+  std::string List(std::vector<int> servers) const {
+    std::vector<std::string> uris;
+    for (int i : servers) uris.push_back(cluster_->server(i).Uri());
+    return absl::StrJoin(uris, ",");
+  }
+  std::string Old() const { return List({0, 1, 2}); }  // A, B, C.
+  std::string New() const { return List({0, 1, 3}); }  // A, B, D.
+  std::string Name(int i) const { return cluster_->server(i).Address(); }
+
+  // Runs the tool with `args` (after the options every run gets), killed
+  // if it takes longer than kBound.
+  Finished Run(std::vector<std::string> args) {
+    const int n = ++runs_;
+    const std::string out_path = absl::StrCat(dir_, "/out.", n);
+    const std::string err_path = absl::StrCat(dir_, "/err.", n);
+    std::vector<std::string> argv_strings = {kCli, "--request-timeout=500ms",
+                                             "--max-ttl=2s"};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e != nullptr; ++e) {
+      if (!absl::StartsWith(*e, "REDLOCK_")) env_strings.emplace_back(*e);
+    }
+    std::vector<char*> argv, envp;
+    for (std::string& s : argv_strings) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    for (std::string& s : env_strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
+                                     O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = -1;
+    const int err =
+        posix_spawn(&pid, kCli, &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    Finished f;
+    if (err != 0) {
+      ADD_FAILURE() << "posix_spawn " << kCli << ": " << err;
+      return f;
+    }
+    const absl::Time deadline = absl::Now() + kBound;
+    int status = 0;
+    while (waitpid(pid, &status, WNOHANG) != pid) {
+      if (absl::Now() > deadline) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        ADD_FAILURE() << "redlock " << absl::StrJoin(args, " ")
+                      << " took longer than " << kBound;
+        break;
+      }
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    f.exit_code =
+        WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    f.out = ReadFile(out_path);
+    f.err = ReadFile(err_path);
+    return f;
+  }
+
+  Finished Reconfigure(const std::string& masters, const std::string& to,
+                       std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"reconfigure",
+                                     absl::StrCat("--masters=", masters),
+                                     absl::StrCat("--to=", to)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Run(args);
+  }
+
+  Finished Acquire(const std::string& masters, const std::string& resource,
+                   std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {
+        "acquire", absl::StrCat("--masters=", masters), "--ttl=1500ms"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back(resource);
+    return Run(args);
+  }
+
+  Finished Release(const std::string& masters, const std::string& resource,
+                   const std::string& token) {
+    return Run(
+        {"release", absl::StrCat("--masters=", masters), resource, token});
+  }
+
+  // A client on the old list records the deployment's members (A,B,C).
+  void Bootstrap() {
+    const Finished boot = Acquire(Old(), "bootstrap");
+    ASSERT_EQ(boot.exit_code, 0) << boot;
+  }
+
+  std::optional<std::string> Marker(int i) {
+    auto client = cluster_->Client(i);
+    EXPECT_TRUE(client.ok()) << client.status();
+    if (!client.ok()) return std::nullopt;
+    auto value = (*client)->Get(kMarkerKey);
+    EXPECT_TRUE(value.ok()) << value.status();
+    return value.ok() ? *value : std::nullopt;
+  }
+
+  std::vector<std::optional<std::string>> Markers() {
+    std::vector<std::optional<std::string>> out;
+    for (int i = 0; i < cluster_->size(); ++i) out.push_back(Marker(i));
+    return out;
+  }
+
+  // The record text a server's marker must contain for `epoch` with
+  // `members` and `next` (server indexes).
+  std::string Record(int epoch, std::vector<int> members,
+                     std::vector<int> next = {}) const {
+    auto names = [this](std::vector<int> servers) {
+      std::vector<std::string> out;
+      for (int i : servers) out.push_back(Name(i));
+      std::sort(out.begin(), out.end());
+      return absl::StrJoin(out, ",");
+    };
+    return absl::StrCat(";epoch=", epoch, ";members=", names(members),
+                        ";next=", names(next), ";quorum=majority");
+  }
+
+  std::unique_ptr<RedisCluster> cluster_;
+  std::string dir_;
+  int runs_ = 0;
+};
+
+TEST_F(ReconfigureCliTest, DryRunWritesNothingAndNamesEveryStep) {
+  Bootstrap();
+  const auto before = Markers();
+  ASSERT_FALSE(before[3].has_value());
+
+  const Finished begin = Reconfigure(Old(), New(), {"--dry-run"});
+  EXPECT_EQ(begin.exit_code, 0) << begin;
+  EXPECT_TRUE(absl::StrContains(begin.out, "step: begin: epoch 2 joint"))
+      << begin;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(absl::StrContains(begin.out, absl::StrCat(Name(i), ": ")))
+        << Name(i) << "\n"
+        << begin;
+  }
+  int would = 0;
+  for (absl::string_view line : absl::StrSplit(begin.out, '\n')) {
+    if (absl::StrContains(line, "would write")) ++would;
+  }
+  EXPECT_EQ(would, 4) << begin;
+  EXPECT_TRUE(absl::StrContains(begin.out, "new trusted marker")) << begin;
+  EXPECT_TRUE(absl::StrContains(begin.out, "then: wait 5.02s")) << begin;
+  EXPECT_EQ(Markers(), before);
+
+  // After a real begin, a dry run of the finish shows the wait left on
+  // every old member and writes nothing either.
+  const Finished real = Reconfigure(Old(), New());
+  ASSERT_EQ(real.exit_code, 0) << real;
+  const auto joint = Markers();
+  const Finished finish = Reconfigure(Old(), New(), {"--dry-run"});
+  EXPECT_EQ(finish.exit_code, kNotYet) << finish;
+  EXPECT_TRUE(absl::StrContains(finish.out, "step: finish: epoch 3 steady"))
+      << finish;
+  for (int i : {0, 1, 2}) {
+    EXPECT_TRUE(
+        absl::StrContains(finish.out, absl::StrCat("wait on ", Name(i), ": ")))
+        << finish;
+  }
+  EXPECT_TRUE(absl::StrContains(finish.out, "left")) << finish;
+  EXPECT_EQ(Markers(), joint);
+
+  const Finished abort = Reconfigure(New(), Old(), {"--dry-run"});
+  EXPECT_EQ(abort.exit_code, 0) << abort;
+  EXPECT_TRUE(absl::StrContains(abort.out, "step: abort: epoch 3 steady"))
+      << abort;
+  would = 0;
+  for (absl::string_view line : absl::StrSplit(abort.out, '\n')) {
+    if (absl::StrContains(line, "would write")) ++would;
+  }
+  EXPECT_EQ(would, 4) << abort;
+  EXPECT_EQ(Markers(), joint);
+}
+
+TEST_F(ReconfigureCliTest, ReplacesOneMasterOfThreeEndToEnd) {
+  Bootstrap();
+  const Finished begin = Reconfigure(Old(), New());
+  ASSERT_EQ(begin.exit_code, 0) << begin;
+  for (int i = 0; i < 4; ++i) {
+    const std::optional<std::string> marker = Marker(i);
+    ASSERT_TRUE(marker.has_value()) << i;
+    EXPECT_TRUE(absl::StrContains(*marker, Record(2, {0, 1, 2}, {0, 1, 3})))
+        << *marker;
+    EXPECT_TRUE(absl::StrContains(*marker, absl::StrCat(";member=", Name(i))))
+        << *marker;
+  }
+
+  // Joint: a client of either list locks, never both at once.
+  Finished old_lock = Acquire(Old(), "job", {"--ttl=2s"});
+  ASSERT_EQ(old_lock.exit_code, 0) << old_lock;
+  Finished new_try = Acquire(New(), "job");
+  EXPECT_EQ(new_try.exit_code, kNotYet) << new_try;
+  ASSERT_EQ(Release(Old(), "job", KeyValues(old_lock.out)["token"]).exit_code,
+            0);
+  Finished new_lock = Acquire(New(), "job", {"--ttl=2s"});
+  ASSERT_EQ(new_lock.exit_code, 0) << new_lock;
+  Finished old_try = Acquire(Old(), "job");
+  EXPECT_EQ(old_try.exit_code, kNotYet) << old_try;
+  ASSERT_EQ(Release(New(), "job", KeyValues(new_lock.out)["token"]).exit_code,
+            0);
+
+  // Finishing before the wait is refused; --wait sleeps through it.
+  const Finished early = Reconfigure(Old(), New());
+  EXPECT_EQ(early.exit_code, kNotYet) << early;
+  EXPECT_TRUE(absl::StrContains(early.err, "the wait is not over")) << early;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(absl::StrContains(*Marker(i), ";epoch=2;")) << *Marker(i);
+  }
+  const Finished finish = Reconfigure(Old(), New(), {"--wait"});
+  ASSERT_EQ(finish.exit_code, 0) << finish;
+  EXPECT_TRUE(absl::StrContains(finish.out, "finished: epoch 3 steady"))
+      << finish;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(absl::StrContains(*Marker(i), Record(3, {0, 1, 3})))
+        << *Marker(i);
+  }
+
+  // The old list is refused, the new one locks.
+  const Finished old_after = Acquire(Old(), "job2");
+  EXPECT_NE(old_after.exit_code, 0) << old_after;
+  EXPECT_TRUE(absl::StrContains(old_after.err, "membership")) << old_after;
+  const Finished new_after = Acquire(New(), "job2");
+  EXPECT_EQ(new_after.exit_code, 0) << new_after;
+
+  // And running it once more has nothing to do.
+  const Finished again = Reconfigure(Old(), New());
+  EXPECT_EQ(again.exit_code, 0) << again;
+  EXPECT_TRUE(absl::StrContains(again.out, "nothing to do")) << again;
+
+  // status shows each master's member name and record.
+  const Finished status =
+      Run({"status", absl::StrCat("--masters=", New()), "--json", "job2"});
+  EXPECT_EQ(status.exit_code, 0) << status;
+  EXPECT_TRUE(absl::StrContains(status.out,
+                                absl::StrCat("\"member\":\"", Name(3), "\"")))
+      << status;
+  EXPECT_TRUE(absl::StrContains(status.out, "\"membership\":{")) << status;
+  EXPECT_TRUE(absl::StrContains(status.out, "\"epoch\":3")) << status;
+  const Finished table =
+      Run({"status", absl::StrCat("--masters=", New()), "job2"});
+  EXPECT_EQ(table.exit_code, 0) << table;
+  EXPECT_TRUE(absl::StrContains(table.out, "MEMBERSHIP")) << table;
+  EXPECT_TRUE(absl::StrContains(table.out, "epoch 3 steady")) << table;
+}
+
+// The wait protects a lock granted under the old members by a quorum (B, C)
+// that shares no server with a quorum of the new ones (A, D): finishing at
+// once would let a client of the new list take it while it is still valid.
+TEST_F(ReconfigureCliTest, FinishWaitsOutGrantsMadeUnderTheOldMembers) {
+  Bootstrap();
+  auto proxy = FaultProxy::Start({.upstream_port = cluster_->server(0).port()});
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  (*proxy)->SetMode(FaultProxy::Mode::kRefuse);
+  const std::string old_without_a =
+      absl::StrCat((*proxy)->Uri(), "?member=", Name(0), ",", List({1, 2}));
+  const absl::Time start = absl::Now();
+  const Finished old_lock = Acquire(old_without_a, "job", {"--ttl=2s"});
+  ASSERT_EQ(old_lock.exit_code, 0) << old_lock;
+  int64_t valid_ms = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(KeyValues(old_lock.out)["valid_ms"], &valid_ms));
+  const absl::Time valid_until = start + absl::Milliseconds(valid_ms);
+
+  ASSERT_EQ(Reconfigure(Old(), New()).exit_code, 0);
+  const Finished finish = Reconfigure(Old(), New());
+  EXPECT_EQ(finish.exit_code, kNotYet) << finish;
+  const Finished new_lock = Acquire(New(), "job");
+  const absl::Time now = absl::Now();
+  EXPECT_FALSE(new_lock.exit_code == 0 && now < valid_until)
+      << "two holders: the old list's lock is valid for " << (valid_until - now)
+      << " more\n"
+      << new_lock;
+}
+
+TEST_F(ReconfigureCliTest, FencedTokenAfterTheChangeExceedsEveryTokenBefore) {
+  // Counter 1 on A, B, C; then, with A cut off (clients reach it through a
+  // proxy that refuses connections), tokens 2..4 on B and C only.
+  Finished first = Acquire(Old(), "res", {"--fencing"});
+  ASSERT_EQ(first.exit_code, 0) << first;
+  ASSERT_EQ(Release(Old(), "res", KeyValues(first.out)["token"]).exit_code, 0);
+  auto proxy = FaultProxy::Start({.upstream_port = cluster_->server(0).port()});
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  (*proxy)->SetMode(FaultProxy::Mode::kRefuse);
+  const std::string old_without_a =
+      absl::StrCat((*proxy)->Uri(), "?member=", Name(0), ",", List({1, 2}));
+  uint64_t before = 0;
+  for (int i = 0; i < 3; ++i) {
+    Finished f = Acquire(old_without_a, "res", {"--fencing"});
+    ASSERT_EQ(f.exit_code, 0) << f;
+    ASSERT_TRUE(absl::SimpleAtoi(KeyValues(f.out)["fence"], &before)) << f;
+    ASSERT_EQ(
+        Release(old_without_a, "res", KeyValues(f.out)["token"]).exit_code, 0);
+  }
+  ASSERT_EQ(before, 4u);
+  const std::string counter_key = "redlock:__fence__:res";
+  auto a = cluster_->Client(0);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_EQ(*(*a)->Get(counter_key), std::optional<std::string>("1"));
+
+  ASSERT_EQ(Reconfigure(Old(), New()).exit_code, 0);
+  const Finished finish = Reconfigure(Old(), New(), {"--wait"});
+  ASSERT_EQ(finish.exit_code, 0) << finish;
+
+  // A quorum of the new list without B: A and D, whose counters were 1 and
+  // none before the change.
+  ASSERT_TRUE(cluster_->server(1).Stop().ok());
+  Finished after = Acquire(New(), "res", {"--fencing"});
+  ASSERT_TRUE(cluster_->server(1).Continue().ok());
+  ASSERT_EQ(after.exit_code, 0) << after;
+  uint64_t token = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(KeyValues(after.out)["fence"], &token)) << after;
+  EXPECT_GT(token, before) << after;
+}
+
+TEST_F(ReconfigureCliTest, AbortReturnsToTheOldMembers) {
+  Bootstrap();
+  ASSERT_EQ(Reconfigure(Old(), New()).exit_code, 0);
+  // At once: no wait.
+  const Finished abort = Reconfigure(New(), Old());
+  ASSERT_EQ(abort.exit_code, 0) << abort;
+  EXPECT_TRUE(absl::StrContains(abort.out, "aborted: epoch 3 steady")) << abort;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(absl::StrContains(*Marker(i), Record(3, {0, 1, 2})))
+        << *Marker(i);
+  }
+  const Finished old_lock = Acquire(Old(), "job");
+  EXPECT_EQ(old_lock.exit_code, 0) << old_lock;
+  const Finished new_lock = Acquire(New(), "job2");
+  EXPECT_NE(new_lock.exit_code, 0) << new_lock;
+  EXPECT_TRUE(absl::StrContains(new_lock.err, "membership")) << new_lock;
+}
+
+TEST_F(ReconfigureCliTest, RefusesAServerOfAnotherDeployment) {
+  Bootstrap();
+  // D bootstrapped on its own: a deployment of one.
+  const Finished alone = Acquire(List({3}), "other");
+  ASSERT_EQ(alone.exit_code, 0) << alone;
+  const auto before = Markers();
+  const Finished r = Reconfigure(Old(), New());
+  EXPECT_EQ(r.exit_code, kRefused) << r;
+  EXPECT_TRUE(absl::StrContains(r.err, "two deployments")) << r;
+  EXPECT_TRUE(absl::StrContains(r.err, Name(3))) << r;
+  EXPECT_EQ(Markers(), before);
+}
+
+TEST_F(ReconfigureCliTest, RefusesWithoutARecord) {
+  const Finished r = Reconfigure(Old(), New());
+  EXPECT_EQ(r.exit_code, kRefused) << r;
+  EXPECT_TRUE(absl::StrContains(r.err, "run any client once first")) << r;
+  EXPECT_EQ(Markers(), std::vector<std::optional<std::string>>(4));
+}
+
+TEST_F(ReconfigureCliTest, RefusesAChangeFromOtherMembersThanTheServersHave) {
+  Bootstrap();
+  const auto before = Markers();
+  // --masters names A,B,D, but the members are A,B,C.
+  const Finished r = Reconfigure(New(), List({0, 1, 2, 3}));
+  EXPECT_EQ(r.exit_code, kRefused) << r;
+  EXPECT_TRUE(absl::StrContains(r.err,
+                                "--masters must name the current "
+                                "members"))
+      << r;
+  EXPECT_EQ(Markers(), before);
+}
+
+TEST_F(ReconfigureCliTest,
+       RerunningBeginIsIdempotentAndCatchesUpAMissedServer) {
+  Bootstrap();
+  // C frozen: begin lands on A, B (enough of the old members) and D.
+  ASSERT_TRUE(cluster_->server(2).Stop().ok());
+  const Finished begin = Reconfigure(Old(), New());
+  ASSERT_TRUE(cluster_->server(2).Continue().ok());
+  ASSERT_EQ(begin.exit_code, 0) << begin;
+  EXPECT_TRUE(
+      absl::StrContains(begin.out, absl::StrCat(Name(2), ": unreachable")))
+      << begin;
+  const auto after_begin = Markers();
+  EXPECT_FALSE(absl::StrContains(*after_begin[2], ";epoch=2;"))
+      << *after_begin[2];
+
+  // Again: C is caught up; A, B and D keep their record and its `since`.
+  const Finished again = Reconfigure(Old(), New());
+  EXPECT_EQ(again.exit_code, kNotYet) << again;
+  const auto caught_up = Markers();
+  for (int i : {0, 1, 3}) EXPECT_EQ(caught_up[i], after_begin[i]) << i;
+  EXPECT_TRUE(absl::StrContains(*caught_up[2], Record(2, {0, 1, 2}, {0, 1, 3})))
+      << *caught_up[2];
+
+  // And again: nothing written at all.
+  const Finished third = Reconfigure(Old(), New());
+  EXPECT_EQ(third.exit_code, kNotYet) << third;
+  EXPECT_EQ(Markers(), caught_up);
+}
+
+TEST_F(ReconfigureCliTest, BeginFailsWhenTooFewOldMembersAnswer) {
+  Bootstrap();
+  ASSERT_TRUE(cluster_->server(1).Stop().ok());
+  ASSERT_TRUE(cluster_->server(2).Stop().ok());
+  const std::optional<std::string> a_before = Marker(0);
+  const Finished begin = Reconfigure(Old(), New());
+  EXPECT_EQ(begin.exit_code, kUnavailable) << begin;
+  EXPECT_TRUE(absl::StrContains(begin.err,
+                                "begin needs 2 of the 3 old "
+                                "members"))
+      << begin;
+  // Nothing written where it could have been.
+  EXPECT_EQ(Marker(0), a_before);
+  EXPECT_FALSE(Marker(3).has_value());
+  ASSERT_TRUE(cluster_->server(1).Continue().ok());
+  ASSERT_TRUE(cluster_->server(2).Continue().ok());
+}
+
+}  // namespace
+}  // namespace redlock
