@@ -194,13 +194,13 @@ std::string Engine::RecordSuffixFor(size_t i) const {
   return MarkerSuffix(names_[i], record);
 }
 
-absl::Status Engine::MembershipVeto(int master) const {
+absl::Status Engine::MembershipVeto(int master, bool fresh_read) const {
   if (ignore_membership_) return absl::OkStatus();  // Unsafe; see setter.
   if (const absl::Status& standing = membership_.standing[master];
       !standing.ok()) {
     return standing;
   }
-  if (membership_.adopted.has_value()) {
+  if (fresh_read && membership_.adopted.has_value()) {
     const absl::Duration age = ToDuration(
         runtime_->Now() - masters_[master]->identity().marker_read_at);
     if (age > kMembershipStale) {
@@ -430,7 +430,7 @@ void Engine::RefreshMarkers(bool fencing) {
     // is what restores it, and it must not wait for a new connection.
     const bool fence_remark =
         fencing && !master.identity().marker.empty() &&
-        GrantVeto(static_cast<int>(i)).ok() &&
+        GrantVeto(static_cast<int>(i), /*fresh_read=*/false).ok() &&
         !FenceVeto(static_cast<int>(i)).ok();
     // Every record is read again once it is a second old: a change of the
     // deployment's members must reach this client (MembershipVeto()).
@@ -512,7 +512,9 @@ std::vector<MasterHealth> Engine::Health() const {
     h.connected = m.ready();
     h.last_error = m.last_error();
     if (m.identity().known) h.marker = m.identity().marker;
-    h.grants_count = GrantVeto(static_cast<int>(i));
+    // Not the freshness of the record read: an idle client reads it again
+    // at its next attempt, and a master is no worse for that.
+    h.grants_count = GrantVeto(static_cast<int>(i), /*fresh_read=*/false);
     if (const int same = SameServerAs(static_cast<int>(i)); same >= 0) {
       // Rounds count one grant per server; name the duplicate for people.
       h.grants_count = absl::FailedPreconditionError(absl::StrCat(
@@ -548,13 +550,15 @@ std::vector<MasterHealth> Engine::Health() const {
   return out;
 }
 
-absl::Status Engine::GrantVeto(int master) const {
+absl::Status Engine::GrantVeto(int master, bool fresh_read) const {
   // A client that disagrees with the deployment's max_ttl is told so first:
   // it writes no record either (OnMasterStateChange()).
   if (options_.restart_guard) {
     if (absl::Status agreed = MaxTtlAgreement(); !agreed.ok()) return agreed;
   }
-  if (absl::Status veto = MembershipVeto(master); !veto.ok()) return veto;
+  if (absl::Status veto = MembershipVeto(master, fresh_read); !veto.ok()) {
+    return veto;
+  }
   if (!options_.restart_guard) return absl::OkStatus();
   const MasterIdentity& id = masters_[master]->identity();
   if (legacy_grant_rule_ && (!id.known || id.marker != kRebornMarker)) {
@@ -716,7 +720,7 @@ void Engine::ReportMasterChanges() {
       event.status = m.ready() ? absl::OkStatus() : m.last_error();
       observer_->OnMaster(event);
     }
-    absl::Status verdict = GrantVeto(static_cast<int>(i));
+    absl::Status verdict = GrantVeto(static_cast<int>(i), /*fresh_read=*/false);
     // Only a change of "counts or not" is reported, not of the reason's
     // wording (the time left in a reborn master's message changes by itself).
     if (verdict.ok() != reported_verdict_[i].ok()) {

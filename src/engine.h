@@ -181,7 +181,9 @@ class Engine {
   // saying why not. Fail closed: a master not yet judged trustworthy by the
   // restart guard (no handshake on the current connection, no run_id, no
   // marker yet, reborn and up for less than max_ttl) casts no grant.
-  absl::Status GrantVeto(int master) const;
+  // `fresh_read` false (Health(), the observer): without MembershipVeto()'s
+  // freshness term, which the next attempt's re-read settles.
+  absl::Status GrantVeto(int master, bool fresh_read = true) const;
   // The restart guard's judgement of master `i`, whether or not
   // Options::restart_guard is on: what GrantVeto() applies when it is.
   absl::Status GuardVerdict(int master) const;
@@ -203,7 +205,7 @@ class Engine {
   absl::string_view FailureDomain(int master) const;
   // OK if master `i`'s grants may count under the deployment's membership
   // (membership_.standing, and a record read within kMembershipStale).
-  absl::Status MembershipVeto(int master) const;
+  absl::Status MembershipVeto(int master, bool fresh_read = true) const;
   // The two above as callables, for rounds and fence reads.
   std::function<absl::Status(int)> VetoFn() const {
     return [this](int master) { return GrantVeto(master); };
