@@ -109,6 +109,44 @@ class MembershipTest : public ::testing::Test {
     return internal::JoinMembers(internal::Canonical(names));
   }
 
+  // The record the deployment's markers carry now (server 0's), parsed.
+  internal::Membership CurrentRecord() {
+    const std::string marker = Marker(0).value_or("");
+    std::string member;
+    internal::Membership record;
+    const size_t cut = marker.find(';');
+    EXPECT_NE(cut, std::string::npos) << marker;
+    if (cut == std::string::npos) return record;
+    EXPECT_TRUE(internal::ParseMarkerRecord(marker.substr(cut + 1), &member,
+                                            &record)
+                    .ok());
+    return record;
+  }
+
+  // What `redlock reconfigure` writes, step by step, without its wait
+  // (every lock is released between the phases here): `next` to every
+  // server of `servers`, over the record they carry.
+  void WriteRecord(const internal::Membership& next,
+                   const std::vector<int>& servers, bool joining_new = false) {
+    const std::string expected = internal::RecordText(CurrentRecord());
+    for (int i : servers) {
+      auto c = cluster_->Client(i);
+      ASSERT_TRUE(c.ok());
+      absl::StatusOr<std::string> run_id = testing::ServerRunId(**c);
+      ASSERT_TRUE(run_id.ok());
+      const bool fresh = joining_new && !Marker(i).has_value();
+      internal::Command write = internal::ReconfigureCommand(
+          DeploymentMarkerKey(Options()), fresh ? "" : expected,
+          internal::MarkerSuffix(Name(i), next), "trusted", *run_id,
+          absl::Hours(1));
+      auto reply = (*c)->Command(internal::CommandArgv(write, /*eval=*/true));
+      ASSERT_TRUE(reply.ok()) << reply.status();
+      ASSERT_EQ(reply->type, testing::Reply::Type::kArray) << reply->str;
+      ASSERT_EQ(reply->elements.size(), 2u);
+      ASSERT_EQ(reply->elements[0].integer, 1) << reply->elements[1].str;
+    }
+  }
+
   std::unique_ptr<RedisCluster> cluster_;
   std::vector<std::unique_ptr<FaultProxy>> proxies_;
 };
@@ -314,6 +352,80 @@ TEST_F(MembershipTest, AConnectedClientActsOnAChangedRecordWithinTwoSeconds) {
   // Refused for the new record's members, read again on the connection it
   // has (not merely for a record grown stale).
   EXPECT_TRUE(Mentions(lock.status(), Members({0, 1, 3}))) << lock.status();
+}
+
+
+// Each phase of a change from {A, B, C} to {A, B, D}, with clients on the
+// old list (B behind a proxy), on the new one (A behind a proxy) and on both
+// lists racing for one resource: never two owners. Before the change only
+// the old list's client may win, during it any of them (each needs a quorum
+// of the old members and of the new), after it only the new list's.
+TEST_F(MembershipTest, EveryPhaseOfAChangeHasAtMostOneOwner) {
+  absl::SleepFor(absl::Milliseconds(2500));  // D up for a while (see above).
+  Bootstrap({0, 1, 2});
+  const absl::Duration slow = absl::Milliseconds(40);
+  auto old_list = MakeClient({Uri(0), ProxiedUri(1, slow), Uri(2)});
+  auto new_list = MakeClient({ProxiedUri(0, slow), Uri(1), Uri(3)});
+  auto both = MakeClient({Uri(0), Uri(1), ProxiedUri(2, slow), Uri(3)});
+  Redlock* clients[] = {old_list.get(), new_list.get(), both.get()};
+  for (Redlock* c : clients) {
+    ASSERT_NE(c, nullptr);
+    AwaitHandshakes(*c);
+  }
+  // Runs `races` races of the three; returns each client's wins, and fails
+  // the test on two owners.
+  auto race = [&](absl::string_view phase, int races) {
+    std::vector<int> wins(3, 0);
+    for (int r = 0; r < races; ++r) {
+      const std::string resource = absl::StrCat(phase, "-", r);
+      std::atomic<int> ready{0};
+      std::vector<absl::StatusOr<Lock>> locks(3, absl::UnknownError("-"));
+      std::vector<std::thread> threads;
+      for (int c = 0; c < 3; ++c) {
+        threads.emplace_back([&, c] {
+          ++ready;
+          while (ready < 3) std::this_thread::yield();
+          locks[c] = clients[c]->TryAcquire(resource, absl::Seconds(5));
+        });
+      }
+      for (std::thread& t : threads) t.join();
+      int owners = 0;
+      for (int c = 0; c < 3; ++c) {
+        if (!locks[c].ok()) continue;
+        ++owners;
+        ++wins[c];
+      }
+      EXPECT_LE(owners, 1) << phase << " race " << r << ": " << owners
+                           << " owners";
+      for (int c = 0; c < 3; ++c) {
+        if (locks[c].ok()) clients[c]->Release(*locks[c]).IgnoreError();
+      }
+    }
+    return wins;
+  };
+  const std::vector<int> before = race("before", 6);
+  EXPECT_GT(before[0], 0);
+  EXPECT_EQ(before[1], 0);
+  EXPECT_EQ(before[2], 0);
+
+  internal::Membership joint = CurrentRecord();
+  joint.epoch += 1;
+  joint.next = internal::Canonical({Name(0), Name(1), Name(3)});
+  WriteRecord(joint, {0, 1, 2, 3}, /*joining_new=*/true);
+  absl::SleepFor(internal::kMembershipStale);  // Every view is the joint one.
+  const std::vector<int> during = race("during", 6);
+  EXPECT_GT(during[0] + during[1] + during[2], 0);
+
+  internal::Membership after = joint;
+  after.epoch += 1;
+  after.members = joint.next;
+  after.next.clear();
+  WriteRecord(after, {0, 1, 2, 3});
+  absl::SleepFor(internal::kMembershipStale);
+  const std::vector<int> later = race("after", 6);
+  EXPECT_EQ(later[0], 0);
+  EXPECT_GT(later[1], 0);
+  EXPECT_EQ(later[2], 0);
 }
 
 }  // namespace
