@@ -169,9 +169,17 @@ void Engine::Rejudge() {
       }
     }
   }
-  groups_.clear();
+  // Replaced only when they change: a round started under other groups
+  // counts no grant (JudgeVotes()), so the pointer says "the same groups".
   if (membership_.adopted.has_value() && !ignore_membership_) {
-    groups_ = QuorumGroups(*membership_.adopted, names_);
+    std::vector<QuorumGroup> groups =
+        QuorumGroups(*membership_.adopted, names_);
+    if (groups_ == nullptr || !SameGroups(*groups_, groups)) {
+      groups_ =
+          std::make_shared<const std::vector<QuorumGroup>>(std::move(groups));
+    }
+  } else {
+    groups_.reset();
   }
 }
 
@@ -215,12 +223,12 @@ absl::Status Engine::MembershipVeto(int master, bool fresh_read) const {
 }
 
 bool Engine::QuorumHeld(const std::vector<bool>& counted) const {
-  if (!groups_.empty()) return QuorumOfEvery(groups_, counted);
+  if (groups_ != nullptr) return QuorumOfEvery(*groups_, counted);
   return std::count(counted.begin(), counted.end(), true) >= quorum_;
 }
 
 std::string Engine::DescribeQuorum() const {
-  if (groups_.empty()) {
+  if (groups_ == nullptr) {
     return absl::StrCat("quorum ", quorum_, " of ", masters_.size());
   }
   return VoteTally(static_cast<int>(masters_.size()), groups_)

@@ -213,9 +213,22 @@ class Engine {
   std::function<absl::string_view(int)> DomainFn() const {
     return [this](int master) { return FailureDomain(master); };
   }
-  // Sets `config`'s grant_veto, failure_domain and quorum groups.
+  // Sets `config`'s grant_veto, failure_domain and quorum groups. The
+  // round's votes are counted under the groups of its start: if this
+  // client's membership changes before a grant arrives (a record read
+  // meanwhile, e.g. the joint phase of a change), the grant is a failed
+  // vote, never counted under groups that no longer hold (found by the
+  // simulation, seed 950 of `reconfigure`: a plain majority of the new list
+  // won while an old-list client held the lock).
   void JudgeVotes(RoundConfig& config) const {
-    config.grant_veto = VetoFn();
+    config.grant_veto = [this, groups = groups_](int master) {
+      if (groups != groups_) {
+        return absl::FailedPreconditionError(
+            "membership: the deployment's record changed during the attempt "
+            "(counted under the new one from the next attempt)");
+      }
+      return GrantVeto(master);
+    };
     config.failure_domain = DomainFn();
     config.groups = groups_;
   }
@@ -275,8 +288,8 @@ class Engine {
   // Masters not heard from yet (no handshake ever), not in list_.
   int unknown_ = 0;
   MembershipJudgement membership_;
-  // From membership_.adopted; empty: one group of every master, quorum_.
-  std::vector<QuorumGroup> groups_;
+  // From membership_.adopted; null: one group of every master, quorum_.
+  std::shared_ptr<const std::vector<QuorumGroup>> groups_;
   bool ignore_membership_ = false;
   bool legacy_grant_rule_ = false;
   bool trust_marked_restarts_ = false;

@@ -336,6 +336,18 @@ std::vector<QuorumGroup> QuorumGroups(const Membership& record,
   return groups;
 }
 
+bool SameGroups(const std::vector<QuorumGroup>& a,
+                const std::vector<QuorumGroup>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t g = 0; g < a.size(); ++g) {
+    if (a[g].in != b[g].in || a[g].size != b[g].size ||
+        a[g].quorum != b[g].quorum) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool QuorumOfEvery(const std::vector<QuorumGroup>& groups,
                    const std::vector<bool>& granted) {
   for (const QuorumGroup& g : groups) {

@@ -152,6 +152,9 @@ struct QuorumGroup {
 };
 std::vector<QuorumGroup> QuorumGroups(const Membership& record,
                                       const std::vector<std::string>& names);
+// True if the two are the same groups.
+bool SameGroups(const std::vector<QuorumGroup>& a,
+                const std::vector<QuorumGroup>& b);
 // True if `granted` (per configured master) holds a quorum of every group.
 bool QuorumOfEvery(const std::vector<QuorumGroup>& groups,
                    const std::vector<bool>& granted);

@@ -27,17 +27,23 @@ VoteTally::VoteTally(int masters, int quorum)
     : VoteTally(masters, EveryMaster(masters, quorum)) {}
 
 VoteTally::VoteTally(int masters, std::vector<QuorumGroup> groups)
+    : VoteTally(masters, std::make_shared<const std::vector<QuorumGroup>>(
+                             std::move(groups))) {}
+
+VoteTally::VoteTally(int masters,
+                     std::shared_ptr<const std::vector<QuorumGroup>> groups)
     : masters_(masters),
       groups_(std::move(groups)),
-      counts_(groups_.size()),
+      counts_(groups_->size()),
       voted_(masters, false) {
-  for (size_t g = 0; g < groups_.size(); ++g) {
+  for (size_t g = 0; g < groups_->size(); ++g) {
+    const QuorumGroup& group = (*groups_)[g];
     int present = 0;
     for (int i = 0; i < masters_; ++i) {
-      present += i < static_cast<int>(groups_[g].in.size()) && groups_[g].in[i];
+      present += i < static_cast<int>(group.in.size()) && group.in[i];
     }
     // Members without an address here never vote: failed from the start.
-    counts_[g].failed = std::max(0, groups_[g].size - present);
+    counts_[g].failed = std::max(0, group.size - present);
   }
 }
 
@@ -54,9 +60,9 @@ bool VoteTally::Record(int master, const absl::StatusOr<Vote>& vote) {
   } else {
     ++denied_;
   }
-  for (size_t g = 0; g < groups_.size(); ++g) {
-    if (master < static_cast<int>(groups_[g].in.size()) &&
-        groups_[g].in[master]) {
+  for (size_t g = 0; g < counts_.size(); ++g) {
+    const QuorumGroup& group = (*groups_)[g];
+    if (master < static_cast<int>(group.in.size()) && group.in[master]) {
       ++(counts_[g].*field);
     }
   }
@@ -64,16 +70,16 @@ bool VoteTally::Record(int master, const absl::StatusOr<Vote>& vote) {
 }
 
 bool VoteTally::QuorumReached() const {
-  for (size_t g = 0; g < groups_.size(); ++g) {
-    if (counts_[g].granted < groups_[g].quorum) return false;
+  for (size_t g = 0; g < counts_.size(); ++g) {
+    if (counts_[g].granted < (*groups_)[g].quorum) return false;
   }
   return true;
 }
 
 bool VoteTally::QuorumImpossible() const {
-  for (size_t g = 0; g < groups_.size(); ++g) {
-    if (counts_[g].denied + counts_[g].failed >
-        groups_[g].size - groups_[g].quorum) {
+  for (size_t g = 0; g < counts_.size(); ++g) {
+    const QuorumGroup& group = (*groups_)[g];
+    if (counts_[g].denied + counts_[g].failed > group.size - group.quorum) {
       return true;
     }
   }
@@ -81,8 +87,8 @@ bool VoteTally::QuorumImpossible() const {
 }
 
 bool VoteTally::QuorumCleared() const {
-  for (size_t g = 0; g < groups_.size(); ++g) {
-    if (counts_[g].granted + counts_[g].denied < groups_[g].quorum) {
+  for (size_t g = 0; g < counts_.size(); ++g) {
+    if (counts_[g].granted + counts_[g].denied < (*groups_)[g].quorum) {
       return false;
     }
   }
@@ -90,8 +96,9 @@ bool VoteTally::QuorumCleared() const {
 }
 
 bool VoteTally::ClearingImpossible() const {
-  for (size_t g = 0; g < groups_.size(); ++g) {
-    if (counts_[g].failed > groups_[g].size - groups_[g].quorum) return true;
+  for (size_t g = 0; g < counts_.size(); ++g) {
+    const QuorumGroup& group = (*groups_)[g];
+    if (counts_[g].failed > group.size - group.quorum) return true;
   }
   return false;
 }
@@ -102,14 +109,15 @@ absl::StatusCode VoteTally::LossCode() const {
 }
 
 std::string VoteTally::DescribeQuorum() const {
-  if (groups_.size() == 1) {
-    return absl::StrFormat("quorum %d of %d", groups_[0].quorum,
-                           groups_[0].size);
+  const std::vector<QuorumGroup>& groups = *groups_;
+  if (groups.size() == 1) {
+    return absl::StrFormat("quorum %d of %d", groups[0].quorum,
+                           groups[0].size);
   }
   std::string out = "quorum";
-  for (size_t g = 0; g < groups_.size(); ++g) {
+  for (size_t g = 0; g < groups.size(); ++g) {
     absl::StrAppendFormat(&out, "%s %d of %d %s", g == 0 ? "" : " and",
-                          groups_[g].quorum, groups_[g].size,
+                          groups[g].quorum, groups[g].size,
                           g == 0 ? "old members" : "new members");
   }
   return out;
@@ -130,7 +138,7 @@ QuorumRound::QuorumRound(std::vector<MasterLink*> masters, RoundConfig config,
       config_(std::move(config)),
       clock_(clock),
       done_(std::move(done)),
-      tally_(config_.groups.empty()
+      tally_(config_.groups == nullptr
                  ? VoteTally(static_cast<int>(masters_.size()), config_.quorum)
                  : VoteTally(static_cast<int>(masters_.size()),
                              config_.groups)) {

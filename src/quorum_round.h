@@ -20,6 +20,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -43,7 +44,10 @@ class VoteTally {
  public:
   // One group: every master, `quorum` of them.
   VoteTally(int masters, int quorum);
-  // `groups` non-empty, each `in` of size `masters`.
+  // `groups` non-empty, each `in` of size `masters`; shared, not copied,
+  // by every round of one membership.
+  VoteTally(int masters,
+            std::shared_ptr<const std::vector<QuorumGroup>> groups);
   VoteTally(int masters, std::vector<QuorumGroup> groups);
 
   // Records `master`'s vote. A second vote from the same master is ignored
@@ -80,8 +84,8 @@ class VoteTally {
     int failed = 0;  // Including the members this client has no address for.
   };
   int masters_;
-  std::vector<QuorumGroup> groups_;
-  std::vector<Count> counts_;
+  std::shared_ptr<const std::vector<QuorumGroup>> groups_;
+  absl::InlinedVector<Count, 2> counts_;
   int granted_ = 0;
   int denied_ = 0;
   int failed_ = 0;
@@ -92,9 +96,9 @@ struct RoundConfig {
   Command command;
   VoteMapper map_reply = nullptr;
   int quorum = 1;
-  // If not empty, replaces `quorum`: a quorum of each group (the
-  // deployment's members, or during a change its old and new members).
-  std::vector<QuorumGroup> groups;
+  // If set, replaces `quorum`: a quorum of each group (the deployment's
+  // members, or during a change its old and new members).
+  std::shared_ptr<const std::vector<QuorumGroup>> groups;
   // When the round is decided.
   enum class DecideWhen {
     // Acquire and extend: won as soon as `quorum` granted, lost as soon as
