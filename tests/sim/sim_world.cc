@@ -222,6 +222,8 @@ class World {
   int64_t fresh_clients_ = 0;
   int64_t wakeup_messages_ = 0;  // Heard by engines since gone.
   int64_t switched_clients_ = 0;
+  std::array<int64_t, 3> grants_by_list_ = {0, 0, 0};
+  int64_t grants_during_change_ = 0;
   // The reconfiguration: 0 not begun, 1 joint landed (waiting), 2 done.
   int reconfigure_phase_ = 0;
   internal::Membership old_record_, joint_record_;
@@ -634,6 +636,8 @@ void World::Acquire(int client, const PlannedOp* op, absl::Duration wait,
 }
 
 void World::OnWon(int client, const PlannedOp* op, Lock lock) {
+  ++grants_by_list_[static_cast<size_t>(clients_[client].list)];
+  if (reconfigure_phase_ == 1) ++grants_during_change_;
   auto h = std::make_shared<Holding>();
   h->client = client;
   h->op = op;
@@ -1104,6 +1108,8 @@ WorldResult World::Run() {
   result.wakeup_messages = wakeup_messages_;
   result.switched_clients = switched_clients_;
   result.reconfigure_phase = reconfigure_phase_;
+  result.grants_by_list = grants_by_list_;
+  result.grants_during_change = grants_during_change_;
   torture::CheckHistory(&history_);
   result.history = std::move(history_);
   return result;

@@ -34,6 +34,7 @@
 #ifndef REDLOCK_TESTS_SIM_SIM_WORLD_H_
 #define REDLOCK_TESTS_SIM_SIM_WORLD_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -227,6 +228,11 @@ struct WorldResult {
   // O->N landed (begin), 2 once steady N was written (finish).
   int64_t switched_clients = 0;
   int reconfigure_phase = 0;
+  // Acquisitions won by clients on the old list, the new one and both
+  // (PlannedSwitch::List order), and of those, won while the operator's
+  // joint record was up (after begin, before finish).
+  std::array<int64_t, 3> grants_by_list = {0, 0, 0};
+  int64_t grants_during_change = 0;
 };
 
 // Runs `plan` under `config` to quiescence and checks it. Deterministic.
