@@ -304,6 +304,20 @@ TEST(SimWorldTest, SeedThatNeedsTheCounterCopyBeforeFinishingStaysClean) {
   EXPECT_EQ(s.violations(), 0) << Details(s);
 }
 
+// Found by the reconfigure seed range: a client on the new list starts an
+// attempt while the steady old record refuses it (no quorum groups: the
+// plain majority of its list), the joint record it re-reads arrives during
+// the attempt, its masters' grants now count, and the attempt wins on a
+// majority of its own list without a quorum of the old members. RED until
+// the engine judges an attempt's votes with the groups it started with, or
+// fails closed when they change (see the sim-membership report).
+TEST(SimWorldTest, SeedsThatFoundAJointRecordArrivingMidAttemptStayClean) {
+  for (uint64_t seed : {950, 1884}) {
+    const torture::Summary s = RunRecorded({"reconfigure", seed, 4, 6});
+    EXPECT_EQ(s.violations(), 0) << "seed " << seed << "\n" << Details(s);
+  }
+}
+
 TEST(SimWorldTest, ShrinkingKeepsAViolationWithFewerEvents) {
   const Recorded r{"legacy-grant", 8, 3, 40};
   const WorldConfig config = ConfigOf(r);
