@@ -1156,8 +1156,8 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     };
     if (current.type != RedisReply::Type::kString) {
       if (!args[0].empty()) return answer(0, "");
-      std::string value = absl::StrCat(args[2], ":", stamp, ":", args[3], ":",
-                                       args[4], suffix);
+      std::string value =
+          absl::StrCat(args[2], ":", stamp, ":", args[3], ":", args[4], suffix);
       call({"SET", keys[0], value});
       return answer(1, std::move(value));
     }

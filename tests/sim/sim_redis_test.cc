@@ -526,10 +526,10 @@ std::string Unstamped(absl::string_view s, bool sim) {
       continue;
     }
     const absl::string_view digits = s.substr(i, j - i);
-    absl::StrAppend(
-        &out, (sim ? digits == "1790000000000000" : digits.size() == 16)
-                  ? absl::string_view("<TIME>")
-                  : digits);
+    absl::StrAppend(&out,
+                    (sim ? digits == "1790000000000000" : digits.size() == 16)
+                        ? absl::string_view("<TIME>")
+                        : digits);
     i = j;
   }
   return out;
@@ -568,9 +568,8 @@ TEST_F(SimRedisDifferentialTest, MembershipRecordsAreWrittenAsTheScriptsSay) {
   };
   auto reconfigure = [](const std::string& key, const std::string& expected,
                         const std::string& suffix) {
-    return Script(internal::ReconfigureCommand(key, expected, suffix,
-                                               "trusted", "run9",
-                                               absl::Seconds(30)),
+    return Script(internal::ReconfigureCommand(key, expected, suffix, "trusted",
+                                               "run9", absl::Seconds(30)),
                   true);
   };
   std::vector<std::string> sim_values;
@@ -622,8 +621,8 @@ TEST_F(SimRedisDifferentialTest, MembershipRecordsAreWrittenAsTheScriptsSay) {
   same({"SET", "nosince", "trusted:5:r;member=h:1;" + steady_text});
   same(reconfigure("nosince", steady_text,
                    internal::MarkerSuffix("h:1", joint)));
-  same({"SET", "twice", "trusted:5:r;member=h:1;" + steady_text +
-                            ";since=1;x=y;since=2"});
+  same({"SET", "twice",
+        "trusted:5:r;member=h:1;" + steady_text + ";since=1;x=y;since=2"});
   same(reconfigure("twice", steady_text, internal::MarkerSuffix("h:1", joint)));
   same(reconfigure("twice", steady_text + ";since=1;x=y",
                    internal::MarkerSuffix("h:1", joint)));
@@ -636,12 +635,12 @@ TEST_F(SimRedisDifferentialTest, MembershipRecordsAreWrittenAsTheScriptsSay) {
             absl::StrCat("\"trusted:", stamp, ":run0:90000;member=h:1;",
                          steady_text, ";since=", stamp, "\""));
   EXPECT_EQ(sim_values[1], sim_values[0]);
-  EXPECT_EQ(sim_values[12],
-            absl::StrCat("[(integer) 1, \"trusted:", stamp,
-                         ":run0:90000;member=h:1;", joint_text, ";since=",
-                         stamp, "\"]"));
-  EXPECT_EQ(sim_values[13], "[(integer) 0, " +
-                                sim_values[12].substr(sizeof("[(integer) 1, ") - 1));
+  EXPECT_EQ(sim_values[12], absl::StrCat("[(integer) 1, \"trusted:", stamp,
+                                         ":run0:90000;member=h:1;", joint_text,
+                                         ";since=", stamp, "\"]"));
+  EXPECT_EQ(
+      sim_values[13],
+      "[(integer) 0, " + sim_values[12].substr(sizeof("[(integer) 1, ") - 1));
 }
 
 TEST_F(SimRedisDifferentialTest, NoscriptAfterFlushThenEvalCaches) {
