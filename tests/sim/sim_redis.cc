@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cstdlib>
 #include <limits>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -1138,6 +1140,59 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     value += suffix;
     call({"SET", keys[0], value});
     return RedisReply::String(value);
+  }
+
+  if (sha1 == internal::ReconfigureScript().sha1) {
+    if (!need(1, 5)) return missing("reconfigure");
+    const RedisReply current = call({"GET", keys[0]});
+    const RedisReply now = call({"TIME"});
+    const std::string micros = absl::StrCat("000000", now.elements[1].str);
+    const std::string stamp =
+        absl::StrCat(now.elements[0].str, micros.substr(micros.size() - 6));
+    const std::string suffix = absl::StrCat(args[1], ";since=", stamp);
+    auto answer = [](int64_t written, std::string value) {
+      return RedisReply::Array(
+          {RedisReply::Integer(written), RedisReply::String(std::move(value))});
+    };
+    if (current.type != RedisReply::Type::kString) {
+      if (!args[0].empty()) return answer(0, "");
+      std::string value =
+          absl::StrCat(args[2], ":", stamp, ":", args[3], ":", args[4], suffix);
+      call({"SET", keys[0], value});
+      return answer(1, std::move(value));
+    }
+    // string.match(s, ';member=([^;]*)'): the text after the first
+    // ";member=" up to the next ';' or the end; nullopt (nil) if none.
+    auto member_of = [](absl::string_view s) -> std::optional<std::string> {
+      const size_t at = s.find(";member=");
+      if (at == absl::string_view::npos) return std::nullopt;
+      absl::string_view rest = s.substr(at + 8);
+      return std::string(rest.substr(0, rest.find(';')));
+    };
+    const std::string& value_now = current.str;
+    const size_t cut = value_now.find(';');
+    std::string own = value_now;
+    std::string record;
+    if (cut != std::string::npos) {
+      own = value_now.substr(0, cut);
+      const absl::string_view rest = absl::string_view(value_now).substr(cut);
+      if (member_of(rest) != member_of(args[1])) {
+        return answer(0, value_now);
+      }
+      // ';(deployment=.*);since=' (greedy: to the last ";since=" after the
+      // first ";deployment="), else ';(deployment=.*)$', else ''.
+      const size_t from = rest.find(";deployment=");
+      if (from != absl::string_view::npos) {
+        const size_t since = rest.rfind(";since=");
+        record = since != absl::string_view::npos && since > from
+                     ? std::string(rest.substr(from + 1, since - from - 1))
+                     : std::string(rest.substr(from + 1));
+      }
+    }
+    if (record != args[0]) return answer(0, value_now);
+    std::string value = own + suffix;
+    call({"SET", keys[0], value});
+    return answer(1, std::move(value));
   }
 
   static const std::string* const kFencedSetSha1 =

@@ -47,10 +47,11 @@
 //     // push.reply == ["message", "lock", "hi"]
 //   }
 //
-// Lua scripts are not interpreted: the engine's five scripts and
-// kFencedSetScript are recognised by SHA-1 and run as C++ with the same
-// semantics (including Redis's Lua-to-reply conversion). Any other script can
-// be loaded but running it returns an ERR reply.
+// Lua scripts are not interpreted: the engine's scripts (AllScripts()),
+// ReconfigureScript() and kFencedSetScript are recognised by SHA-1 and run
+// as C++ with the same semantics (including Redis's Lua-to-reply
+// conversion). Any other script can be loaded but running it returns an ERR
+// reply.
 //
 // Expiry is lazy and by the master clock: a key whose expiry is at or before
 // the master's now does not exist. (Real Redis stores expiry in whole

@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "redlock/fencing.h"
 #include "redlock/keys.h"
+#include "src/membership.h"
 #include "src/redis_reply.h"
 #include "src/scripts.h"
 #include "tests/support/redis_client.h"
@@ -509,6 +510,137 @@ TEST_F(SimRedisDifferentialTest, MarkerIsWrittenOnceFromTheMasterClock) {
   EXPECT_EQ(sim2.str, sim1.str);
   // The marker script does not give the key a TTL.
   Same({"PTTL", "marker"});
+}
+
+// Replies that carry a server TIME stamp (16 digits of microseconds) are
+// compared with the stamp replaced: any 16-digit run in the real server's
+// reply, exactly the simulator's master clock (1790000000000000) in its.
+std::string Unstamped(absl::string_view s, bool sim) {
+  std::string out;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t j = i;
+    while (j < s.size() && absl::ascii_isdigit(s[j])) ++j;
+    if (j == i) {
+      out += s[i++];
+      continue;
+    }
+    const absl::string_view digits = s.substr(i, j - i);
+    absl::StrAppend(&out,
+                    (sim ? digits == "1790000000000000" : digits.size() == 16)
+                        ? absl::string_view("<TIME>")
+                        : digits);
+    i = j;
+  }
+  return out;
+}
+
+bool SameUnstamped(const Reply& real, const RedisReply& sim) {
+  if (!SameType(real, sim)) return false;
+  switch (sim.type) {
+    case RedisReply::Type::kString:
+      return Unstamped(real.str, false) == Unstamped(sim.str, true);
+    case RedisReply::Type::kArray:
+      if (real.elements.size() != sim.elements.size()) return false;
+      for (size_t i = 0; i < sim.elements.size(); ++i) {
+        if (!SameUnstamped(real.elements[i], sim.elements[i])) return false;
+      }
+      return true;
+    default:
+      return SameReply(real, sim);
+  }
+}
+
+TEST_F(SimRedisDifferentialTest, MembershipRecordsAreWrittenAsTheScriptsSay) {
+  internal::Membership steady;
+  steady.deployment = "0123456789abcdef";
+  steady.epoch = 1;
+  steady.members = {"h:1", "h:2", "h:3"};
+  internal::Membership joint = steady;
+  joint.epoch = 2;
+  joint.next = {"h:1", "h:2", "h:4"};
+  const std::string steady_text = internal::RecordText(steady);
+  const std::string joint_text = internal::RecordText(joint);
+  auto marker = [](const std::string& key, const std::string& suffix) {
+    return Script(internal::MarkerCommand(key, "trusted", "run0",
+                                          absl::Seconds(90), suffix),
+                  true);
+  };
+  auto reconfigure = [](const std::string& key, const std::string& expected,
+                        const std::string& suffix) {
+    return Script(internal::ReconfigureCommand(key, expected, suffix, "trusted",
+                                               "run9", absl::Seconds(30)),
+                  true);
+  };
+  std::vector<std::string> sim_values;
+  auto same = [&](const Argv& argv) {
+    Reply real;
+    RedisReply sim;
+    if (!SendBoth(argv, &real, &sim)) return;
+    EXPECT_TRUE(SameUnstamped(real, sim))
+        << Describe(argv) << "\n  real: " << real.DebugString()
+        << "\n  sim:  " << SimDebugString(sim);
+    sim_values.push_back(SimDebugString(sim));
+  };
+  // MarkerCommand with a record: written with the marker, then kept.
+  same(marker("m1", internal::MarkerSuffix("h:1", steady)));
+  same(marker("m1", internal::MarkerSuffix("h:1", joint)));
+  same({"GET", "m1"});
+  // A legacy marker gets the record appended once; a marker with a record
+  // (or an empty suffix) is left as it is.
+  same({"SET", "legacy", "trusted:5:run0:90000"});
+  same(marker("legacy", ""));
+  same(marker("legacy", internal::MarkerSuffix("h:2", steady)));
+  same(marker("legacy", internal::MarkerSuffix("h:2", joint)));
+  same({"GET", "legacy"});
+  // ReconfigureCommand: another expected record, another member name: no.
+  same(reconfigure("m1", joint_text, internal::MarkerSuffix("h:1", joint)));
+  same(reconfigure("m1", "", internal::MarkerSuffix("h:1", joint)));
+  same(reconfigure("m1", steady_text, internal::MarkerSuffix("h:9", joint)));
+  same({"GET", "m1"});
+  // The expected record: written, the marker's own part kept; once only.
+  same(reconfigure("m1", steady_text, internal::MarkerSuffix("h:1", joint)));
+  same(reconfigure("m1", steady_text, internal::MarkerSuffix("h:1", joint)));
+  same({"GET", "m1"});
+  // No marker at all: created only if "" was expected.
+  same(reconfigure("m4", steady_text, internal::MarkerSuffix("h:4", joint)));
+  same({"EXISTS", "m4"});
+  same(reconfigure("m4", "", internal::MarkerSuffix("h:4", joint)));
+  same({"GET", "m4"});
+  // A legacy marker holds the record "": the member check does not apply.
+  same({"SET", "old", "trusted:5:run0"});
+  same(reconfigure("old", steady_text, internal::MarkerSuffix("h:2", joint)));
+  same(reconfigure("old", "", internal::MarkerSuffix("h:2", joint)));
+  same({"GET", "old"});
+  // A record without ";member=" is refused; one without ";since=" runs to
+  // the end; with two ";since=" the record runs to the last (Lua's greedy
+  // ".*").
+  same({"SET", "nomember", "trusted:5:r;" + steady_text});
+  same(reconfigure("nomember", steady_text,
+                   internal::MarkerSuffix("h:1", joint)));
+  same({"SET", "nosince", "trusted:5:r;member=h:1;" + steady_text});
+  same(reconfigure("nosince", steady_text,
+                   internal::MarkerSuffix("h:1", joint)));
+  same({"SET", "twice",
+        "trusted:5:r;member=h:1;" + steady_text + ";since=1;x=y;since=2"});
+  same(reconfigure("twice", steady_text, internal::MarkerSuffix("h:1", joint)));
+  same(reconfigure("twice", steady_text + ";since=1;x=y",
+                   internal::MarkerSuffix("h:1", joint)));
+  same({"GET", "twice"});
+  same({"PTTL", "m1"});
+  // The simulator's replies, as the scripts define them.
+  ASSERT_GE(sim_values.size(), 14u);
+  const std::string stamp = "1790000000000000";
+  EXPECT_EQ(sim_values[0],
+            absl::StrCat("\"trusted:", stamp, ":run0:90000;member=h:1;",
+                         steady_text, ";since=", stamp, "\""));
+  EXPECT_EQ(sim_values[1], sim_values[0]);
+  EXPECT_EQ(sim_values[12], absl::StrCat("[(integer) 1, \"trusted:", stamp,
+                                         ":run0:90000;member=h:1;", joint_text,
+                                         ";since=", stamp, "\"]"));
+  EXPECT_EQ(
+      sim_values[13],
+      "[(integer) 0, " + sim_values[12].substr(sizeof("[(integer) 1, ") - 1));
 }
 
 TEST_F(SimRedisDifferentialTest, NoscriptAfterFlushThenEvalCaches) {

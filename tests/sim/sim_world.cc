@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <utility>
 
@@ -18,6 +20,7 @@
 #include "redlock/fencing.h"
 #include "redlock/keys.h"
 #include "src/engine.h"
+#include "src/membership.h"
 #include "src/scripts.h"
 #include "tests/sim/sim_cluster.h"
 #include "tests/sim/sim_loop.h"
@@ -102,6 +105,11 @@ class World {
     std::unique_ptr<internal::Engine> engine;
     std::vector<int> ops;  // Indexes into plan_.ops, in order.
     size_t next = 0;
+    // WorldConfig::membership: the list it runs on, and its planned
+    // switches (indexes into plan_.switches, in order) not yet made.
+    PlannedSwitch::List list = PlannedSwitch::List::kOld;
+    std::vector<int> switches;
+    size_t next_switch = 0;
     int64_t sections = 0;
     bool done = false;
   };
@@ -146,7 +154,36 @@ class World {
            absl::ToInt64Nanoseconds(absl::FromChrono(t - c.runtime->Now()));
   }
 
+  // Every server (the keys' names do not depend on the list).
   Options EngineOptions() const;
+  // A client's options: every server, or with WorldConfig::membership the
+  // servers of `list`.
+  Options ClientOptions(PlannedSwitch::List list) const;
+  // WorldConfig::membership: the servers of a list, and a server's member
+  // name (MasterAddress::MemberName() of its URI).
+  std::vector<int> Servers(PlannedSwitch::List list) const;
+  static std::string MemberName(int m) {
+    return absl::StrCat("127.0.0.1:", 7001 + m);
+  }
+  std::vector<std::string> MemberNames(PlannedSwitch::List list) const;
+  // Makes the switches of `client` due by now; true if its list changed.
+  bool TakeSwitches(int client);
+  // The deployment as it starts: steady(O), epoch 1, written on every
+  // server of O as a client bootstrapping it would (MarkerCommand), and the
+  // last server marked without a record.
+  void WriteFirstRecords();
+  // The operator's reconfiguration O -> N (WorldConfig::kReconfigure), one
+  // step per call, retried on a timer until done.
+  void ReconfigureStep();
+  bool ReconfigureBegin();
+  bool ReconfigureWaited();
+  bool ReconfigureFinish();
+  internal::RedisReply Exec(int m, const std::vector<std::string>& argv);
+  bool Running(int m) const {
+    return cluster_.state(m) == SimCluster::MasterState::kRunning;
+  }
+  // The membership record text on server m, "" if none parses.
+  std::string RecordTextOn(int m, bool* marked, int64_t* since_us);
   // Makes client `i`'s engine, replacing the one it had (a new process).
   void NewEngine(int i);
   void StartClients();
@@ -184,6 +221,13 @@ class World {
   int64_t remarked_masters_ = 0;
   int64_t fresh_clients_ = 0;
   int64_t wakeup_messages_ = 0;  // Heard by engines since gone.
+  int64_t switched_clients_ = 0;
+  std::array<int64_t, 3> grants_by_list_ = {0, 0, 0};
+  int64_t grants_during_change_ = 0;
+  // The reconfiguration: 0 not begun, 1 joint landed (waiting), 2 done.
+  int reconfigure_phase_ = 0;
+  internal::Membership old_record_, joint_record_;
+  std::vector<int> landed_old_;  // Servers of O that took the joint record.
   // Adds what `c`'s engine's subscribers heard, before it goes.
   void CountWakeups(const Client& c) {
     if (c.engine == nullptr) return;
@@ -194,8 +238,33 @@ class World {
 };
 
 Options World::EngineOptions() const {
+  return ClientOptions(PlannedSwitch::List::kUnion);
+}
+
+std::vector<int> World::Servers(PlannedSwitch::List list) const {
+  std::vector<int> out;
+  const int spare = config_.masters - 1;
+  for (int m = 0; m < config_.masters; ++m) {
+    if (config_.membership == WorldConfig::Membership::kOff ||
+        list == PlannedSwitch::List::kUnion) {
+      out.push_back(m);
+    } else if (list == PlannedSwitch::List::kOld ? m != spare
+                                                 : m != plan_.replaced) {
+      out.push_back(m);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> World::MemberNames(PlannedSwitch::List list) const {
+  std::vector<std::string> names;
+  for (int m : Servers(list)) names.push_back(MemberName(m));
+  return internal::Canonical(std::move(names));
+}
+
+Options World::ClientOptions(PlannedSwitch::List list) const {
   Options options;
-  for (int i = 0; i < config_.masters; ++i) {
+  for (int i : Servers(list)) {
     options.masters.push_back(absl::StrCat("redis://127.0.0.1:", 7001 + i));
   }
   options.max_ttl = config_.max_ttl;
@@ -226,7 +295,8 @@ void World::NewEngine(int i) {
   auto runtime = std::make_unique<SimRuntime>(&loop_, &cluster_, plan_.seed);
   clients_[i].runtime = runtime.get();
   absl::StatusOr<std::unique_ptr<internal::Engine>> engine =
-      internal::Engine::Create(std::move(runtime), EngineOptions());
+      internal::Engine::Create(std::move(runtime),
+                               ClientOptions(clients_[i].list));
   if (!engine.ok()) {
     // A harness bug: every history would fail the same way, loudly.
     history_.summary.details.push_back(
@@ -241,10 +311,19 @@ void World::NewEngine(int i) {
   if (config_.trust_marked_restarts) {
     clients_[i].engine->set_trust_marked_restarts_for_testing(true);
   }
+  if (config_.membership == WorldConfig::Membership::kIgnored) {
+    clients_[i].engine->set_ignore_membership_for_testing(true);
+  }
 }
 
 void World::StartClients() {
   clients_.resize(config_.clients);
+  for (size_t k = 0; k < plan_.switches.size(); ++k) {
+    const int c = plan_.switches[k].client;
+    if (c >= 0 && c < config_.clients) {
+      clients_[c].switches.push_back(static_cast<int>(k));
+    }
+  }
   for (int i = 0; i < config_.clients; ++i) NewEngine(i);
   for (size_t k = 0; k < plan_.ops.size(); ++k) {
     const int c = plan_.ops[k].client;
@@ -252,6 +331,212 @@ void World::StartClients() {
       clients_[c].ops.push_back(static_cast<int>(k));
   }
   for (int i = 0; i < config_.clients; ++i) NextOp(i);
+}
+
+bool World::TakeSwitches(int client) {
+  Client& c = clients_[client];
+  const PlannedSwitch::List before = c.list;
+  while (c.next_switch < c.switches.size() &&
+         loop_.epoch() + plan_.switches[c.switches[c.next_switch]].at <=
+             loop_.now()) {
+    c.list = plan_.switches[c.switches[c.next_switch++]].list;
+  }
+  return c.list != before;
+}
+
+internal::RedisReply World::Exec(int m, const std::vector<std::string>& argv) {
+  SimRedis::Connection conn;
+  return cluster_.redis(m).Execute(loop_.now(), conn, argv);
+}
+
+std::string World::RecordTextOn(int m, bool* marked, int64_t* since_us) {
+  *marked = false;
+  *since_us = 0;
+  const internal::RedisReply r =
+      Exec(m, {"GET", DeploymentMarkerKey(EngineOptions())});
+  if (r.type != internal::RedisReply::Type::kString) return "";
+  *marked = true;
+  std::string state, member;
+  int64_t time_us = 0;
+  std::optional<std::string> text;
+  internal::ParseMarker(r.str, &state, &time_us, nullptr, nullptr, &text);
+  internal::Membership record;
+  if (!text.has_value() ||
+      !internal::ParseMarkerRecord(*text, &member, &record).ok()) {
+    return "";
+  }
+  *since_us = record.since_us;
+  return internal::RecordText(record);
+}
+
+void World::WriteFirstRecords() {
+  old_record_ = internal::Membership();
+  old_record_.members = MemberNames(PlannedSwitch::List::kOld);
+  old_record_.epoch = 1;
+  old_record_.deployment =
+      internal::NewDeploymentId(old_record_.members, Quorum::kMajority);
+  const Options options = EngineOptions();
+  for (int m : Servers(PlannedSwitch::List::kOld)) {
+    Exec(m, internal::CommandArgv(
+                internal::MarkerCommand(
+                    DeploymentMarkerKey(options), internal::kTrustedMarker,
+                    cluster_.redis(m).run_id(), config_.max_ttl,
+                    internal::MarkerSuffix(MemberName(m), old_record_)),
+                /*eval=*/true));
+  }
+  // The last server, set up to join: marked as a client from before
+  // records would mark it (no record), so that a client configured with it
+  // judges it at once.
+  const int spare = config_.masters - 1;
+  Exec(spare, internal::CommandArgv(
+                  internal::MarkerCommand(
+                      DeploymentMarkerKey(options), internal::kTrustedMarker,
+                      cluster_.redis(spare).run_id(), config_.max_ttl, ""),
+                  /*eval=*/true));
+  joint_record_ = old_record_;
+  joint_record_.epoch = old_record_.epoch + 1;
+  joint_record_.next = MemberNames(PlannedSwitch::List::kNew);
+}
+
+// The operator talks to the servers directly, each command at one instant
+// of simulated time (no network): a server it can reach is one running (a
+// crashed or paused one answers nothing). Each step is retried every 100ms
+// until it can be made.
+void World::ReconfigureStep() {
+  if (quiescing_ || reconfigure_phase_ >= 2) return;
+  bool advanced = false;
+  if (reconfigure_phase_ == 0) {
+    advanced = ReconfigureBegin();
+  } else if (ReconfigureWaited()) {
+    advanced = ReconfigureFinish();
+  }
+  if (advanced) ++reconfigure_phase_;
+  if (reconfigure_phase_ < 2) {
+    loop_.After(absl::Milliseconds(100), [this] { ReconfigureStep(); });
+  }
+}
+
+// 1. begin: joint(O->N) at epoch e+1 over steady(O) e on every reachable
+// server of O+N (a server of N\O with no record: over none); done once it
+// is on at least |O| - quorum(O) + 1 servers of O and on every reachable
+// server of N. Idempotent: a server that has it already is skipped.
+bool World::ReconfigureBegin() {
+  const Options options = EngineOptions();
+  const std::string key = DeploymentMarkerKey(options);
+  const std::string joint = internal::RecordText(joint_record_);
+  const std::vector<int> old_servers = Servers(PlannedSwitch::List::kOld);
+  const std::vector<int> new_servers = Servers(PlannedSwitch::List::kNew);
+  auto in = [](const std::vector<int>& v, int m) {
+    return std::find(v.begin(), v.end(), m) != v.end();
+  };
+  std::vector<int> landed;
+  bool every_new = true;
+  for (int m = 0; m < config_.masters; ++m) {
+    if (!Running(m)) continue;
+    bool marked = false;
+    int64_t since = 0;
+    const std::string text = RecordTextOn(m, &marked, &since);
+    bool on = text == joint;
+    if (!on) {
+      const std::string expected = !in(old_servers, m) && text.empty()
+                                       ? std::string()
+                                       : internal::RecordText(old_record_);
+      const internal::RedisReply r =
+          Exec(m, internal::CommandArgv(
+                      internal::ReconfigureCommand(
+                          key, expected,
+                          internal::MarkerSuffix(MemberName(m), joint_record_),
+                          internal::kTrustedMarker, cluster_.redis(m).run_id(),
+                          config_.max_ttl),
+                      /*eval=*/true));
+      on = r.type == internal::RedisReply::Type::kArray &&
+           !r.elements.empty() && r.elements[0].integer == 1;
+    }
+    if (on) landed.push_back(m);
+    if (in(new_servers, m) && !on) every_new = false;
+  }
+  landed_old_.clear();
+  for (int m : landed) {
+    if (in(old_servers, m)) landed_old_.push_back(m);
+  }
+  const int o = static_cast<int>(old_servers.size());
+  const int needed = o - internal::QuorumOf(o, Quorum::kMajority) + 1;
+  return every_new && static_cast<int>(landed_old_.size()) >= needed;
+}
+
+// 2. wait: every grant made under steady(O) e has expired once the joint
+// record has been on the servers of O that took it for max_ttl * 1.01 +
+// kMembershipStale + 1s, on each server's own clock (TIME minus since). A
+// server it cannot reach now is waited for.
+bool World::ReconfigureWaited() {
+  const absl::Duration wait =
+      config_.max_ttl * 1.01 + internal::kMembershipStale + absl::Seconds(1);
+  const std::string joint = internal::RecordText(joint_record_);
+  for (int m : landed_old_) {
+    if (!Running(m)) return false;
+    bool marked = false;
+    int64_t since = 0;
+    if (RecordTextOn(m, &marked, &since) != joint) return false;
+    const internal::RedisReply t = Exec(m, {"TIME"});
+    int64_t secs = 0, micros = 0;
+    if (t.elements.size() != 2 || !absl::SimpleAtoi(t.elements[0].str, &secs) ||
+        !absl::SimpleAtoi(t.elements[1].str, &micros)) {
+      return false;
+    }
+    if (secs * 1000000 + micros - since < absl::ToInt64Microseconds(wait)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// 3. finish: every fence counter of every reachable server of N raised
+// (raise-only) to the highest any reachable server of O+N holds, then
+// steady(N) e+2 over joint(O->N) e+1 on every reachable server of O+N.
+// Stricter than the procedure in one way: it waits until every server of N
+// is reachable.
+bool World::ReconfigureFinish() {
+  const std::vector<int> new_servers = Servers(PlannedSwitch::List::kNew);
+  for (int m : new_servers) {
+    if (!Running(m)) return false;
+  }
+  const Options options = EngineOptions();
+  const std::string counters = FenceCounterKey(options, "");
+  std::map<std::string, int64_t> highest;
+  for (int m = 0; m < config_.masters; ++m) {
+    if (!Running(m)) continue;
+    for (const std::string& k : cluster_.Keys(m, counters)) {
+      const internal::RedisReply v = Exec(m, {"GET", k});
+      int64_t n = 0;
+      if (v.type == internal::RedisReply::Type::kString &&
+          absl::SimpleAtoi(v.str, &n)) {
+        highest[k] = std::max(highest[k], n);
+      }
+    }
+  }
+  for (const auto& [k, n] : highest) {
+    for (int m : new_servers) {
+      Exec(m, internal::CommandArgv(
+                  internal::FenceWriteCommand(k, static_cast<uint64_t>(n)),
+                  /*eval=*/true));
+    }
+  }
+  internal::Membership steady = joint_record_;
+  steady.epoch = joint_record_.epoch + 1;
+  steady.members = joint_record_.next;
+  steady.next.clear();
+  const std::string key = DeploymentMarkerKey(options);
+  for (int m = 0; m < config_.masters; ++m) {
+    if (!Running(m)) continue;
+    Exec(m, internal::CommandArgv(
+                internal::ReconfigureCommand(
+                    key, internal::RecordText(joint_record_),
+                    internal::MarkerSuffix(MemberName(m), steady),
+                    internal::kTrustedMarker, cluster_.redis(m).run_id(),
+                    config_.max_ttl),
+                /*eval=*/true));
+  }
+  return true;
 }
 
 bool World::AllClientsDone() const {
@@ -271,7 +556,10 @@ void World::NextOp(int client) {
   const PlannedOp* op = &plan_.ops[c.ops[c.next++]];
   loop_.After(op->think, [this, client, op] {
     ++operations_;
-    if (op->fresh_client) {
+    if (TakeSwitches(client)) {
+      NewEngine(client);  // A new process on its new list.
+      ++switched_clients_;
+    } else if (op->fresh_client) {
       NewEngine(client);
       ++fresh_clients_;
     }
@@ -348,6 +636,8 @@ void World::Acquire(int client, const PlannedOp* op, absl::Duration wait,
 }
 
 void World::OnWon(int client, const PlannedOp* op, Lock lock) {
+  ++grants_by_list_[static_cast<size_t>(clients_[client].list)];
+  if (reconfigure_phase_ == 1) ++grants_during_change_;
   auto h = std::make_shared<Holding>();
   h->client = client;
   h->op = op;
@@ -727,7 +1017,13 @@ WorldResult World::Run() {
   history_.summary.ttl_ns = Ns(config_.ttl);
   history_.summary.retry_max_ns = Ns(Options().retry.max_delay);
   history_.resources = {kResources[0], kResources[1]};
+  const bool membership = config_.membership != WorldConfig::Membership::kOff;
+  if (membership) WriteFirstRecords();
   StartClients();
+  if (config_.membership == WorldConfig::Membership::kReconfigure) {
+    loop_.At(loop_.epoch() + plan_.reconfigure_at,
+             [this] { ReconfigureStep(); });
+  }
   for (const PlannedFault& f : plan_.faults) {
     loop_.At(loop_.epoch() + f.start, [this, &f] { ApplyFault(f); });
     last_fault_end_ = std::max(last_fault_end_, Ns(f.start + f.duration));
@@ -742,6 +1038,20 @@ WorldResult World::Run() {
   loop_.RunUntil(std::max(loop_.now(),
                           loop_.epoch() + absl::Nanoseconds(last_fault_end_)));
   HealAll();
+  if (membership) {
+    // The change and the roll complete: the operator's last steps, then
+    // every client on N.
+    while (config_.membership == WorldConfig::Membership::kReconfigure &&
+           reconfigure_phase_ < 2 && loop_.now() < limit) {
+      if (!loop_.RunNext()) break;
+    }
+    for (int i = 0; i < config_.clients; ++i) {
+      if (clients_[i].list == PlannedSwitch::List::kNew) continue;
+      clients_[i].list = PlannedSwitch::List::kNew;
+      NewEngine(i);
+      ++switched_clients_;
+    }
+  }
   loop_.RunUntil(loop_.now() + config_.max_ttl + config_.ttl);
   RunOperatorSteps();
   // 3. The liveness probe.
@@ -796,6 +1106,10 @@ WorldResult World::Run() {
   result.remarked_masters = remarked_masters_;
   result.fresh_clients = fresh_clients_;
   result.wakeup_messages = wakeup_messages_;
+  result.switched_clients = switched_clients_;
+  result.reconfigure_phase = reconfigure_phase_;
+  result.grants_by_list = grants_by_list_;
+  result.grants_during_change = grants_during_change_;
   torture::CheckHistory(&history_);
   result.history = std::move(history_);
   return result;
@@ -847,6 +1161,22 @@ absl::StatusOr<WorldConfig> NamedConfig(absl::string_view name) {
     c.crash_heavy = true;
     return c;
   }
+  if (name == "reconfigure") {
+    // A rolling change of one master with the safe procedure: 4 servers,
+    // lists of 3, every kind of fault.
+    c.masters = 4;
+    c.clients = 4;
+    c.membership = WorldConfig::Membership::kReconfigure;
+    return c;
+  }
+  if (name == "membership-ignored") {
+    // "reconfigure" without the procedure, each client counting a majority
+    // of its own list: unsafe.
+    c.masters = 4;
+    c.clients = 4;
+    c.membership = WorldConfig::Membership::kIgnored;
+    return c;
+  }
   if (name == "partial-trust-marked") {
     // "guarded-partial" with a marked master trusted at once: unsafe.
     c.partial_loss = true;
@@ -866,16 +1196,18 @@ std::vector<std::string> ConfigNames() {
           "churn",
           "guarded-churn",
           "guarded-partial",
+          "reconfigure",
           "guard-off",
           "fast-clock",
           "legacy-grant",
-          "partial-trust-marked"};
+          "partial-trust-marked",
+          "membership-ignored"};
 }
 
 bool ExpectedSafe(absl::string_view name) {
   return name == "safe" || name == "guarded" || name == "guarded-crashes" ||
          name == "churn" || name == "guarded-churn" ||
-         name == "guarded-partial";
+         name == "guarded-partial" || name == "reconfigure";
 }
 
 Plan MakePlan(const WorldConfig& config, uint64_t seed) {
@@ -1008,6 +1340,38 @@ Plan MakePlan(const WorldConfig& config, uint64_t seed) {
       f.amount = absl::ToDoubleMilliseconds(window * (f.amount / 1000.0));
     }
   }
+  if (config.membership != WorldConfig::Membership::kOff &&
+      config.masters >= 2) {
+    // Drawn after everything else. The change begins early in the active
+    // phase; client 0 stays on O; each other client switches to N or to
+    // O+N somewhere from a second before the change to a second after its
+    // wait, and from O+N now and then to N later.
+    const absl::Duration wait = config.max_ttl * 1.01 + absl::Seconds(3);
+    plan.replaced = static_cast<int>(rng() % (config.masters - 1));
+    plan.reconfigure_at = Uniform(rng, active * 0.1, active * 0.3);
+    for (int c = 1; c < config.clients; ++c) {
+      if (rng() % 5 == 0) continue;  // Stays on O too.
+      PlannedSwitch first;
+      first.client = c;
+      first.list = rng() % 2 == 0 ? PlannedSwitch::List::kNew
+                                  : PlannedSwitch::List::kUnion;
+      first.at =
+          std::max(absl::ZeroDuration(),
+                   plan.reconfigure_at + Uniform(rng, -absl::Seconds(1),
+                                                 wait + absl::Seconds(1)));
+      plan.switches.push_back(first);
+      if (first.list == PlannedSwitch::List::kUnion && rng() % 2 == 0) {
+        PlannedSwitch second = first;
+        second.list = PlannedSwitch::List::kNew;
+        second.at = first.at + Uniform(rng, absl::Milliseconds(500), wait);
+        plan.switches.push_back(second);
+      }
+    }
+    std::sort(plan.switches.begin(), plan.switches.end(),
+              [](const PlannedSwitch& a, const PlannedSwitch& b) {
+                return a.at < b.at;
+              });
+  }
   std::sort(plan.faults.begin(), plan.faults.end(),
             [](const PlannedFault& a, const PlannedFault& b) {
               return a.start < b.start;
@@ -1098,6 +1462,18 @@ std::string FormatPlan(const Plan& plan) {
         : c.persistence == SimRedis::Persistence::kAofAlways
             ? std::string("aof always")
             : std::string("none"));
+  }
+  if (plan.replaced >= 0) {
+    absl::StrAppendFormat(
+        &out, "  change m%d replaced by the last server, begins %.3fs\n",
+        plan.replaced + 1, absl::ToDoubleSeconds(plan.reconfigure_at));
+  }
+  for (const PlannedSwitch& w : plan.switches) {
+    absl::StrAppendFormat(&out, "  switch %8.3fs  client %d to %s\n",
+                          absl::ToDoubleSeconds(w.at), w.client,
+                          w.list == PlannedSwitch::List::kNew     ? "new"
+                          : w.list == PlannedSwitch::List::kUnion ? "old+new"
+                                                                  : "old");
   }
   for (const PlannedFault& f : plan.faults) {
     absl::StrAppendFormat(

@@ -34,6 +34,7 @@
 #ifndef REDLOCK_TESTS_SIM_SIM_WORLD_H_
 #define REDLOCK_TESTS_SIM_SIM_WORLD_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -96,6 +97,28 @@ struct WorldConfig {
   // (Engine::set_trust_marked_restarts_for_testing); test-only, to show
   // the simulator finds that hole.
   bool trust_marked_restarts = false;
+  // Deployment membership (issue 22): the world has `masters` servers, and
+  // each client a list of `masters` - 1 of them. The deployment starts as
+  // steady(O), O = every server but the last; N is O with one member (the
+  // plan's `replaced`) swapped for the last server. Clients start on O;
+  // the plan's switches move some to N or to O+N (a new process on the new
+  // list, just before an acquisition), while client 0 stays on O. At the
+  // heal every client is on N. Off in the older configurations, whose
+  // plans (and recorded seeds) stay as they were.
+  enum class Membership {
+    kOff,
+    // An operator changes O to N with the safe procedure, racing the
+    // clients: begin (joint O->N on every reachable server of O+N, on at
+    // least |O| - quorum(O) + 1 of O), wait until the joint record is
+    // max_ttl * 1.01 + 3s old on each of those servers' clocks, raise every
+    // fence counter of N to the highest of O+N, finish (steady N).
+    kReconfigure,
+    // No procedure, and every client counts a majority of its own list
+    // (Engine::set_ignore_membership_for_testing): the rolling deploy of
+    // the issue; test-only, to show the simulator finds the double grant.
+    kIgnored,
+  };
+  Membership membership = Membership::kOff;
 };
 
 // The named configurations: "safe" (persistence, guard on), "guarded"
@@ -105,7 +128,10 @@ struct WorldConfig {
 // "guard-off" (restarts lose data, guard off), "fast-clock" (master clocks
 // up to 1.5x fast), "legacy-grant" (restarts lose data, the old grant rule)
 // and "partial-trust-marked" (restarts lose part of the data, a marked
-// master trusted at once). kInvalidArgument for another name.
+// master trusted at once); with a change of members (4 servers, lists of
+// 3): "reconfigure" (the safe procedure, faults on) and the unsafe
+// "membership-ignored" (no procedure, membership ignored). kInvalidArgument
+// for another name.
 absl::StatusOr<WorldConfig> NamedConfig(absl::string_view name);
 // Every name NamedConfig() knows.
 std::vector<std::string> ConfigNames();
@@ -149,6 +175,15 @@ struct PlannedFault {
   double amount = 0;
 };
 
+// With WorldConfig::membership: from the first acquisition after `at`
+// on, `client` runs on another list (a new engine).
+struct PlannedSwitch {
+  enum class List { kOld, kNew, kUnion };
+  int client = 0;
+  absl::Duration at;
+  List list = List::kNew;
+};
+
 struct Plan {
   uint64_t seed = 0;
   std::vector<PlannedOp> ops;
@@ -157,6 +192,12 @@ struct Plan {
   // AOF window, snapshot schedule). Empty otherwise: every master persists
   // as WorldConfig::persistence says.
   std::vector<SimRedis::Config> masters;
+  // With WorldConfig::membership: the old member the last server replaces
+  // (an index below masters - 1), when the operator begins the change
+  // (kReconfigure), and the clients' switches, in time order.
+  int replaced = -1;
+  absl::Duration reconfigure_at;
+  std::vector<PlannedSwitch> switches;
   // Events in the plan (what shrinking reduces).
   size_t size() const { return ops.size() + faults.size(); }
 };
@@ -182,6 +223,16 @@ struct WorldResult {
   // Pub/sub messages the clients' subscribers heard (waiters woken on
   // release), so a test can see wake-ups were exercised.
   int64_t wakeup_messages = 0;
+  // With WorldConfig::membership: clients moved to another list (planned
+  // switches and the heal's), and the operator's progress: 1 once joint
+  // O->N landed (begin), 2 once steady N was written (finish).
+  int64_t switched_clients = 0;
+  int reconfigure_phase = 0;
+  // Acquisitions won by clients on the old list, the new one and both
+  // (PlannedSwitch::List order), and of those, won while the operator's
+  // joint record was up (after begin, before finish).
+  std::array<int64_t, 3> grants_by_list = {0, 0, 0};
+  int64_t grants_during_change = 0;
 };
 
 // Runs `plan` under `config` to quiescence and checks it. Deterministic.

@@ -31,8 +31,9 @@
 
 ABSL_FLAG(std::string, config, "safe",
           "Configuration: safe, guarded, guarded-crashes, churn, "
-          "guarded-churn, guarded-partial (safe); guard-off, fast-clock, "
-          "legacy-grant, partial-trust-marked (unsafe).");
+          "guarded-churn, guarded-partial, reconfigure (safe); guard-off, "
+          "fast-clock, legacy-grant, partial-trust-marked, "
+          "membership-ignored (unsafe).");
 ABSL_FLAG(uint64_t, seed, 1, "First seed.");
 ABSL_FLAG(int64_t, count, 0, "Histories to run (0: until --seconds).");
 ABSL_FLAG(double, seconds, 0, "Stop starting histories after this long.");
@@ -43,10 +44,12 @@ ABSL_FLAG(int, max_failures, 3, "Stop after this many failing seeds.");
 ABSL_FLAG(std::string, out, "",
           "Directory for failing seeds' history.json and timeline.svg.");
 ABSL_FLAG(bool, verbose, false, "Print every history's plan and summary.");
-ABSL_FLAG(int, clients, 3, "Clients per history.");
+ABSL_FLAG(int, clients, 0,
+          "Clients per history (0: the configuration's, 3 or 4).");
 ABSL_FLAG(int, operations, 60, "Client operations per history.");
 ABSL_FLAG(int, faults, 6, "Faults per history.");
-ABSL_FLAG(int, masters, 5, "Masters per history.");
+ABSL_FLAG(int, masters, 0,
+          "Masters per history (0: the configuration's, 5 or 4).");
 
 namespace redlock::sim {
 namespace {
@@ -88,15 +91,26 @@ int Main() {
     return 2;
   }
   WorldConfig config = *named;
-  config.clients = absl::GetFlag(FLAGS_clients);
+  if (absl::GetFlag(FLAGS_clients) != 0) {
+    config.clients = absl::GetFlag(FLAGS_clients);
+  }
   config.operations = absl::GetFlag(FLAGS_operations);
   config.faults = absl::GetFlag(FLAGS_faults);
-  config.masters = absl::GetFlag(FLAGS_masters);
+  if (absl::GetFlag(FLAGS_masters) != 0) {
+    config.masters = absl::GetFlag(FLAGS_masters);
+  }
   if (config.clients < 1 || config.masters < 1 || config.operations < 0 ||
       config.faults < 0) {
     std::fprintf(stderr,
                  "redlock-sim: --clients and --masters must be at least 1, "
                  "--operations and --faults not negative\n");
+    return 2;
+  }
+  if (config.membership != WorldConfig::Membership::kOff &&
+      config.masters < 2) {
+    std::fprintf(stderr,
+                 "redlock-sim: --config=%s needs --masters of at least 2\n",
+                 config.name.c_str());
     return 2;
   }
   const uint64_t stride = std::max<uint64_t>(1, absl::GetFlag(FLAGS_stride));
@@ -131,15 +145,17 @@ int Main() {
     if (absl::GetFlag(FLAGS_verbose)) {
       std::printf(
           "seed %llu: %lld events, %lld operations, %lld faults, %lld "
-          "operator steps (%lld masters re-marked)\n%s%s%s",
+          "operator steps (%lld masters re-marked), %lld list switches, "
+          "reconfiguration phase %d\n%s%s%s",
           static_cast<unsigned long long>(seed),
           static_cast<long long>(result.events),
           static_cast<long long>(result.operations),
           static_cast<long long>(result.faults),
           static_cast<long long>(result.operator_steps),
           static_cast<long long>(result.remarked_masters),
-          FormatPlan(plan).c_str(), Sections(result.history).c_str(),
-          torture::FormatSummary(s).c_str());
+          static_cast<long long>(result.switched_clients),
+          result.reconfigure_phase, FormatPlan(plan).c_str(),
+          Sections(result.history).c_str(), torture::FormatSummary(s).c_str());
     }
     if (s.violations() == 0) continue;
     violations += s.violations();
