@@ -199,15 +199,19 @@ class MembershipPhase : public Phase {
           "joint phase: cycle p50 ≤ 1.5× steady cycle p50 (", client,
           ", client of A,B,C,D under joint A,B,C -> A,B,D vs client of "
           "A,B,C under steady A,B,C)"));
-      if (ran_ && steady != nullptr && joint != nullptr) {
+      const MembershipConfig* four = Find(client, Deployment::kSteady4);
+      if (ran_ && steady != nullptr && joint != nullptr && four != nullptr) {
         const Dist j = Summarize(joint->own.cycle_us);
         const Dist st = Summarize(steady->own.cycle_us);
+        const Dist f = Summarize(four->own.cycle_us);
         const double r50 = Ratio(j.p50, st.p50);
         t = {t.what,
-             absl::StrFormat("%s (%s vs %s µs; per round %s; p99 %s)", X(r50),
-                             Us(j.p50), Us(st.p50),
-                             Spread(RoundRatios(*joint, *steady)),
-                             X(Ratio(j.p99, st.p99))),
+             absl::StrFormat(
+                 "%s (%s vs %s µs; per round %s; p99 %s; vs a steady client "
+                 "of A,B,C,D: p50 %s, p99 %s)",
+                 X(r50), Us(j.p50), Us(st.p50),
+                 Spread(RoundRatios(*joint, *steady)), X(Ratio(j.p99, st.p99)),
+                 X(Ratio(j.p50, f.p50)), X(Ratio(j.p99, f.p99))),
              r50 <= 1.5, true};
       }
       targets.push_back(t);
@@ -243,11 +247,17 @@ class MembershipPhase : public Phase {
         "\nTimes in µs. ×floor compares a configuration with its own floor "
         "blocks; ×steady compares it with the steady A,B,C client of the "
         "same kind (over all cycles, and per round: its block p50 over that "
-        "client's block p50 in the same round).\n\n",
+        "client's block p50 in the same round); ×steady of 4 compares the "
+        "joint client with the steady A,B,C,D client of the same kind, "
+        "which has as many masters: what the second quorum itself "
+        "costs.\n\n",
         "| configuration | cycles | p50 | p90 | p99 | p99.9 | acquire p50 | "
         "floor p50 | ×floor p50 | ×floor p99 | ×steady p50 | ×steady p99 | "
-        "×steady p50 per round (min / median / max) | errors |\n"
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|\n");
+        "×steady p50 per round (min / median / max) | ×steady of 4 p50 | "
+        "×steady of 4 p99 | ×steady of 4 p50 per round (min / median / max) "
+        "| errors |\n"
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|---|"
+        "--:|\n");
     for (const MembershipConfig& c : configs_) {
       const Dist own = Summarize(c.own.cycle_us);
       const Dist acq = Summarize(c.own.acquire_us);
@@ -260,12 +270,21 @@ class MembershipPhase : public Phase {
         s99 = X(Ratio(own.p99, sd.p99));
         spread = Spread(RoundRatios(c, *st));
       }
+      const MembershipConfig* four = Find(c.client, Deployment::kSteady4);
+      std::string f50, f99, fspread;
+      if (c.deployment == Deployment::kJoint && four != nullptr) {
+        const Dist fd = Summarize(four->own.cycle_us);
+        f50 = X(Ratio(own.p50, fd.p50));
+        f99 = X(Ratio(own.p99, fd.p99));
+        fspread = Spread(RoundRatios(c, *four));
+      }
       absl::StrAppend(&md, "| ", c.name, " | ", own.count, " | ", Us(own.p50),
                       " | ", Us(own.p90), " | ", Us(own.p99), " | ",
                       Us(own.p999), " | ", Us(acq.p50), " | ", Us(fl.p50),
                       " | ", X(Ratio(own.p50, fl.p50)), " | ",
                       X(Ratio(own.p99, fl.p99)), " | ", s50, " | ", s99, " | ",
-                      spread, " | ", c.own.errors, " |\n");
+                      spread, " | ", f50, " | ", f99, " | ", fspread, " | ",
+                      c.own.errors, " |\n");
     }
     absl::StrAppend(&md, "\n");
   }
@@ -299,6 +318,13 @@ class MembershipPhase : public Phase {
           k["steady_ratio_p50"] = Num(Ratio(own.p50, sd.p50));
           k["steady_ratio_p99"] = Num(Ratio(own.p99, sd.p99));
           k["steady_round_ratio_p50"] = Nums(RoundRatios(c, *st));
+        }
+        const MembershipConfig* four = Find(c.client, Deployment::kSteady4);
+        if (c.deployment == Deployment::kJoint && four != nullptr) {
+          const Dist fd = Summarize(four->own.cycle_us);
+          k["steady4_ratio_p50"] = Num(Ratio(own.p50, fd.p50));
+          k["steady4_ratio_p99"] = Num(Ratio(own.p99, fd.p99));
+          k["steady4_round_ratio_p50"] = Nums(RoundRatios(c, *four));
         }
         k["errors"] = c.own.errors;
         k["last_error"] = c.own.last_error;
