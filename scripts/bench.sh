@@ -16,11 +16,17 @@
 # (relative to the repository root, or absolute; configured like build/ when
 # it has no build file yet) instead of build/.
 #
+# REDLOCK_BENCH_BASELINE=DIR (a build directory of another commit, holding
+# bench/redlock-e2e-bench; for example one of the commit before a change)
+# also runs the async and blocking instruction counts with that binary, on
+# the same masters and by the same method, and reports both side by side.
+#
 # Steps: micro benchmarks (Google Benchmark); the end-to-end harness
 # (redlock-e2e-bench: latency vs an interleaved floor, whole cycles with one
-# slow master, throughput vs redis-benchmark, contention, hand-off between
-# contender processes with waiters polling vs woken on release, client CPU, a
-# fresh client's first acquisition with a master stopped); instructions per
+# slow master, cycles under a joint membership record vs a steady one,
+# throughput vs redis-benchmark, contention, hand-off between contender
+# processes with waiters polling vs woken on release, client CPU, a fresh
+# client's first acquisition with a master stopped); instructions per
 # cycle under valgrind --tool=callgrind and system calls per cycle under
 # strace, each from two runs of a fixed number of cycles (the difference
 # cancels start-up); a gnuplot latency plot.
@@ -33,7 +39,7 @@ for arg in "$@"; do
   case "$arg" in
     --quick) QUICK=1 ;;
     -h | --help)
-      sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -85,6 +91,20 @@ else
 fi
 BIN="$BUILD_DIR/bench"
 BIN_SHOWN="${BIN#"$REDLOCK_ROOT"/}"
+
+BASELINE_DIR="${REDLOCK_BENCH_BASELINE:-}"
+BASELINE_COMMIT=""
+if [[ -n "$BASELINE_DIR" ]]; then
+  [[ "$BASELINE_DIR" == /* ]] || BASELINE_DIR="$REDLOCK_ROOT/$BASELINE_DIR"
+  BASELINE_DIR="${BASELINE_DIR%/}"
+  if [[ ! -x "$BASELINE_DIR/bench/redlock-e2e-bench" ]]; then
+    echo "error: no $BASELINE_DIR/bench/redlock-e2e-bench (REDLOCK_BENCH_BASELINE)" >&2
+    exit 1
+  fi
+  # The commit of the tree the baseline directory is in (its binary is
+  # assumed built from it).
+  BASELINE_COMMIT="$(git -C "$BASELINE_DIR" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+fi
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/redlock-bench.XXXXXX")"
 cleanup() {
@@ -138,25 +158,36 @@ CG_FEW=100
 CG_MANY=400
 ((QUICK)) && CG_MANY=200
 CG_CONFIGS=(floor raw async blocking)
-declare -A IR SYSCALLS
-callgrind_runs() {
-  local cfg n
-  for cfg in "${CG_CONFIGS[@]}"; do
-    for n in "$CG_FEW" "$CG_MANY"; do
-      valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.$cfg.$n" \
-        "$BIN/redlock-e2e-bench" --masters="$REDLOCK_MASTERS" \
-        --callgrind="$cfg" --callgrind_masters=5 --callgrind_cycles="$n" \
-        >"$WORK/cg.$cfg.$n.log" 2>&1 || {
-        echo "error: callgrind run $cfg/$n failed:" >&2
-        tail -n 20 "$WORK/cg.$cfg.$n.log" >&2
-        return 1
-      }
-    done
-    local few many
-    few=$(sed -n 's/^summary: *//p' "$WORK/cg.$cfg.$CG_FEW")
-    many=$(sed -n 's/^summary: *//p' "$WORK/cg.$cfg.$CG_MANY")
-    IR[$cfg]=$(((many - few) / (CG_MANY - CG_FEW)))
+declare -A IR IR_BASE SYSCALLS
+# callgrind_ir BIN TAG CFG: Ir per cycle of CFG with BIN (profiles
+# $WORK/cg.TAG.CFG.N).
+callgrind_ir() {
+  local bin=$1 tag=$2 cfg=$3 n
+  for n in "$CG_FEW" "$CG_MANY"; do
+    valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.$tag$cfg.$n" \
+      "$bin/redlock-e2e-bench" --masters="$REDLOCK_MASTERS" \
+      --callgrind="$cfg" --callgrind_masters=5 --callgrind_cycles="$n" \
+      >"$WORK/cg.$tag$cfg.$n.log" 2>&1 || {
+      echo "error: callgrind run $tag$cfg/$n failed:" >&2
+      tail -n 20 "$WORK/cg.$tag$cfg.$n.log" >&2
+      return 1
+    }
   done
+  local few many
+  few=$(sed -n 's/^summary: *//p' "$WORK/cg.$tag$cfg.$CG_FEW")
+  many=$(sed -n 's/^summary: *//p' "$WORK/cg.$tag$cfg.$CG_MANY")
+  echo $(((many - few) / (CG_MANY - CG_FEW)))
+}
+callgrind_runs() {
+  local cfg
+  for cfg in "${CG_CONFIGS[@]}"; do
+    IR[$cfg]=$(callgrind_ir "$BIN" "" "$cfg")
+  done
+  if [[ -n "$BASELINE_DIR" ]]; then
+    for cfg in async blocking; do
+      IR_BASE[$cfg]=$(callgrind_ir "$BASELINE_DIR/bench" base. "$cfg")
+    done
+  fi
 }
 step callgrind callgrind_runs
 
@@ -276,6 +307,32 @@ ir_row() { # ir_row CFG LABEL MASTERS
   echo "| $label | ${IR[$cfg]} | $ratio_floor | $ratio_n | ${sc%%|*} | ${sc#*|} |"
 }
 
+# With REDLOCK_BENCH_BASELINE: the same Ir per cycle from the baseline
+# binary, same masters, same method.
+baseline_section() {
+  [[ -n "$BASELINE_DIR" ]] || return 0
+  local cfg
+  cat <<EOF
+
+Against a baseline build (\`REDLOCK_BENCH_BASELINE\`, commit
+\`${BASELINE_COMMIT}\`): the same runs with its \`redlock-e2e-bench\`, on
+the same masters. A cycle takes several times as long under valgrind as
+natively, so work a client does per second of wall time rather than per
+cycle weighs more per cycle here than in a native run: a membership client
+reads every master's marker again (GET, parse, judge) once its last read is
+a second old, and these figures include whichever of those re-reads fell in
+the extra cycles of the longer run.
+
+| configuration | Ir per cycle, this build | Ir per cycle, \`${BASELINE_COMMIT}\` | this ÷ baseline |
+|---|--:|--:|--:|
+EOF
+  for cfg in async blocking; do
+    awk -v cfg="$cfg" -v a="${IR[$cfg]}" -v b="${IR_BASE[$cfg]}" \
+      'BEGIN { printf "| %s N=5 | %d | %d | %.4f× |\n", cfg, a, b, a / b }'
+  done
+  echo
+}
+
 report() {
   local e2e_cmd_shown="${E2E_CMD[*]}"
   e2e_cmd_shown="${e2e_cmd_shown//$REDLOCK_ROOT\//}"
@@ -333,6 +390,7 @@ $(ir_row floor "floor (1 master)" 1)
 $(ir_row raw "raw fan-out N=5" 5)
 $(ir_row async "async N=5" 5)
 $(ir_row blocking "blocking N=5" 5)
+$(baseline_section)
 
 The library's own functions, async N=5, inclusive instructions per cycle
 (a function's callees included, so the rows overlap):

@@ -27,6 +27,10 @@
 //               awaits it; also with wait_for_all_masters) with one of five
 //               masters behind a FaultProxy adding latency each way,
 //               interleaved with the same client kind without a slow master.
+//   membership  whole cycles on four masters A,B,C,D under a joint record
+//               (A,B,C -> A,B,D, written with the reconfigure script; a
+//               client of A,B,C,D) vs a steady A,B,C client and a steady
+//               A,B,C,D client, each block after a floor block.
 //   throughput  one AsyncRedlock on one loop at N = 5 with 1, 8, 64 locks in
 //               flight, interleaved with the masters' own capacity for the
 //               same commands measured with redis-benchmark.
@@ -99,7 +103,7 @@ ABSL_FLAG(bool, quick, false,
           "below).");
 // The default is every registered phase, in order (read after main starts,
 // when every phase file has registered):
-// latency,fault,throughput,contention,handoff,fresh.
+// latency,fault,membership,throughput,contention,handoff,fresh.
 ABSL_FLAG(std::string, phases, redlock::bench::AllPhaseNames(),
           "Which phases to run, comma-separated.");
 ABSL_FLAG(absl::Duration, ttl, absl::Seconds(10),
