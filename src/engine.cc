@@ -171,10 +171,20 @@ void Engine::Rejudge() {
   }
   // Replaced only when they change: a round started under other groups
   // counts no grant (JudgeVotes()), so the pointer says "the same groups".
+  max_ttl_agreement_ = ComputeMaxTtlAgreement();
   if (membership_.adopted.has_value() && !ignore_membership_) {
     std::vector<QuorumGroup> groups =
         QuorumGroups(*membership_.adopted, names_);
-    if (groups_ == nullptr || !SameGroups(*groups_, groups)) {
+    // A steady record of exactly this client's masters is the plain count
+    // (quorum_ of every master): rounds then need no groups at all.
+    const bool plain = groups.size() == 1 &&
+                       groups[0].size == static_cast<int>(masters_.size()) &&
+                       groups[0].quorum == quorum_ &&
+                       std::all_of(groups[0].in.begin(), groups[0].in.end(),
+                                   [](bool in) { return in; });
+    if (plain) {
+      groups_.reset();
+    } else if (groups_ == nullptr || !SameGroups(*groups_, groups)) {
       groups_ =
           std::make_shared<const std::vector<QuorumGroup>>(std::move(groups));
     }
@@ -466,7 +476,13 @@ void Engine::ReadMarker(size_t i) {
     if (destroying_ || !reply.ok()) return;
     // Whatever marker is stored now; a read never unmarks a master.
     if (reply->type == RedisReply::Type::kString) {
+      const bool same = masters_[i]->identity().known &&
+                        !reply->str.empty() &&
+                        masters_[i]->identity().marker_value == reply->str;
       masters_[i]->set_marker(reply->str, runtime_->Now());
+      // The once-a-second re-read of a record that did not change: nothing
+      // to judge again.
+      if (same) return;
     } else {
       masters_[i]->set_marker_read_absent(runtime_->Now());
     }
@@ -660,7 +676,7 @@ absl::Status Engine::GuardVerdict(int master) const {
           absl::Ceil(options_.max_ttl - uptime, absl::Seconds(1)))));
 }
 
-absl::Status Engine::MaxTtlAgreement() const {
+absl::Status Engine::ComputeMaxTtlAgreement() const {
   const int64_t ours = absl::ToInt64Milliseconds(options_.max_ttl);
   for (const auto& x : masters_) {
     const MasterIdentity& id = x->identity();

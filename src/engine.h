@@ -195,7 +195,8 @@ class Engine {
   absl::Status FenceVeto(int master) const;
   // OK unless a master's marker records a max_ttl other than this client's;
   // then kFailedPrecondition naming both.
-  absl::Status MaxTtlAgreement() const;
+  absl::Status MaxTtlAgreement() const { return max_ttl_agreement_; }
+  absl::Status ComputeMaxTtlAgreement() const;
   std::function<absl::Status(int)> FenceVetoFn() const {
     return [this](int master) { return FenceVeto(master); };
   }
@@ -214,23 +215,17 @@ class Engine {
     return [this](int master) { return FailureDomain(master); };
   }
   // Sets `config`'s grant_veto, failure_domain and quorum groups. The
-  // round's votes are counted under the groups of its start: if this
-  // client's membership changes before a grant arrives (a record read
-  // meanwhile, e.g. the joint phase of a change), the grant is a failed
-  // vote, never counted under groups that no longer hold (found by the
-  // simulation, seed 950 of `reconfigure`: a plain majority of the new list
-  // won while an old-list client held the lock).
+  // votes are counted under this client's groups as they are when each
+  // reply arrives: a record read during the attempt (the joint phase of a
+  // change reaching a client whose list the old record refused) must not
+  // leave its grants counted under the groups of the attempt's start (found
+  // by the simulation, seed 950 of `reconfigure`: a plain majority of the
+  // new list won while an old-list client held the lock).
   void JudgeVotes(RoundConfig& config) const {
-    config.grant_veto = [this, groups = groups_](int master) {
-      if (groups != groups_) {
-        return absl::FailedPreconditionError(
-            "membership: the deployment's record changed during the attempt "
-            "(counted under the new one from the next attempt)");
-      }
-      return GrantVeto(master);
-    };
+    config.grant_veto = VetoFn();
     config.failure_domain = DomainFn();
     config.groups = groups_;
+    config.current_groups = [this] { return groups_; };
   }
   // Tells the observer (if any) of each master whose connection or verdict
   // changed since it was last told.
@@ -291,6 +286,8 @@ class Engine {
   // From membership_.adopted; null: one group of every master, quorum_.
   std::shared_ptr<const std::vector<QuorumGroup>> groups_;
   bool ignore_membership_ = false;
+  // ComputeMaxTtlAgreement() as of the last Rejudge().
+  absl::Status max_ttl_agreement_;
   bool legacy_grant_rule_ = false;
   bool trust_marked_restarts_ = false;
   // Set first thing in ~Engine: late replies to marker reads do nothing.

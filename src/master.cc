@@ -299,6 +299,7 @@ void ReadMarkerValue(absl::string_view value, MasterIdentity* id) {
   std::optional<std::string> record;
   ParseMarker(value, &id->marker, &id->marker_time_us, &id->marker_run_id,
               &id->marker_max_ttl_ms, &record);
+  id->marker_value = std::string(value);
   id->has_record = false;
   id->record_error = absl::OkStatus();
   id->member.clear();

@@ -108,6 +108,8 @@ struct MasterIdentity {
   // carries one that did not; `member` is this server's name in it.
   bool has_record = false;
   absl::Status record_error;
+  // The marker's whole value as read ("" if absent).
+  std::string marker_value;
   std::string member;
   Membership record;
   // INFO memory maxmemory_policy ("noeviction", "allkeys-lru", ...); empty

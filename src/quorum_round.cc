@@ -11,20 +11,12 @@
 
 namespace redlock::internal {
 
-namespace {
-
-std::vector<QuorumGroup> EveryMaster(int masters, int quorum) {
-  QuorumGroup g;
-  g.in.assign(masters, true);
-  g.size = masters;
-  g.quorum = quorum;
-  return {std::move(g)};
-}
-
-}  // namespace
-
 VoteTally::VoteTally(int masters, int quorum)
-    : VoteTally(masters, EveryMaster(masters, quorum)) {}
+    : masters_(masters), voted_(masters, false) {
+  // One group of every master: nothing to allocate.
+  groups_.push_back(Group{nullptr, masters, quorum});
+  counts_.resize(1);
+}
 
 VoteTally::VoteTally(int masters, std::vector<QuorumGroup> groups)
     : VoteTally(masters, std::make_shared<const std::vector<QuorumGroup>>(
@@ -32,16 +24,15 @@ VoteTally::VoteTally(int masters, std::vector<QuorumGroup> groups)
 
 VoteTally::VoteTally(int masters,
                      std::shared_ptr<const std::vector<QuorumGroup>> groups)
-    : masters_(masters),
-      groups_(std::move(groups)),
-      counts_(groups_->size()),
-      voted_(masters, false) {
-  for (size_t g = 0; g < groups_->size(); ++g) {
-    const QuorumGroup& group = (*groups_)[g];
+    : masters_(masters), keep_(std::move(groups)), voted_(masters, false) {
+  for (const QuorumGroup& group : *keep_) {
+    groups_.push_back(Group{&group.in, group.size, group.quorum});
+  }
+  counts_.resize(groups_.size());
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const Group& group = groups_[g];
     int present = 0;
-    for (int i = 0; i < masters_; ++i) {
-      present += i < static_cast<int>(group.in.size()) && group.in[i];
-    }
+    for (int i = 0; i < masters_; ++i) present += group.Has(i);
     // Members without an address here never vote: failed from the start.
     counts_[g].failed = std::max(0, group.size - present);
   }
@@ -60,25 +51,22 @@ bool VoteTally::Record(int master, const absl::StatusOr<Vote>& vote) {
   } else {
     ++denied_;
   }
-  for (size_t g = 0; g < counts_.size(); ++g) {
-    const QuorumGroup& group = (*groups_)[g];
-    if (master < static_cast<int>(group.in.size()) && group.in[master]) {
-      ++(counts_[g].*field);
-    }
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    if (groups_[g].Has(master)) ++(counts_[g].*field);
   }
   return true;
 }
 
 bool VoteTally::QuorumReached() const {
-  for (size_t g = 0; g < counts_.size(); ++g) {
-    if (counts_[g].granted < (*groups_)[g].quorum) return false;
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    if (counts_[g].granted < groups_[g].quorum) return false;
   }
   return true;
 }
 
 bool VoteTally::QuorumImpossible() const {
-  for (size_t g = 0; g < counts_.size(); ++g) {
-    const QuorumGroup& group = (*groups_)[g];
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const Group& group = groups_[g];
     if (counts_[g].denied + counts_[g].failed > group.size - group.quorum) {
       return true;
     }
@@ -87,8 +75,8 @@ bool VoteTally::QuorumImpossible() const {
 }
 
 bool VoteTally::QuorumCleared() const {
-  for (size_t g = 0; g < counts_.size(); ++g) {
-    if (counts_[g].granted + counts_[g].denied < (*groups_)[g].quorum) {
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    if (counts_[g].granted + counts_[g].denied < groups_[g].quorum) {
       return false;
     }
   }
@@ -96,8 +84,8 @@ bool VoteTally::QuorumCleared() const {
 }
 
 bool VoteTally::ClearingImpossible() const {
-  for (size_t g = 0; g < counts_.size(); ++g) {
-    const QuorumGroup& group = (*groups_)[g];
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const Group& group = groups_[g];
     if (counts_[g].failed > group.size - group.quorum) return true;
   }
   return false;
@@ -109,7 +97,7 @@ absl::StatusCode VoteTally::LossCode() const {
 }
 
 std::string VoteTally::DescribeQuorum() const {
-  const std::vector<QuorumGroup>& groups = *groups_;
+  const absl::InlinedVector<Group, 2>& groups = groups_;
   if (groups.size() == 1) {
     return absl::StrFormat("quorum %d of %d", groups[0].quorum,
                            groups[0].size);
@@ -141,7 +129,8 @@ QuorumRound::QuorumRound(std::vector<MasterLink*> masters, RoundConfig config,
       tally_(config_.groups == nullptr
                  ? VoteTally(static_cast<int>(masters_.size()), config_.quorum)
                  : VoteTally(static_cast<int>(masters_.size()),
-                             config_.groups)) {
+                             config_.groups)),
+      counted_under_(config_.groups) {
   votes_.resize(masters_.size());
   replies_.resize(masters_.size());
   for (size_t i = 0; i < masters_.size(); ++i) {
@@ -183,6 +172,7 @@ void QuorumRound::OnReply(int master, absl::StatusOr<RedisReply> reply) {
   if (config_.keep_replies && reply.ok()) {
     replies_[master] = *std::move(reply);
   }
+  FollowGroups();
   if (!tally_.Record(master, vote)) return;
 
   MasterVote& record = votes_[master];
@@ -219,6 +209,32 @@ void QuorumRound::OnReply(int master, absl::StatusOr<RedisReply> reply) {
   } else if (tally_.QuorumImpossible()) {
     Decide(absl::Status(tally_.LossCode(), ""));
   }
+}
+
+void QuorumRound::FollowGroups() {
+  if (!config_.current_groups) return;
+  std::shared_ptr<const std::vector<QuorumGroup>> now = config_.current_groups();
+  if (now == nullptr || now == counted_under_) return;
+  counted_under_ = now;
+  VoteTally tally(static_cast<int>(masters_.size()), std::move(now));
+  for (size_t j = 0; j < votes_.size(); ++j) {
+    switch (votes_[j].kind) {
+      case MasterVote::Kind::kGranted:
+        tally.Record(static_cast<int>(j), Vote::kGranted);
+        break;
+      case MasterVote::Kind::kDenied:
+        tally.Record(static_cast<int>(j), Vote::kDenied);
+        break;
+      case MasterVote::Kind::kFailed:
+        tally.Record(static_cast<int>(j),
+                     votes_[j].error.ok() ? absl::UnknownError("failed")
+                                          : votes_[j].error);
+        break;
+      default:
+        break;  // No vote yet.
+    }
+  }
+  tally_ = std::move(tally);
 }
 
 int QuorumRound::GrantedSameDomain(int master) const {

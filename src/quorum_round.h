@@ -83,8 +83,19 @@ class VoteTally {
     int denied = 0;
     int failed = 0;  // Including the members this client has no address for.
   };
+  struct Group {
+    const std::vector<bool>* in;  // Null: every master.
+    int size;
+    int quorum;
+    bool Has(int master) const {
+      return in == nullptr ||
+             (master < static_cast<int>(in->size()) && (*in)[master]);
+    }
+  };
   int masters_;
-  std::shared_ptr<const std::vector<QuorumGroup>> groups_;
+  // Owns what groups_ points into (null for one group of every master).
+  std::shared_ptr<const std::vector<QuorumGroup>> keep_;
+  absl::InlinedVector<Group, 2> groups_;
   absl::InlinedVector<Count, 2> counts_;
   int granted_ = 0;
   int denied_ = 0;
@@ -99,6 +110,12 @@ struct RoundConfig {
   // If set, replaces `quorum`: a quorum of each group (the deployment's
   // members, or during a change its old and new members).
   std::shared_ptr<const std::vector<QuorumGroup>> groups;
+  // If set, asked at each reply: when it gives other (non-null) groups than
+  // the votes are counted under, every vote so far is counted again under
+  // them. (A change to null — the client refused meanwhile — keeps the
+  // groups: the refusal vetoes every later grant anyway.)
+  std::function<std::shared_ptr<const std::vector<QuorumGroup>>()>
+      current_groups;
   // When the round is decided.
   enum class DecideWhen {
     // Acquire and extend: won as soon as `quorum` granted, lost as soon as
@@ -188,6 +205,8 @@ class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
  private:
   void SendAll();
   void OnReply(int master, absl::StatusOr<RedisReply> reply);
+  // Counts every vote so far again if the client's groups changed.
+  void FollowGroups();
   // A master of `master`'s failure domain whose grant already counted, or -1.
   int GrantedSameDomain(int master) const;
   void Decide(absl::Status status);
@@ -197,6 +216,8 @@ class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
   Clock* clock_;
   Done done_;
   VoteTally tally_;
+  // The groups tally_ counts under (RoundConfig::current_groups).
+  std::shared_ptr<const std::vector<QuorumGroup>> counted_under_;
   MonotonicTime start_;
   std::vector<MasterVote> votes_;
   std::vector<std::optional<RedisReply>> replies_;
