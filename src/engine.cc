@@ -93,6 +93,7 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
   for (const auto& master : masters_) {
     names_.push_back(master->config().address.MemberName());
   }
+  duplicate_.assign(masters_.size(), false);
   risks_warned_.assign(masters_.size(), -1);
   reported_ready_.assign(masters_.size(), false);
   // Not judged yet, as GrantVeto() says before any handshake.
@@ -141,6 +142,7 @@ void Engine::Rejudge() {
     // its master's marker) is one entry of the list.
     bool duplicate = SameServerAs(static_cast<int>(i)) >= 0;
     for (size_t j = 0; j < i && !duplicate; ++j) duplicate = names_[j] == names_[i];
+    duplicate_[i] = duplicate;
     v.marked = id.known && !id.marker.empty();
     v.has_record = id.known && id.has_record;
     if (id.known) v.record_error = id.record_error;
@@ -173,8 +175,15 @@ void Engine::Rejudge() {
   // counts no grant (JudgeVotes()), so the pointer says "the same groups".
   max_ttl_agreement_ = ComputeMaxTtlAgreement();
   if (membership_.adopted.has_value() && !ignore_membership_) {
+    // A second address of a server already counted (or of a member) is in
+    // no group: its vote is that server's again (and, a denial by the key
+    // its first address just set, must not count against the group).
+    std::vector<std::string> voting = names_;
+    for (size_t i = 0; i < voting.size(); ++i) {
+      if (duplicate_[i]) voting[i].clear();
+    }
     std::vector<QuorumGroup> groups =
-        QuorumGroups(*membership_.adopted, names_);
+        QuorumGroups(*membership_.adopted, voting, options_.quorum);
     // A steady record of exactly this client's masters is the plain count
     // (quorum_ of every master): rounds then need no groups at all.
     const bool plain = groups.size() == 1 &&

@@ -278,6 +278,8 @@ class Engine {
   // Per master: its name in the deployment's membership: the one its
   // record gives it, else MasterAddress::MemberName() (Rejudge()).
   std::vector<std::string> names_;
+  // Per master: a second address of a server (or member) listed earlier.
+  std::vector<bool> duplicate_;
   // This client's list as member names, one per server, canonical.
   std::vector<std::string> list_;
   // Masters not heard from yet (no handshake ever), not in list_.

@@ -276,12 +276,10 @@ MembershipJudgement JudgeMembership(const std::vector<MemberView>& views,
   }
   if (newest < 0) return out;  // No record anywhere: the legacy rules judge.
   const Membership& adopted = views[newest].record;
-  if (adopted.quorum != quorum) {
-    return refuse_all(Refuse(absl::StrCat(
-        "this client's quorum rule is ", QuorumName(quorum),
-        ", the deployment's is ", QuorumName(adopted.quorum),
-        ": every client of a deployment must use the same")));
-  }
+  // The quorum rule needs no agreement: a client counting every member
+  // and one counting a majority intersect as two majorities do. Each counts
+  // under its own (QuorumGroups()).
+  (void)quorum;
   if (absl::Status s = CheckList(adopted, list, unknown); !s.ok()) {
     return refuse_all(s);
   }
@@ -320,13 +318,14 @@ MembershipJudgement JudgeMembership(const std::vector<MemberView>& views,
 }
 
 std::vector<QuorumGroup> QuorumGroups(const Membership& record,
-                                      const std::vector<std::string>& names) {
+                                      const std::vector<std::string>& names,
+                                      std::optional<Quorum> rule) {
   std::vector<QuorumGroup> groups;
   for (const std::vector<std::string>* set : {&record.members, &record.next}) {
     if (set->empty()) continue;
     QuorumGroup g;
     g.size = static_cast<int>(set->size());
-    g.quorum = QuorumOf(g.size, record.quorum);
+    g.quorum = QuorumOf(g.size, rule.value_or(record.quorum));
     g.in.assign(names.size(), false);
     for (size_t i = 0; i < names.size(); ++i) {
       g.in[i] = Contains(*set, names[i]);

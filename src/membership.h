@@ -132,7 +132,8 @@ struct MembershipJudgement {
 // (`list`: the names of the masters heard from, canonical, one per server;
 // `unknown` masters not heard from yet). Fail closed: masters of
 // two deployments, two configurations at one epoch, an unreadable record, a
-// list the record does not allow — every master's grants stop counting. A
+// list the record does not allow — every master's grants stop counting.
+// (`quorum`, this client's rule, needs no agreement with the record's.) A
 // master whose marker names it differently than this client does, or that
 // is not a member, or that carries no record while others do, casts no
 // grant. Pure.
@@ -150,8 +151,11 @@ struct QuorumGroup {
   int size = 0;
   int quorum = 0;
 };
-std::vector<QuorumGroup> QuorumGroups(const Membership& record,
-                                      const std::vector<std::string>& names);
+// `rule`: the client's quorum rule (default: the record's, the rule of the
+// client that made the deployment).
+std::vector<QuorumGroup> QuorumGroups(
+    const Membership& record, const std::vector<std::string>& names,
+    std::optional<Quorum> rule = std::nullopt);
 // True if the two are the same groups.
 bool SameGroups(const std::vector<QuorumGroup>& a,
                 const std::vector<QuorumGroup>& b);

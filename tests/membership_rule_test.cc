@@ -219,12 +219,18 @@ TEST(JudgeMembershipTest, AServerNamedOtherwiseThanItsMarkerSaysCastsNoGrant) {
   EXPECT_TRUE(Mentions(j.standing[2], "member b")) << j.standing[2];
 }
 
-TEST(JudgeMembershipTest, AnotherQuorumRuleIsRefused) {
+// Every member (unanimous) and a majority intersect: a client with the
+// other rule is admitted and counts under its own.
+TEST(JudgeMembershipTest, AClientOfTheOtherQuorumRuleCountsUnderItsOwn) {
   const Membership m = Steady({"a", "b", "c"});
   const MembershipJudgement j =
       JudgeMembership({Carrying(m, "a"), Carrying(m, "b"), Carrying(m, "c")},
                       {"a", "b", "c"}, {"a", "b", "c"}, Quorum::kUnanimous);
-  EXPECT_TRUE(Mentions(j.standing[0], "quorum rule")) << j.standing[0];
+  ASSERT_TRUE(j.adopted.has_value());
+  EXPECT_TRUE(j.standing[0].ok()) << j.standing[0];
+  const std::vector<QuorumGroup> groups =
+      QuorumGroups(m, {"a", "b", "c"}, Quorum::kUnanimous);
+  EXPECT_EQ(groups[0].quorum, 3);
 }
 
 TEST(JudgeMembershipTest, AnUnreadableRecordRefusesEveryMaster) {

@@ -258,6 +258,7 @@ TEST_F(MembershipTest, ABootstrapRecordsTheListOnEveryMaster) {
   auto client = MakeClient({Uri(0), Uri(1), Uri(2)});
   ASSERT_NE(client, nullptr);
   ASSERT_TRUE(client->TryAcquire("report", absl::Seconds(2)).ok());
+  AwaitHandshakes(*client);
   for (const MasterHealth& h : client->Health()) {
     EXPECT_EQ(h.membership, record) << h.master;
     EXPECT_EQ(h.member, h.master);
