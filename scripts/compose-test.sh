@@ -30,8 +30,13 @@
 #     pause/unpause of one master; kill + start (AOF keeps a held lock and the
 #     restart-guard marker); restart of two masters while `redlock run` holds
 #     and extends a lock; stop + rm + volume removal + up (the master comes
-#     back empty and clients hold it back as `reborn`).
-#  7. `down -v`, stops the daemon it started, and checks nothing is left.
+#     back empty and clients hold it back as `reborn`); then redis-5 replaced
+#     by a sixth master (`docker run` of the same image, 127.0.0.1:7006) with
+#     `redlock reconfigure` while a client of the old list and one of the new
+#     list take one lock (own key prefix, --max-ttl 3s), their holds checked
+#     for overlap.
+#  7. `down -v`, removes the sixth master's container, stops the daemon it
+#     started, and checks nothing is left (nothing on 127.0.0.1:7001..7006).
 #
 # Prints PASS/FAIL per step and a final line; exits 0 only if every step
 # passed. Takes 50 to 60 seconds on a 2-core machine with everything
@@ -800,13 +805,13 @@ swap_run() {
     test "$(holds_of old "$t_begin" "$t_finish")" -gt 0
   expect "the new-list client held it during the change ($(holds_of new "$t_begin" "$t_finish") hold(s)) and after finish ($(holds_of new "$t_finish") hold(s))" \
     test "$(holds_of new "$t_begin" "$t_finish")" -gt 0 -a "$(holds_of new "$t_finish")" -gt 0
-  # A fresh old-list process is refused once it has heard from redis-1 or
-  # redis-5 (redis-5 names itself, not a member; the list check judges the
-  # names heard so far, src/membership.h CheckList). If its first three
-  # answers come from redis-2..4, members of both lists, it can get the lock
-  # before that: its grants count over the new members, so it excludes the
-  # new-list client all the same (the overlap check above), and redis-5's
-  # vote is never one of them.
+  # A fresh old-list process is refused once it has heard from redis-5,
+  # whose record names it a non-member: the list check judges the names
+  # heard so far (src/membership.h CheckList), and redis-1..4 are members of
+  # both lists. If a quorum of its grants comes from redis-1..4 before
+  # redis-5 answers, it gets the lock: those grants count over the new
+  # members, so it still excludes the new-list client (the overlap check
+  # above), and redis-5's vote is never one of them.
   local after_n refused granted counted
   after_n="$(awk -v t="$t_finish" '$1 > t' "$WORK_DIR/old.attempts" 2>/dev/null | wc -l)"
   refused="$(awk -v t="$t_finish" '$1 > t && $3 != 0 && /membership: /' "$WORK_DIR/old.attempts" 2>/dev/null | wc -l)"
@@ -814,7 +819,7 @@ swap_run() {
   counted="$(awk -v t="$t_finish" '$1 > t && $3 == 0 && /127\.0\.0\.1:7005 granted/' "$WORK_DIR/old.attempts" 2>/dev/null | wc -l)"
   expect "after finish the old-list client is refused naming membership: $refused of its $after_n attempts" \
     test "$after_n" -gt 0 -a "$refused" -gt 0
-  ((granted == 0)) || note "$granted of them got the lock, having heard only from members of both lists first"
+  ((granted == 0)) || note "$granted of them got the lock before redis-5 answered, on grants of redis-1..4"
   expect "no lock of the old-list client after finish counts redis-5's vote ($counted of $granted do)" test "$counted" -eq 0
   # And one more old-list acquisition (up to 5 tries, -v: its votes).
   local try
