@@ -30,12 +30,19 @@
 #     pause/unpause of one master; kill + start (AOF keeps a held lock and the
 #     restart-guard marker); restart of two masters while `redlock run` holds
 #     and extends a lock; stop + rm + volume removal + up (the master comes
-#     back empty and clients hold it back as `reborn`).
-#  7. `down -v`, stops the daemon it started, and checks nothing is left.
+#     back empty and clients hold it back as `reborn`); then redis-5 replaced
+#     by a sixth master (`docker run` of the same image, 127.0.0.1:7006) with
+#     `redlock reconfigure` while a client of the old list and one of the new
+#     list take one lock (own key prefix, --max-ttl 3s), their holds checked
+#     for overlap.
+#  7. `down -v`, removes the sixth master's container, stops the daemon it
+#     started, and checks nothing is left (nothing on 127.0.0.1:7001..7006).
 #
 # Prints PASS/FAIL per step and a final line; exits 0 only if every step
 # passed. Takes 50 to 60 seconds on a 2-core machine with everything
-# installed and built; a first run adds the package installs and the build.
+# installed and built, plus 12 for the reconfigure step (96 in all on a
+# 2-core machine shared with other builds); a first run adds the package
+# installs and the build.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 source scripts/lib.sh
@@ -46,6 +53,9 @@ readonly PORTS=(7001 7002 7003 7004 7005)
 readonly MASTERS=redis://127.0.0.1:7001,redis://127.0.0.1:7002,redis://127.0.0.1:7003,redis://127.0.0.1:7004,redis://127.0.0.1:7005
 readonly IMAGE=redis:7.0
 readonly MARKER_KEY='redlock:__deployment__'
+# redis-6, the master step 6e brings in for redis-5 (docker run, not compose).
+readonly NEW_PORT=7006
+readonly NEW_MASTERS=redis://127.0.0.1:7001,redis://127.0.0.1:7002,redis://127.0.0.1:7003,redis://127.0.0.1:7004,redis://127.0.0.1:$NEW_PORT
 readonly CLI=build/tools/redlock
 CTEST_ARGS=("$@")
 ((${#CTEST_ARGS[@]} > 0)) || CTEST_ARGS=(-L redis -j1)
@@ -60,6 +70,9 @@ COMPOSE_UP=0         # 1 once `up` was attempted: teardown runs `down -v`
 TORN_DOWN=0
 RESULTS=()
 FAILED=0
+SWAP_CONTAINER=""    # redis-6's name, once step 6e ran `docker run`
+SWAP_PIDS=()         # step 6e's background clients still to stop
+SWAP_ALL_PIDS=()     # every one it started
 
 # --- reporting ---------------------------------------------------------------
 
@@ -247,13 +260,35 @@ stop_dockerd() {
 
 # --- teardown ----------------------------------------------------------------
 
+# Stops step 6e's background clients: the stop file, then up to 15s for each to
+# end its attempt (each is bounded by 10s), then SIGTERM by PID.
+swap_stop_clients() {
+  local pid i
+  touch "$WORK_DIR/swap.stop" 2>/dev/null
+  for pid in "${SWAP_PIDS[@]}"; do
+    for ((i = 0; i < 150; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -TERM "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
+  SWAP_PIDS=()
+}
+# Step 6e's clients and its container (redis-6), whatever state the step
+# is in; teardown calls it too.
+swap_cleanup() {
+  swap_stop_clients
+  if [[ -n "$SWAP_CONTAINER" ]]; then
+    timeout 60 "${DOCKER[@]}" rm -f -v "$SWAP_CONTAINER" >/dev/null 2>&1
+  fi
+}
+
 teardown() {
   ((TORN_DOWN)) && return 0
   TORN_DOWN=1
   local was_ours=0
   [[ -n "$DOCKERD_PID" ]] && was_ours=1
+  swap_cleanup # an interrupted step 6e
   begin "teardown: down -v$( ((was_ours)) && echo ', stop the dockerd this script started')" \
-    "no container or volume of project $PROJECT left, nothing on 127.0.0.1:7001-7005$( ((was_ours)) && echo ", dockerd $DOCKERD_PID and its containerd gone")"
+    "no container or volume of project $PROJECT left, nothing on 127.0.0.1:7001-$NEW_PORT$( ((was_ours)) && echo ", dockerd $DOCKERD_PID and its containerd gone")"
   if ((COMPOSE_UP)); then
     # Unpause first: a paused container cannot be stopped.
     dc unpause >/dev/null 2>&1
@@ -269,6 +304,9 @@ teardown() {
     left="$("${DOCKER[@]}" volume ls -q --filter "label=com.docker.compose.project=$PROJECT" 2>/dev/null)"
     expect "no volume of $PROJECT left" test -z "$left"
   fi
+  if [[ -n "$SWAP_CONTAINER" ]]; then
+    expect "no container $SWAP_CONTAINER (redis-6) left" bash -c "! ${DOCKER[*]} inspect '$SWAP_CONTAINER' >/dev/null 2>&1"
+  fi
   if ((was_ours)); then
     local pid=$DOCKERD_PID dir=$DOCKERD_DIR containerd_pid
     containerd_pid="$(cat "$dir/exec/containerd/containerd.pid" 2>/dev/null || echo none)"
@@ -278,8 +316,8 @@ teardown() {
     expect "its directory $dir is removed" test ! -e "$dir"
   fi
   local port busy=()
-  for port in "${PORTS[@]}"; do port_in_use "$port" && busy+=("$port"); done
-  expect "nothing listens on 127.0.0.1:7001-7005${busy[*]:+ (busy: ${busy[*]})}" test "${#busy[@]}" -eq 0
+  for port in "${PORTS[@]}" "$NEW_PORT"; do port_in_use "$port" && busy+=("$port"); done
+  expect "nothing listens on 127.0.0.1:7001-$NEW_PORT${busy[*]:+ (busy: ${busy[*]})}" test "${#busy[@]}" -eq 0
   end_step
   rm -rf "$WORK_DIR"
 }
@@ -585,6 +623,248 @@ rc=0
 out="$(rl release "$res" "${token:-none}" 2>>"$WORK_DIR/err")" || rc=$?
 expect "redlock release exits 0 ($(field released <<<"$out") released)" test "$rc" -eq 0
 ((STEP_FAILS == 0)) || { show_log "$WORK_DIR/err" 10; show_log "$WORK_DIR/all.err" 10; }
+end_step
+
+# 6e. One master replaced by a new one while clients of both lists take a
+# lock. Its own key prefix and a 3s max_ttl make it a new deployment (the
+# default prefix's carries the 1h max_ttl of the steps above), so the wait
+# before finishing is 3s*1.01 + 2s + 1s. The new master is a container of the
+# same image and flags as redis-5, started with `docker run` (not a compose
+# service: the compose files and their check stay five masters) and removed
+# by swap_cleanup, also from teardown if the step was interrupted.
+readonly SWAP_PREFIX="$RUN_TAG-swap:"
+readonly SWAP_MARKER="${SWAP_PREFIX}__deployment__"
+readonly SWAP_PORTS=(7001 7002 7003 7004 7005 "$NEW_PORT")
+
+# sw LIST SUBCOMMAND ARGS...: the tool on LIST with this step's prefix and
+# max_ttl, bounded.
+sw() {
+  local list=$1 cmd=$2
+  shift 2
+  REDLOCK_MASTERS=$list timeout 30 "$CLI" "$cmd" --key-prefix "$SWAP_PREFIX" --max-ttl 3s "$@"
+}
+now_ns() { date +%s%N; }
+# swap_client LIST NAME: until $WORK_DIR/swap.stop exists (at most 90s),
+# takes $res on LIST with `redlock run`, the command appending
+# "NAME START_NS END_NS" of its hold to $WORK_DIR/holds; one line
+# "START_NS END_NS EXIT MESSAGE" per attempt to $WORK_DIR/NAME.attempts.
+swap_client() {
+  local list=$1 name=$2 rc t0 deadline=$((SECONDS + 90))
+  while [[ ! -e "$WORK_DIR/swap.stop" ]] && ((SECONDS < deadline)); do
+    t0="$(now_ns)"
+    rc=0
+    REDLOCK_MASTERS=$list timeout 10 "$CLI" run -v --key-prefix "$SWAP_PREFIX" --max-ttl 3s \
+      --ttl 2s --wait 500ms "$res" -- \
+      sh -c 's=$(date +%s%N); sleep 0.05; e=$(date +%s%N); echo "$1 $s $e" >>"$2"' \
+      sh "$name" "$WORK_DIR/holds" >/dev/null 2>"$WORK_DIR/$name.err" || rc=$?
+    echo "$t0 $(now_ns) $rc $(head -c 3000 "$WORK_DIR/$name.err" | tr '\n' ' ')" >>"$WORK_DIR/$name.attempts"
+    ((rc == 0)) || sleep 0.1
+  done
+}
+# overlaps FILE: checks the "NAME START END" lines of FILE; prints one line
+# per pair of holds that overlap and a summary; exits 0 only if every line
+# parses, every hold ends after it starts and no two overlap.
+overlaps() {
+  python3 - "$1" <<'PY'
+import sys
+holds, bad = [], 0
+for n, line in enumerate(open(sys.argv[1]), 1):
+    f = line.split()
+    if len(f) != 3 or not (f[1].isdigit() and f[2].isdigit()) or int(f[2]) < int(f[1]):
+        print(f"line {n} is not NAME START END: {line.strip()!r}")
+        bad += 1
+        continue
+    holds.append((int(f[1]), int(f[2]), f[0]))
+holds.sort()
+latest = None  # the hold seen so far that ends last
+for h in holds:
+    if latest is not None and h[0] < latest[1]:
+        print(f"overlap: {latest[2]} held {latest[0]}..{latest[1]}, {h[2]} from {h[0]} "
+              f"({(min(latest[1], h[1]) - h[0]) / 1e6:.1f}ms together)")
+        bad += 1
+    if latest is None or h[1] > latest[1]:
+        latest = h
+print(f"{len(holds)} holds, {bad} problem(s)")
+sys.exit(1 if bad else 0)
+PY
+}
+# holds_of NAME [FROM_NS [TO_NS]]: how many holds of NAME started in
+# [FROM_NS, TO_NS).
+holds_of() {
+  local n=0 who start end
+  while read -r who start end; do
+    [[ "$who" == "$1" && "$start" =~ ^[0-9]+$ ]] || continue
+    ((start >= ${2:-0} && start < ${3:-9000000000000000000})) && n=$((n + 1))
+  done <"$WORK_DIR/holds"
+  echo "$n"
+}
+# markers PORT...: the step's marker on each, one line each.
+swap_markers() {
+  local port
+  for port in "$@"; do echo "$port $(rcli "$port" GET "$SWAP_MARKER")"; done
+}
+# marker_field PORT NAME: a field of the membership record on PORT.
+marker_field() { rcli "$1" GET "$SWAP_MARKER" | tr ';' '\n' | sed -n "s/^$2=//p"; }
+# Starts redis-6: the image and persistence flags of the compose masters, on
+# the host's network like them, on 127.0.0.1:$NEW_PORT.
+swap_start_master() {
+  SWAP_CONTAINER="$PROJECT-redis-6-$$"
+  timeout 60 "${DOCKER[@]}" run -d --name "$SWAP_CONTAINER" --label "org.redlock.compose-test=$$" \
+    --network host "$IMAGE" redis-server --appendonly yes --appendfsync always --save "" \
+    --bind 127.0.0.1 --port "$NEW_PORT"
+}
+# The step until its last check; returns early when what follows cannot run.
+swap_run() {
+  local rc out token before after t_begin t_finish port n
+  local old_members=127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003,127.0.0.1:7004,127.0.0.1:7005
+  local new_members=127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003,127.0.0.1:7004,127.0.0.1:$NEW_PORT
+  : >"$WORK_DIR/holds"
+  rm -f "$WORK_DIR/swap.stop" "$WORK_DIR"/{old,new}.attempts
+  if port_in_use "$NEW_PORT"; then
+    bad "something already listens on 127.0.0.1:$NEW_PORT; not starting redis-6 there"
+    return
+  fi
+  if swap_start_master >"$WORK_DIR/step.log" 2>&1; then
+    ok "started redis-6: docker run --network host $IMAGE redis-server --appendonly yes --appendfsync always --save '' --bind 127.0.0.1 --port $NEW_PORT"
+  else
+    bad "docker run of redis-6 failed:"
+    show_log "$WORK_DIR/step.log" 5
+    return
+  fi
+  if ! wait_pong "$NEW_PORT" 30; then
+    bad "redis-6 does not answer PING on 127.0.0.1:$NEW_PORT within 30s"
+    return
+  fi
+  expect "redis-6 answers, empty (DBSIZE $(rcli "$NEW_PORT" DBSIZE)), appendfsync $(rcli "$NEW_PORT" CONFIG GET appendfsync | sed -n 2p)" \
+    test "$(rcli "$NEW_PORT" DBSIZE)" == 0 -a "$(rcli "$NEW_PORT" CONFIG GET appendfsync | sed -n 2p)" == always
+
+  # Bootstrap on the old list.
+  rc=0
+  out="$(sw "$MASTERS" acquire --ttl 2s "$res" 2>"$WORK_DIR/err")" || rc=$?
+  token="$(field token <<<"$out")"
+  sw "$MASTERS" release "$res" "${token:-none}" >/dev/null 2>>"$WORK_DIR/err" || rc=$?
+  expect "bootstrapped on the old list: acquire + release (exit $rc)" test "$rc" -eq 0
+  expect "redis-1..5 record epoch 1 steady redis-1..5 ($(marker_field 7001 epoch) / $(marker_field 7001 members))" \
+    test "$(swap_markers 7001 7002 7003 7004 7005 | grep -c ";epoch=1;members=$old_members;next=;")" -eq 5
+  if ((STEP_FAILS > 0)); then show_log "$WORK_DIR/err" 10; return; fi
+
+  # The clients.
+  swap_client "$MASTERS" old &
+  SWAP_PIDS+=($!)
+  swap_client "$NEW_MASTERS" new &
+  SWAP_PIDS+=($!)
+  SWAP_ALL_PIDS=("${SWAP_PIDS[@]}")
+  sleep 1.5
+  note "clients running (old list PID ${SWAP_PIDS[0]}, new list PID ${SWAP_PIDS[1]}): $(holds_of old) hold(s) of the old-list client, $(holds_of new) of the new-list one (its last attempt: exit $(tail -n 1 "$WORK_DIR/new.attempts" 2>/dev/null | cut -d' ' -f3), $(tail -n 1 "$WORK_DIR/new.attempts" 2>/dev/null | grep -o 'membership: [^;]*' | head -n 1 | cut -c1-90)...)"
+
+  # --dry-run writes nothing. Every reconfigure run gets --request-timeout
+  # 1s: its writes are fsync'd (appendfsync always), and on a loaded 2-core
+  # machine a write that lands can miss the 50ms default, which the run
+  # reports as not written (exit 69) although the record is there.
+  before="$(swap_markers "${SWAP_PORTS[@]}")"
+  rc=0
+  sw "$MASTERS" reconfigure --request-timeout 1s --to "$NEW_MASTERS" --dry-run >"$WORK_DIR/dry.out" 2>&1 || rc=$?
+  after="$(swap_markers "${SWAP_PORTS[@]}")"
+  expect "reconfigure --dry-run exits 0 and plans the begin ($(grep -m1 '^step:' "$WORK_DIR/dry.out" | cut -c1-60)...; exit $rc)" \
+    test "$rc" -eq 0 -a "$(grep -c '^step: begin: epoch 2 joint' "$WORK_DIR/dry.out")" -eq 1
+  expect "--dry-run wrote nothing: the marker on each of the 6 servers is as before" test "$before" == "$after"
+  ((STEP_FAILS == 0)) || show_log "$WORK_DIR/dry.out" 12
+
+  # begin.
+  t_begin="$(now_ns)"
+  rc=0
+  sw "$MASTERS" reconfigure --request-timeout 1s --to "$NEW_MASTERS" >"$WORK_DIR/begin.out" 2>&1 || rc=$?
+  n="$(swap_markers "${SWAP_PORTS[@]}" | grep -c ";epoch=2;members=$old_members;next=$new_members;")"
+  expect "begin exits 0 (exit $rc); all 6 servers record epoch 2 joint old -> new ($n of 6)" test "$rc" -eq 0 -a "$n" -eq 6
+  ((STEP_FAILS == 0)) || { show_log "$WORK_DIR/begin.out" 12; return; }
+
+  # finish before the wait is over, then with --wait.
+  before="$(swap_markers "${SWAP_PORTS[@]}")"
+  rc=0
+  sw "$MASTERS" reconfigure --request-timeout 1s --to "$NEW_MASTERS" >"$WORK_DIR/early.out" 2>&1 || rc=$?
+  after="$(swap_markers "${SWAP_PORTS[@]}")"
+  expect "finish right after begin exits 75, the wait not over ($(grep -o 'the wait is not over ([^)]*)' "$WORK_DIR/early.out"); exit $rc)" test "$rc" -eq 75
+  expect "and writes nothing: every marker as before" test "$before" == "$after"
+  rc=0
+  sw "$MASTERS" reconfigure --request-timeout 1s --to "$NEW_MASTERS" --wait >"$WORK_DIR/finish.out" 2>&1 || rc=$?
+  t_finish="$(now_ns)"
+  n="$(swap_markers "${SWAP_PORTS[@]}" | grep -c ";epoch=3;members=$new_members;next=;")"
+  expect "finish --wait exits 0 after $(((t_finish - t_begin) / 1000000))ms from begin: $(grep -m1 '^finished:' "$WORK_DIR/finish.out" | cut -c1-50)... (exit $rc)" \
+    test "$rc" -eq 0 -a "$(grep -c '^finished: epoch 3 steady' "$WORK_DIR/finish.out")" -eq 1
+  expect "all 6 servers record epoch 3 steady new ($n of 6; redis-5 keeps one naming the members without it)" test "$n" -eq 6
+  ((STEP_FAILS == 0)) || show_log "$WORK_DIR/finish.out" 15
+
+  # The clients go on for 2s under the new record, then stop.
+  sleep 2
+  swap_stop_clients
+
+  # What they recorded.
+  if out="$(overlaps "$WORK_DIR/holds")"; then ok "no two holds overlap: $(tail -n 1 <<<"$out")"; else
+    bad "holds overlap or are unreadable: $(tail -n 1 <<<"$out")"
+    head -n 10 <<<"$out" | sed 's/^/   | /'
+  fi
+  expect "the old-list client held $res before finish ($(holds_of old 0 "$t_finish") hold(s), $(holds_of old "$t_begin" "$t_finish") of them during the change)" \
+    test "$(holds_of old "$t_begin" "$t_finish")" -gt 0
+  expect "the new-list client held it during the change ($(holds_of new "$t_begin" "$t_finish") hold(s)) and after finish ($(holds_of new "$t_finish") hold(s))" \
+    test "$(holds_of new "$t_begin" "$t_finish")" -gt 0 -a "$(holds_of new "$t_finish")" -gt 0
+  # A fresh old-list process is refused once it has heard from redis-5,
+  # whose record names it a non-member: the list check judges the names
+  # heard so far (src/membership.h CheckList), and redis-1..4 are members of
+  # both lists. If a quorum of its grants comes from redis-1..4 before
+  # redis-5 answers, it gets the lock: those grants count over the new
+  # members, so it still excludes the new-list client (the overlap check
+  # above), and redis-5's vote is never one of them.
+  local after_n refused granted counted
+  after_n="$(awk -v t="$t_finish" '$1 > t' "$WORK_DIR/old.attempts" 2>/dev/null | wc -l)"
+  refused="$(awk -v t="$t_finish" '$1 > t && $3 != 0 && /membership: /' "$WORK_DIR/old.attempts" 2>/dev/null | wc -l)"
+  granted="$(awk -v t="$t_finish" '$1 > t && $3 == 0' "$WORK_DIR/old.attempts" 2>/dev/null | wc -l)"
+  counted="$(awk -v t="$t_finish" '$1 > t && $3 == 0 && /127\.0\.0\.1:7005 granted/' "$WORK_DIR/old.attempts" 2>/dev/null | wc -l)"
+  expect "after finish the old-list client is refused naming membership: $refused of its $after_n attempts" \
+    test "$after_n" -gt 0 -a "$refused" -gt 0
+  ((granted == 0)) || note "$granted of them got the lock before redis-5 answered, on grants of redis-1..4"
+  expect "no lock of the old-list client after finish counts redis-5's vote ($counted of $granted do)" test "$counted" -eq 0
+  # And one more old-list acquisition (up to 5 tries, -v: its votes).
+  local try
+  for ((try = 1; try <= 5; try++)); do
+    rc=0
+    out="$(sw "$MASTERS" acquire -v --ttl 2s "$res" 2>"$WORK_DIR/err")" || rc=$?
+    ((rc != 0)) && break
+    grep -q '127\.0\.0\.1:7005 granted' "$WORK_DIR/err" && bad "redis-5's grant counted for the old list: $(grep -m1 votes "$WORK_DIR/err" | cut -c1-200)"
+    sw "$MASTERS" release "$res" "$(field token <<<"$out")" >/dev/null 2>&1
+  done
+  expect "redlock acquire on the old list is refused (exit $rc, try $((try > 5 ? 5 : try))): $(grep -m1 -o 'membership: [^;]*' "$WORK_DIR/err" | head -n 1 | cut -c1-90)" \
+    test "$rc" -ne 0 -a "$(grep -c 'membership: ' "$WORK_DIR/err")" -gt 0
+  rc=0
+  out="$(sw "$NEW_MASTERS" acquire --ttl 2s "$res" 2>"$WORK_DIR/err")" || rc=$?
+  token="$(field token <<<"$out")"
+  expect "redlock acquire on the new list succeeds (exit $rc)" test "$rc" -eq 0
+  rc=0
+  sw "$NEW_MASTERS" release "$res" "${token:-none}" >/dev/null 2>>"$WORK_DIR/err" || rc=$?
+  expect "and its release (exit $rc)" test "$rc" -eq 0
+  out="$(sw "$NEW_MASTERS" status --json "$res" 2>/dev/null | python3 -c '
+import json, sys
+want = sys.argv[1].split(",")
+d = json.load(sys.stdin)
+ok = [m["master"] for m in d["masters"]
+      if (m.get("membership") or {}).get("epoch") == 3 and m["membership"].get("members") == want
+      and not m["membership"].get("next") and m["membership"].get("member") == m["member"]]
+print(len(ok), d["masters"][4]["member"], d["masters"][4].get("membership", {}).get("epoch"))' "$new_members" 2>&1)"
+  expect "redlock status on the new list: epoch 3 steady new members on every master, redis-6 the member $(cut -d' ' -f2 <<<"$out") (${out%% *} of 5)" \
+    test "$out" == "5 127.0.0.1:$NEW_PORT 3"
+  ((STEP_FAILS == 0)) || { show_log "$WORK_DIR/err" 10; tail -n 3 "$WORK_DIR/old.attempts" "$WORK_DIR/new.attempts" 2>/dev/null | cut -c1-200 | sed 's/^/   | /'; }
+}
+
+res="$RUN_TAG-swap"
+begin "replace redis-5 with a new master while clients of both lists take $res" "prefix $SWAP_PREFIX, --max-ttl 3s on every command (a new deployment). redis-6 (docker run, the same image and flags) on 127.0.0.1:$NEW_PORT; bootstrap on redis-1..5; one client on the old list, one on the new (redis-1..4, redis-6), looping on \`redlock run\`, each hold recording its start and end; --dry-run writes nothing; begin writes epoch 2 joint; finish without --wait exits 75 and writes nothing; finish --wait writes epoch 3 steady. Then no two holds overlap, both clients held during the change, the old list is refused naming membership, the new list locks, \`redlock status\` shows epoch 3 with redis-6 a member; clients and container gone"
+swap_run
+swap_cleanup
+for pid in "${SWAP_ALL_PIDS[@]}"; do
+  expect "client $pid has exited" bash -c "! kill -0 $pid 2>/dev/null"
+done
+if [[ -n "$SWAP_CONTAINER" ]]; then
+  expect "container $SWAP_CONTAINER is removed" bash -c "! ${DOCKER[*]} inspect '$SWAP_CONTAINER' >/dev/null 2>&1"
+fi
+expect "nothing listens on 127.0.0.1:$NEW_PORT" bash -c "! (exec 3<>/dev/tcp/127.0.0.1/$NEW_PORT) 2>/dev/null"
 end_step
 
 # --- 7. teardown and summary (the EXIT trap) ------------------------------------
