@@ -197,6 +197,20 @@ std::string HostNameProblem(absl::string_view host) {
 // ParseMasterUri() after the scheme, with errors that do not name the URI
 // yet; `rest` is everything after "redis://".
 absl::Status ParseAfterScheme(absl::string_view rest, MasterAddress& address) {
+  // One query parameter, last: ?member=<name>, the master's name in the
+  // deployment's membership record (src/membership.h). Split off first: a
+  // member name may hold '@'.
+  if (const size_t q = rest.rfind("?member="); q != absl::string_view::npos) {
+    absl::StatusOr<std::string> member =
+        PercentDecode(rest.substr(q + 8), "member");
+    if (!member.ok()) return member.status();
+    if (absl::Status s = internal::CheckMemberName(*member); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("?member=: ", s.message()));
+    }
+    address.member = *std::move(member);
+    rest = rest.substr(0, q);
+  }
   // '@' cannot appear after the user info, so the last one ends it, and an
   // unencoded '@' in a password is reported as such rather than as a strange
   // host.
@@ -231,22 +245,9 @@ absl::Status ParseAfterScheme(absl::string_view rest, MasterAddress& address) {
   if (rest.find('#') != absl::string_view::npos) {
     return absl::InvalidArgumentError("fragments ('#') are not supported");
   }
-  if (const size_t q = rest.find('?'); q != absl::string_view::npos) {
-    // One parameter: member=<name>, the master's name in the deployment's
-    // membership record (src/membership.h).
-    absl::string_view query = rest.substr(q + 1);
-    rest = rest.substr(0, q);
-    if (!absl::ConsumePrefix(&query, "member=")) {
-      return absl::InvalidArgumentError(
-          "the only query parameter is ?member=<name>");
-    }
-    absl::StatusOr<std::string> member = PercentDecode(query, "member");
-    if (!member.ok()) return member.status();
-    if (absl::Status s = internal::CheckMemberName(*member); !s.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("?member=: ", s.message()));
-    }
-    address.member = *std::move(member);
+  if (rest.find('?') != absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        "the only query parameter is ?member=<name>");
   }
   for (char c : rest) {
     if (absl::ascii_isspace(c) || absl::ascii_iscntrl(c)) {

@@ -950,3 +950,52 @@ TEST(MasterAddressUriTest, RoundTripsThroughParseMasterUri) {
 
 }  // namespace
 }  // namespace redlock
+
+namespace redlock {
+namespace {
+
+TEST(MemberNameTest, AQueryNamesTheMasterInTheMembershipAndRoundTrips) {
+  absl::StatusOr<MasterAddress> a =
+      ParseMasterUri("redis://u:p%40w@127.0.0.1:7001/2?member=redis-a%3A6379");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->member, "redis-a:6379");
+  EXPECT_EQ(a->MemberName(), "redis-a:6379");
+  EXPECT_EQ(a->password, "p@w");
+  EXPECT_EQ(a->db, 2);
+  absl::StatusOr<MasterAddress> again = ParseMasterUri(a->Uri());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->member, "redis-a:6379");
+  // A member name may hold '@' (percent-encoded, as in the user info)
+  // without being taken for the user info.
+  absl::StatusOr<MasterAddress> at =
+      ParseMasterUri("redis://127.0.0.1:7001?member=a%40b");
+  ASSERT_TRUE(at.ok()) << at.status();
+  EXPECT_EQ(at->member, "a@b");
+  EXPECT_FALSE(at->has_password);
+  // Without one, the address is the name.
+  EXPECT_EQ(ParseMasterUri("redis://127.0.0.1:7001")->MemberName(),
+            "127.0.0.1:7001");
+}
+
+TEST(MemberNameTest, BadMemberNamesAndOtherQueriesAreRefused) {
+  for (const char* uri :
+       {"redis://127.0.0.1:7001?member=", "redis://127.0.0.1:7001?member=a,b",
+        "redis://127.0.0.1:7001?member=a%3Bb", "redis://127.0.0.1:7001?other=1",
+        "redis://127.0.0.1:7001?member=a?member=b;"}) {
+    absl::StatusOr<MasterAddress> a = ParseMasterUri(uri);
+    EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument) << uri;
+  }
+}
+
+TEST(MemberNameTest, TwoMastersOfOneMemberNameAreRefused) {
+  Options options;
+  options.masters = {"redis://127.0.0.1:7001?member=a",
+                     "redis://127.0.0.1:7002?member=a"};
+  const absl::Status status = ValidateOptions(options);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("one member name"), std::string::npos)
+      << status;
+}
+
+}  // namespace
+}  // namespace redlock
