@@ -43,11 +43,15 @@
 #include "tests/support/fault_proxy.h"
 #include "tests/support/hostile_peer.h"
 #include "tests/support/redis_server.h"
+#include "tests/support/text_files.h"
 
 extern char** environ;
 
 namespace redlock {
 namespace {
+
+using ::redlock::testing::KeyValues;
+using ::redlock::testing::ReadFile;
 
 using ::redlock::testing::RedisCluster;
 using ::redlock::testing::RedisServer;
@@ -220,13 +224,6 @@ struct Finished {
   bool timed_out = false;
 };
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::stringstream contents;
-  contents << file.rdbuf();
-  return contents.str();
-}
-
 bool Exists(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0;
@@ -344,17 +341,6 @@ std::ostream& operator<<(std::ostream& os, const Finished& f) {
             << (f.timed_out ? " (timed out)" : "") << "\n--- stdout:\n"
             << f.out << "--- stderr:\n"
             << f.err;
-}
-
-// "key=value" lines.
-std::map<std::string, std::string> KeyValues(absl::string_view text) {
-  std::map<std::string, std::string> kv;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    const size_t eq = line.find('=');
-    if (eq == absl::string_view::npos) continue;
-    kv[std::string(line.substr(0, eq))] = std::string(line.substr(eq + 1));
-  }
-  return kv;
 }
 
 class CliTest : public ::testing::Test {

@@ -16,11 +16,13 @@
 #include "fuzz/invariants.h"
 #include "gtest/gtest.h"
 #include "src/redis_reply.h"
+#include "tests/support/text_files.h"
 
 namespace redlock::fuzz {
 namespace {
 
 using internal::RedisReply;
+using ::redlock::testing::ReadFile;
 
 std::vector<std::string> CorpusFiles(const std::string& name) {
   std::vector<std::string> files;
@@ -30,11 +32,6 @@ std::vector<std::string> CorpusFiles(const std::string& name) {
     if (entry.is_regular_file()) files.push_back(entry.path().string());
   }
   return files;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 // URIs beyond the seed corpus: every error path of the parser, passwords in

@@ -35,11 +35,15 @@
 #include "gtest/gtest.h"
 #include "tests/support/fault_proxy.h"
 #include "tests/support/redis_server.h"
+#include "tests/support/text_files.h"
 
 extern char** environ;
 
 namespace redlock {
 namespace {
+
+using ::redlock::testing::KeyValues;
+using ::redlock::testing::ReadFile;
 
 using ::redlock::testing::FaultProxy;
 using ::redlock::testing::RedisCluster;
@@ -64,24 +68,6 @@ std::ostream& operator<<(std::ostream& os, const Finished& f) {
   return os << "exit " << f.exit_code << "\n--- stdout:\n"
             << f.out << "--- stderr:\n"
             << f.err;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::stringstream contents;
-  contents << file.rdbuf();
-  return contents.str();
-}
-
-// "key=value" lines.
-std::map<std::string, std::string> KeyValues(absl::string_view text) {
-  std::map<std::string, std::string> kv;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    const size_t eq = line.find('=');
-    if (eq == absl::string_view::npos) continue;
-    kv[std::string(line.substr(0, eq))] = std::string(line.substr(eq + 1));
-  }
-  return kv;
 }
 
 class ReconfigureCliTest : public ::testing::Test {
