@@ -105,6 +105,13 @@ std::string Us(double us) {
 }
 std::string X(double ratio) { return absl::StrFormat("%.2f×", ratio); }
 
+std::string Spread(std::vector<double> ratios, absl::string_view empty) {
+  if (ratios.empty()) return std::string(empty);
+  std::sort(ratios.begin(), ratios.end());
+  return absl::StrCat(X(ratios.front()), " / ", X(Median(ratios)), " / ",
+                      X(ratios.back()));
+}
+
 std::vector<Target> CollectTargets(const PhaseList& phases) {
   std::vector<Target> targets;
   for (const auto& phase : phases) phase->AddTargets(targets);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "bench/e2e/environment.h"
 #include "bench/e2e/json.h"
 #include "bench/e2e/phase.h"
@@ -22,6 +23,8 @@ namespace redlock::bench {
 std::string Us(double us);
 // A ratio: "1.23×".
 std::string X(double ratio);
+// Per-round ratios as "min / median / max"; `empty` if there are none.
+std::string Spread(std::vector<double> ratios, absl::string_view empty = "");
 
 using PhaseList = std::vector<std::unique_ptr<Phase>>;
 

@@ -599,14 +599,6 @@ class FaultPhase : public Phase {
     return c.baseline < 0 ? nullptr : &configs_[c.baseline];
   }
 
-  // "min / median / max" of per-round ratios.
-  static std::string Spread(std::vector<double> rr) {
-    if (rr.empty()) return "";
-    std::sort(rr.begin(), rr.end());
-    return absl::StrCat(X(rr.front()), " / ", X(Median(rr)), " / ",
-                        X(rr.back()));
-  }
-
   const int rounds_;
   const int block_;
   const int wait_all_block_;

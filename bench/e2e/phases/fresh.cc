@@ -387,13 +387,7 @@ class FreshPhase : public Phase {
     return rr;
   }
 
-  std::string RoundSpread() const {
-    std::vector<double> rr = RoundRatios();
-    if (rr.empty()) return "—";
-    std::sort(rr.begin(), rr.end());
-    return absl::StrCat(X(rr.front()), " / ", X(Median(rr)), " / ",
-                        X(rr.back()));
-  }
+  std::string RoundSpread() const { return Spread(RoundRatios(), "—"); }
 
   const int rounds_;
   const int block_;

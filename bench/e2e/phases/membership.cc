@@ -581,14 +581,6 @@ class MembershipPhase : public Phase {
     return out;
   }
 
-  // "min / median / max".
-  static std::string Spread(std::vector<double> rr) {
-    if (rr.empty()) return "";
-    std::sort(rr.begin(), rr.end());
-    return absl::StrCat(X(rr.front()), " / ", X(Median(rr)), " / ",
-                        X(rr.back()));
-  }
-
   const int rounds_;
   const int block_;
   bool ran_ = false;
