@@ -485,15 +485,16 @@ void Engine::ReadMarker(size_t i) {
     if (destroying_ || !reply.ok()) return;
     // Whatever marker is stored now; a read never unmarks a master.
     if (reply->type == RedisReply::Type::kString) {
-      const bool same = masters_[i]->identity().known &&
-                        !reply->str.empty() &&
-                        masters_[i]->identity().marker_value == reply->str;
-      masters_[i]->set_marker(reply->str, runtime_->Now());
       // The once-a-second re-read of a record that did not change: nothing
-      // to judge again.
-      if (same) return;
+      // to parse or judge again.
+      if (masters_[i]->identity().known && !reply->str.empty() &&
+          masters_[i]->identity().marker_value == reply->str) {
+        masters_[i]->set_marker_read_at(runtime_->Now());
+        return;
+      }
+      masters_[i]->set_marker(reply->str, runtime_->Now());
     } else {
-      masters_[i]->set_marker_read_absent(runtime_->Now());
+      masters_[i]->set_marker_read_at(runtime_->Now());
     }
     OnMasterStateChange();
   });

@@ -186,10 +186,8 @@ class Master final : public MasterLink, private ConnectionObserver {
   const MasterCounters& counters() const { return counters_; }
   const MasterIdentity& identity() const { return identity_; }
   // The engine's view of the marker, once it has written one.
-  // A read of the marker found it absent at this moment.
-  void set_marker_read_absent(MonotonicTime at) {
-    identity_.marker_read_at = at;
-  }
+  // A read of the marker found it absent, or unchanged, at this moment.
+  void set_marker_read_at(MonotonicTime at) { identity_.marker_read_at = at; }
   void set_marker(absl::string_view value, MonotonicTime at) {
     ReadMarkerValue(value, &identity_);
     identity_.marker_read_at = at;
