@@ -319,9 +319,12 @@ Against a baseline build (\`REDLOCK_BENCH_BASELINE\`, commit
 the same masters. A cycle takes several times as long under valgrind as
 natively, so work a client does per second of wall time rather than per
 cycle weighs more per cycle here than in a native run: a membership client
-reads every master's marker again (GET, parse, judge) once its last read is
-a second old, and these figures include whichever of those re-reads fell in
-the extra cycles of the longer run.
+reads every master's marker again (one GET; parsed and judged again only if
+it changed) once its last read is a second old, and these figures include
+whichever of those re-reads fell in the extra cycles of the longer run.
+Callgrind's count of one build also moves by about 1% between runs (paths
+that depend on when replies arrive), so a ratio within ±1% is no
+difference.
 
 | configuration | Ir per cycle, this build | Ir per cycle, \`${BASELINE_COMMIT}\` | this ÷ baseline |
 |---|--:|--:|--:|
