@@ -33,7 +33,7 @@ FUZZERS=(uri reply)
 # Library sources the targets need: the option parser, the reply copy and the
 # vote mappers (with what they call).
 LIB_SOURCES=(src/options.cc src/redis_reply.cc src/vote.cc src/scripts.cc
-  src/sha1.cc)
+  src/sha1.cc src/membership.cc)
 CXX="${FUZZ_CXX:-clang++-14}"
 SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all"
 CXXFLAGS=(-std=c++17 -O1 -g -fno-omit-frame-pointer -I. -Iinclude)
