@@ -264,8 +264,15 @@ TEST_F(FencingTest, AnEmptyIntersectionMasterGivesALargerTokenOrARefusal) {
           << second.status();
     }
     if (!second.ok() && !guard) {
-      EXPECT_NE(second.status().message().find("fencing unavailable"),
-                std::string::npos)
+      // Refused by the fencing rule — or before it, while the hand-marked
+      // masters' membership records (which their marks dropped) are still
+      // being written back: both refusals, neither a token.
+      EXPECT_TRUE(
+          second.status().message().find("fencing unavailable") !=
+              std::string::npos ||
+          second.status().message().find(
+              "membership: not yet judged (no membership record") !=
+              std::string::npos)
           << second.status();
     }
     for (int i : {0, 1}) ASSERT_TRUE(cluster_->server(i).Continue().ok());
