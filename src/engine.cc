@@ -184,13 +184,18 @@ void Engine::Rejudge() {
     }
     std::vector<QuorumGroup> groups =
         QuorumGroups(*membership_.adopted, voting, options_.quorum);
-    // A steady record of exactly this client's masters is the plain count
-    // (quorum_ of every master): rounds then need no groups at all.
-    const bool plain = groups.size() == 1 &&
-                       groups[0].size == static_cast<int>(masters_.size()) &&
-                       groups[0].quorum == quorum_ &&
-                       std::all_of(groups[0].in.begin(), groups[0].in.end(),
-                                   [](bool in) { return in; });
+    // Under a steady record the plain count (quorum_ of this client's n
+    // masters, one vote per server, non-members vetoed) is enough whenever
+    // it asks at least as much as a quorum of the m members: n >= m for a
+    // majority (n/2 + 1 distinct members' grants are a majority of m),
+    // n == m for every member. It also gives a second address of one
+    // server the slack it always had: that address may take the key first
+    // and make the first one's answer a denial. Rounds then need no groups.
+    const int m = static_cast<int>(membership_.adopted->members.size());
+    const int n = static_cast<int>(masters_.size());
+    const bool plain =
+        !membership_.adopted->joint() &&
+        (options_.quorum == Quorum::kUnanimous ? n == m : n >= m);
     if (plain) {
       groups_.reset();
     } else if (groups_ == nullptr || !SameGroups(*groups_, groups)) {
