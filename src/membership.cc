@@ -308,10 +308,16 @@ MembershipJudgement JudgeMembership(const std::vector<MemberView>& views,
       continue;
     }
     if (!v.has_record) {
-      out.standing[i] = Refuse(
-          "not yet judged (no membership record while other masters carry "
-          "one; it is being written)");
       out.needs_record[i] = true;
+      // A marked member without a record (a marker from before records, an
+      // operator's hand mark) counts while the record is written back: the
+      // restart guard judges it as any marked master, and the record names
+      // it a member. An unmarked one gets the record with its marker.
+      if (!v.marked) {
+        out.standing[i] = Refuse(
+            "not yet judged (no membership record while other masters carry "
+            "one; it is being written)");
+      }
     }
   }
   return out;

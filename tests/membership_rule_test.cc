@@ -139,6 +139,17 @@ TEST(CheckListTest, AChangeAdmitsTheOldListTheNewOneOrBoth) {
   EXPECT_FALSE(CheckList(m, {"a", "b"}).ok());
 }
 
+TEST(JudgeMembershipTest, AMarkedMemberWithoutARecordCountsWhileItIsWritten) {
+  const Membership m = Steady({"a", "b", "c"});
+  MemberView hand_marked = Unmarked();
+  hand_marked.marked = true;  // "trusted:0:<run_id>", an operator's.
+  const MembershipJudgement j =
+      JudgeMembership({Carrying(m, "a"), Carrying(m, "b"), hand_marked},
+                      {"a", "b", "c"}, {"a", "b", "c"}, Quorum::kMajority);
+  EXPECT_TRUE(j.standing[2].ok()) << j.standing[2];
+  EXPECT_TRUE(j.needs_record[2]);
+}
+
 TEST(JudgeMembershipTest, NoRecordAnywhereLeavesEveryMasterToTheOtherRules) {
   const MembershipJudgement j =
       JudgeMembership({Unmarked(), Unmarked()}, {"a", "b"}, {"a", "b"},
