@@ -157,7 +157,8 @@ void Engine::Rejudge() {
   list_ = Canonical(std::move(list));
   unknown_ = unknown;
   membership_ =
-      JudgeMembership(views, names_, list_, options_.quorum, unknown);
+      JudgeMembership(views, names_, list_, options_.quorum, unknown,
+                      /*guard_judges_unmarked=*/options_.restart_guard);
   // Two servers that say they are one member (a replica listed beside its
   // master, a copied data directory) cast one vote: the later one none.
   for (size_t i = 0; i < masters_.size(); ++i) {

@@ -229,7 +229,8 @@ absl::Status CheckList(const Membership& record,
 MembershipJudgement JudgeMembership(const std::vector<MemberView>& views,
                                     const std::vector<std::string>& names,
                                     const std::vector<std::string>& list,
-                                    Quorum quorum, int unknown) {
+                                    Quorum quorum, int unknown,
+                                    bool guard_judges_unmarked) {
   const size_t n = views.size();
   MembershipJudgement out;
   out.standing.assign(n, absl::OkStatus());
@@ -312,8 +313,9 @@ MembershipJudgement JudgeMembership(const std::vector<MemberView>& views,
       // A marked member without a record (a marker from before records, an
       // operator's hand mark) counts while the record is written back: the
       // restart guard judges it as any marked master, and the record names
-      // it a member. An unmarked one gets the record with its marker.
-      if (!v.marked) {
+      // it a member. An unmarked one gets the record with its marker; until
+      // then the restart guard refuses it, or (without the guard) this.
+      if (!v.marked && !guard_judges_unmarked) {
         out.standing[i] = Refuse(
             "not yet judged (no membership record while other masters carry "
             "one; it is being written)");

@@ -140,7 +140,8 @@ struct MembershipJudgement {
 MembershipJudgement JudgeMembership(const std::vector<MemberView>& views,
                                     const std::vector<std::string>& names,
                                     const std::vector<std::string>& list,
-                                    Quorum quorum, int unknown = 0);
+                                    Quorum quorum, int unknown = 0,
+                                    bool guard_judges_unmarked = false);
 
 // The groups a grant needs a quorum of: under a steady record its members;
 // during a reconfiguration the old members and the new ones, each with its

@@ -102,11 +102,10 @@ TEST(SimWorldTest, AMasterClockBeyondTheDriftFactorShowsADoubleGrant) {
 }
 
 TEST(SimWorldTest, TheGrantRuleFromBeforeFailingClosedShowsADoubleGrant) {
-  // Seed 8 until membership records moved the timings; 25 since.
-  const torture::Summary s = RunRecorded({"legacy-grant", 25, 3, 40});
+  const torture::Summary s = RunRecorded({"legacy-grant", 8, 3, 40});
   EXPECT_GT(s.mutual_exclusion, 0) << Details(s);
   // The same plan under today's rule passes.
-  Recorded fixed{"guarded-crashes", 25, 3, 40};
+  Recorded fixed{"guarded-crashes", 8, 3, 40};
   EXPECT_EQ(RunRecorded(fixed).violations(), 0);
 }
 
@@ -322,7 +321,7 @@ TEST(SimWorldTest, SeedsThatFoundAJointRecordArrivingMidAttemptStayClean) {
 }
 
 TEST(SimWorldTest, ShrinkingKeepsAViolationWithFewerEvents) {
-  const Recorded r{"legacy-grant", 25, 3, 40};
+  const Recorded r{"legacy-grant", 8, 3, 40};
   const WorldConfig config = ConfigOf(r);
   const Plan plan = MakePlan(config, r.seed);
   const Plan shrunk = Shrink(config, plan);
