@@ -209,9 +209,13 @@ void Engine::Rejudge() {
 }
 
 std::string Engine::RecordSuffixFor(size_t i) const {
+  // One server under two addresses is one member, named as its first
+  // address: whichever address's write lands first names it for all.
+  const int same = SameServerAs(static_cast<int>(i));
+  const std::string& member = names_[same >= 0 ? same : i];
   if (membership_.adopted.has_value()) {
     return membership_.needs_record[i]
-               ? MarkerSuffix(names_[i], *membership_.adopted)
+               ? MarkerSuffix(member, *membership_.adopted)
                : std::string();
   }
   // Refused (two deployments, a record that does not parse): write nothing.
@@ -224,7 +228,7 @@ std::string Engine::RecordSuffixFor(size_t i) const {
   record.quorum = options_.quorum;
   record.epoch = 1;
   record.deployment = NewDeploymentId(record.members, record.quorum);
-  return MarkerSuffix(names_[i], record);
+  return MarkerSuffix(member, record);
 }
 
 absl::Status Engine::MembershipVeto(int master, bool fresh_read) const {
