@@ -3,7 +3,8 @@
 // Everything the engine takes from the world outside its own logic: the
 // monotonic clock, timers, "later on this loop", connections to masters,
 // randomness for retry jitter and lock tokens. Production runs it on libevent
-// and hiredis (LibeventRuntime, src/libevent_runtime.h); the deterministic
+// with the library's own connections (LibeventRuntime,
+// src/libevent_runtime.h; src/wire.h); the deterministic
 // simulation (tests/sim) runs the very same engine on a discrete-event loop
 // with simulated masters and a simulated network. There is no second
 // implementation of the algorithm and no #ifdef: only this seam.
@@ -53,13 +54,25 @@ class ConnectionObserver {
   // Once. OK: connected, commands flow. An error: the attempt failed and the
   // connection is dead (no further call).
   virtual void OnConnect(absl::Status status) = 0;
-  // The reply to the oldest command not yet answered, in the order sent.
+  // ConnectionMode::kReplies: the reply to the oldest command not yet
+  // answered, in the order sent. A reply, or a byte, that arrives while no
+  // command awaits one is not passed on: the connection is lost (OnLost)
+  // instead, since the stream can no longer be matched to commands.
   virtual void OnReply(RedisReply reply) = 0;
+  // ConnectionMode::kPushes: every message the server sends, in order
+  // (pub/sub pushes and the replies to commands alike; the observer matches
+  // them). Never called in kReplies mode.
+  virtual void OnPush(RedisReply message) {}
   // Once, after OnConnect(OK): the connection is gone (reset, closed by the
-  // server, a reply the reader refused). Commands not yet answered never
-  // will be; no further call.
+  // server, bytes the reader refused, a reply nobody asked for). Commands not
+  // yet answered never will be; no further call.
   virtual void OnLost(absl::Status why) = 0;
 };
+
+// What a connection carries. kReplies: a request/response stream, every
+// reply matched to the oldest command awaiting one. kPushes: a pub/sub
+// stream, whose messages arrive unasked.
+enum class ConnectionMode { kReplies, kPushes };
 
 // One connection to one Redis server, made by Runtime::Connect(). Commands
 // reach the server in the order of Send() calls. Destroying it closes it at
@@ -76,6 +89,9 @@ class Connection {
   // is not lost. Makes no observer call. Does nothing from inside an
   // observer call.
   virtual void FlushBeforeClose() = 0;
+  // For a TLS connection once connected: the protocol version and cipher,
+  // e.g. "TLSv1.3 TLS_AES_256_GCM_SHA384". Empty otherwise.
+  virtual std::string TlsDescription() const { return std::string(); }
 };
 
 // The one way into the loop from other threads (a Cancellation cancelled
@@ -98,11 +114,13 @@ class Runtime : public Clock {
   // A timer that runs `fn` on the loop.
   virtual std::unique_ptr<Timer> NewTimer(absl::AnyInvocable<void()> fn) = 0;
 
-  // Starts connecting to `address` (numeric host); `observer` must outlive
-  // the connection. An error if the attempt failed at once (then no
-  // observer call is made).
+  // Starts connecting to `address` (numeric host, or a Unix socket), over
+  // TLS for Transport::kTls; `observer` must outlive the connection. For
+  // TLS, OnConnect(OK) comes once the handshake has completed. An error if
+  // the attempt failed at once (then no observer call is made).
   virtual absl::StatusOr<std::unique_ptr<Connection>> Connect(
-      const MasterAddress& address, ConnectionObserver* observer) = 0;
+      const MasterAddress& address, ConnectionObserver* observer,
+      ConnectionMode mode) = 0;
 
   // Uniform random bits, for retry jitter.
   virtual uint64_t RandomBits() = 0;

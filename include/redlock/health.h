@@ -22,6 +22,12 @@ struct MasterHealth {
   // answered. A master that is stopped but still accepts TCP stays
   // connected until its requests time out and the connection is closed.
   bool connected = false;
+  // How the client reaches it: "tcp", "unix" or "tls".
+  std::string transport;
+  // For TLS, as negotiated on the current connection: the protocol version
+  // and cipher, e.g. "TLSv1.3 TLS_AES_256_GCM_SHA384"; empty while not
+  // connected, and for other transports.
+  std::string tls;
   // Why the connection last failed or was closed, e.g. kUnavailable
   // "connect failed: Connection refused" or kUnauthenticated "AUTH failed:
   // ...". OK once a handshake has succeeded since.

@@ -88,9 +88,45 @@ struct ReconnectBackoff {
   double multiplier = 2.0;
 };
 
+// TLS for the masters reached over it: every rediss:// master, and every
+// redis:// one when `enable` is set. The CLI takes these under redis-cli's
+// names (--tls, --cacert, --cacertdir, --cert, --key, --sni, --insecure) and
+// from REDLOCK_TLS_* variables. The files are read when the client is
+// created: one that cannot be read, or a key that does not match its
+// certificate, makes Create() fail with kInvalidArgument naming it.
+struct TlsOptions {
+  // Every redis:// master over TLS too, as if written rediss://. Default:
+  // false.
+  bool enable = false;
+  // PEM file and/or directory (c_rehash layout) of the certificate
+  // authorities a master's certificate must chain to. Both empty: the
+  // system's default store (OpenSSL's default paths). Default: empty.
+  std::string ca_file;
+  std::string ca_dir;
+  // A client certificate and its private key (PEM), for masters that ask
+  // for one (redis-server does by default: tls-auth-clients yes). Both or
+  // neither. Default: empty.
+  std::string cert_file;
+  std::string key_file;
+  // The name sent as SNI and checked against every master's certificate,
+  // instead of each master's host as written. Default: empty.
+  std::string server_name;
+  // Skips verifying the masters' certificates (and their names): anyone on
+  // the path can then read and change the traffic, AUTH passwords included.
+  // Warned about once per connection (Options::on_warning). Default: false.
+  bool insecure = false;
+};
+
 struct Options {
   // The independent Redis masters, as URIs:
-  //   redis://[[user]:password@]host[:port][/db]
+  //   redis://[[user]:password@]host[:port][/db]     plain TCP
+  //   rediss://[[user]:password@]host[:port][/db]    TLS (see `tls`)
+  //   unix://[[user]:password@]/path/to/redis.sock   a Unix domain socket
+  // Each may end in query parameters, '&'-separated: ?member=<name> (its
+  // name in the deployment's membership, see MasterAddress::member),
+  // ?db=<n> (the database, the only way to give one for unix://), and
+  // ?tls_name=<name> (the name a TLS master's certificate is checked
+  // against; ResolveMasterHosts() writes it when it replaces a host name).
   // `host` must be a numeric IPv4 address, a bracketed IPv6 address or
   // "localhost": the engine never resolves names on its loop thread. The
   // blocking client (Redlock::Create) resolves host names itself before its
@@ -173,6 +209,9 @@ struct Options {
   // Default: see ReconnectBackoff.
   ReconnectBackoff reconnect;
 
+  // Default: see TlsOptions (no TLS unless a master is rediss://).
+  TlsOptions tls;
+
   // Called with a warning a person should see, once per connection: a master
   // whose maxmemory-policy lets it evict the library's keys, and (with the
   // restart guard) one whose persistence can lose acknowledged writes in a
@@ -190,8 +229,23 @@ struct Options {
 
 // One parsed master URI.
 struct MasterAddress {
-  std::string host;  // Numeric address or host name as written, no brackets.
-  int port = 6379;
+  enum class Transport {
+    kTcp,   // redis://
+    kTls,   // rediss://, or redis:// with TlsOptions::enable.
+    kUnix,  // unix://
+  };
+  Transport transport = Transport::kTcp;
+  // kTcp, kTls: numeric address or host name as written, no brackets.
+  // kUnix: empty.
+  std::string host;
+  int port = 6379;  // kUnix: 0.
+  // kUnix: the socket's path (absolute).
+  std::string path;
+  // kTls: the name sent as SNI and checked against the certificate
+  // (?tls_name=, else `host`): ResolveMasterHosts() keeps the host name as
+  // written here when it makes `host` numeric. An IP address is checked
+  // against the certificate's IP entries and sent as no SNI.
+  std::string tls_name;
   int db = 0;
   std::string user;      // Empty: AUTH with the password only (or none).
   std::string password;  // Empty: no AUTH.
@@ -203,9 +257,13 @@ struct MasterAddress {
   // written as the member name.
   std::string member;
 
-  // "host:port" or "host:port/db", never the password. Used to name the
-  // master in results and errors.
+  // "host:port" or "host:port/db" ("unix:/path" or "unix:/path/db" for a
+  // Unix socket), never the password, whatever the transport. Used to name
+  // the master in results and errors.
   std::string Name() const;
+
+  // kTls: tls_name if set, else host.
+  std::string TlsName() const;
 
   // The URI again, credentials percent-encoded: ParseMasterUri(Uri())
   // gives this address back. Contains the password, if any.
