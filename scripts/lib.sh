@@ -17,7 +17,8 @@ REDLOCK_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 REDLOCK_DEPS=(
   build-essential cmake ninja-build pkg-config
-  libhiredis-dev libevent-dev libabsl-dev nlohmann-json3-dev libcli11-dev
+  libhiredis-dev libevent-dev libssl-dev openssl libabsl-dev nlohmann-json3-dev
+  libcli11-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev prometheus-cpp-dev
   redis-server redis-tools docker-compose
 )

@@ -14,6 +14,7 @@
 #include "src/extend_op.h"
 #include "src/keep_alive_op.h"
 #include "src/libevent_runtime.h"
+#include "src/tls.h"
 #include "src/lock_state.h"
 #include "src/operation.h"
 #include "src/options_internal.h"
@@ -50,7 +51,26 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(event_base* base,
   if (base == nullptr) {
     return absl::InvalidArgumentError("event_base must not be null");
   }
-  return Create(std::make_unique<LibeventRuntime>(base), std::move(options));
+  if (absl::Status status = ValidateOptions(options); !status.ok()) {
+    return status;
+  }
+  // The TLS settings are read once, here, if any master needs them: a CA
+  // file that cannot be read fails the client now, not every connection.
+  std::shared_ptr<const TlsContext> tls;
+  absl::StatusOr<std::vector<MasterAddress>> addresses =
+      ParseMasters(options, /*require_numeric_hosts=*/false);
+  if (!addresses.ok()) return addresses.status();
+  if (std::any_of(addresses->begin(), addresses->end(),
+                  [](const MasterAddress& a) {
+                    return a.transport == MasterAddress::Transport::kTls;
+                  })) {
+    absl::StatusOr<std::shared_ptr<TlsContext>> context =
+        TlsContext::Create(options.tls);
+    if (!context.ok()) return context.status();
+    tls = *std::move(context);
+  }
+  return Create(std::make_unique<LibeventRuntime>(base, std::move(tls)),
+                std::move(options));
 }
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
@@ -554,6 +574,18 @@ std::vector<MasterHealth> Engine::Health() const {
     MasterHealth h;
     h.master = m.name();
     h.connected = m.ready();
+    switch (m.config().address.transport) {
+      case MasterAddress::Transport::kTcp:
+        h.transport = "tcp";
+        break;
+      case MasterAddress::Transport::kTls:
+        h.transport = "tls";
+        if (m.ready()) h.tls = m.tls_description();
+        break;
+      case MasterAddress::Transport::kUnix:
+        h.transport = "unix";
+        break;
+    }
     h.last_error = m.last_error();
     if (m.identity().known) h.marker = m.identity().marker;
     // Not the freshness of the record read: an idle client reads it again
@@ -789,10 +821,18 @@ void Engine::WarnAboutRisks() {
     const Master& m = *masters_[i];
     if (!m.ready() || risks_warned_[i] == m.counters().connects) continue;
     risks_warned_[i] = m.counters().connects;
-    absl::Status risks[] = {EvictionRisk(m.identity().maxmemory_policy),
-                            m.identity().known && options_.restart_guard
-                                ? DurabilityRisk(m.identity().persistence)
-                                : absl::OkStatus()};
+    absl::Status risks[] = {
+        EvictionRisk(m.identity().maxmemory_policy),
+        m.identity().known && options_.restart_guard
+            ? DurabilityRisk(m.identity().persistence)
+            : absl::OkStatus(),
+        m.config().address.transport == MasterAddress::Transport::kTls &&
+                options_.tls.insecure
+            ? absl::FailedPreconditionError(
+                  "TLS certificate verification is off (tls.insecure, "
+                  "--insecure): anyone on the path can read and change this "
+                  "connection, AUTH password included")
+            : absl::OkStatus()};
     for (const absl::Status& risk : risks) {
       if (risk.ok()) continue;
       const std::string text = absl::StrCat("redlock: warning: master ",

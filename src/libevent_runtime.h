@@ -1,16 +1,9 @@
 // Copyright 2026 The redlock Authors.
 //
 // The production Runtime (src/runtime.h): libevent timers, MonotonicClock
-// (CLOCK_BOOTTIME, which counts a suspension of the machine), hiredis
-// connections, the kernel's CSPRNG for tokens. Loop thread only.
-//
-// hiredis 0.14 traps handled here, so that nothing above this file needs to
-// know them: it frees the context itself after a failed connect and after a
-// connection error, calling every pending reply callback with a NULL reply
-// first (ignored here: the observer hears OnConnect(error) or OnLost()
-// instead); redisAsyncFree() called inside a reply callback is deferred until
-// the callback returns; redisAsyncDisconnect() never completes against a hung
-// server, so it is not used.
+// (CLOCK_BOOTTIME, which counts a suspension of the machine), the library's
+// own connections (src/wire.h: TCP, TLS, Unix sockets), the kernel's CSPRNG
+// for tokens. Loop thread only.
 
 #ifndef REDLOCK_SRC_LIBEVENT_RUNTIME_H_
 #define REDLOCK_SRC_LIBEVENT_RUNTIME_H_
@@ -21,6 +14,7 @@
 
 #include "absl/random/random.h"
 #include "src/runtime.h"
+#include "src/tls.h"
 
 struct event_base;
 struct event;
@@ -29,8 +23,11 @@ namespace redlock::internal {
 
 class LibeventRuntime final : public Runtime {
  public:
-  // `base` must outlive the runtime and everything it made.
-  explicit LibeventRuntime(event_base* base) : base_(base) {}
+  // `base` must outlive the runtime and everything it made. `tls`: for
+  // masters reached over TLS (null if there are none).
+  explicit LibeventRuntime(event_base* base,
+                           std::shared_ptr<const TlsContext> tls = nullptr)
+      : base_(base), tls_(std::move(tls)) {}
   // Closes the mailbox (later posts are dropped) and its pipe.
   ~LibeventRuntime() override;
 
@@ -42,7 +39,8 @@ class LibeventRuntime final : public Runtime {
   // on CLOCK_MONOTONIC, which stops) runs within a second of the resume.
   std::unique_ptr<Timer> NewTimer(absl::AnyInvocable<void()> fn) override;
   absl::StatusOr<std::unique_ptr<Connection>> Connect(
-      const MasterAddress& address, ConnectionObserver* observer) override;
+      const MasterAddress& address, ConnectionObserver* observer,
+      ConnectionMode mode) override;
   uint64_t RandomBits() override { return absl::Uniform<uint64_t>(bitgen_); }
   absl::StatusOr<std::string> NewToken() override;
   // A pipe watched by the loop: a post writes one byte to wake it.
@@ -53,6 +51,7 @@ class LibeventRuntime final : public Runtime {
   static void OnMailbox(int fd, short events, void* arg);
 
   event_base* const base_;
+  const std::shared_ptr<const TlsContext> tls_;
   std::shared_ptr<PipeMailbox> mailbox_;
   event* mailbox_event_ = nullptr;
   int mailbox_read_fd_ = -1;

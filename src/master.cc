@@ -3,6 +3,8 @@
 #include "src/master.h"
 
 #include <algorithm>
+#include <limits>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -23,7 +25,69 @@ MonotonicClock::duration Chrono(absl::Duration d) {
       absl::ToChronoNanoseconds(d));
 }
 
+// The type a handshake step's reply must have, or "" if `reply` has it.
+absl::string_view ExpectedTypeOf(bool marker, bool time, bool script_load,
+                                 bool info, const RedisReply& reply) {
+  using Type = RedisReply::Type;
+  if (marker) {
+    return reply.type == Type::kString || reply.type == Type::kNil
+               ? ""
+               : "a bulk string or nil";
+  }
+  if (time) return reply.type == Type::kArray ? "" : "an array";
+  if (script_load || info) {
+    return reply.type == Type::kString ? "" : "a bulk string";
+  }
+  // AUTH, SELECT.
+  return reply.type == Type::kStatus ? "" : "a status";
+}
+
 }  // namespace
+
+absl::string_view TypeName(RedisReply::Type type) {
+  switch (type) {
+    case RedisReply::Type::kStatus:
+      return "a status";
+    case RedisReply::Type::kError:
+      return "an error";
+    case RedisReply::Type::kInteger:
+      return "an integer";
+    case RedisReply::Type::kString:
+      return "a bulk string";
+    case RedisReply::Type::kNil:
+      return "a nil";
+    case RedisReply::Type::kArray:
+      return "an array";
+  }
+  return "an unknown type";
+}
+
+std::optional<int64_t> TimeReplyMicros(const RedisReply& reply) {
+  if (reply.type != RedisReply::Type::kArray || reply.elements.size() != 2 ||
+      reply.elements[0].type != RedisReply::Type::kString ||
+      reply.elements[1].type != RedisReply::Type::kString) {
+    return std::nullopt;
+  }
+  int64_t seconds = 0, micros = 0;
+  if (!absl::SimpleAtoi(reply.elements[0].str, &seconds) ||
+      !absl::SimpleAtoi(reply.elements[1].str, &micros)) {
+    return std::nullopt;
+  }
+  // Checked before multiplying: a hostile reply must not overflow.
+  constexpr int64_t kMaxSeconds =
+      (std::numeric_limits<int64_t>::max() - 999999) / 1000000;
+  if (seconds < 0 || seconds > kMaxSeconds || micros < 0 || micros > 999999) {
+    return std::nullopt;
+  }
+  return seconds * 1000000 + micros;
+}
+
+absl::string_view Master::ExpectedType(Kind kind, const RedisReply& reply) {
+  return ExpectedTypeOf(kind == Kind::kMarker, kind == Kind::kTime,
+                        kind == Kind::kScriptLoad,
+                        kind == Kind::kInfo || kind == Kind::kInfoMemory,
+                        reply);
+}
 
 Master::Master(Runtime* runtime, MasterConfig config)
     : runtime_(runtime),
@@ -96,7 +160,7 @@ void Master::FailLater(ReplyCallback done, absl::Status status) {
 void Master::Connect() {
   if (shutting_down_ || connection_ != nullptr) return;
   absl::StatusOr<std::unique_ptr<Connection>> connection =
-      runtime_->Connect(config_.address, this);
+      runtime_->Connect(config_.address, this, ConnectionMode::kReplies);
   if (!connection.ok()) {
     last_error_ = connection.status();
     ++counters_.connection_failures;
@@ -408,6 +472,7 @@ void Master::OnConnect(absl::Status status) {
   state_ = State::kConnected;
   connected_at_ = Now();
   ++counters_.connects;
+  tls_description_ = connection_->TlsDescription();
   ArmRequestTimer();
 }
 
@@ -498,6 +563,14 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
     Close(
         absl::Status(error.code(), absl::StrCat(step, " failed: ", reply.str)));
     return;
+  } else if (absl::string_view expected = ExpectedType(pending.kind, reply);
+             !expected.empty()) {
+    // What the server says here decides whether its votes count: a reply
+    // of the wrong shape is a server that is not the Redis we know.
+    Close(absl::DataLossError(absl::StrCat(step, " answered with ",
+                                           TypeName(reply.type), ", expected ",
+                                           expected)));
+    return;
   }
   if (pending.kind == Kind::kScriptLoad) {
     bool known = false;
@@ -511,13 +584,16 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
       return;
     }
   }
-  if (pending.kind == Kind::kTime && reply.elements.size() == 2) {
-    int64_t seconds = 0, micros = 0;
-    if (absl::SimpleAtoi(reply.elements[0].str, &seconds) &&
-        absl::SimpleAtoi(reply.elements[1].str, &micros)) {
-      pending_identity_.server_time_us = seconds * 1000000 + micros;
-      pending_identity_.seen_at = Now();
+  if (pending.kind == Kind::kTime) {
+    std::optional<int64_t> micros = TimeReplyMicros(reply);
+    if (!micros.has_value()) {
+      Close(absl::DataLossError(
+          "TIME answered with something other than two numbers "
+          "(seconds >= 0, microseconds 0-999999)"));
+      return;
     }
+    pending_identity_.server_time_us = *micros;
+    pending_identity_.seen_at = Now();
   }
   if (pending.kind == Kind::kInfo) {
     ParseInfoServer(reply.str, &pending_identity_.run_id,
@@ -547,9 +623,11 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
 
 void Master::OnConnectTimeout() {
   ++counters_.connection_failures;
-  Close(absl::UnavailableError(
-      absl::StrCat("connect timed out after ",
-                   absl::FormatDuration(config_.connect_timeout))));
+  const std::string progress =
+      connection_ != nullptr ? connection_->ConnectProgress() : std::string();
+  Close(absl::UnavailableError(absl::StrCat(
+      "connect timed out after ", absl::FormatDuration(config_.connect_timeout),
+      progress.empty() ? "" : absl::StrCat(" (", progress, ")"))));
 }
 
 }  // namespace redlock::internal

@@ -149,6 +149,12 @@ void ParseInfoServer(absl::string_view info, std::string* run_id,
 // and what to set instead. Pure.
 absl::Status EvictionRisk(absl::string_view maxmemory_policy);
 
+// "a status", "an integer", ... for messages. Pure.
+absl::string_view TypeName(RedisReply::Type type);
+// The server's TIME reply in microseconds; nullopt unless it is two decimal
+// strings, seconds >= 0 and microseconds 0-999999, whose total fits. Pure.
+std::optional<int64_t> TimeReplyMicros(const RedisReply& reply);
+
 // AUTH [user] password for `address`; empty if it has no password. Pure.
 std::vector<std::string> AuthArgv(const MasterAddress& address);
 // The reconnect delay after `current` under `backoff`. Pure.
@@ -202,6 +208,9 @@ class Master final : public MasterLink, private ConnectionObserver {
   bool ever_failed() const { return ever_failed_; }
   // Why the last connection failed or closed; OK if none did.
   const absl::Status& last_error() const { return last_error_; }
+  // The TLS protocol and cipher of the current connection, once connected
+  // ("TLSv1.3 TLS_AES_256_GCM_SHA384"); empty for other transports.
+  const std::string& tls_description() const { return tls_description_; }
 
  private:
   enum class State { kDisconnected, kConnecting, kConnected };
@@ -248,6 +257,8 @@ class Master final : public MasterLink, private ConnectionObserver {
   void OnLost(absl::Status why) override;
 
   void OnHandshakeReply(const Pending& pending, const RedisReply& reply);
+  // The type the reply to handshake step `kind` must have; "" if it has it.
+  static absl::string_view ExpectedType(Kind kind, const RedisReply& reply);
   void OnRequestTimer();
   void OnConnectTimeout();
   MonotonicTime Now() { return runtime_->Now(); }
@@ -264,6 +275,7 @@ class Master final : public MasterLink, private ConnectionObserver {
   bool handshake_ok_ = false;
   bool shutting_down_ = false;
   absl::Status last_error_;
+  std::string tls_description_;
   absl::Duration next_backoff_;
 
   std::deque<Pending> pending_;

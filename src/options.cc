@@ -25,6 +25,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
@@ -36,6 +39,8 @@ namespace {
 
 constexpr absl::string_view kScheme = "redis://";
 constexpr absl::string_view kTlsScheme = "rediss://";
+constexpr absl::string_view kUnixScheme = "unix://";
+constexpr absl::string_view kQueryKeys[] = {"member", "db", "tls_name"};
 constexpr absl::string_view kLocalhostAddress = "127.0.0.1";
 constexpr int64_t kMaxPort = 65535;
 // Redis takes any non-negative int for `databases`, so only the type bounds db.
@@ -194,21 +199,81 @@ std::string HostNameProblem(absl::string_view host) {
   return "";
 }
 
-// ParseMasterUri() after the scheme, with errors that do not name the URI
-// yet; `rest` is everything after "redis://".
-absl::Status ParseAfterScheme(absl::string_view rest, MasterAddress& address) {
-  // One query parameter, last: ?member=<name>, the master's name in the
-  // deployment's membership record (src/membership.h). Split off first: a
-  // member name may hold '@'.
-  if (const size_t q = rest.rfind("?member="); q != absl::string_view::npos) {
-    absl::StatusOr<std::string> member =
-        PercentDecode(rest.substr(q + 8), "member");
-    if (!member.ok()) return member.status();
-    if (absl::Status s = internal::CheckMemberName(*member); !s.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("?member=: ", s.message()));
+// Where the query part of a URI's `rest` begins: the first '?' followed by
+// a known parameter name and '=' (a password or member name may hold a '?'
+// of its own), or npos.
+size_t QueryStart(absl::string_view rest) {
+  for (size_t q = rest.find('?'); q != absl::string_view::npos;
+       q = rest.find('?', q + 1)) {
+    for (absl::string_view key : kQueryKeys) {
+      if (absl::StartsWith(rest.substr(q + 1), absl::StrCat(key, "="))) {
+        return q;
+      }
     }
-    address.member = *std::move(member);
+  }
+  return absl::string_view::npos;
+}
+
+// Query parameters: member=<name>&db=<n>&tls_name=<name>.
+absl::Status ParseQuery(absl::string_view query, MasterAddress& address,
+                        std::optional<int64_t>* db) {
+  std::vector<std::string> seen;
+  for (absl::string_view param : absl::StrSplit(query, '&')) {
+    const size_t eq = param.find('=');
+    const absl::string_view key = param.substr(0, eq);
+    if (std::find(std::begin(kQueryKeys), std::end(kQueryKeys), key) ==
+            std::end(kQueryKeys) ||
+        eq == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown query parameter \"", absl::CHexEscape(param.substr(0, eq)),
+          "\"; the parameters are member=, db= and tls_name="));
+    }
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("query parameter ", key, "= appears twice"));
+    }
+    seen.emplace_back(key);
+    absl::StatusOr<std::string> value =
+        PercentDecode(param.substr(eq + 1), std::string(key));
+    if (!value.ok()) return value.status();
+    if (key == "member") {
+      if (absl::Status s = internal::CheckMemberName(*value); !s.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("?member=: ", s.message()));
+      }
+      address.member = *std::move(value);
+    } else if (key == "db") {
+      *db = ParseDecimal(*value, kMaxDb);
+      if (!db->has_value()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("db must be a decimal number 0-", kMaxDb));
+      }
+    } else {
+      if (address.transport == MasterAddress::Transport::kUnix) {
+        return absl::InvalidArgumentError(
+            "tls_name= does not apply to a Unix socket");
+      }
+      if (std::string problem = HostNameProblem(*value);
+          !problem.empty() && !IsIpv6(*value)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("tls_name=: ", problem));
+      }
+      address.tls_name = *std::move(value);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ParseMasterUri() after the scheme, with errors that do not name the URI
+// yet; `rest` is everything after "redis://", "rediss://" or "unix://".
+absl::Status ParseAfterScheme(absl::string_view rest, MasterAddress& address) {
+  // Query parameters, last. Split off first: a member name may hold '@'.
+  std::optional<int64_t> query_db;
+  if (const size_t q = QueryStart(rest); q != absl::string_view::npos) {
+    if (absl::Status s = ParseQuery(rest.substr(q + 1), address, &query_db);
+        !s.ok()) {
+      return s;
+    }
     rest = rest.substr(0, q);
   }
   // '@' cannot appear after the user info, so the last one ends it, and an
@@ -242,12 +307,49 @@ absl::Status ParseAfterScheme(absl::string_view rest, MasterAddress& address) {
     address.has_password = true;
   }
 
+  if (address.transport == MasterAddress::Transport::kUnix) {
+    if (rest.find('#') != absl::string_view::npos ||
+        rest.find('?') != absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          "a Unix socket path with '?' or '#' must percent-encode it; the "
+          "query parameters are member=, db= and tls_name=");
+    }
+    if (!absl::StartsWith(rest, "/") || rest.size() < 2) {
+      return absl::InvalidArgumentError(
+          "a Unix socket needs an absolute path: unix:///path/to/redis.sock");
+    }
+    absl::StatusOr<std::string> path = PercentDecode(rest, "path");
+    if (!path.ok()) return path.status();
+    for (char c : *path) {
+      if (absl::ascii_iscntrl(c)) {
+        return absl::InvalidArgumentError("path contains a control character");
+      }
+    }
+    if (path->size() > 107) {
+      return absl::InvalidArgumentError(
+          "a Unix socket path may be at most 107 bytes");
+    }
+    address.path = *std::move(path);
+    address.host.clear();
+    address.port = 0;
+    if (query_db.has_value()) address.db = static_cast<int>(*query_db);
+    if (address.member.empty()) {
+      if (absl::Status s = internal::CheckMemberName(address.Name()); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the path cannot name the master in the deployment's membership (",
+            s.message(), "): give it a name with ?member=<name>"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   if (rest.find('#') != absl::string_view::npos) {
     return absl::InvalidArgumentError("fragments ('#') are not supported");
   }
   if (rest.find('?') != absl::string_view::npos) {
     return absl::InvalidArgumentError(
-        "the only query parameter is ?member=<name>");
+        "unknown query; the parameters are ?member=<name>, db=<n> and "
+        "tls_name=<name>, '&'-separated");
   }
   for (char c : rest) {
     if (absl::ascii_isspace(c) || absl::ascii_iscntrl(c)) {
@@ -306,6 +408,10 @@ absl::Status ParseAfterScheme(absl::string_view rest, MasterAddress& address) {
     }
     address.port = static_cast<int>(*port);
   }
+  if (db_text.has_value() && query_db.has_value()) {
+    return absl::InvalidArgumentError("db is given twice (/db and ?db=)");
+  }
+  if (query_db.has_value()) address.db = static_cast<int>(*query_db);
   if (db_text.has_value()) {
     const std::optional<int64_t> db = ParseDecimal(*db_text, kMaxDb);
     if (!db.has_value()) {
@@ -400,21 +506,45 @@ absl::string_view QuorumName(Quorum quorum) {
 }
 
 std::string MasterAddress::Name() const {
-  std::string name = host.find(':') == std::string::npos
-                         ? absl::StrCat(host, ":", port)
-                         : absl::StrCat("[", host, "]:", port);
+  std::string name;
+  if (transport == Transport::kUnix) {
+    name = absl::StrCat("unix:", path);
+  } else {
+    name = host.find(':') == std::string::npos
+               ? absl::StrCat(host, ":", port)
+               : absl::StrCat("[", host, "]:", port);
+  }
   if (db != 0) absl::StrAppend(&name, "/", db);
   return name;
 }
 
+std::string MasterAddress::TlsName() const {
+  return tls_name.empty() ? host : tls_name;
+}
+
 std::string MasterAddress::Uri() const {
-  std::string uri(kScheme);
+  std::string uri(transport == Transport::kTls    ? kTlsScheme
+                  : transport == Transport::kUnix ? kUnixScheme
+                                                  : kScheme);
   if (has_password) {
     absl::StrAppend(&uri, PercentEncode(user), ":", PercentEncode(password),
                     "@");
   }
-  absl::StrAppend(&uri, Name());
-  if (!member.empty()) absl::StrAppend(&uri, "?member=", PercentEncode(member));
+  std::vector<std::string> query;
+  if (transport == Transport::kUnix) {
+    absl::StrAppend(&uri,
+                    absl::StrReplaceAll(PercentEncode(path), {{"%2F", "/"}}));
+    if (db != 0) query.push_back(absl::StrCat("db=", db));
+  } else {
+    absl::StrAppend(&uri, Name());
+  }
+  if (!member.empty()) {
+    query.push_back(absl::StrCat("member=", PercentEncode(member)));
+  }
+  if (!tls_name.empty()) {
+    query.push_back(absl::StrCat("tls_name=", PercentEncode(tls_name)));
+  }
+  if (!query.empty()) absl::StrAppend(&uri, "?", absl::StrJoin(query, "&"));
   return uri;
 }
 
@@ -425,22 +555,26 @@ std::string MasterAddress::MemberName() const {
 absl::StatusOr<MasterAddress> ParseMasterUri(absl::string_view uri) {
   if (uri.empty()) return UriError(uri, "is empty");
   absl::string_view rest = uri;
-  if (!absl::ConsumePrefix(&rest, kScheme)) {
-    if (absl::StartsWith(uri, kTlsScheme)) {
-      return UriError(uri, "TLS (rediss://) is not supported; use redis://");
-    }
+  MasterAddress address;
+  if (absl::ConsumePrefix(&rest, kScheme)) {
+    address.transport = MasterAddress::Transport::kTcp;
+  } else if (absl::ConsumePrefix(&rest, kTlsScheme)) {
+    address.transport = MasterAddress::Transport::kTls;
+    address.port = 6379;
+  } else if (absl::ConsumePrefix(&rest, kUnixScheme)) {
+    address.transport = MasterAddress::Transport::kUnix;
+  } else {
     const size_t scheme_end = uri.find("://");
     const absl::string_view scheme = uri.substr(0, scheme_end);
     // Only quote what really is a scheme: anything else may hold a password.
     if (scheme_end != absl::string_view::npos && !scheme.empty() &&
         std::all_of(scheme.begin(), scheme.end(), IsSchemeChar)) {
-      return UriError(uri,
-                      absl::StrCat("scheme \"", scheme,
-                                   "://\" is not supported; use redis://"));
+      return UriError(uri, absl::StrCat("scheme \"", scheme,
+                                        "://\" is not supported; use redis://, "
+                                        "rediss:// (TLS) or unix://"));
     }
-    return UriError(uri, "has no redis:// scheme");
+    return UriError(uri, "has no redis://, rediss:// or unix:// scheme");
   }
-  MasterAddress address;
   if (absl::Status status = ParseAfterScheme(rest, address); !status.ok()) {
     return UriError(uri, status.message());
   }
@@ -602,7 +736,16 @@ absl::Status ResolveMasterHosts(Options& options) {
       return absl::InvalidArgumentError(
           absl::StrCat("masters[", i, "]: ", address.status().message()));
     }
-    if (internal::IsNumericHost(address->host)) continue;
+    if (address->transport == MasterAddress::Transport::kUnix ||
+        internal::IsNumericHost(address->host)) {
+      continue;
+    }
+    // A TLS master's certificate is checked against the name as written.
+    if ((address->transport == MasterAddress::Transport::kTls ||
+         options.tls.enable) &&
+        address->tls_name.empty()) {
+      address->tls_name = address->host;
+    }
     if (IsLocalhost(address->host)) {
       address->host = std::string(kLocalhostAddress);
     } else {
@@ -642,7 +785,36 @@ absl::StatusOr<std::vector<MasterAddress>> ParseMasters(
       return absl::InvalidArgumentError(
           absl::StrCat("masters[", i, "]: ", address.status().message()));
     }
+    if (options.tls.enable &&
+        address->transport == MasterAddress::Transport::kTcp) {
+      address->transport = MasterAddress::Transport::kTls;
+    }
+    if (address->transport == MasterAddress::Transport::kUnix) {
+      for (size_t j = 0; j < addresses.size(); ++j) {
+        if (addresses[j].transport == MasterAddress::Transport::kUnix &&
+            addresses[j].path == address->path) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "masters[", j, "] and masters[", i, "] are the same master ",
+              address->Name()));
+        }
+      }
+      for (size_t j = 0; j < addresses.size(); ++j) {
+        if (addresses[j].MemberName() == address->MemberName()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "masters[", j, "] and masters[", i, "] have one member name \"",
+              address->MemberName(),
+              "\": each master is one member of the deployment"));
+        }
+      }
+      canonical_hosts.emplace_back();
+      addresses.push_back(*std::move(address));
+      continue;
+    }
     if (IsLocalhost(address->host)) {
+      if (address->transport == MasterAddress::Transport::kTls &&
+          address->tls_name.empty()) {
+        address->tls_name = address->host;
+      }
       address->host = std::string(kLocalhostAddress);
     } else if (require_numeric_hosts && !IsNumericHost(address->host)) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -655,7 +827,8 @@ absl::StatusOr<std::vector<MasterAddress>> ParseMasters(
     for (size_t j = 0; j < addresses.size(); ++j) {
       // Two databases of one server are one failure domain: counting both
       // would let a single server grant a majority on its own.
-      if (canonical_hosts[j] == canonical &&
+      if (addresses[j].transport != MasterAddress::Transport::kUnix &&
+          canonical_hosts[j] == canonical &&
           addresses[j].port == address->port) {
         return absl::InvalidArgumentError(absl::StrCat(
             "masters[", j, "] and masters[", i, "] are the same master ",

@@ -92,6 +92,10 @@ class Connection {
   // For a TLS connection once connected: the protocol version and cipher,
   // e.g. "TLSv1.3 TLS_AES_256_GCM_SHA384". Empty otherwise.
   virtual std::string TlsDescription() const { return std::string(); }
+  // While connecting: how far it got, for a connect timeout's message, e.g.
+  // "TCP connected; the server did not answer the TLS handshake". Empty if
+  // there is nothing to add.
+  virtual std::string ConnectProgress() const { return std::string(); }
 };
 
 // The one way into the loop from other threads (a Cancellation cancelled

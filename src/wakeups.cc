@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "redlock/keys.h"
 
@@ -43,8 +44,13 @@ void Subscriber::Add(const std::string& channel) {
 void Subscriber::Remove(const std::string& channel) {
   if (wanted_.erase(channel) == 0) return;
   confirmed_.erase(channel);
-  awaiting_.erase(channel);
-  if (state_ == State::kConnected) Send({"UNSUBSCRIBE", channel});
+  if (state_ != State::kConnected) return;
+  // Its confirmation is awaited like a SUBSCRIBE's: a channel added again
+  // before it arrives is settled only by the confirmation of the last
+  // command sent for it, which the server answers last.
+  Awaiting& awaiting = awaiting_[channel];
+  if (awaiting.count++ == 0) awaiting.since = runtime_->Now();
+  Send({"UNSUBSCRIBE", channel});
 }
 
 bool Subscriber::Settled(const std::string& channel) const {
@@ -54,7 +60,8 @@ bool Subscriber::Settled(const std::string& channel) const {
     case State::kConnecting:
       return false;
     case State::kConnected:
-      return !auth_pending_ && confirmed_.contains(channel);
+      return !auth_pending_ && confirmed_.contains(channel) &&
+             !awaiting_.contains(channel);
   }
   return true;
 }
@@ -62,7 +69,7 @@ bool Subscriber::Settled(const std::string& channel) const {
 void Subscriber::Connect() {
   if (connection_ != nullptr) return;
   absl::StatusOr<std::unique_ptr<Connection>> connection =
-      runtime_->Connect(config_.address, this);
+      runtime_->Connect(config_.address, this, ConnectionMode::kPushes);
   if (!connection.ok()) {
     Close(connection.status());
     return;
@@ -110,7 +117,7 @@ void Subscriber::Send(std::vector<std::string> argv) {
   }
 }
 
-void Subscriber::OnReply(RedisReply reply) {
+void Subscriber::OnPush(RedisReply reply) {
   if (reply.type != RedisReply::Type::kArray) {
     // AUTH's answer, or an error for a command (NOAUTH, a closed server).
     if (auth_pending_ && reply.type == RedisReply::Type::kStatus) {
@@ -119,38 +126,48 @@ void Subscriber::OnReply(RedisReply reply) {
       return;
     }
     Close(absl::UnavailableError(absl::StrCat(
-        "subscriber: ",
-        reply.type == RedisReply::Type::kError ? reply.str
-                                               : "unexpected reply")));
+        "subscriber: ", reply.type == RedisReply::Type::kError
+                            ? reply.str
+                            : "a reply nobody asked for")));
     return;
   }
   const std::vector<RedisReply>& e = reply.elements;
-  if (e.size() < 3 || e[0].type != RedisReply::Type::kString ||
+  if (e.size() != 3 || e[0].type != RedisReply::Type::kString ||
       e[1].type != RedisReply::Type::kString) {
-    return;  // Not a pub/sub message we asked for.
+    Close(absl::DataLossError(
+        "subscriber: a malformed pub/sub message (not [kind, channel, x])"));
+    return;
   }
   const std::string& kind = e[0].str;
   const std::string& channel = e[1].str;
   if (kind == "message") {
-    ++messages_;
-    if (e[2].type == RedisReply::Type::kString) {
-      listener_->OnMessage(channel, e[2].str);
+    if (e[2].type != RedisReply::Type::kString) {
+      Close(absl::DataLossError(
+          "subscriber: a malformed pub/sub message (payload not a string)"));
+      return;
     }
+    ++messages_;
+    listener_->OnMessage(channel, e[2].str);
     return;
   }
-  if (kind == "subscribe") {
-    auto it = awaiting_.find(channel);
-    if (it == awaiting_.end()) return;  // Removed since.
-    if (--it->second.count > 0) return;
-    awaiting_.erase(it);
-    if (wanted_.contains(channel)) confirmed_.insert(channel);
-    MaybeSettled();
+  if (kind != "subscribe" && kind != "unsubscribe") {
+    Close(absl::DataLossError(absl::StrCat(
+        "subscriber: a malformed pub/sub message (kind \"",
+        absl::CHexEscape(kind.substr(0, 32)), "\")")));
     return;
   }
-  if (kind == "unsubscribe") {
-    // Removed and added again: the SUBSCRIBE after it confirms it again.
-    if (awaiting_.contains(channel)) confirmed_.erase(channel);
+  auto it = awaiting_.find(channel);
+  if (it == awaiting_.end()) return;  // Not one we wait on.
+  if (--it->second.count > 0) return;
+  awaiting_.erase(it);
+  // The last command sent for the channel is answered: it is subscribed
+  // now if it is wanted (that command was a SUBSCRIBE), else not.
+  if (kind == "subscribe" && wanted_.contains(channel)) {
+    confirmed_.insert(channel);
+  } else {
+    confirmed_.erase(channel);
   }
+  MaybeSettled();
 }
 
 void Subscriber::MaybeSettled() {
@@ -163,7 +180,8 @@ void Subscriber::MaybeSettled() {
 void Subscriber::OnLost(absl::Status why) { Close(std::move(why)); }
 
 void Subscriber::Close(absl::Status why) {
-  (void)why;  // Wake-ups fall back to polling; nothing to report.
+  // Wake-ups fall back to polling; the reason is kept for Health and tests.
+  last_error_ = std::move(why);
   connection_.reset();
   state_ = State::kIdle;
   confirmed_.clear();

@@ -77,6 +77,9 @@ class Subscriber final : private ConnectionObserver {
   // Commands sent and messages heard, for tests and benchmarks.
   int64_t sent() const { return sent_; }
   int64_t messages() const { return messages_; }
+  // Why the last connection closed (a failed connect, a loss, a malformed
+  // message); OK if none has.
+  const absl::Status& last_error() const { return last_error_; }
 
  private:
   enum class State { kIdle, kConnecting, kConnected };
@@ -96,7 +99,9 @@ class Subscriber final : private ConnectionObserver {
 
   // ConnectionObserver.
   void OnConnect(absl::Status status) override;
-  void OnReply(RedisReply reply) override;
+  // Never called: the connection is in push mode.
+  void OnReply(RedisReply reply) override {}
+  void OnPush(RedisReply reply) override;
   void OnLost(absl::Status why) override;
 
   Runtime* const runtime_;
@@ -106,8 +111,9 @@ class Subscriber final : private ConnectionObserver {
   std::unique_ptr<Connection> connection_;
   absl::flat_hash_set<std::string> wanted_;
   absl::flat_hash_set<std::string> confirmed_;
-  // SUBSCRIBEs sent and not yet confirmed, per channel (one channel may be
-  // removed and added again before the first is confirmed).
+  // SUBSCRIBEs and UNSUBSCRIBEs sent and not yet confirmed, per channel (one
+  // channel may be removed and added again before the first is confirmed):
+  // a channel is settled only once the last of them is.
   struct Awaiting {
     int count = 0;
     MonotonicTime since;  // When the oldest of them was sent.
@@ -124,6 +130,7 @@ class Subscriber final : private ConnectionObserver {
   std::unique_ptr<Timer> settle_timer_;     // Tells OnSettled() after Close().
   int64_t sent_ = 0;
   int64_t messages_ = 0;
+  absl::Status last_error_;
 };
 
 // Every master's Subscriber, and who waits on which channel.

@@ -21,6 +21,7 @@ using internal::RedisReply;
 struct SimCluster::ConnState {
   int master = -1;  // -1: the address is no master of the cluster.
   internal::ConnectionObserver* observer = nullptr;
+  internal::ConnectionMode mode = internal::ConnectionMode::kReplies;
   SimRedis::Connection redis;  // The server's per-client state.
 
   // Client side.
@@ -174,13 +175,25 @@ absl::Duration SimCluster::OneWayDelay(int index) {
 }
 
 absl::StatusOr<std::unique_ptr<internal::Connection>> SimCluster::Connect(
-    const MasterAddress& address, internal::ConnectionObserver* observer) {
+    const MasterAddress& address, internal::ConnectionObserver* observer,
+    internal::ConnectionMode mode) {
   auto conn = std::make_shared<ConnState>();
   conn->master = MasterIndex(address);
   conn->observer = observer;
+  conn->mode = mode;
   conn->last_to_master = loop_->now() + OneWayDelay(conn->master);
   loop_->At(conn->last_to_master, [this, conn] { SynArrives(conn); });
   return std::make_unique<SimConnection>(this, std::move(conn));
+}
+
+// As the library's connections do: a push-mode connection hands every
+// message to OnPush, the others match replies to commands.
+void SimCluster::Deliver(ConnState& conn, RedisReply reply) {
+  if (conn.mode == internal::ConnectionMode::kPushes) {
+    conn.observer->OnPush(std::move(reply));
+  } else {
+    conn.observer->OnReply(std::move(reply));
+  }
 }
 
 void SimCluster::SynArrives(const std::shared_ptr<ConnState>& conn) {
@@ -244,7 +257,7 @@ void SimCluster::Execute(Master& m, const std::shared_ptr<ConnState>& conn,
   ++m.commands_executed;
   ToClient(conn, [conn, reply = std::move(reply)]() mutable {
     if (conn->client_closed || conn->drop_replies) return;
-    conn->observer->OnReply(std::move(reply));
+    Deliver(*conn, std::move(reply));
   });
   if (conn->redis.id != 0) {
     m.subscribers.try_emplace(conn->redis.id, conn);
@@ -266,7 +279,7 @@ void SimCluster::SendPushes(Master& m) {
     // On the wire like a reply: same delay, same order, same losses.
     ToClient(to, [to, reply = std::move(push.reply)]() mutable {
       if (to->client_closed || to->drop_replies) return;
-      to->observer->OnReply(std::move(reply));
+      Deliver(*to, std::move(reply));
     });
   }
 }

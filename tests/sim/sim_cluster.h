@@ -132,7 +132,8 @@ class SimCluster {
   // an error); the outcome comes to `observer` as described above. An
   // address that is no master of the cluster is refused.
   absl::StatusOr<std::unique_ptr<internal::Connection>> Connect(
-      const MasterAddress& address, internal::ConnectionObserver* observer);
+      const MasterAddress& address, internal::ConnectionObserver* observer,
+      internal::ConnectionMode mode);
 
   int size() const { return static_cast<int>(masters_.size()); }
   MasterAddress address(int master) const;
@@ -216,6 +217,7 @@ class SimCluster {
   void SendToMaster(const std::shared_ptr<ConnState>& conn,
                     std::vector<std::string> argv);
   void SynArrives(const std::shared_ptr<ConnState>& conn);
+  static void Deliver(ConnState& conn, internal::RedisReply reply);
   void CommandArrives(const std::shared_ptr<ConnState>& conn,
                       std::vector<std::string> argv);
   void Execute(Master& master, const std::shared_ptr<ConnState>& conn,

@@ -34,6 +34,7 @@ namespace redlock::sim {
 namespace {
 
 using internal::Connection;
+using internal::ConnectionMode;
 using internal::RedisReply;
 using internal::Timer;
 using Argv = std::vector<std::string>;
@@ -86,6 +87,8 @@ class Recorder : public internal::ConnectionObserver {
     Record(absl::StrCat("reply ", Describe(reply)));
     if (on_reply) on_reply(reply);
   }
+  // A push-mode connection's messages, recorded as replies are.
+  void OnPush(RedisReply reply) override { OnReply(std::move(reply)); }
   void OnLost(absl::Status status) override {
     Record(absl::StrCat("lost ", status.ToString()));
     if (on_lost) on_lost(status);
@@ -489,16 +492,20 @@ class SimClusterTest : public ::testing::Test {
       : cluster_(&loop_, std::move(config), seed),
         client_(&loop_, &cluster_, seed) {}
 
-  std::unique_ptr<Connection> Connect(int master, Recorder* recorder) {
+  std::unique_ptr<Connection> Connect(
+      int master, Recorder* recorder,
+      ConnectionMode mode = ConnectionMode::kReplies) {
     absl::StatusOr<std::unique_ptr<Connection>> conn =
-        client_.Connect(cluster_.address(master), recorder);
+        client_.Connect(cluster_.address(master), recorder, mode);
     EXPECT_TRUE(conn.ok());
     return conn.ok() ? *std::move(conn) : nullptr;
   }
 
   // Connected, all events so far run.
-  std::unique_ptr<Connection> Connected(int master, Recorder* recorder) {
-    std::unique_ptr<Connection> conn = Connect(master, recorder);
+  std::unique_ptr<Connection> Connected(
+      int master, Recorder* recorder,
+      ConnectionMode mode = ConnectionMode::kReplies) {
+    std::unique_ptr<Connection> conn = Connect(master, recorder, mode);
     loop_.RunUntilIdle();
     EXPECT_EQ(recorder->what(), std::vector<std::string>{"connect OK"});
     return conn;
@@ -550,7 +557,7 @@ TEST_F(SimClusterTest, ConnectToAnUnknownAddressIsRefused) {
   MasterAddress nowhere = cluster_.address(0);
   nowhere.port = 6999;
   absl::StatusOr<std::unique_ptr<Connection>> conn =
-      client_.Connect(nowhere, &recorder);
+      client_.Connect(nowhere, &recorder, ConnectionMode::kReplies);
   ASSERT_TRUE(conn.ok());
   loop_.RunUntilIdle();
   EXPECT_EQ(recorder.what(), std::vector<std::string>{kRefused});
@@ -985,7 +992,8 @@ class SimPubSubTest : public SimClusterTest {
   // A connection to `master` subscribed to `channel`, its reply received.
   std::unique_ptr<Connection> Subscriber(int master, Recorder* recorder,
                                          const std::string& channel) {
-    std::unique_ptr<Connection> conn = Connected(master, recorder);
+    std::unique_ptr<Connection> conn =
+        Connected(master, recorder, ConnectionMode::kPushes);
     conn->Send({"SUBSCRIBE", channel});
     loop_.RunUntilIdle();
     EXPECT_EQ(recorder->what().back(),
@@ -1154,7 +1162,8 @@ TEST_F(SimPubSubTest, ClosedSubscriberCountsUntilItsCloseArrives) {
 
 TEST_F(SimPubSubTest, ClosedWhileSubscribeIsOnItsWayLeavesNoSubscription) {
   Recorder sub(&loop_);
-  std::unique_ptr<Connection> sub_conn = Connected(0, &sub);
+  std::unique_ptr<Connection> sub_conn =
+      Connected(0, &sub, ConnectionMode::kPushes);
   sub_conn->Send({"SUBSCRIBE", "lock:r"});
   sub_conn.reset();
   loop_.RunUntilIdle();
@@ -1211,7 +1220,8 @@ std::vector<std::string> Scenario(uint64_t seed) {
   for (int i = 0; i < cluster.size(); ++i) {
     recorders.push_back(
         std::make_unique<Recorder>(&loop, absl::StrCat("m", i), &trace));
-    conns.push_back(*client.Connect(cluster.address(i), recorders[i].get()));
+    conns.push_back(*client.Connect(cluster.address(i), recorders[i].get(),
+                                    ConnectionMode::kReplies));
   }
   // A subscriber on every master; the clients publish each round.
   std::vector<std::unique_ptr<Recorder>> sub_recorders;
@@ -1219,7 +1229,8 @@ std::vector<std::string> Scenario(uint64_t seed) {
   for (int i = 0; i < cluster.size(); ++i) {
     sub_recorders.push_back(
         std::make_unique<Recorder>(&loop, absl::StrCat("s", i), &trace));
-    subs.push_back(*client.Connect(cluster.address(i), sub_recorders[i].get()));
+    subs.push_back(*client.Connect(cluster.address(i), sub_recorders[i].get(),
+                                   ConnectionMode::kPushes));
     subs.back()->Send({"SUBSCRIBE", "lock"});
   }
   std::unique_ptr<Timer> timer;

@@ -307,8 +307,9 @@ std::unique_ptr<internal::Timer> SimRuntime::NewTimer(
 }
 
 absl::StatusOr<std::unique_ptr<internal::Connection>> SimRuntime::Connect(
-    const MasterAddress& address, internal::ConnectionObserver* observer) {
-  return cluster_->Connect(address, observer);
+    const MasterAddress& address, internal::ConnectionObserver* observer,
+    internal::ConnectionMode mode) {
+  return cluster_->Connect(address, observer, mode);
 }
 
 uint64_t SimRuntime::RandomBits() { return rng_(); }

@@ -161,8 +161,8 @@ class SimRuntime : public internal::Runtime {
   // Always returns a connection; failures are reported to `observer` (see
   // SimCluster::Connect()).
   absl::StatusOr<std::unique_ptr<internal::Connection>> Connect(
-      const MasterAddress& address,
-      internal::ConnectionObserver* observer) override;
+      const MasterAddress& address, internal::ConnectionObserver* observer,
+      internal::ConnectionMode mode) override;
   uint64_t RandomBits() override;
   // Posts run as loop events scheduled for now(); the simulation is
   // single-threaded, so "another thread" is just another event.

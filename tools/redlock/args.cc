@@ -150,7 +150,13 @@ constexpr char kOptionsHeading[] =
 constexpr char kFooter[] =
     R"(Environment:
   REDLOCK_MASTERS   masters, when --masters is not given.
-  REDLOCK_PASSWORD  password, when --password-file is not given.
+  REDLOCK_PASSWORD  password, when --password-file is not given (never
+                    passed on to run's command).
+  REDLOCK_USER      --user.
+  REDLOCK_TLS, REDLOCK_TLS_CACERT, REDLOCK_TLS_CACERTDIR, REDLOCK_TLS_CERT,
+  REDLOCK_TLS_KEY, REDLOCK_TLS_SNI, REDLOCK_TLS_INSECURE
+                    --tls, --cacert, --cacertdir, --cert, --key, --sni,
+                    --insecure.
 
 Exit codes:
   0      done (run: the command exited 0)
@@ -361,7 +367,8 @@ std::unique_ptr<CLI::App> MakeApp(CommandLine* out, size_t* before_subcommand) {
   // Every option is the main app's, so that it may come before or after the
   // subcommand; which subcommands take it is checked after parsing.
   AddString(*app, "masters", "URIS",
-            "redis://[[user]:password@]host[:port][/db],... Default: "
+            "redis://[[user]:password@]host[:port][/db], rediss://... (TLS) "
+            "or unix:///path/to/redis.sock[?db=N],... Default: "
             "$REDLOCK_MASTERS.",
             &out->masters)
       ->envname("REDLOCK_MASTERS");
@@ -370,6 +377,48 @@ std::unique_ptr<CLI::App> MakeApp(CommandLine* out, size_t* before_subcommand) {
             "without trailing newlines). Default: $REDLOCK_PASSWORD. Keeps "
             "the password out of argv (visible in ps).",
             &out->password_file);
+  AddString(*app, "user", "NAME",
+            "ACL user for every master URI without credentials, with the "
+            "password of --password-file. Default: $REDLOCK_USER.",
+            &out->user)
+      ->envname("REDLOCK_USER");
+  AddBool(*app, "", "tls",
+          "TLS to every redis:// master too, as if written rediss://. "
+          "Default: $REDLOCK_TLS.",
+          &out->tls)
+      ->envname("REDLOCK_TLS");
+  AddString(*app, "cacert", "FILE",
+            "TLS: PEM file of the CAs a master's certificate must chain to. "
+            "Default: $REDLOCK_TLS_CACERT, else the system's store.",
+            &out->cacert)
+      ->envname("REDLOCK_TLS_CACERT");
+  AddString(*app, "cacertdir", "DIR",
+            "TLS: directory of trusted CA certificates (c_rehash layout). "
+            "Default: $REDLOCK_TLS_CACERTDIR.",
+            &out->cacertdir)
+      ->envname("REDLOCK_TLS_CACERTDIR");
+  AddString(*app, "cert", "FILE",
+            "TLS: client certificate (PEM), for masters that ask for one. "
+            "Default: $REDLOCK_TLS_CERT.",
+            &out->cert)
+      ->envname("REDLOCK_TLS_CERT");
+  AddString(*app, "key", "FILE",
+            "TLS: the client certificate's private key (PEM). Default: "
+            "$REDLOCK_TLS_KEY.",
+            &out->key)
+      ->envname("REDLOCK_TLS_KEY");
+  AddString(*app, "sni", "NAME",
+            "TLS: the name sent as SNI and checked against every master's "
+            "certificate. Default: $REDLOCK_TLS_SNI, else each master's "
+            "host as written.",
+            &out->sni)
+      ->envname("REDLOCK_TLS_SNI");
+  AddBool(*app, "", "insecure",
+          "TLS: do not verify the masters' certificates (anyone on the path "
+          "can then read and change the traffic). Default: "
+          "$REDLOCK_TLS_INSECURE.",
+          &out->insecure)
+      ->envname("REDLOCK_TLS_INSECURE");
   AddDuration(*app, "request-timeout",
               "How long each master may take to answer. Default 50ms.",
               &out->request_timeout);
@@ -642,7 +691,12 @@ std::vector<std::string> SplitMasterList(absl::string_view list) {
 }
 
 absl::StatusOr<std::vector<std::string>> ApplyPassword(
-    const std::vector<std::string>& uris, absl::string_view password) {
+    const std::vector<std::string>& uris, absl::string_view password,
+    absl::string_view user) {
+  if (!user.empty() && password.empty()) {
+    return absl::InvalidArgumentError(
+        "--user needs a password: --password-file or REDLOCK_PASSWORD");
+  }
   std::vector<std::string> result;
   for (const std::string& uri : uris) {
     absl::StatusOr<MasterAddress> address = ParseMasterUri(uri);
@@ -651,6 +705,7 @@ absl::StatusOr<std::vector<std::string>> ApplyPassword(
       result.push_back(uri);
       continue;
     }
+    address->user = std::string(user);
     address->password = std::string(password);
     address->has_password = true;
     result.push_back(address->Uri());

@@ -42,6 +42,16 @@ struct CommandLine {
 
   std::string masters;  // --masters, else $REDLOCK_MASTERS.
   std::string password_file;
+  std::string user;  // --user, else $REDLOCK_USER.
+  // TLS, under redis-cli's names (else $REDLOCK_TLS, $REDLOCK_TLS_CACERT,
+  // ...; see the help's footer).
+  bool tls = false;
+  std::string cacert;
+  std::string cacertdir;
+  std::string cert;
+  std::string key;
+  std::string sni;
+  bool insecure = false;
   absl::Duration request_timeout = absl::Milliseconds(50);
   absl::Duration max_ttl = absl::Hours(1);
   std::string key_prefix = "redlock:";
@@ -75,7 +85,8 @@ std::vector<std::string> SplitMasterList(absl::string_view list);
 // URI). URIs that carry one keep it. Empty `password`: unchanged.
 // kInvalidArgument names a malformed URI (without its password).
 absl::StatusOr<std::vector<std::string>> ApplyPassword(
-    const std::vector<std::string>& uris, absl::string_view password);
+    const std::vector<std::string>& uris, absl::string_view password,
+    absl::string_view user = "");
 
 // The password in `path`: the file's contents without trailing newlines.
 // kInvalidArgument if it cannot be read or is empty.

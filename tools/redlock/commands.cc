@@ -73,7 +73,7 @@ void Print(absl::string_view text) {
 
 Timeouts TimeoutsOf(const Config& config) {
   return Timeouts{config.options.connect_timeout,
-                  config.options.request_timeout};
+                  config.options.request_timeout, config.tls};
 }
 
 // --- release and extend ----------------------------------------------------

@@ -3,12 +3,10 @@
 #include "tools/redlock/direct.h"
 
 #include <hiredis/hiredis.h>
-#include <pthread.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <functional>
 #include <memory>
 #include <string>
@@ -31,17 +29,34 @@ absl::Duration Since(MonotonicTime start) {
   return absl::FromChrono(MonotonicClock::now() - start);
 }
 
-// A copy of `r` and its elements (hiredis bounds the nesting, and the
-// bounded reader the element counts).
-Reply CopyReply(const redisReply& r) {
+// `r` with the type codes of Reply.
+Reply CopyReply(const internal::RedisReply& r) {
+  using Type = internal::RedisReply::Type;
   Reply reply;
-  reply.type = r.type;
+  switch (r.type) {
+    case Type::kStatus:
+      reply.type = REDIS_REPLY_STATUS;
+      break;
+    case Type::kError:
+      reply.type = REDIS_REPLY_ERROR;
+      break;
+    case Type::kInteger:
+      reply.type = REDIS_REPLY_INTEGER;
+      break;
+    case Type::kString:
+      reply.type = REDIS_REPLY_STRING;
+      break;
+    case Type::kNil:
+      reply.type = REDIS_REPLY_NIL;
+      break;
+    case Type::kArray:
+      reply.type = REDIS_REPLY_ARRAY;
+      break;
+  }
   reply.integer = r.integer;
-  if (r.str != nullptr) reply.str.assign(r.str, r.len);
-  if (r.type == REDIS_REPLY_ARRAY) {
-    for (size_t i = 0; i < r.elements; ++i) {
-      reply.elements.push_back(CopyReply(*r.element[i]));
-    }
+  reply.str = r.str;
+  for (const internal::RedisReply& e : r.elements) {
+    reply.elements.push_back(CopyReply(e));
   }
   return reply;
 }
@@ -50,24 +65,11 @@ Reply CopyReply(const redisReply& r) {
 
 absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
     const MasterAddress& address, const Timeouts& timeouts) {
-  redisContext* context = redisConnectWithTimeout(
-      address.host.c_str(), address.port, absl::ToTimeval(timeouts.connect));
-  if (context == nullptr) {
-    return absl::ResourceExhaustedError("cannot allocate a connection");
-  }
-  auto connection =
-      std::unique_ptr<Connection>(new Connection(context, timeouts));
-  if (context->err != 0) {
-    return absl::UnavailableError(
-        absl::StrCat("connect failed: ", context->errstr));
-  }
-  // As the library's own connections: a reply declaring millions of
-  // elements is refused before hiredis allocates them.
-  internal::BoundReplyReader(context->reader);
-  if (redisSetTimeout(context, absl::ToTimeval(timeouts.command)) !=
-      REDIS_OK) {
-    return absl::InternalError("cannot set the socket timeout");
-  }
+  absl::StatusOr<std::unique_ptr<internal::SyncConnection>> sync =
+      internal::SyncConnection::Open(address, timeouts.tls, timeouts.connect);
+  if (!sync.ok()) return sync.status();
+  auto connection = std::unique_ptr<Connection>(
+      new Connection(*std::move(sync), timeouts));
   if (address.has_password) {
     std::vector<std::string> auth = {"AUTH"};
     if (!address.user.empty()) auth.push_back(address.user);
@@ -91,63 +93,28 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
   return connection;
 }
 
-Connection::Connection(redisContext* context, const Timeouts& timeouts)
-    : context_(context), timeouts_(timeouts) {}
+Connection::Connection(std::unique_ptr<internal::SyncConnection> connection,
+                       const Timeouts& timeouts)
+    : connection_(std::move(connection)), timeouts_(timeouts) {}
 
-Connection::~Connection() { redisFree(context_); }
+Connection::~Connection() = default;
 
 absl::StatusOr<Reply> Connection::Command(
     const std::vector<std::string>& args) {
-  if (broken_) return absl::UnavailableError("connection already failed");
-  std::vector<const char*> argv;
-  std::vector<size_t> lengths;
-  for (const std::string& a : args) {
-    argv.push_back(a.data());
-    lengths.push_back(a.size());
-  }
-  errno = 0;
-  void* raw = redisCommandArgv(context_, static_cast<int>(argv.size()),
-                               argv.data(), lengths.data());
-  const int saved_errno = errno;
-  if (raw == nullptr) {
-    broken_ = true;
-    if (context_->err == REDIS_ERR_IO &&
-        (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK)) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "no reply within ", absl::FormatDuration(timeouts_.command)));
-    }
-    if (context_->err == REDIS_ERR_EOF) {
-      return absl::UnavailableError("connection closed by the server");
-    }
-    if (context_->err == REDIS_ERR_OOM) {
-      return absl::UnavailableError(internal::RefusedReplyText());
-    }
-    return absl::UnavailableError(context_->errstr);
-  }
-  auto* r = static_cast<redisReply*>(raw);
-  Reply reply = CopyReply(*r);
-  freeReplyObject(r);
-  return reply;
+  absl::StatusOr<internal::RedisReply> reply =
+      connection_->Command(args, timeouts_.command);
+  if (!reply.ok()) return reply.status();
+  return CopyReply(*reply);
 }
 
-// hiredis writes with write(2): on a connection the master has reset, a
-// write can raise SIGPIPE, whose default action would end `redlock`. Each
-// probe thread blocks it, so such a write fails with EPIPE and the master
-// shows as unreachable; a SIGPIPE left pending on the thread is discarded
-// when the thread ends. Only these threads: the main thread keeps the
-// default, for its own stdout and for the command `run` starts.
+std::string Connection::TlsDescription() const {
+  return connection_->TlsDescription();
+}
+
 void ForEachInParallel(size_t n, const std::function<void(size_t)>& fn) {
   std::vector<std::thread> threads;
   threads.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    threads.emplace_back([&fn, i] {
-      sigset_t pipe;
-      sigemptyset(&pipe);
-      sigaddset(&pipe, SIGPIPE);
-      pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
-      fn(i);
-    });
-  }
+  for (size_t i = 0; i < n; ++i) threads.emplace_back([&fn, i] { fn(i); });
   for (std::thread& t : threads) t.join();
 }
 
@@ -158,6 +125,10 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
   MasterStatus status;
   status.master = address.Name();
   status.member = address.MemberName();
+  status.transport =
+      address.transport == MasterAddress::Transport::kTls    ? "tls"
+      : address.transport == MasterAddress::Transport::kUnix ? "unix"
+                                                             : "tcp";
   absl::StatusOr<std::unique_ptr<Connection>> opened =
       Connection::Open(address, timeouts);
   if (!opened.ok()) {
@@ -165,6 +136,7 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
     return status;
   }
   Connection& connection = **opened;
+  status.tls = connection.TlsDescription();
 
   const MonotonicTime ping_start = MonotonicClock::now();
   absl::StatusOr<Reply> ping = connection.Command({"PING"});

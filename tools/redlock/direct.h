@@ -1,6 +1,7 @@
 // Copyright 2026 The redlock Authors.
 //
-// The `redlock` tool talking to masters itself, with blocking hiredis, for
+// The `redlock` tool talking to masters itself, with blocking connections on
+// the library's transport (src/sync_connection.h: TCP, TLS, Unix sockets), for
 // what the library does not do: look at what the masters hold (`status`, and
 // the progress display while waiting), and change the deployment's members
 // (`reconfigure`, reconfigure.h). Lock keys are only read here; every
@@ -27,15 +28,19 @@
 #include "absl/time/time.h"
 #include "redlock/options.h"
 #include "src/master.h"
+#include "src/sync_connection.h"
+#include "src/tls.h"
 
 namespace redlock::cli {
 
 struct Timeouts {
   absl::Duration connect;
   absl::Duration command;
+  // For TLS masters (null if there are none).
+  std::shared_ptr<const internal::TlsContext> tls;
 };
 
-// One reply, copied out of hiredis with its elements (CONFIG GET's
+// One reply, with its elements (CONFIG GET's
 // name/value pairs, SCAN's cursor and keys, a script's {1, value}).
 struct Reply {
   int type = REDIS_REPLY_NIL;
@@ -67,23 +72,26 @@ class Connection {
   // too); an error reply is a Reply.
   absl::StatusOr<Reply> Command(const std::vector<std::string>& args);
 
- private:
-  Connection(redisContext* context, const Timeouts& timeouts);
+  // The TLS protocol and cipher; empty if not TLS.
+  std::string TlsDescription() const;
 
-  redisContext* context_;  // Owned.
+ private:
+  Connection(std::unique_ptr<internal::SyncConnection> connection,
+             const Timeouts& timeouts);
+
+  std::unique_ptr<internal::SyncConnection> connection_;
   Timeouts timeouts_;
-  bool broken_ = false;
 };
 
-// Runs fn(i) for every i < n, each on its own thread with SIGPIPE blocked
-// (a write to a master that reset the connection fails with EPIPE instead
-// of ending the tool), and waits for all.
+// Runs fn(i) for every i < n, each on its own thread, and waits for all.
 void ForEachInParallel(size_t n, const std::function<void(size_t)>& fn);
 
 // What one master holds for one resource.
 struct MasterStatus {
   std::string master;  // MasterAddress::Name().
   std::string member;  // MasterAddress::MemberName().
+  std::string transport;  // "tcp", "unix" or "tls".
+  std::string tls;        // "TLSv1.3 TLS_AES_256_GCM_SHA384"; "" if not TLS.
   bool reachable = false;
   absl::Status error;      // Why not reachable, or the first failed command.
   absl::Duration latency;  // PING round trip.

@@ -32,6 +32,7 @@
 #include "tools/redlock/reconfigure.h"
 #include "tools/redlock/run.h"
 #include "tools/redlock/signals.h"
+#include "src/tls.h"
 
 namespace redlock::cli {
 namespace {
@@ -63,7 +64,7 @@ absl::StatusOr<std::vector<std::string>> MasterUris(const CommandLine& line) {
   }
   absl::StatusOr<std::string> password = Password(line);
   if (!password.ok()) return password.status();
-  return ApplyPassword(uris, *password);
+  return ApplyPassword(uris, *password, line.user);
 }
 
 // reconfigure's --to, parsed, with the password applied as to --masters.
@@ -77,7 +78,7 @@ absl::StatusOr<std::vector<MasterAddress>> TargetMasters(
   absl::StatusOr<std::string> password = Password(line);
   if (!password.ok()) return password.status();
   absl::StatusOr<std::vector<std::string>> with_password =
-      ApplyPassword(uris, *password);
+      ApplyPassword(uris, *password, line.user);
   if (!with_password.ok()) return Usage(with_password.status().message());
   std::vector<MasterAddress> to;
   for (const std::string& uri : *with_password) {
@@ -156,6 +157,13 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
     return Usage("--max-ttl must be positive and at most 24h");
   }
   options.max_ttl = line.max_ttl;
+  options.tls.enable = line.tls;
+  options.tls.ca_file = line.cacert;
+  options.tls.ca_dir = line.cacertdir;
+  options.tls.cert_file = line.cert;
+  options.tls.key_file = line.key;
+  options.tls.server_name = line.sni;
+  options.tls.insecure = line.insecure;
   // --quiet: no messages but errors, so the library's warnings (a master
   // that may evict lock keys or lose them in a crash) are dropped; status
   // still shows them.
@@ -207,8 +215,27 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
     if (!address.ok()) return Usage(address.status().message());
     config.masters.push_back(*std::move(address));
   }
+  if (options.tls.enable) {
+    for (MasterAddress& address : config.to) {
+      if (address.transport == MasterAddress::Transport::kTcp) {
+        address.transport = MasterAddress::Transport::kTls;
+      }
+    }
+  }
   config.quorum =
       QuorumSize(options.quorum, static_cast<int>(config.masters.size()));
+  // The direct commands (status, reconfigure, the progress display) reach
+  // TLS masters with the same settings as the library.
+  auto is_tls = [](const MasterAddress& a) {
+    return a.transport == MasterAddress::Transport::kTls;
+  };
+  if (std::any_of(config.masters.begin(), config.masters.end(), is_tls) ||
+      std::any_of(config.to.begin(), config.to.end(), is_tls)) {
+    absl::StatusOr<std::shared_ptr<internal::TlsContext>> tls =
+        internal::TlsContext::Create(options.tls);
+    if (!tls.ok()) return Usage(tls.status().message());
+    config.tls = *std::move(tls);
+  }
   return config;
 }
 

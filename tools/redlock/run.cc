@@ -91,7 +91,8 @@ std::string SignalName(int signo) {
 }
 
 // "KEY=value" strings for execve: our environment without the REDLOCK_*
-// variables that describe a lock, then this lock's.
+// variables that describe a lock and without REDLOCK_PASSWORD, then this
+// lock's.
 std::vector<std::string> ChildEnvironment(const Config& config,
                                           const Lock& lock) {
   std::vector<std::string> env;
@@ -102,6 +103,8 @@ std::vector<std::string> ChildEnvironment(const Config& config,
         name == kEnvValidMs || name == kEnvFence) {
       continue;
     }
+    // The masters' password is ours, not the command's.
+    if (name == "REDLOCK_PASSWORD") continue;
     env.emplace_back(entry);
   }
   env.push_back(absl::StrCat(kEnvToken, "=", lock.token()));
@@ -434,7 +437,8 @@ int RunCommand(const Config& config, const std::string& path, Redlock& client,
   RunState state;
   ProgressDisplay progress(
       config,
-      Timeouts{config.options.connect_timeout, config.options.request_timeout},
+      Timeouts{config.options.connect_timeout, config.options.request_timeout,
+               config.tls},
       MonotonicClock::now());
   WaitInterrupter interrupter(config, signals, progress);
 
