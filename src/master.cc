@@ -553,6 +553,12 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
       step = "SCRIPT LOAD";
       break;
   }
+  if (pending.kind == Kind::kConfig && reply.type != RedisReply::Type::kError &&
+      reply.type != RedisReply::Type::kArray) {
+    Close(absl::DataLossError(absl::StrCat(
+        step, " answered with ", TypeName(reply.type), ", expected an array")));
+    return;
+  }
   if (pending.kind == Kind::kConfig) {
     // Refused (an ACL without +config|get, a proxy): the persistence is
     // unknown, which the restart guard treats as not durable. Not a reason

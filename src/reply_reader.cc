@@ -113,7 +113,11 @@ size_t ReplyReader::buffered() const {
 }
 
 bool ReplyReader::mid_reply() const {
-  return reader_ != nullptr && (reader_->ridx >= 0 || buffered() > 0);
+  if (reader_ == nullptr) return false;
+  // hiredis sets up the root task (type -1, not yet read) whenever it is
+  // asked for a reply, so a root task with no type is no reply begun.
+  return buffered() > 0 || reader_->ridx > 0 ||
+         (reader_->ridx == 0 && reader_->rstack[0].type >= 0);
 }
 
 absl::Status ReplyReader::Refuse(std::string why) {
@@ -125,7 +129,9 @@ absl::Status ReplyReader::Drain(std::vector<RedisReply>* replies) {
   for (;;) {
     void* raw = nullptr;
     if (redisReaderGetReply(reader_, &raw) != REDIS_OK) {
-      if (!refused_.empty()) return Refuse(absl::StrCat("refused ", refused_));
+      if (!refused_.empty()) {
+        return Refuse(absl::StrCat("reply refused: ", refused_));
+      }
       const absl::string_view errstr(reader_->errstr);
       if (absl::StartsWith(head_, "HTTP/")) {
         return Refuse(
@@ -167,7 +173,8 @@ absl::Status ReplyReader::Feed(absl::string_view bytes,
     }
     if (absl::Status s = Drain(replies); !s.ok()) return s;
     if (buffered() > kMaxReplyBytes) {
-      return Refuse(absl::StrCat("refused a reply longer than ", kMaxReplyBytes,
+      return Refuse(absl::StrCat("reply refused: a reply longer than ",
+                                 kMaxReplyBytes,
                                  " bytes (a line or bulk string still "
                                  "incomplete at that size)"));
     }
