@@ -173,9 +173,12 @@ class TlsTest : public ::testing::Test {
   // in either, depending on whether the vote came from a connect that had
   // already failed). Also checks the attempt fails as an outage, never as a
   // grant, and that the call came back within the bound.
-  static std::string FailureOfOneAttempt(Redlock& client) {
+  // `took`, if given, is how long the attempt itself took.
+  static std::string FailureOfOneAttempt(Redlock& client,
+                                         absl::Duration* took = nullptr) {
     const absl::Time start = absl::Now();
     absl::StatusOr<Lock> lock = client.TryAcquire(kJob, absl::Seconds(10));
+    if (took != nullptr) *took = absl::Now() - start;
     EXPECT_LT(absl::Now() - start, kBound) << "the attempt hung";
     EXPECT_FALSE(lock.ok()) << "granted over a connection that must fail";
     if (lock.ok()) return "<granted>";
@@ -208,8 +211,12 @@ TEST_F(TlsTest, AVerifiedDeploymentAcquiresExtendsAndReleases) {
   absl::StatusOr<Lock> lock =
       client->Acquire(kJob, Waiting(absl::Seconds(5), absl::Seconds(5)));
   ASSERT_TRUE(lock.ok()) << lock.status();
+  // Decided at quorum: the third SET may land a moment later.
   for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(Value((*cluster)->server(i), lock->key()), lock->token()) << i;
+    EXPECT_TRUE(Eventually([&] {
+      return Value((*cluster)->server(i), lock->key()) == lock->token();
+    })) << "master "
+        << i << " never got the lock";
   }
   ASSERT_TRUE(client->Extend(*lock, absl::Seconds(60)).ok());
   for (int i = 0; i < 3; ++i) {
@@ -369,18 +376,29 @@ TEST_F(TlsTest, APlainServerOnATlsAddressFailsClearlyWithinTheConnectTimeout) {
       TlsClientOptions({absl::StrCat("rediss://127.0.0.1:", server->port())});
   auto client = MakeClient(options);
   ASSERT_NE(client, nullptr);
-  const absl::Time start = absl::Now();
-  EXPECT_THAT(FailureOfOneAttempt(*client), HasSubstr("did not answer TLS"));
-  EXPECT_LT(absl::Now() - start, options.connect_timeout + kBound);
+  // redis-server reads a ClientHello as the start of an inline command
+  // and answers nothing (seen with `openssl s_client` against it): only the
+  // connect timeout, which the handshake counts in, ends the wait.
+  absl::Duration took;
+  EXPECT_THAT(FailureOfOneAttempt(*client, &took),
+              HasSubstr("did not answer TLS"));
+  EXPECT_LT(took, options.connect_timeout + options.request_timeout +
+                      absl::Seconds(2));
 }
 
 TEST_F(TlsTest, ATlsServerOnAPlainAddressFailsClearlyWithinTheConnectTimeout) {
   auto server = MustStart(TlsConfig());
   ASSERT_NE(server, nullptr);
-  auto client = MakeClient(
-      TestOptions({absl::StrCat("redis://127.0.0.1:", server->tls_port())}));
+  const Options options =
+      TestOptions({absl::StrCat("redis://127.0.0.1:", server->tls_port())});
+  auto client = MakeClient(options);
   ASSERT_NE(client, nullptr);
-  EXPECT_THAT(FailureOfOneAttempt(*client), HasSubstr("speaks TLS"));
+  // redis-server sends no TLS alert back: the connection is closed (reset
+  // if our bytes were left unread) as soon as its first record is not TLS.
+  absl::Duration took;
+  EXPECT_THAT(FailureOfOneAttempt(*client, &took), HasSubstr("speaks TLS"));
+  EXPECT_LT(took, options.connect_timeout + options.request_timeout +
+                      absl::Seconds(2));
 }
 
 // --- skipping verification --------------------------------------------------
@@ -437,16 +455,13 @@ TEST_F(TlsTest, ADeploymentOfTlsTcpAndUnixSocketMastersLocks) {
 
   absl::StatusOr<Lock> lock = client->Acquire(kJob, Waiting(absl::Seconds(5)));
   ASSERT_TRUE(lock.ok()) << lock.status();
-  EXPECT_EQ(Value(*tls, lock->key()), lock->token());
-  EXPECT_EQ(Value(*tcp, lock->key()), lock->token());
-  EXPECT_EQ(Value(*unix_socket, lock->key()), lock->token());
-  // Every one of the three granted: a quorum of 2 would hide one that
-  // never connected.
-  int granted = 0;
-  for (const MasterVote& vote : lock->votes()) {
-    if (vote.kind == MasterVote::Kind::kGranted) ++granted;
+  // Every one of the three holds it (a quorum of two would hide one that
+  // never connected); the last SET may land after the quorum.
+  for (const RedisServer* server : {tls.get(), tcp.get(), unix_socket.get()}) {
+    EXPECT_TRUE(Eventually([&] {
+      return Value(*server, lock->key()) == lock->token();
+    })) << server->dir();
   }
-  EXPECT_EQ(granted, 3) << DescribeVotes(lock->votes());
 
   const std::vector<MasterHealth> health = client->Health();
   ASSERT_EQ(health.size(), 3u);
