@@ -11,6 +11,10 @@
 //   ...
 //   ASSERT_TRUE((*server)->Stop().ok());  // Frozen: requests time out.
 //
+// With Config::tls it serves TLS (certificates from TestCerts,
+// tests/support/test_certs.h) and with Config::unixsocket a Unix socket in
+// its directory; TlsUri() and UnixUri() name them for Options::masters.
+//
 // RedisCluster: N such servers, independent of each other, as Redlock wants
 // its masters.
 //

@@ -188,6 +188,19 @@ TEST_F(TestCertsTest, ATlsServerCanKeepItsPlainPortToo) {
   EXPECT_TRUE(TlsPing(**server).ok());
 }
 
+TEST_F(TestCertsTest, AFixedTlsPortTakenByAnotherServerFails) {
+  auto first = RedisServer::Start(TlsConfig());
+  ASSERT_TRUE(first.ok()) << first.status();
+  RedisServer::Config config = TlsConfig();
+  config.tls.port = (*first)->tls_port();
+  auto second = RedisServer::Start(config);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable)
+      << second.status();
+  // The first one is untouched.
+  EXPECT_TRUE(TlsPing(**first).ok());
+}
+
 TEST_F(TestCertsTest, ARequiredClientCertificateIsRequired) {
   auto server =
       RedisServer::Start(TlsConfig(RedisServer::Config::Tls::ClientAuth::kYes));
