@@ -167,6 +167,30 @@ absl::StatusOr<std::unique_ptr<RedisClient>> RedisClient::Connect(
     context = redisConnectWithTimeout(host.c_str(), port, tv);
     saved_errno = errno;
   }
+  return Finish(context, saved_errno, where, timeout, password);
+}
+
+absl::StatusOr<std::unique_ptr<RedisClient>> RedisClient::ConnectUnix(
+    const std::string& path, absl::Duration timeout, std::string password) {
+  const std::string where = absl::StrCat("unix:", path);
+  if (timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("timeout must be positive");
+  }
+  const struct timeval tv = absl::ToTimeval(timeout);
+  redisContext* context = nullptr;
+  int saved_errno = 0;
+  {
+    ScopedSigpipeBlock block_sigpipe;
+    context = redisConnectUnixWithTimeout(path.c_str(), tv);
+    saved_errno = errno;
+  }
+  return Finish(context, saved_errno, where, timeout, password);
+}
+
+absl::StatusOr<std::unique_ptr<RedisClient>> RedisClient::Finish(
+    redisContext* context, int saved_errno, const std::string& where,
+    absl::Duration timeout, const std::string& password) {
+  const struct timeval tv = absl::ToTimeval(timeout);
   if (context == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("connect to ", where, ": cannot allocate a context"));

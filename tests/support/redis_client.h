@@ -61,6 +61,11 @@ class RedisClient {
   static absl::StatusOr<std::unique_ptr<RedisClient>> Connect(
       const std::string& host, int port,
       absl::Duration timeout = absl::Seconds(2), std::string password = "");
+  // The same over the Unix domain socket at `path` (a server's
+  // --unixsocket). Errors as Connect().
+  static absl::StatusOr<std::unique_ptr<RedisClient>> ConnectUnix(
+      const std::string& path, absl::Duration timeout = absl::Seconds(2),
+      std::string password = "");
 
   ~RedisClient();
   RedisClient(const RedisClient&) = delete;
@@ -96,6 +101,11 @@ class RedisClient {
 
  private:
   RedisClient(redisContext* context, absl::Duration timeout);
+  // Connect() and ConnectUnix() after the connection attempt: checks it,
+  // sets the timeout, sends AUTH. Takes `context`.
+  static absl::StatusOr<std::unique_ptr<RedisClient>> Finish(
+      redisContext* context, int saved_errno, const std::string& where,
+      absl::Duration timeout, const std::string& password);
 
   redisContext* context_;  // Owned.
   absl::Duration timeout_;

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -381,6 +382,17 @@ absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(Config config) {
     return absl::InvalidArgumentError(
         absl::StrCat("port ", config.port, " out of range"));
   }
+  if (config.tls.enabled) {
+    if (config.tls.port < 0 || config.tls.port > 65535) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("TLS port ", config.tls.port, " out of range"));
+    }
+    if (config.tls.cert_file.empty() || config.tls.key_file.empty() ||
+        config.tls.ca_file.empty()) {
+      return absl::InvalidArgumentError(
+          "TLS needs cert_file, key_file and ca_file (see TestCerts)");
+    }
+  }
   absl::StatusOr<std::string> binary = FindRedisServer();
   if (!binary.ok()) return binary.status();
   absl::StatusOr<std::string> dir = MakeTempDir();
@@ -390,18 +402,39 @@ absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(Config config) {
   // From here the destructor removes the directory on every error path.
   std::unique_ptr<RedisServer> server(
       new RedisServer(std::move(config), *std::move(binary), *std::move(dir)));
+  if (server->HasUnixSocket() &&
+      server->unix_socket_path().size() >= sizeof(sockaddr_un{}.sun_path)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Unix socket path too long for sockaddr_un: ",
+                     server->unix_socket_path(), " (set a shorter TMPDIR)"));
+  }
 
-  const bool pick_port = server->config_.port == 0;
+  const Config& c = server->config_;
+  const bool plain = !c.tls.enabled || c.tls.plain_port_too;
+  const bool pick_plain = plain && c.port == 0;
+  const bool pick_tls = c.tls.enabled && c.tls.port == 0;
   absl::Status status;
-  for (int attempt = 0; attempt < (pick_port ? kPortAttempts : 1); ++attempt) {
-    int port = server->config_.port;
-    if (pick_port) {
+  for (int attempt = 0; attempt < (pick_plain || pick_tls ? kPortAttempts : 1);
+       ++attempt) {
+    int port = plain ? c.port : 0;
+    int tls_port = c.tls.enabled ? c.tls.port : 0;
+    if (pick_plain) {
       absl::StatusOr<int> picked = PickFreePort();
       if (!picked.ok()) return picked.status();
       port = *picked;
     }
+    if (pick_tls) {
+      absl::StatusOr<int> picked = PickFreePort();
+      if (picked.ok() && *picked == port) picked = PickFreePort();
+      if (!picked.ok()) return picked.status();
+      tls_port = *picked;
+    }
+    if (port != 0 && port == tls_port) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("plain and TLS port are both ", port));
+    }
     bool port_taken = false;
-    status = server->Launch(port, &port_taken);
+    status = server->Launch(port, tls_port, &port_taken);
     if (status.ok()) return server;
     if (!port_taken) break;
   }
@@ -421,20 +454,67 @@ RedisServer::~RedisServer() {
 }
 
 std::string RedisServer::Uri() const {
-  if (config_.requirepass.has_value()) {
-    return absl::StrCat("redis://:", PercentEncode(*config_.requirepass), "@",
-                        Address());
-  }
-  return absl::StrCat("redis://", Address());
+  if (port_ == 0 && tls_port_ != 0) return TlsUri();
+  return absl::StrCat("redis://", Credentials(), Address());
 }
 
 std::string RedisServer::Address() const {
+  if (port_ == 0 && tls_port_ != 0) return TlsAddress();
   return absl::StrCat(kLoopback, ":", port_);
 }
 
-absl::Status RedisServer::Launch(int port, bool* port_taken) {
+std::string RedisServer::TlsUri() const {
+  if (tls_port_ == 0) return "";
+  return absl::StrCat("rediss://", Credentials(), TlsAddress());
+}
+
+std::string RedisServer::TlsAddress() const {
+  if (tls_port_ == 0) return "";
+  return absl::StrCat(kLoopback, ":", tls_port_);
+}
+
+std::string RedisServer::UnixUri() const {
+  if (!HasUnixSocket()) return "";
+  return absl::StrCat("unix://", Credentials(), unix_socket_path());
+}
+
+std::string RedisServer::UnixAddress() const {
+  if (!HasUnixSocket()) return "";
+  return absl::StrCat("unix:", unix_socket_path());
+}
+
+std::string RedisServer::unix_socket_path() const {
+  if (!HasUnixSocket()) return "";
+  return absl::StrCat(dir_, "/redis.sock");
+}
+
+bool RedisServer::HasUnixSocket() const {
+  return config_.unixsocket || ControlOverUnixSocket();
+}
+
+bool RedisServer::ControlOverUnixSocket() const {
+  return config_.tls.enabled && !config_.tls.plain_port_too;
+}
+
+std::string RedisServer::Credentials() const {
+  if (!config_.requirepass.has_value()) return "";
+  return absl::StrCat(":", PercentEncode(*config_.requirepass), "@");
+}
+
+absl::StatusOr<std::unique_ptr<RedisClient>> RedisServer::ControlClient(
+    absl::Duration timeout) const {
+  if (ControlOverUnixSocket()) {
+    return RedisClient::ConnectUnix(unix_socket_path(), timeout,
+                                    config_.requirepass.value_or(""));
+  }
+  return RedisClient::Connect(kLoopback, port_, timeout,
+                              config_.requirepass.value_or(""));
+}
+
+absl::Status RedisServer::Launch(int port, int tls_port, bool* port_taken) {
   *port_taken = false;
   port_ = port;
+  tls_port_ = tls_port;
 
   // Everything the child needs is prepared before fork(): between fork() and
   // exec() only async-signal-safe calls are allowed.
@@ -472,6 +552,29 @@ absl::Status RedisServer::Launch(int port, bool* port_taken) {
   }
   if (config_.requirepass.has_value()) {
     args.insert(args.end(), {"--requirepass", *config_.requirepass});
+  }
+  if (config_.tls.enabled) {
+    const char* auth = "no";
+    switch (config_.tls.client_auth) {
+      case Config::Tls::ClientAuth::kNo:
+        auth = "no";
+        break;
+      case Config::Tls::ClientAuth::kYes:
+        auth = "yes";
+        break;
+      case Config::Tls::ClientAuth::kOptional:
+        auth = "optional";
+        break;
+    }
+    args.insert(args.end(),
+                {"--tls-port", absl::StrCat(tls_port), "--tls-cert-file",
+                 config_.tls.cert_file, "--tls-key-file", config_.tls.key_file,
+                 "--tls-ca-cert-file", config_.tls.ca_file,
+                 "--tls-auth-clients", auth});
+  }
+  if (HasUnixSocket()) {
+    args.insert(args.end(), {"--unixsocket", unix_socket_path(),
+                             "--unixsocketperm", "700"});
   }
   args.insert(args.end(), config_.extra_args.begin(), config_.extra_args.end());
   std::vector<char*> argv;
@@ -566,8 +669,8 @@ absl::Status RedisServer::WaitUntilReady(bool* port_taken) {
       return absl::UnavailableError(absl::StrCat(
           "redis-server on port ", port_, " exited during start-up\n", tail));
     }
-    absl::StatusOr<std::unique_ptr<RedisClient>> client = RedisClient::Connect(
-        kLoopback, port_, kReadyProbeTimeout, config_.requirepass.value_or(""));
+    absl::StatusOr<std::unique_ptr<RedisClient>> client =
+        ControlClient(kReadyProbeTimeout);
     if (client.ok()) {
       absl::StatusOr<Reply> info = (*client)->Command({"INFO"});
       if (info.ok() && info->type == Reply::Type::kString) {
@@ -674,7 +777,7 @@ absl::Status RedisServer::Continue() {
 absl::Status RedisServer::Restart() {
   if (running_) KillAndReap();
   bool port_taken = false;
-  return Launch(port_, &port_taken);
+  return Launch(port_, tls_port_, &port_taken);
 }
 
 absl::Status RedisServer::Shutdown() {
@@ -722,8 +825,7 @@ std::string RedisServer::LogTail(int lines) const {
 
 absl::StatusOr<std::unique_ptr<RedisClient>> RedisServer::Client(
     absl::Duration timeout) const {
-  return RedisClient::Connect(kLoopback, port_, timeout,
-                              config_.requirepass.value_or(""));
+  return ControlClient(timeout);
 }
 
 bool RedisServer::UsingExternalMasters() { return !ExternalMasters().empty(); }

@@ -11,6 +11,10 @@
 //   ...
 //   ASSERT_TRUE((*server)->Stop().ok());  // Frozen: requests time out.
 //
+// With Config::tls it serves TLS (certificates from TestCerts,
+// tests/support/test_certs.h) and with Config::unixsocket a Unix socket in
+// its directory; TlsUri() and UnixUri() name them for Options::masters.
+//
 // RedisCluster: N such servers, independent of each other, as Redlock wants
 // its masters.
 //
@@ -82,6 +86,35 @@ class RedisServer {
     // How long Start() and Restart() wait for the server to answer.
     // Default: 5s.
     absl::Duration start_timeout = absl::Seconds(5);
+
+    // TLS (redis-server's --tls-port and --tls-* options), e.g. with the
+    // files of a TestCerts (tests/support/test_certs.h), which must outlive
+    // the server: a restart reads them again.
+    struct Tls {
+      // Serve TLS on tls_port(). Default: false.
+      bool enabled = false;
+      // Also serve plain TCP on port(); false gives --port 0, and then the
+      // fixture talks to the server (readiness, Client()) over its Unix
+      // socket, which is enabled for that. Default: false.
+      bool plain_port_too = false;
+      // 0: a free loopback port, picked like `port`. Default: 0.
+      int port = 0;
+      // --tls-cert-file, --tls-key-file, --tls-ca-cert-file (the CA client
+      // certificates must chain to; redis-server requires one).
+      std::string cert_file;
+      std::string key_file;
+      std::string ca_file;
+      // --tls-auth-clients: whether a client must present a certificate.
+      enum class ClientAuth { kNo, kYes, kOptional };
+      // Default: kNo (redis-server's own default is yes).
+      ClientAuth client_auth = ClientAuth::kNo;
+    };
+    Tls tls;
+
+    // Also listen on a Unix domain socket, <dir>/redis.sock, mode 700
+    // (--unixsocket, --unixsocketperm). Implied by TLS without a plain
+    // port. Default: false.
+    bool unixsocket = false;
   };
 
   // Creates a temporary directory (under $TMPDIR or /tmp), starts
@@ -105,15 +138,32 @@ class RedisServer {
   // The PID of the current process, or of the last one after Kill() or
   // Shutdown().
   pid_t pid() const { return pid_; }
+  // The plain TCP port; 0 for a TLS server without plain_port_too.
   int port() const { return port_; }
+  // The TLS port; 0 without TLS.
+  int tls_port() const { return tls_port_; }
+  // The Unix socket's path; empty if it has none.
+  std::string unix_socket_path() const;
   // The temporary directory: redis.log, redis.stdout, the AOF.
   const std::string& dir() const { return dir_; }
   const Config& config() const { return config_; }
   // "redis://127.0.0.1:PORT", or "redis://:PASSWORD@127.0.0.1:PORT" with
-  // requirepass (the password percent-encoded).
+  // requirepass (the password percent-encoded). A TLS server without a
+  // plain port: TlsUri().
   std::string Uri() const;
-  // "127.0.0.1:PORT", as MasterAddress::Name() spells it.
+  // "127.0.0.1:PORT", as MasterAddress::Name() spells it, for Uri().
   std::string Address() const;
+  // "rediss://127.0.0.1:TLS_PORT" (with the password as in Uri()); empty
+  // without TLS.
+  std::string TlsUri() const;
+  // "127.0.0.1:TLS_PORT"; empty without TLS.
+  std::string TlsAddress() const;
+  // "unix:///path/redis.sock" (with the password as in Uri()); empty
+  // without a Unix socket.
+  std::string UnixUri() const;
+  // "unix:/path/redis.sock", as MasterAddress::Name() spells it; empty
+  // without a Unix socket.
+  std::string UnixAddress() const;
 
   // True from a successful Start() or Restart() until Kill(), Shutdown() or
   // an unexpected exit is seen. A stopped (SIGSTOP) server is running.
@@ -146,7 +196,8 @@ class RedisServer {
   // The last `lines` lines of redis.log and of the process's stdout/stderr.
   std::string LogTail(int lines = 20) const;
 
-  // A blocking client to this server (with the password, if any).
+  // A blocking client to this server (with the password, if any): over the
+  // plain port, else over the Unix socket (a TLS-only server).
   absl::StatusOr<std::unique_ptr<RedisClient>> Client(
       absl::Duration timeout = absl::Seconds(2)) const;
 
@@ -159,9 +210,18 @@ class RedisServer {
  private:
   RedisServer(Config config, std::string binary, std::string dir);
 
-  // Forks and execs redis-server on `port` and waits until it is ready. On
-  // error no child is left. Sets `*port_taken` if the port was in use.
-  absl::Status Launch(int port, bool* port_taken);
+  // Forks and execs redis-server on `port` (plain; 0 for none) and
+  // `tls_port` (0 for none) and waits until it is ready. On error no child
+  // is left. Sets `*port_taken` if a port was in use.
+  absl::Status Launch(int port, int tls_port, bool* port_taken);
+  // Whether the fixture talks to the server over its Unix socket.
+  bool ControlOverUnixSocket() const;
+  bool HasUnixSocket() const;
+  // ":PASSWORD@" (percent-encoded) with requirepass, else "".
+  std::string Credentials() const;
+  // A client for readiness checks and Client().
+  absl::StatusOr<std::unique_ptr<RedisClient>> ControlClient(
+      absl::Duration timeout) const;
   absl::Status WaitUntilReady(bool* port_taken);
   // Reaps the child if it has exited; true if it had.
   bool ReapIfExited();
@@ -174,6 +234,7 @@ class RedisServer {
   const std::string binary_;
   const std::string dir_;
   int port_ = 0;
+  int tls_port_ = 0;
   pid_t pid_ = -1;
   bool running_ = false;
   bool stopped_ = false;
