@@ -170,13 +170,14 @@ class HostileMasterTest : public ::testing::Test {
   }
 
   // The rogue fronts redis-server 2 (or answers on its own).
-  void StartRogue(RogueServer::Behaviour behaviour,
-                  RogueServer::Standalone standalone =
-                      RogueServer::Standalone::kNone,
-                  int receive_buffer = 0) {
-    auto rogue = RogueServer::Start({.upstream_port = cluster_->server(2).port(),
-                                     .standalone = standalone,
-                                     .receive_buffer = receive_buffer});
+  void StartRogue(
+      RogueServer::Behaviour behaviour,
+      RogueServer::Standalone standalone = RogueServer::Standalone::kNone,
+      int receive_buffer = 0) {
+    auto rogue =
+        RogueServer::Start({.upstream_port = cluster_->server(2).port(),
+                            .standalone = standalone,
+                            .receive_buffer = receive_buffer});
     ASSERT_TRUE(rogue.ok()) << rogue.status();
     rogue_ = *std::move(rogue);
     rogue_->SetBehaviour(std::move(behaviour));
@@ -235,18 +236,29 @@ class HostileMasterTest : public ::testing::Test {
   }
 
   // Keeps acquiring on the healthy majority until the client's reasons for
-  // the rogue mention `phrase`, at most kBound.
-  void ExpectRogueFailsWith(absl::string_view phrase) {
+  // the rogue mention one of `phrases`, at most kBound.
+  void ExpectRogueFailsWithAnyOf(const std::vector<std::string>& phrases) {
+    auto mentioned = [&] {
+      const std::string reasons = Reasons();
+      for (const std::string& phrase : phrases) {
+        if (ContainsNoCase(reasons, phrase)) return true;
+      }
+      return false;
+    };
     const absl::Time deadline = absl::Now() + kBound;
-    for (int i = 0; !ContainsNoCase(Reasons(), phrase); ++i) {
+    for (int i = 0; !mentioned(); ++i) {
       if (absl::Now() > deadline) break;
       AcquireOnTheHealthyMajority(absl::StrCat("probe-", i));
       if (HasFatalFailure()) return;
       absl::SleepFor(absl::Milliseconds(50));
     }
-    EXPECT_TRUE(ContainsNoCase(Reasons(), phrase))
-        << "no reason mentions \"" << phrase << "\"; the client said:\n"
+    EXPECT_TRUE(mentioned())
+        << "no reason mentions \"" << absl::StrJoin(phrases, "\" or \"")
+        << "\"; the client said:\n"
         << Reasons();
+  }
+  void ExpectRogueFailsWith(const std::string& phrase) {
+    ExpectRogueFailsWithAnyOf({phrase});
   }
 
   // Waits (at most kBound) until `done(rogue counters)`.
@@ -265,16 +277,14 @@ class HostileMasterTest : public ::testing::Test {
   // counters)` — the rogue has done its worst on its subscriber connection —
   // the holder releases and the waiter must get the lock.
   template <typename Pred>
-  void WaiterGetsTheLockAfterRelease(const std::string& resource,
-                                     Pred ready) {
+  void WaiterGetsTheLockAfterRelease(const std::string& resource, Pred ready) {
     AcquireOptions acquire;
     acquire.ttl = absl::Seconds(10);
     acquire.wait = kBound;
     absl::StatusOr<Lock> held = client_->Acquire(resource, acquire);
     ASSERT_TRUE(held.ok()) << held.status();
     absl::StatusOr<Lock> waited = absl::UnknownError("not run");
-    std::thread waiter(
-        [&] { waited = client_->Acquire(resource, acquire); });
+    std::thread waiter([&] { waited = client_->Acquire(resource, acquire); });
     const bool happened = WaitForRogue(ready);
     absl::SleepFor(absl::Milliseconds(200));
     EXPECT_TRUE(client_->Release(*held).ok());
@@ -381,9 +391,8 @@ TEST_F(HostileMasterTest, UnsolicitedReplyMidStreamOnTheSubscriberIsSurvived) {
   b.inject_after_command = "SUBSCRIBE";
   StartRogue(b);
   StartClient(ClientOptions());
-  WaiterGetsTheLockAfterRelease("job", [](const RogueServer::Counters& c) {
-    return c.injected >= 1;
-  });
+  WaiterGetsTheLockAfterRelease(
+      "job", [](const RogueServer::Counters& c) { return c.injected >= 1; });
   ExpectSubscriberConnectionDropped();
   AcquireOnTheHealthyMajority("after");
 }
@@ -414,14 +423,14 @@ TEST_F(HostileMasterTest, MalformedPushWithTooFewElementsIsSurvived) {
   b.inject_after_command = "SUBSCRIBE";
   StartRogue(b);
   StartClient(ClientOptions());
-  WaiterGetsTheLockAfterRelease("job", [](const RogueServer::Counters& c) {
-    return c.injected >= 1;
-  });
+  WaiterGetsTheLockAfterRelease(
+      "job", [](const RogueServer::Counters& c) { return c.injected >= 1; });
   ExpectSubscriberConnectionDropped();
   AcquireOnTheHealthyMajority("after");
 }
 
-// --- not Redis at all ----------------------------------------------------------
+// --- not Redis at all
+// ----------------------------------------------------------
 
 TEST_F(HostileMasterTest, HttpServerIsNotARedisServer) {
   StartRogue({}, RogueServer::Standalone::kHttp);
@@ -447,7 +456,8 @@ TEST_F(HostileMasterTest, DeeplyNestedReplyIsRefused) {
   ExpectRogueFailsWith("nested");
 }
 
-// --- every handshake command answered with the wrong type ----------------------
+// --- every handshake command answered with the wrong type
+// ----------------------
 
 struct HandshakeStep {
   const char* command;  // The rogue's rule: a label prefix.
@@ -483,8 +493,8 @@ INSTANTIATE_TEST_SUITE_P(
                       HandshakeStep{"INFO memory", "INFO memory", 0},
                       HandshakeStep{"CONFIG GET", "CONFIG GET", 0},
                       HandshakeStep{"TIME", "TIME", 0},
-                      HandshakeStep{"GET redlock:__deployment__",
-                                    "GET marker", 0}),
+                      HandshakeStep{"GET redlock:__deployment__", "GET marker",
+                                    0}),
     [](const ::testing::TestParamInfo<HandshakeStep>& info) {
       std::string name;
       for (char c : std::string(info.param.step)) {
@@ -493,7 +503,8 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
-// --- slow, endless and deaf ----------------------------------------------------
+// --- slow, endless and deaf
+// ----------------------------------------------------
 
 TEST_F(HostileMasterTest, OneBytePerSecondIsGivenUpOnInBoundedTime) {
   RogueServer::Behaviour b;
@@ -533,7 +544,9 @@ TEST_F(HostileMasterTest, EndlessBulkStringWhileIdleIsBoundedInTimeAndMemory) {
         << peak.peak() / kMiB << " MiB while the rogue sent "
         << rogue_->counters().endless_bytes / kMiB << " MiB";
   }
-  ExpectRogueFailsWith("nobody asked for");
+  // Bytes while nothing is awaited; or, should a request of ours have crossed
+  // the header on the wire, a bulk string over the cap.
+  ExpectRogueFailsWithAnyOf({"nobody asked for", "longer than"});
 }
 
 TEST_F(HostileMasterTest, MasterThatStopsReadingIsDroppedAtTheOutputCap) {
@@ -571,7 +584,8 @@ TEST_F(HostileMasterTest, MasterThatStopsReadingIsDroppedAtTheOutputCap) {
   ExpectRogueFailsWith("not reading");
 }
 
-// --- the command-line tool ------------------------------------------------------
+// --- the command-line tool
+// ------------------------------------------------------
 
 // The issue's scene: `redlock run --ttl 3s R -- sleep 4` with the third
 // master slipping ":1\r\n" into its idle lock connection one second in. The
@@ -589,13 +603,15 @@ TEST_F(HostileMasterTest, CliRunSurvivesAnUnsolicitedReplyOneSecondIn) {
   const std::string dir = dir_template;
   const std::string out_path = dir + "/out", err_path = dir + "/err";
 
-  std::vector<std::string> args = {kCli, "--request-timeout=500ms", "run",
-                                   "--ttl=3s", "R", "--", "sleep", "4"};
+  std::vector<std::string> args = {
+      kCli, "--request-timeout=500ms", "run", "--ttl=3s", "R", "--", "sleep",
+      "4"};
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     if (!absl::StartsWith(*e, "REDLOCK_")) env.emplace_back(*e);
   }
-  env.push_back(absl::StrCat("REDLOCK_MASTERS=", absl::StrJoin(Masters(), ",")));
+  env.push_back(
+      absl::StrCat("REDLOCK_MASTERS=", absl::StrJoin(Masters(), ",")));
   std::vector<char*> argv, envp;
   for (std::string& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);

@@ -126,7 +126,8 @@ std::string StandaloneReply(RogueServer::Standalone kind) {
 
 int PollOne(int fd, short events, absl::Duration timeout) {
   pollfd p{fd, events, 0};
-  const int r = poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+  const int r =
+      poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
   return r > 0 ? p.revents : 0;
 }
 
@@ -206,12 +207,11 @@ class RogueServer::Impl {
       }
       auto done = std::make_shared<std::atomic<bool>>(false);
       Behaviour behaviour = behaviour_;
-      workers_.push_back(Worker{
-          std::thread([this, fd, behaviour, done] {
-            Serve(fd, behaviour);
-            *done = true;
-          }),
-          done});
+      workers_.push_back(Worker{std::thread([this, fd, behaviour, done] {
+                                  Serve(fd, behaviour);
+                                  *done = true;
+                                }),
+                                done});
     }
   }
 
@@ -245,7 +245,8 @@ class RogueServer::Impl {
         data.remove_prefix(n);
         continue;
       }
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      if (n < 0 &&
+          (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
         PollOne(fd, POLLOUT, kStep);
         continue;
       }
@@ -337,8 +338,8 @@ class RogueServer::Impl {
       c.endless_last = now;
       static const std::string* const kXs = new std::string(kReadChunk, 'x');
       while (c.endless_credit >= 1) {
-        const size_t n = static_cast<size_t>(
-            std::min<double>(c.endless_credit, static_cast<double>(kReadChunk)));
+        const size_t n = static_cast<size_t>(std::min<double>(
+            c.endless_credit, static_cast<double>(kReadChunk)));
         const ssize_t sent =
             send(c.client, kXs->data(), n, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return false;
@@ -449,13 +450,12 @@ class RogueServer::Impl {
   std::atomic<bool> stop_{false};
   std::thread acceptor_;
   mutable std::mutex mu_;
-  Behaviour behaviour_;    // Guarded by mu_.
-  Counters counters_;      // Guarded by mu_.
+  Behaviour behaviour_;        // Guarded by mu_.
+  Counters counters_;          // Guarded by mu_.
   std::list<Worker> workers_;  // Guarded by mu_.
 };
 
-absl::StatusOr<std::unique_ptr<RogueServer>> RogueServer::Start(
-    Config config) {
+absl::StatusOr<std::unique_ptr<RogueServer>> RogueServer::Start(Config config) {
   if (config.standalone == Standalone::kNone &&
       (config.upstream_port <= 0 || config.upstream_port > 65535)) {
     return absl::InvalidArgumentError("RogueServer: no upstream port");

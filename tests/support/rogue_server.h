@@ -51,11 +51,11 @@ class RogueServer {
   enum class Role { kAny, kLock, kSubscriber };
 
   enum class Standalone {
-    kNone,        // Front the upstream.
-    kHttp,        // "HTTP/1.1 400 Bad Request ..." to every command.
-    kDeepNesting, // "*1\r\n" 16 times, then ":1\r\n", to every command.
-    kLongBulk,    // "$1048576\r\n" + 1 MiB of 'x' + "\r\n".
-    kLongStatus,  // "+" + 1 MiB of 'x' + "\r\n".
+    kNone,         // Front the upstream.
+    kHttp,         // "HTTP/1.1 400 Bad Request ..." to every command.
+    kDeepNesting,  // "*1\r\n" 16 times, then ":1\r\n", to every command.
+    kLongBulk,     // "$1048576\r\n" + 1 MiB of 'x' + "\r\n".
+    kLongStatus,   // "+" + 1 MiB of 'x' + "\r\n".
   };
 
   struct Config {
@@ -106,10 +106,10 @@ class RogueServer {
     // Connections the client closed (EOF or reset on its side), by role.
     int64_t lock_closed_by_client = 0;
     int64_t subscriber_closed_by_client = 0;
-    int64_t commands = 0;    // Commands read from clients.
-    int64_t replaced = 0;    // Replies replaced.
-    int64_t injected = 0;    // Injections sent (idle or appended).
-    int64_t endless_bytes = 0;  // Bytes of endless bulk strings sent.
+    int64_t commands = 0;         // Commands read from clients.
+    int64_t replaced = 0;         // Replies replaced.
+    int64_t injected = 0;         // Injections sent (idle or appended).
+    int64_t endless_bytes = 0;    // Bytes of endless bulk strings sent.
     int64_t stopped_reading = 0;  // Connections no longer read.
   };
 
