@@ -350,7 +350,10 @@ TEST_F(HostileMasterTest, UnsolicitedReplyOnAnIdleLockConnectionIsRefused) {
   absl::SleepFor(absl::Milliseconds(100));
   AcquireOnTheHealthyMajority("after");
   ExpectRogueFailsWith("nobody asked for");
-  EXPECT_GE(rogue_->counters().lock_closed_by_client, 1);
+  // The rogue sees the client's close a moment after the client decided.
+  EXPECT_TRUE(WaitForRogue([](const RogueServer::Counters& c) {
+    return c.lock_closed_by_client >= 1;
+  })) << "the client kept a lock connection that sent a reply nobody asked for";
 }
 
 TEST_F(HostileMasterTest, UnsolicitedReplyMidStreamOnALockConnectionIsRefused) {
@@ -577,7 +580,10 @@ TEST_F(HostileMasterTest, MasterThatStopsReadingIsDroppedAtTheOutputCap) {
       AcquireOnTheHealthyMajority(std::move(names));
       if (HasFatalFailure()) return;
     }
-    EXPECT_LT(peak.peak() - before, 16 * kMiB)
+    // The same traffic to a rogue that reads everything grew it by 8 MiB
+    // (the long commands' buffers, measured once); 112 MiB on hiredis's
+    // async layer, which buffers whatever the server does not read.
+    EXPECT_LT(peak.peak() - before, 24 * kMiB)
         << "resident memory grew from " << before / kMiB << " MiB to "
         << peak.peak() / kMiB << " MiB";
   }
