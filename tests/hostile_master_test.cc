@@ -25,12 +25,10 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -61,7 +59,6 @@ namespace {
 using ::redlock::testing::RedisCluster;
 using ::redlock::testing::RedisServer;
 using ::redlock::testing::RogueServer;
-using ::testing::HasSubstr;
 
 constexpr char kCli[] = REDLOCK_CLI_PATH;
 constexpr char kPassword[] = "hostile-pw";
