@@ -53,6 +53,7 @@ using ::redlock::testing::Reply;
 using ::testing::HasSubstr;
 
 constexpr char kSecurityDoc[] = REDLOCK_SECURITY_DOC;
+constexpr char kReadmeSnippet[] = REDLOCK_README_ACL_SNIPPET;
 constexpr char kCli[] = REDLOCK_CLI_PATH;
 constexpr char kAdminPassword[] = "acl-test-admin";
 constexpr char kUser[] = "redlock";
@@ -69,8 +70,8 @@ std::vector<std::string> DocumentedRule(const std::string& password) {
   if (begin == std::string::npos || end == std::string::npos || end < begin) {
     return {};
   }
-  for (absl::string_view line :
-       absl::StrSplit(absl::string_view(doc).substr(begin, end - begin), '\n')) {
+  for (absl::string_view line : absl::StrSplit(
+           absl::string_view(doc).substr(begin, end - begin), '\n')) {
     if (!absl::StartsWith(line, "ACL SETUSER ")) continue;
     const std::string filled =
         absl::StrReplaceAll(line, {{"<password>", password}});
@@ -83,9 +84,9 @@ std::vector<std::string> DocumentedRule(const std::string& password) {
 std::string HealthText(const std::vector<MasterHealth>& health) {
   std::string out;
   for (const MasterHealth& h : health) {
-    absl::StrAppend(&out, h.master, "|", h.last_error.ToString(), "|",
-                    h.marker, "|", h.grants_count.ToString(), "|", h.member,
-                    "|", h.membership, "|", h.persistence, "|",
+    absl::StrAppend(&out, h.master, "|", h.last_error.ToString(), "|", h.marker,
+                    "|", h.grants_count.ToString(), "|", h.member, "|",
+                    h.membership, "|", h.persistence, "|",
                     h.durability.ToString(), "|", h.eviction.ToString(), "\n");
   }
   return out;
@@ -226,8 +227,8 @@ class AclTest : public ::testing::Test {
                                      O_WRONLY | O_CREAT | O_TRUNC, 0600);
     pid_t pid = -1;
     ToolRun run;
-    const int spawned = posix_spawn(&pid, kCli, &actions, nullptr,
-                                    argv_p.data(), env_p.data());
+    const int spawned =
+        posix_spawn(&pid, kCli, &actions, nullptr, argv_p.data(), env_p.data());
     posix_spawn_file_actions_destroy(&actions);
     EXPECT_EQ(spawned, 0) << "posix_spawn " << kCli;
     if (spawned != 0) return run;
@@ -367,6 +368,12 @@ TEST_F(AclTest, TheDocumentedRuleRunsTheWholeClient) {
               ::testing::Not(HasSubstr(password_)));
 }
 
+TEST(AclDocTest, TheReadmeSnippetShowsTheDocumentedRule) {
+  const std::vector<std::string> rule = DocumentedRule("<password>");
+  ASSERT_FALSE(rule.empty());
+  EXPECT_THAT(ReadFile(kReadmeSnippet), HasSubstr(absl::StrJoin(rule, " ")));
+}
+
 TEST_F(AclTest, AfterAScriptFlushTheEvalFallbackRunsAsTheUser) {
   auto client = Client();
   ASSERT_NE(client, nullptr);
@@ -466,8 +473,7 @@ TEST_F(AclTest, WithoutTheChannelPatternReleaseFailsSayingPublish) {
   EXPECT_EQ(report->failed, 3) << DescribeVotes(report->votes);
   EXPECT_FALSE(report->freed);
   for (const MasterVote& vote : report->votes) {
-    EXPECT_THAT(vote.error.message(),
-                HasSubstr("can't publish to the channel"))
+    EXPECT_THAT(vote.error.message(), HasSubstr("can't publish to the channel"))
         << vote.master;
   }
   // The script is not rolled back: the key was deleted before the refused
