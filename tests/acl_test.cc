@@ -484,6 +484,24 @@ TEST_F(AclTest, WithoutTheChannelPatternReleaseFailsSayingPublish) {
   }
 }
 
+TEST_F(AclTest, WithoutTheChannelPatternWaitersPollAndHealthSaysWhy) {
+  Restrict({"resetchannels"});
+  auto holder = Client();
+  ASSERT_NE(holder, nullptr);
+  auto held = holder->Acquire("job", Ttl(absl::Seconds(10)));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto waiter = Client();
+  ASSERT_NE(waiter, nullptr);
+  AcquireOptions options = Ttl(absl::Seconds(10));
+  options.wait = absl::Milliseconds(400);
+  // Held elsewhere: it waits, subscribing to be woken, and is refused.
+  EXPECT_FALSE(waiter->Acquire("job", options).ok());
+  for (const MasterHealth& h : waiter->Health()) {
+    EXPECT_THAT(h.wakeups.message(), HasSubstr("NOPERM")) << h.master;
+    EXPECT_THAT(h.wakeups.message(), HasSubstr("channel")) << h.master;
+  }
+}
+
 TEST_F(AclTest, WithoutDelTheReleaseFailsAndAclLogNamesTheCommand) {
   Restrict({"-del"});
   auto client = Client();
