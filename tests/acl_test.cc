@@ -53,7 +53,7 @@ using ::redlock::testing::Reply;
 using ::testing::HasSubstr;
 
 constexpr char kSecurityDoc[] = REDLOCK_SECURITY_DOC;
-constexpr char kReadmeSnippet[] = REDLOCK_README_ACL_SNIPPET;
+constexpr char kReadme[] = REDLOCK_README_ACL_SNIPPET;
 constexpr char kCli[] = REDLOCK_CLI_PATH;
 constexpr char kAdminPassword[] = "acl-test-admin";
 constexpr char kUser[] = "redlock";
@@ -368,10 +368,10 @@ TEST_F(AclTest, TheDocumentedRuleRunsTheWholeClient) {
               ::testing::Not(HasSubstr(password_)));
 }
 
-TEST(AclDocTest, TheReadmeSnippetShowsTheDocumentedRule) {
+TEST(AclDocTest, TheReadmeShowsTheDocumentedRule) {
   const std::vector<std::string> rule = DocumentedRule("<password>");
   ASSERT_FALSE(rule.empty());
-  EXPECT_THAT(ReadFile(kReadmeSnippet), HasSubstr(absl::StrJoin(rule, " ")));
+  EXPECT_THAT(ReadFile(kReadme), HasSubstr(absl::StrJoin(rule, " ")));
 }
 
 TEST_F(AclTest, AfterAScriptFlushTheEvalFallbackRunsAsTheUser) {
