@@ -165,7 +165,12 @@ struct Options {
   absl::Duration request_timeout = absl::Milliseconds(50);
 
   // A connection attempt that has not completed within this long fails and is
-  // retried with `reconnect` backoff. Must be positive. Default: 250ms.
+  // retried with `reconnect` backoff. For a TLS master the handshake counts
+  // too: connected means TCP connected and TLS established (one round trip
+  // more than TCP, plus the certificate work on both ends). The default
+  // leaves room for that across a network with round trips up to about
+  // 80ms; raise it for masters farther away. Must be positive. Default:
+  // 250ms.
   absl::Duration connect_timeout = absl::Milliseconds(250);
 
   // A connection whose oldest request has had no reply for this long is

@@ -27,6 +27,7 @@
 #include "src/redis_reply.h"
 #include "src/runtime.h"
 #include "src/scripts.h"
+#include "src/wakeups.h"
 #include "tests/sim/sim_loop.h"
 #include "tests/sim/sim_redis.h"
 
@@ -1276,6 +1277,67 @@ TEST(SimDeterminismTest, SameSeedGivesTheSameTraceOtherSeedsDiffer) {
   EXPECT_EQ(all.find("m1 lost"), std::string::npos);
   EXPECT_NE(all.find("s0 reply *3[$message $lock $"), std::string::npos);
   EXPECT_NE(all.find("s3 lost"), std::string::npos);
+}
+
+// The wake-up subscriber (src/wakeups.h) on the simulated network.
+class SubscriberSettleTest : public SimPubSubTest {
+ protected:
+  struct Listener final : internal::Subscriber::Listener {
+    void OnMessage(absl::string_view, absl::string_view) override {}
+    void OnSettled(bool) override {}
+  };
+
+  internal::MasterConfig Config() {
+    internal::MasterConfig config;
+    config.address = cluster_.address(0);
+    config.connect_timeout = absl::Seconds(30);
+    config.request_timeout = absl::Seconds(30);
+    return config;
+  }
+};
+
+TEST_F(SubscriberSettleTest,
+       AChannelRemovedAndAddedAgainIsSettledOnlyByItsLastSubscribe) {
+  Listener listener;
+  internal::Subscriber sub(&client_, Config(), &listener);
+  sub.Add("lock:a");
+  loop_.RunUntilIdle();
+  ASSERT_TRUE(sub.Settled("lock:a"));
+  const int64_t before = cluster_.commands_executed(0);
+
+  // SUBSCRIBE, UNSUBSCRIBE, SUBSCRIBE, before any is confirmed; the server
+  // stops after running the first.
+  sub.Add("lock:b");
+  sub.Remove("lock:b");
+  sub.Add("lock:b");
+  RunUntilExecuted(0, before + 1);
+  cluster_.Pause(0);
+  // Long enough for every reply on its way to arrive, well short of the
+  // request timeout.
+  loop_.RunUntil(loop_.now() + absl::Seconds(1));
+  // The first SUBSCRIBE's confirmation has arrived, but the server has yet
+  // to run the UNSUBSCRIBE (it will be unsubscribed until the second
+  // SUBSCRIBE runs): a release then would be missed.
+  EXPECT_FALSE(sub.Settled("lock:b"));
+
+  cluster_.Resume(0);
+  loop_.RunUntilIdle();
+  EXPECT_EQ(cluster_.commands_executed(0), before + 3);
+  EXPECT_TRUE(sub.Settled("lock:b"));
+  EXPECT_EQ(cluster_.redis(0).Subscribers("lock:b"), 1);
+}
+
+TEST_F(SubscriberSettleTest, AChannelRemovedBeforeItsConfirmationIsNotSettled) {
+  Listener listener;
+  internal::Subscriber sub(&client_, Config(), &listener);
+  sub.Add("lock:a");
+  loop_.RunUntilIdle();
+  sub.Add("lock:b");
+  sub.Remove("lock:b");
+  loop_.RunUntilIdle();
+  EXPECT_FALSE(sub.Settled("lock:b"));
+  EXPECT_EQ(cluster_.redis(0).Subscribers("lock:b"), 0);
+  EXPECT_TRUE(sub.Settled("lock:a"));
 }
 
 }  // namespace
