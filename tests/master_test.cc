@@ -308,6 +308,29 @@ TEST_F(MasterAuthTest, AclUserAndPasswordWork) {
 namespace redlock::internal {
 namespace {
 
+TEST(TimeReplyTest, ReadsTwoNumbersAndRefusesWhatWouldOverflowOrIsMalformed) {
+  using internal::RedisReply;
+  auto time = [](std::string s, std::string us) {
+    return RedisReply::Array({RedisReply::String(std::move(s)),
+                              RedisReply::String(std::move(us))});
+  };
+  EXPECT_EQ(internal::TimeReplyMicros(time("1700000000", "123456")),
+            int64_t{1700000000123456});
+  // Seconds * 10^6 would overflow int64 (undefined behaviour before).
+  EXPECT_EQ(internal::TimeReplyMicros(time("9223372036854775807", "0")),
+            std::nullopt);
+  EXPECT_EQ(internal::TimeReplyMicros(time("9223372036854", "999999")),
+            std::nullopt);
+  EXPECT_EQ(internal::TimeReplyMicros(time("-1", "0")), std::nullopt);
+  EXPECT_EQ(internal::TimeReplyMicros(time("1", "1000000")), std::nullopt);
+  EXPECT_EQ(internal::TimeReplyMicros(time("1", "-1")), std::nullopt);
+  EXPECT_EQ(internal::TimeReplyMicros(time("x", "1")), std::nullopt);
+  EXPECT_EQ(internal::TimeReplyMicros(RedisReply::Integer(1)), std::nullopt);
+  EXPECT_EQ(internal::TimeReplyMicros(RedisReply::Array(
+                {RedisReply::Integer(1), RedisReply::Integer(2)})),
+            std::nullopt);
+}
+
 TEST(ParseInfoServerTest, ReadsRunIdAndUptime) {
   std::string run_id;
   int64_t uptime = -1;
