@@ -38,10 +38,10 @@ EventLoop::EventLoop(event_base* base)
     : base_(base),
       wakeup_(event_new(base, -1, 0, &EventLoop::OnWakeup, this)),
       thread_([this] {
-        // hiredis writes with write(2): a master that reset its connection
-        // would raise SIGPIPE, whose default action ends the process. Blocked
-        // on this thread, the write fails with EPIPE instead and the master
-        // counts as a failed vote.
+        // The library's connections write with send(MSG_NOSIGNAL) and
+        // raise no SIGPIPE (WireConnectionTest). Blocked here as well, so
+        // that nothing else run on this thread (an observer, a callback
+        // writing to a closed pipe) can end the process that way.
         sigset_t pipe;
         sigemptyset(&pipe);
         sigaddset(&pipe, SIGPIPE);
