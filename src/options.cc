@@ -199,11 +199,14 @@ std::string HostNameProblem(absl::string_view host) {
   return "";
 }
 
-// Where the query part of a URI's `rest` begins: the first '?' followed by
-// a known parameter name and '=' (a password or member name may hold a '?'
-// of its own), or npos.
+// Where the query part of a URI's `rest` begins: the first '?' after the
+// user info (a password may hold '?' and even "?member="; an '@' in a member
+// name must be written %40) followed by a known parameter name and '=', or
+// npos.
 size_t QueryStart(absl::string_view rest) {
-  for (size_t q = rest.find('?'); q != absl::string_view::npos;
+  const size_t at = rest.rfind('@');
+  for (size_t q = rest.find('?', at == absl::string_view::npos ? 0 : at);
+       q != absl::string_view::npos;
        q = rest.find('?', q + 1)) {
     for (absl::string_view key : kQueryKeys) {
       if (absl::StartsWith(rest.substr(q + 1), absl::StrCat(key, "="))) {
@@ -224,9 +227,17 @@ absl::Status ParseQuery(absl::string_view query, MasterAddress& address,
     if (std::find(std::begin(kQueryKeys), std::end(kQueryKeys), key) ==
             std::end(kQueryKeys) ||
         eq == absl::string_view::npos) {
+      // Named only if it looks like a parameter's name: anything else may
+      // be a piece of a password.
+      const bool plain_name =
+          !key.empty() && key.size() <= 16 &&
+          std::all_of(key.begin(), key.end(), [](char c) {
+            return absl::ascii_isalnum(c) || c == '_';
+          });
       return absl::InvalidArgumentError(absl::StrCat(
-          "unknown query parameter \"", absl::CHexEscape(param.substr(0, eq)),
-          "\"; the parameters are member=, db= and tls_name="));
+          "unknown query parameter",
+          plain_name ? absl::StrCat(" \"", key, "\"") : std::string(),
+          "; the parameters are member=, db= and tls_name="));
     }
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
       return absl::InvalidArgumentError(
@@ -267,7 +278,7 @@ absl::Status ParseQuery(absl::string_view query, MasterAddress& address,
 // ParseMasterUri() after the scheme, with errors that do not name the URI
 // yet; `rest` is everything after "redis://", "rediss://" or "unix://".
 absl::Status ParseAfterScheme(absl::string_view rest, MasterAddress& address) {
-  // Query parameters, last. Split off first: a member name may hold '@'.
+  // Query parameters, last, after the user info.
   std::optional<int64_t> query_db;
   if (const size_t q = QueryStart(rest); q != absl::string_view::npos) {
     if (absl::Status s = ParseQuery(rest.substr(q + 1), address, &query_db);

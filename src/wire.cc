@@ -118,7 +118,9 @@ class WireConnection final : public Connection {
     do {
       r = connect(fd_, reinterpret_cast<sockaddr*>(&storage), length);
     } while (r != 0 && errno == EINTR);
-    if (r != 0 && errno != EINPROGRESS && errno != EAGAIN) {
+    // EAGAIN from a Unix socket is a full listen backlog, not a connect in
+    // progress.
+    if (r != 0 && errno != EINPROGRESS) {
       return absl::UnavailableError(
           absl::StrCat("connect failed: ", Errno(errno)));
     }
@@ -289,26 +291,29 @@ class WireConnection final : public Connection {
 
   // Connected (and the TLS handshake done): tells the observer, then sends
   // what was queued meanwhile.
-  void Opened() {
+  // False if the connection died (and may be gone): touch nothing then.
+  bool Opened() {
     phase_ = Phase::kOpen;
-    connect_reported_ = true;
     if (!plain_.empty()) {
       absl::Status status = tls_->Encrypt(plain_, &out_);
       plain_.clear();
       plain_.shrink_to_fit();
       if (!status.ok()) {
-        FailLater(std::move(status));
-        return;
+        Fail(std::move(status));  // As OnConnect(error): never reported.
+        return false;
       }
     }
-    if (!Notify([&] { observer_->OnConnect(absl::OkStatus()); })) return;
-    if (phase_ == Phase::kOpen) WriteOut(/*report=*/true);
+    connect_reported_ = true;
+    if (!Notify([&] { observer_->OnConnect(absl::OkStatus()); })) return false;
+    if (phase_ != Phase::kOpen) return false;
+    return WriteOut(/*report=*/true);
   }
 
   // Sends what is queued, as far as the socket takes it; arms the write
   // event for the rest. With `report` false (FlushBeforeClose) a failure is
-  // only noted.
-  void WriteOut(bool report) {
+  // only noted. False if the connection died reporting it (and may be
+  // gone): touch nothing then.
+  bool WriteOut(bool report) {
     while (out_pos_ < out_.size()) {
       const ssize_t n = send(fd_, out_.data() + out_pos_, out_.size() - out_pos_,
                              MSG_NOSIGNAL);
@@ -319,20 +324,21 @@ class WireConnection final : public Connection {
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
         event_add(write_, nullptr);
-        return;
+        return true;
       }
       absl::Status lost = absl::UnavailableError(
           absl::StrCat("connection lost: ", Errno(n < 0 ? errno : EPIPE)));
       if (report) {
         Fail(std::move(lost));
-      } else {
-        FailLater(std::move(lost));
+        return false;
       }
-      return;
+      FailLater(std::move(lost));
+      return true;
     }
     out_.clear();
     out_pos_ = 0;
     if (out_.capacity() > 4 * kReadChunk) out_.shrink_to_fit();
+    return true;
   }
 
   void Readable() {
@@ -380,24 +386,12 @@ class WireConnection final : public Connection {
         Fail(done.status());
         return false;
       }
-      if (!*done) {
-        WriteOut(/*report=*/true);
-        return phase_ != Phase::kDead;
-      }
-      bool destroyed = false;
-      bool* outer = destroyed_;
-      destroyed_ = &destroyed;
-      Opened();
-      if (destroyed) {
-        if (outer != nullptr) *outer = true;
-        return false;
-      }
-      destroyed_ = outer;
-      if (phase_ != Phase::kOpen) return false;
+      if (!*done) return WriteOut(/*report=*/true);
+      if (!Opened()) return false;
       bytes = absl::string_view();  // Whatever else came is in the session.
     }
     absl::Status status = tls_->Decrypt(bytes, &plain, &out_);
-    if (out_pos_ < out_.size()) WriteOut(/*report=*/true);
+    if (out_pos_ < out_.size() && !WriteOut(/*report=*/true)) return false;
     if (phase_ == Phase::kDead) return false;
     // Replies decrypted before the failure still count.
     if (!plain.empty() && !Process(plain)) return false;
