@@ -277,10 +277,16 @@ class WireHarness {
   }
 
   const std::string& path() const { return path_; }
+  // Of the last Run(): the Master was ready() before it was destroyed; the
+  // messages the Subscriber heard. To show that a seed does what it is for.
+  bool last_ready() const { return last_ready_; }
+  int64_t last_messages() const { return last_messages_; }
 
   // One input, start to end. "" if every invariant held.
   std::string Run(absl::string_view data) {
     const WireInput in = ParseWireInput(data);
+    last_ready_ = false;
+    last_messages_ = 0;
     if (in.target == WireTarget::kReader) return CheckReaderPieces(in.pieces);
     DropStale();
     event_base* base = event_base_new();
@@ -447,6 +453,7 @@ class WireHarness {
                           m->last_error().ToString()));
       }
     }
+    last_ready_ = m->ready();
     master.reset();
     for (size_t i = 0; i < calls.size(); ++i) {
       if (calls[i]->calls != 1) {
@@ -504,6 +511,7 @@ class WireHarness {
           problem = "a channel unsettled after the connection was lost";
         }
       }
+      last_messages_ = subscriber.messages();
       watched = nullptr;
     }
     return problem.empty() ? listener.problem : problem;
@@ -512,6 +520,8 @@ class WireHarness {
   std::string dir_;
   std::string path_;
   std::string dump_;
+  bool last_ready_ = false;
+  int64_t last_messages_ = 0;
   int listen_fd_ = -1;
   int server_fd_ = -1;
 };
