@@ -327,6 +327,35 @@ TEST_F(WireInvariantsTest, BrokenStreamsAfterARealHandshakeHold) {
   }
 }
 
+// The Subscriber after its real confirmations: something that loses the
+// connection, then a real release message, which must go unheard.
+TEST_F(WireInvariantsTest, NothingHeardAfterABrokenPush) {
+  const std::string seed = ReadFile(std::string(REDLOCK_FUZZ_CORPUS_DIR) +
+                                    "/wire/subscriber-replies");
+  const WireInput real = ParseWireInput(seed);
+  std::vector<std::string> pieces;
+  for (absl::string_view piece : real.pieces) pieces.emplace_back(piece);
+  ASSERT_GE(pieces.size(), 2u);
+  const std::string message = pieces.back();  // The published release.
+  pieces.pop_back();
+  for (const std::string& broken : {
+           std::string("*3\r\n$7\r\nmessage\r\n:1\r\n:2\r\n"),  // malformed
+           std::string("*2\r\n$9\r\nsubscribe\r\n:1\r\n"),  // too short
+           std::string("-ERR closing\r\n"),                   // an error
+           std::string("GET / HTTP/1.1\r\n"),                 // not RESP
+       }) {
+    std::vector<std::string> stream = pieces;
+    stream.push_back(broken + message);
+    EXPECT_EQ(harness_.Run(MakeWireInput(1, stream)), "")
+        << absl::CHexEscape(broken);
+    EXPECT_EQ(harness_.last_messages(), 0) << absl::CHexEscape(broken);
+  }
+  // The same message with nothing broken before it is heard.
+  pieces.push_back(message);
+  EXPECT_EQ(harness_.Run(MakeWireInput(1, pieces)), "");
+  EXPECT_EQ(harness_.last_messages(), 1);
+}
+
 // A ReplyReader fed the same stream in pieces of every size agrees with one
 // fed it whole, and the bound holds for a stream far longer than the cap.
 TEST(WireReaderTest, PiecesAgreeWithTheWholeAndTheBoundHolds) {
