@@ -46,9 +46,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -116,7 +116,8 @@ inline WireInput ParseWireInput(absl::string_view data) {
   }
   in.pieces.push_back(data);
   // The last piece again, 2^(cut_byte / 16) times in all (at most 4096) but
-  // at most kMaxRepeatedBytes: streams longer than any input, to reach the bounds.
+  // at most kMaxRepeatedBytes: streams longer than any input, to reach the
+  // bounds.
   const size_t last = data.size();
   size_t repeats = size_t{1} << std::min(cut_byte / 16, 12);
   if (last > 0) repeats = std::min(repeats, kMaxRepeatedBytes / last);
@@ -209,13 +210,12 @@ inline std::string CheckReaderPieces(
                         " bytes after a Feed()");
   }
   if (split_status.ok() != whole_status.ok()) {
-    return absl::StrCat("fed in ", pieces.size(), " pieces: ",
-                        split_status.ToString(), "; fed whole: ",
-                        whole_status.ToString());
+    return absl::StrCat("fed in ", pieces.size(),
+                        " pieces: ", split_status.ToString(),
+                        "; fed whole: ", whole_status.ToString());
   }
-  if (split_status.ok() &&
-      (split.buffered() != whole.buffered() ||
-       split.mid_reply() != whole.mid_reply())) {
+  if (split_status.ok() && (split.buffered() != whole.buffered() ||
+                            split.mid_reply() != whole.mid_reply())) {
     return "pieces and whole disagree on the reply in progress";
   }
   if (split_status.ok() && split_replies.size() != whole_replies.size()) {
@@ -225,9 +225,8 @@ inline std::string CheckReaderPieces(
   const size_t common = std::min(split_replies.size(), whole_replies.size());
   for (size_t i = 0; i < common; ++i) {
     if (!SameReply(split_replies[i], whole_replies[i])) {
-      return absl::StrCat("reply ", i, " differs: ",
-                          Describe(split_replies[i]), " vs ",
-                          Describe(whole_replies[i]));
+      return absl::StrCat("reply ", i, " differs: ", Describe(split_replies[i]),
+                          " vs ", Describe(whole_replies[i]));
     }
   }
   if (split.fed() != whole.fed() && split_status.ok()) {
@@ -343,8 +342,8 @@ class WireHarness {
   bool AcceptClient() {
     pollfd p{listen_fd_, POLLIN, 0};
     if (poll(&p, 1, 1000) != 1) return false;
-    server_fd_ = accept4(listen_fd_, nullptr, nullptr,
-                         SOCK_CLOEXEC | SOCK_NONBLOCK);
+    server_fd_ =
+        accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     return server_fd_ >= 0;
   }
 

@@ -282,7 +282,9 @@ TEST(WireInputTest, ParsesTargetFlagsPiecesAndRepeats) {
   EXPECT_EQ(in.pieces[0], "");
 
   // Subscriber (1 + 3 * flags), flags 1: AUTH; cuts 2 (3 and 1 bytes).
-  in = ParseWireInput(std::string("\x04\x02\x03\x00\x01\x00" "abcdef", 12));
+  const std::string subscriber_input =
+      std::string("\x04\x02\x03\x00\x01\x00", 6) + "abcdef";
+  in = ParseWireInput(subscriber_input);
   EXPECT_EQ(in.target, WireTarget::kSubscriber);
   EXPECT_TRUE(in.password);
   EXPECT_FALSE(in.select);
@@ -292,13 +294,12 @@ TEST(WireInputTest, ParsesTargetFlagsPiecesAndRepeats) {
   EXPECT_EQ(in.pieces[2], "ef");
 
   // Reader; no cuts, the last piece 2^3 times.
-  in = ParseWireInput(std::string("\x02\x30" "xy", 4));
+  in = ParseWireInput(std::string("\x02\x30", 2) + "xy");
   EXPECT_EQ(in.target, WireTarget::kReader);
   ASSERT_EQ(in.pieces.size(), 8u);
   for (absl::string_view piece : in.pieces) EXPECT_EQ(piece, "xy");
 
-  EXPECT_EQ(MakeWireInput(4, {"abc", "d", "ef"}),
-            std::string("\x04\x02\x03\x00\x01\x00" "abcdef", 12));
+  EXPECT_EQ(MakeWireInput(4, {"abc", "d", "ef"}), subscriber_input);
 }
 
 // Streams against a Master whose handshake the harness answers as a real
@@ -310,12 +311,12 @@ TEST_F(WireInvariantsTest, BrokenStreamsAfterARealHandshakeHold) {
   std::vector<std::string> handshake;
   for (absl::string_view piece : real.pieces) handshake.emplace_back(piece);
   const std::vector<std::string> tails = {
-      ":1\r\n:1\r\n:1\r\n:1\r\n",          // replies nobody asked for
-      "HTTP/1.1 400 Bad Request\r\n\r\n",  // not RESP
+      ":1\r\n:1\r\n:1\r\n:1\r\n",             // replies nobody asked for
+      "HTTP/1.1 400 Bad Request\r\n\r\n",     // not RESP
       "$70000\r\n" + std::string(8000, 'x'),  // a bulk string over the cap
       "*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n",  // nested
-      "-NOSCRIPT No matching script\r\n",   // the release falls back
-      "*99999999\r\n",                      // an array over the limit
+      "-NOSCRIPT No matching script\r\n",  // the release falls back
+      "*99999999\r\n",                     // an array over the limit
   };
   for (const std::string& tail : tails) {
     for (uint8_t mode : {0, 2}) {  // Master, ReplyReader.
@@ -340,9 +341,9 @@ TEST_F(WireInvariantsTest, NothingHeardAfterABrokenPush) {
   pieces.pop_back();
   for (const std::string& broken : {
            std::string("*3\r\n$7\r\nmessage\r\n:1\r\n:2\r\n"),  // malformed
-           std::string("*2\r\n$9\r\nsubscribe\r\n:1\r\n"),  // too short
-           std::string("-ERR closing\r\n"),                   // an error
-           std::string("GET / HTTP/1.1\r\n"),                 // not RESP
+           std::string("*2\r\n$9\r\nsubscribe\r\n:1\r\n"),      // too short
+           std::string("-ERR closing\r\n"),                     // an error
+           std::string("GET / HTTP/1.1\r\n"),                   // not RESP
        }) {
     std::vector<std::string> stream = pieces;
     stream.push_back(broken + message);
