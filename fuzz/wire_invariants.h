@@ -209,7 +209,8 @@ inline std::string CheckReaderPieces(
     return absl::StrCat("ReplyReader holds ", whole.buffered(),
                         " bytes after a Feed()");
   }
-  if (split_status.ok() != whole_status.ok()) {
+  if (split_status.ok() != whole_status.ok() ||
+      split_status.message() != whole_status.message()) {
     return absl::StrCat("fed in ", pieces.size(),
                         " pieces: ", split_status.ToString(),
                         "; fed whole: ", whole_status.ToString());
