@@ -149,6 +149,18 @@ def main():
                 for file, data in seeds(name, mode, stream, rng):
                     with open(os.path.join(OUT, file), "wb") as f:
                         f.write(data)
+            # Master: the release answered NOSCRIPT (the script cache was
+            # flushed), as redis-server words it; the Master re-sends it as
+            # EVAL behind the extend, so the extend's answer comes first.
+            stream = replay(sock, client_requests(tmp, 0))
+            ends = reply_ends(stream)
+            assert stream[ends[-4]:] == b"+OK\r\n:1\r\n:0\r\n", stream[-20:]
+            noscript = replay(sock, b"EVALSHA " + b"0" * 40 + b" 0\r\n")
+            assert noscript.startswith(b"-NOSCRIPT"), noscript
+            stream = stream[:ends[-3]] + noscript + b":0\r\n:1\r\n"
+            for file, data in seeds("master-noscript", 0, stream, rng):
+                with open(os.path.join(OUT, file), "wb") as f:
+                    f.write(data)
             # Subscriber: plain and AUTH (mode = 1 + 3 * flags); a real
             # release message published on one of its channels.
             publish = (b"*3\r\n$7\r\nPUBLISH\r\n$14\r\nredlock:fuzz:b\r\n"

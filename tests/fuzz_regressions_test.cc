@@ -259,7 +259,8 @@ TEST_F(WireInvariantsTest, RecordedSeedsCompleteTheHandshake) {
   const std::string dir = std::string(REDLOCK_FUZZ_CORPUS_DIR) + "/wire/";
   for (const char* name :
        {"master-replies", "master-cut", "master-auth-select-replies",
-        "master-auth-select-cut"}) {
+        "master-auth-select-cut", "master-noscript-replies",
+        "master-noscript-cut"}) {
     EXPECT_EQ(harness_.Run(ReadFile(dir + name)), "") << name;
     EXPECT_TRUE(harness_.last_ready()) << name;
   }
