@@ -82,8 +82,6 @@ const std::string kUriCases[] = {
     // (src/options.cc ParseQuery) shows it unredacted.
     std::string("redis://BBBBBRBBBBBBd?member=0.187003&\x00\x00\x00", 41) +
         "6214\xe5s:s02,redis://120.1:700@/1/",
-    // The same, readable: the message shows "ss:word@host".
-    "redis://:pa?member=x&ss:word@host",
 };
 
 TEST(UriInvariantsTest, SeedCorpusHolds) {
@@ -101,6 +99,19 @@ TEST(UriInvariantsTest, EdgeCasesHold) {
     EXPECT_EQ(CheckMasterUri(input), "") << input;
     EXPECT_EQ(CheckValidateOptions(input), "") << input;
   }
+}
+
+// The uri_fuzzer find above, readable. The password the URI's redaction
+// hides ("pa?member=x&ss:word") is partly shown by the query's message
+// ("ss:word@host"), which the whole-password invariant cannot see. Red on
+// branch wire at a8a780e (src/options.cc ParseQuery, "unknown query
+// parameter").
+TEST(UriInvariantsTest, QueryMessageShowsNoPasswordText) {
+  const absl::Status status =
+      ParseMasterUri("redis://:pa?member=x&ss:word@host").status();
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message().find("word"), absl::string_view::npos)
+      << status.message();
 }
 
 TEST(UriInvariantsTest, SeedsParseAsExpected) {
