@@ -25,16 +25,18 @@
 #include "fuzz/wire_invariants.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static redlock::fuzz::WireHarness* harness = [] {
-    auto* made = new redlock::fuzz::WireHarness();
-    if (std::string error = made->Init(); !error.empty()) {
+  // Static, so that its socket and directory are removed at exit.
+  static redlock::fuzz::WireHarness harness;
+  static const bool ready = [] {
+    if (std::string error = harness.Init(); !error.empty()) {
       std::fprintf(stderr, "wire fuzzer: cannot start: %s\n", error.c_str());
       std::abort();
     }
-    return made;
+    return true;
   }();
+  (void)ready;
   const absl::string_view input(reinterpret_cast<const char*>(data), size);
-  const std::string problem = harness->Run(input);
+  const std::string problem = harness.Run(input);
   if (!problem.empty()) {
     std::fprintf(stderr, "invariant violated: %s\n", problem.c_str());
     std::abort();
