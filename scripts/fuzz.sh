@@ -29,11 +29,16 @@ while (($# > 0)); do
   shift
 done
 
-FUZZERS=(uri reply)
-# Library sources the targets need: the option parser, the reply copy and the
-# vote mappers (with what they call).
+FUZZERS=(uri reply wire)
+# Library sources every target links: the option parser, the reply copy and
+# the vote mappers (with what they call).
 LIB_SOURCES=(src/options.cc src/redis_reply.cc src/vote.cc src/scripts.cc
   src/sha1.cc src/membership.cc)
+# What the wire target links on top: the owned transport, the Master and the
+# Subscriber on the production runtime (with what they call).
+WIRE_SOURCES=(src/wire.cc src/reply_reader.cc src/tls.cc src/master.cc
+  src/wakeups.cc src/libevent_runtime.cc src/deferred.cc src/clock.cc
+  src/token.cc src/keys.cc)
 CXX="${FUZZ_CXX:-clang++-14}"
 SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all"
 CXXFLAGS=(-std=c++17 -O1 -g -fno-omit-frame-pointer -I. -Iinclude)
@@ -49,25 +54,40 @@ ensure_fuzz_deps() {
 # Compiles the library sources once (instrumented for coverage) and links
 # each target. One line on success, the compiler's output on failure.
 build_fuzzers() {
-  local started=$SECONDS log rc=0 src obj objs=() name libs
+  local started=$SECONDS log rc=0 src obj objs=() wire_objs=() name libs
+  local wire_libs extra_objs extra_libs
   log="$(mktemp "${TMPDIR:-/tmp}/redlock-fuzz-build.XXXXXX")"
   mkdir -p "$OUT/obj"
   # shellcheck disable=SC2207
   libs=($(pkg-config --libs hiredis absl_status absl_statusor absl_strings \
     absl_str_format absl_time)) || rc=$?
-  for src in "${LIB_SOURCES[@]}"; do
+  # shellcheck disable=SC2207
+  wire_libs=($(pkg-config --libs libevent_core openssl absl_random_random \
+    absl_hash absl_raw_hash_set)) || rc=$?
+  for src in "${LIB_SOURCES[@]}" "${WIRE_SOURCES[@]}"; do
     ((rc == 0)) || break
     obj="$OUT/obj/$(basename "$src" .cc).o"
-    objs+=("$obj")
+    if [[ " ${WIRE_SOURCES[*]} " == *" $src "* ]]; then
+      wire_objs+=("$obj")
+    else
+      objs+=("$obj")
+    fi
     # shellcheck disable=SC2086
     "$CXX" "${CXXFLAGS[@]}" $SANITIZE -fsanitize=fuzzer-no-link \
       -c "$src" -o "$obj" >>"$log" 2>&1 || rc=$?
   done
   for name in "${FUZZERS[@]}"; do
     ((rc == 0)) || break
+    extra_objs=()
+    extra_libs=()
+    if [[ $name == wire ]]; then
+      extra_objs=("${wire_objs[@]}")
+      extra_libs=("${wire_libs[@]}")
+    fi
     # shellcheck disable=SC2086
     "$CXX" "${CXXFLAGS[@]}" $SANITIZE -fsanitize=fuzzer \
-      "fuzz/${name}_fuzzer.cc" "${objs[@]}" "${libs[@]}" \
+      "fuzz/${name}_fuzzer.cc" "${extra_objs[@]}" "${objs[@]}" \
+      "${extra_libs[@]}" "${libs[@]}" \
       -o "$OUT/${name}_fuzzer" >>"$log" 2>&1 || rc=$?
   done
   if ((rc != 0)); then
@@ -83,13 +103,15 @@ build_fuzzers() {
 # run_fuzzer NAME: SECONDS of fuzzing. Prints one summary line; the whole
 # log (with the crash report) if it finds something.
 run_fuzzer() {
-  local name=$1 log rc=0 started=$SECONDS
+  local name=$1 log rc=0 started=$SECONDS max_len=4096
+  # A real handshake's replies (INFO server and memory) are about 2.5 KB.
+  [[ $name == wire ]] && max_len=8192
   mkdir -p "$OUT/corpus/$name" "$OUT/artifacts" "$OUT/logs"
   log="$OUT/logs/$name.log"
   ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
     "$OUT/${name}_fuzzer" -max_total_time="$seconds" -timeout=10 \
-      -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
+      -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 \
       -artifact_prefix="$OUT/artifacts/$name-" \
       "$OUT/corpus/$name" "fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
   if ((rc != 0)); then
