@@ -587,6 +587,9 @@ std::vector<MasterHealth> Engine::Health() const {
         break;
     }
     h.last_error = m.last_error();
+    if (wakeups_ != nullptr) {
+      h.wakeups = wakeups_->subscribers()[i]->last_error();
+    }
     if (m.identity().known) h.marker = m.identity().marker;
     // Not the freshness of the record read: an idle client reads it again
     // at its next attempt, and a master is no worse for that.

@@ -318,8 +318,17 @@ absl::Status ParseAfterScheme(absl::string_view rest, MasterAddress& address) {
       return absl::InvalidArgumentError(
           "a Unix socket needs an absolute path: unix:///path/to/redis.sock");
     }
-    absl::StatusOr<std::string> path = PercentDecode(rest, "path");
-    if (!path.ok()) return path.status();
+    // Decoded segment by segment: '/' separates them as written.
+    std::vector<std::string> segments;
+    for (absl::string_view segment : absl::StrSplit(rest, '/')) {
+      absl::StatusOr<std::string> decoded = PercentDecode(segment, "path");
+      if (!decoded.ok()) return decoded.status();
+      if (decoded->find('/') != std::string::npos) {
+        return absl::InvalidArgumentError("path holds an encoded '/' (%2F)");
+      }
+      segments.push_back(*std::move(decoded));
+    }
+    absl::StatusOr<std::string> path = absl::StrJoin(segments, "/");
     for (char c : *path) {
       if (absl::ascii_iscntrl(c)) {
         return absl::InvalidArgumentError("path contains a control character");

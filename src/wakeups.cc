@@ -174,6 +174,7 @@ void Subscriber::MaybeSettled() {
   ArmTimer();
   if (auth_pending_ || !awaiting_.empty()) return;
   next_backoff_ = config_.backoff.initial;
+  last_error_ = absl::OkStatus();
   listener_->OnSettled(std::exchange(lost_, false));
 }
 

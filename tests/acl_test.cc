@@ -53,7 +53,7 @@ using ::redlock::testing::Reply;
 using ::testing::HasSubstr;
 
 constexpr char kSecurityDoc[] = REDLOCK_SECURITY_DOC;
-constexpr char kReadmeSnippet[] = REDLOCK_README_ACL_SNIPPET;
+constexpr char kReadme[] = REDLOCK_README_ACL_SNIPPET;
 constexpr char kCli[] = REDLOCK_CLI_PATH;
 constexpr char kAdminPassword[] = "acl-test-admin";
 constexpr char kUser[] = "redlock";
@@ -368,10 +368,10 @@ TEST_F(AclTest, TheDocumentedRuleRunsTheWholeClient) {
               ::testing::Not(HasSubstr(password_)));
 }
 
-TEST(AclDocTest, TheReadmeSnippetShowsTheDocumentedRule) {
+TEST(AclDocTest, TheReadmeShowsTheDocumentedRule) {
   const std::vector<std::string> rule = DocumentedRule("<password>");
   ASSERT_FALSE(rule.empty());
-  EXPECT_THAT(ReadFile(kReadmeSnippet), HasSubstr(absl::StrJoin(rule, " ")));
+  EXPECT_THAT(ReadFile(kReadme), HasSubstr(absl::StrJoin(rule, " ")));
 }
 
 TEST_F(AclTest, AfterAScriptFlushTheEvalFallbackRunsAsTheUser) {
@@ -481,6 +481,24 @@ TEST_F(AclTest, WithoutTheChannelPatternReleaseFailsSayingPublish) {
   for (int i = 0; i < cluster_->size(); ++i) {
     EXPECT_EQ(Get(i, LockKey(Options(), "job")), std::nullopt)
         << "master " << i;
+  }
+}
+
+TEST_F(AclTest, WithoutTheChannelPatternWaitersPollAndHealthSaysWhy) {
+  Restrict({"resetchannels"});
+  auto holder = Client();
+  ASSERT_NE(holder, nullptr);
+  auto held = holder->Acquire("job", Ttl(absl::Seconds(10)));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto waiter = Client();
+  ASSERT_NE(waiter, nullptr);
+  AcquireOptions options = Ttl(absl::Seconds(10));
+  options.wait = absl::Milliseconds(400);
+  // Held elsewhere: it waits, subscribing to be woken, and is refused.
+  EXPECT_FALSE(waiter->Acquire("job", options).ok());
+  for (const MasterHealth& h : waiter->Health()) {
+    EXPECT_THAT(h.wakeups.message(), HasSubstr("NOPERM")) << h.master;
+    EXPECT_THAT(h.wakeups.message(), HasSubstr("channel")) << h.master;
   }
 }
 

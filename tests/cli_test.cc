@@ -1340,6 +1340,51 @@ TEST_F(CliTest, PasswordsComeFromTheEnvironmentOrAFile) {
   EXPECT_EQ(from_file.exit_code, 0) << from_file;
 }
 
+TEST_F(CliTest, AnAclUserComesFromUserAndItsPasswordNeverReachesTheCommand) {
+  RedisServer::Config config;
+  config.requirepass = "admin-pw";
+  auto secured = RedisCluster::Start(3, config);
+  ASSERT_TRUE(secured.ok()) << secured.status();
+  std::string masters;
+  for (int i = 0; i < 3; ++i) {
+    auto admin = (*secured)->server(i).Client();
+    ASSERT_TRUE(admin.ok()) << admin.status();
+    ASSERT_TRUE((*admin)->Command({"AUTH", "admin-pw"}).ok());
+    ASSERT_TRUE((*admin)
+                    ->Command({"ACL", "SETUSER", "locker", "on", ">locker-pw",
+                               "~*", "&*", "+@all"})
+                    .ok());
+    absl::StrAppend(&masters, i == 0 ? "" : ",", "redis://",
+                    (*secured)->server(i).Address());
+  }
+  std::ofstream(Path("password")) << "locker-pw\n";
+  // The command prints its environment: the lock's variables are there,
+  // the password is not.
+  const Finished run =
+      StartWithEnv({"--request-timeout=500ms", "--masters", masters, "--user",
+                    "locker", "--password-file", Path("password"), "run", "job",
+                    "--", "env"},
+                   {"REDLOCK_PASSWORD=locker-pw"})
+          ->Wait();
+  EXPECT_EQ(run.exit_code, 0) << run;
+  EXPECT_TRUE(absl::StrContains(run.out, "REDLOCK_TOKEN=")) << run;
+  EXPECT_FALSE(absl::StrContains(run.out, "locker-pw")) << run;
+  // REDLOCK_USER works as --user; a user without a password is refused.
+  const Finished from_env =
+      StartWithEnv({"--request-timeout=500ms", "status", "--json", "job"},
+                   {absl::StrCat("REDLOCK_MASTERS=", masters),
+                    "REDLOCK_USER=locker", "REDLOCK_PASSWORD=locker-pw"})
+          ->Wait();
+  EXPECT_EQ(from_env.exit_code, 0) << from_env;
+  const Finished no_password =
+      StartWithEnv({"--masters", masters, "--user", "locker", "status", "job"},
+                   {})
+          ->Wait();
+  EXPECT_EQ(no_password.exit_code, kUsage) << no_password;
+  EXPECT_TRUE(absl::StrContains(no_password.err, "--user needs a password"))
+      << no_password;
+}
+
 TEST_F(CliTest, BadInputIsOneLineAndExitCode64) {
   const std::string masters = absl::StrCat("--masters=", Masters());
   const std::vector<std::vector<std::string>> cases = {

@@ -446,7 +446,8 @@ TEST(ParseMasterUriTest, ErrorsNeverContainThePassword) {
       "redis://u:hunter2@127.0.0.1@",
       "redis://hunter2@127.0.0.1",
       "redis://hunter2@127.0.0.1:0",
-      "rediss://:hunter2@127.0.0.1",
+      "rediss://:hunter2@127.0.0.1:0",
+      "unix://:hunter2@relative.sock",
       "http://u:hunter2@127.0.0.1",
       ":hunter2@127.0.0.1",
       "u:hunter2@127.0.0.1",
@@ -619,9 +620,9 @@ TEST(ValidateOptionsTest, RejectsNoMasters) {
 
 TEST(ValidateOptionsTest, RejectsUnparsableMaster) {
   Options options =
-      WithMasters({"redis://127.0.0.1:7001", "rediss://127.0.0.1:7002"});
+      WithMasters({"redis://127.0.0.1:7001", "redis://127.0.0.1:70020"});
   EXPECT_TRUE(
-      IsInvalidArgument(ValidateOptions(options), {"masters[1]", "TLS"}));
+      IsInvalidArgument(ValidateOptions(options), {"masters[1]", "port"}));
 }
 
 TEST(ValidateOptionsTest, RejectsDuplicateMaster) {

@@ -22,6 +22,12 @@ struct MasterHealth {
   // answered. A master that is stopped but still accepts TCP stays
   // connected until its requests time out and the connection is closed.
   bool connected = false;
+  // OK, or why its wake-up subscription (RetryPolicy::wake_on_release)
+  // last failed: a refused SUBSCRIBE (e.g. an ACL without the channel:
+  // "subscriber: NOPERM ..."), a malformed message, a lost connection.
+  // Waiters poll this master meanwhile; OK again once a subscription is
+  // confirmed.
+  absl::Status wakeups;
   // How the client reaches it: "tcp", "unix" or "tls".
   std::string transport;
   // For TLS, as negotiated on the current connection: the protocol version

@@ -303,6 +303,8 @@ Json JsonMasterStatus(const MasterStatus& s) {
   Json json;
   json["master"] = s.master;
   json["member"] = s.member;
+  json["transport"] = s.transport;
+  json["tls"] = s.tls;
   json["reachable"] = s.reachable;
   if (!s.reachable) {
     json["error"] = s.error.ToString();
@@ -380,18 +382,21 @@ std::string HumanStatus(const Config& config, const StatusKeys& keys,
                         const HolderSummary& summary) {
   const int n = static_cast<int>(statuses.size());
   std::vector<std::vector<std::string>> rows = {
-      {"MASTER", "MEMBER", "STATE", "LATENCY", "HOLDER", "PTTL", "FENCE",
-       "RUN_ID", "UPTIME", "MARKER", "MEMBERSHIP", "NOTE"}};
+      {"MASTER", "MEMBER", "TRANSPORT", "STATE", "LATENCY", "HOLDER", "PTTL",
+       "FENCE", "RUN_ID", "UPTIME", "MARKER", "MEMBERSHIP", "NOTE"}};
   for (const MasterStatus& s : statuses) {
+    // "tcp", "unix", or the TLS protocol and cipher once connected.
+    const std::string transport = s.tls.empty() ? s.transport : s.tls;
     if (!s.reachable) {
-      rows.push_back({s.master, s.member, "down", "-", "-", "-", "-", "-",
-                      "-", "-", "-", s.error.ToString()});
+      rows.push_back({s.master, s.member, transport, "down", "-", "-", "-",
+                      "-", "-", "-", "-", "-", s.error.ToString()});
       continue;
     }
     const bool held = s.token.has_value();
     rows.push_back({
         s.master,
         s.member,
+        transport,
         "up",
         Pretty(s.latency, absl::Microseconds(10)),
         held ? TokenPrefix(*s.token) : "-",

@@ -216,9 +216,11 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
     config.masters.push_back(*std::move(address));
   }
   if (options.tls.enable) {
-    for (MasterAddress& address : config.to) {
-      if (address.transport == MasterAddress::Transport::kTcp) {
-        address.transport = MasterAddress::Transport::kTls;
+    for (std::vector<MasterAddress>* list : {&config.masters, &config.to}) {
+      for (MasterAddress& address : *list) {
+        if (address.transport == MasterAddress::Transport::kTcp) {
+          address.transport = MasterAddress::Transport::kTls;
+        }
       }
     }
   }
