@@ -50,8 +50,8 @@
 # Prints PASS/FAIL per step and a final line; exits 0 only if every step
 # passed. Takes 50 to 60 seconds on a 2-core machine with everything
 # installed and built, plus 12 for the reconfigure step (96 in all on a
-# 2-core machine shared with other builds); a first run adds the package
-# installs and the build.
+# 2-core machine shared with other builds) and 6 for the TLS step; a first
+# run adds the package installs and the build.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 source scripts/lib.sh
