@@ -26,7 +26,9 @@
 # slow master, cycles under a joint membership record vs a steady one,
 # throughput vs redis-benchmark, contention, hand-off between contender
 # processes with waiters polling vs woken on release, client CPU, a fresh
-# client's first acquisition with a master stopped); instructions per
+# client's first acquisition with a master stopped; TLS against plain TCP on
+# the same servers: cycles, connecting, a fresh client with a master
+# stopped); instructions per
 # cycle under valgrind --tool=callgrind and system calls per cycle under
 # strace, each from two runs of a fixed number of cycles (the difference
 # cancels start-up); a gnuplot latency plot.
@@ -39,7 +41,7 @@ for arg in "$@"; do
   case "$arg" in
     --quick) QUICK=1 ;;
     -h | --help)
-      sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)

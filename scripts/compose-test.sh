@@ -35,14 +35,23 @@
 #     `redlock reconfigure` while a client of the old list and one of the new
 #     list take one lock (own key prefix, --max-ttl 3s), their holds checked
 #     for overlap.
-#  7. `down -v`, removes the sixth master's container, stops the daemon it
-#     started, and checks nothing is left (nothing on 127.0.0.1:7001..7006).
+#  7. The TLS variant: scripts/compose-tls.sh up (throw-away certificates
+#     made with openssl under the run's temporary directory, then
+#     docker-compose.tls.yml as project `redlock-compose-test-tls`: five
+#     masters serving only TLS on 127.0.0.1:7011..7015, client certificates
+#     required); the CLI with --tls --cacert --cert --key acquires, shows
+#     every master as TLS in `status --json`, releases; without a client
+#     certificate it is refused; with redis-tls-3 killed it still acquires
+#     on the other 4; then down -v.
+#  8. `down -v` of both projects, removes the sixth master's container, stops
+#     the daemon it started, and checks nothing is left (nothing on
+#     127.0.0.1:7001..7006 or 7011..7015).
 #
 # Prints PASS/FAIL per step and a final line; exits 0 only if every step
 # passed. Takes 50 to 60 seconds on a 2-core machine with everything
 # installed and built, plus 12 for the reconfigure step (96 in all on a
-# 2-core machine shared with other builds); a first run adds the package
-# installs and the build.
+# 2-core machine shared with other builds) and 6 for the TLS step; a first
+# run adds the package installs and the build.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 source scripts/lib.sh
@@ -57,6 +66,11 @@ readonly MARKER_KEY='redlock:__deployment__'
 readonly NEW_PORT=7006
 readonly NEW_MASTERS=redis://127.0.0.1:7001,redis://127.0.0.1:7002,redis://127.0.0.1:7003,redis://127.0.0.1:7004,redis://127.0.0.1:$NEW_PORT
 readonly CLI=build/tools/redlock
+# The TLS variant (step 7): docker-compose.tls.yml through scripts/compose-tls.sh.
+readonly TLS_PROJECT=redlock-compose-test-tls
+readonly TLS_PORTS=(7011 7012 7013 7014 7015)
+# redis:// with --tls: the CLI's --tls makes every redis:// master TLS.
+readonly TLS_MASTERS=redis://127.0.0.1:7011,redis://127.0.0.1:7012,redis://127.0.0.1:7013,redis://127.0.0.1:7014,redis://127.0.0.1:7015
 CTEST_ARGS=("$@")
 ((${#CTEST_ARGS[@]} > 0)) || CTEST_ARGS=(-L redis -j1)
 
@@ -67,6 +81,8 @@ DOCKER=(docker)      # /usr/bin/docker (docker.io) once installed
 DOCKERD_PID=""       # set only for a daemon this script started
 DOCKERD_DIR=""
 COMPOSE_UP=0         # 1 once `up` was attempted: teardown runs `down -v`
+TLS_UP=0             # the same for the TLS project (step 7)
+TLS_DIR=""           # its certificates, under WORK_DIR
 TORN_DOWN=0
 RESULTS=()
 FAILED=0
@@ -171,6 +187,30 @@ hostnet_config_ok() {
 }
 # A port on 127.0.0.1 someone listens on.
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# The TLS variant (step 7): scripts/compose-tls.sh with this run's project and
+# certificate directory; tls_compose runs docker-compose on its file.
+tls_script() { REDLOCK_COMPOSE_TLS_DIR=$TLS_DIR COMPOSE_PROJECT_NAME=$TLS_PROJECT timeout 180 ./scripts/compose-tls.sh "$@"; }
+tls_compose() { REDLOCK_COMPOSE_TLS_DIR=${TLS_DIR:-$WORK_DIR/tls} timeout 120 docker-compose -p "$TLS_PROJECT" -f docker-compose.tls.yml "$@"; }
+# redis-cli over TLS on 127.0.0.1:PORT with the client certificate, bounded.
+trcli() {
+  local port=$1
+  shift
+  timeout 3 redis-cli --tls --cacert "$TLS_DIR/ca.pem" --cert "$TLS_DIR/client.pem" \
+    --key "$TLS_DIR/client.key" -h 127.0.0.1 -p "$port" "$@" 2>/dev/null | tr -d '\r'
+}
+wait_tls_pong() {
+  local deadline=$((SECONDS + $2))
+  while ((SECONDS < deadline)); do
+    [[ "$(trcli "$1" PING)" == PONG ]] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+# The CLI on the TLS masters: redis:// URIs with --tls and the files.
+rlt() {
+  REDLOCK_MASTERS=$TLS_MASTERS timeout 30 "$CLI" --tls --cacert "$TLS_DIR/ca.pem" \
+    --cert "$TLS_DIR/client.pem" --key "$TLS_DIR/client.key" "$@"
+}
 
 # --- the daemon --------------------------------------------------------------
 
@@ -288,7 +328,7 @@ teardown() {
   [[ -n "$DOCKERD_PID" ]] && was_ours=1
   swap_cleanup # an interrupted step 6e
   begin "teardown: down -v$( ((was_ours)) && echo ', stop the dockerd this script started')" \
-    "no container or volume of project $PROJECT left, nothing on 127.0.0.1:7001-$NEW_PORT$( ((was_ours)) && echo ", dockerd $DOCKERD_PID and its containerd gone")"
+    "no container or volume of project $PROJECT (or $TLS_PROJECT) left, nothing on 127.0.0.1:7001-$NEW_PORT or 7011-7015$( ((was_ours)) && echo ", dockerd $DOCKERD_PID and its containerd gone")"
   if ((COMPOSE_UP)); then
     # Unpause first: a paused container cannot be stopped.
     dc unpause >/dev/null 2>&1
@@ -304,6 +344,17 @@ teardown() {
     left="$("${DOCKER[@]}" volume ls -q --filter "label=com.docker.compose.project=$PROJECT" 2>/dev/null)"
     expect "no volume of $PROJECT left" test -z "$left"
   fi
+  if ((TLS_UP)); then
+    if tls_compose down -v --remove-orphans -t 5 >"$WORK_DIR/down-tls.log" 2>&1; then
+      ok "TLS variant: down -v"
+    else
+      bad "TLS variant: down -v failed:"
+      show_log "$WORK_DIR/down-tls.log" 10
+    fi
+    local left_tls
+    left_tls="$("${DOCKER[@]}" ps -aq --filter "label=com.docker.compose.project=$TLS_PROJECT" 2>/dev/null)$("${DOCKER[@]}" volume ls -q --filter "label=com.docker.compose.project=$TLS_PROJECT" 2>/dev/null)"
+    expect "no container or volume of $TLS_PROJECT left" test -z "$left_tls"
+  fi
   if [[ -n "$SWAP_CONTAINER" ]]; then
     expect "no container $SWAP_CONTAINER (redis-6) left" bash -c "! ${DOCKER[*]} inspect '$SWAP_CONTAINER' >/dev/null 2>&1"
   fi
@@ -316,8 +367,8 @@ teardown() {
     expect "its directory $dir is removed" test ! -e "$dir"
   fi
   local port busy=()
-  for port in "${PORTS[@]}" "$NEW_PORT"; do port_in_use "$port" && busy+=("$port"); done
-  expect "nothing listens on 127.0.0.1:7001-$NEW_PORT${busy[*]:+ (busy: ${busy[*]})}" test "${#busy[@]}" -eq 0
+  for port in "${PORTS[@]}" "$NEW_PORT" "${TLS_PORTS[@]}"; do port_in_use "$port" && busy+=("$port"); done
+  expect "nothing listens on 127.0.0.1:7001-$NEW_PORT or 7011-7015${busy[*]:+ (busy: ${busy[*]})}" test "${#busy[@]}" -eq 0
   end_step
   rm -rf "$WORK_DIR"
 }
@@ -867,5 +918,72 @@ fi
 expect "nothing listens on 127.0.0.1:$NEW_PORT" bash -c "! (exec 3<>/dev/tcp/127.0.0.1/$NEW_PORT) 2>/dev/null"
 end_step
 
-# --- 7. teardown and summary (the EXIT trap) ------------------------------------
+# --- 7. the TLS variant (docker-compose.tls.yml) -------------------------------
+
+res="$RUN_TAG-tls"
+begin "TLS variant: scripts/compose-tls.sh up, the CLI over TLS, redis-tls-3 killed" "certificates made by the script; 5 masters serving only TLS on 127.0.0.1:7011-7015 (no plain TCP), client certificates required; \`redlock --tls --cacert --cert --key\` acquires $res on all 5, \`status --json\` says transport tls and TLSv1.x on every master, release frees all 5; without --cert/--key the acquisition fails naming the client certificate; with redis-tls-3 killed it acquires on the other 4 and releases; redis-tls-3 starts again"
+TLS_DIR="$WORK_DIR/tls"
+busy=()
+for port in "${TLS_PORTS[@]}"; do port_in_use "$port" && busy+=("$port"); done
+if ((${#busy[@]} > 0)); then
+  bad "something already listens on 127.0.0.1:${busy[*]}; not starting the TLS masters there"
+else
+  TLS_UP=1
+  if tls_script up --no-build >"$WORK_DIR/up-tls.log" 2>&1; then ok "scripts/compose-tls.sh up --no-build"; else
+    bad "scripts/compose-tls.sh up failed:"
+    show_log "$WORK_DIR/up-tls.log" 20
+  fi
+  expect "it made the certificates (no CA key kept): $(cd "$TLS_DIR" 2>/dev/null && echo *)" \
+    test -f "$TLS_DIR/ca.pem" -a -f "$TLS_DIR/server.key" -a -f "$TLS_DIR/client.key" -a ! -e "$TLS_DIR/ca.key"
+  expect "nothing was pulled" bash -c "! grep -qi pull '$WORK_DIR/up-tls.log'"
+  for i in 1 2 3 4 5; do
+    port=${TLS_PORTS[$((i - 1))]}
+    expect "redis-tls-$i answers PING over TLS on 127.0.0.1:$port" wait_tls_pong "$port" 60
+  done
+  expect "no plain TCP: a plain PING on 7011 gets no PONG" bash -c "[[ \"\$(timeout 3 redis-cli -p 7011 PING 2>/dev/null)\" != PONG ]]"
+  rc=0
+  out="$(rlt acquire --ttl 20s "$res" 2>"$WORK_DIR/err")" || rc=$?
+  token="$(field token <<<"$out")"
+  expect "redlock --tls --cacert --cert --key acquire exits 0 (exit $rc)" test "$rc" -eq 0
+  n=0
+  for port in "${TLS_PORTS[@]}"; do [[ "$(trcli "$port" GET "redlock:$res")" == "${token:-none}" ]] && n=$((n + 1)); done
+  expect "all 5 TLS masters hold the token ($n of 5)" test "$n" -eq 5
+  out="$(rlt status --json "$res" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+ms = d["masters"]
+print(sum(m.get("transport") == "tls" and str(m.get("tls", "")).startswith("TLSv1.") for m in ms), ms[0].get("tls"))' 2>&1)"
+  expect "redlock status --json: transport tls on ${out%% *} of 5 masters (${out#* })" test "${out%% *}" == 5
+  rc=0
+  out="$(rlt release "$res" "${token:-none}" 2>>"$WORK_DIR/err")" || rc=$?
+  expect "redlock release exits 0, released on $(field released <<<"$out") of 5 (exit $rc)" test "$rc" -eq 0 -a "$(field released <<<"$out")" == 5
+  rc=0
+  REDLOCK_MASTERS=$TLS_MASTERS timeout 30 "$CLI" --tls --cacert "$TLS_DIR/ca.pem" \
+    acquire --ttl 5s "$res-nocert" >/dev/null 2>"$WORK_DIR/err-nocert" || rc=$?
+  expect "without --cert/--key: acquire fails (exit $rc) naming the client certificate ($(grep -m1 -io 'client certificate[^;]*' "$WORK_DIR/err-nocert" | cut -c1-60))" \
+    bash -c "[[ $rc -ne 0 ]] && grep -qi 'client certificate' '$WORK_DIR/err-nocert'"
+  tls_compose kill redis-tls-3 >"$WORK_DIR/step.log" 2>&1 || { bad "docker-compose kill redis-tls-3 failed"; show_log "$WORK_DIR/step.log" 5; }
+  expect "redis-tls-3 does not answer" bash -c "! timeout 3 redis-cli --tls --cacert '$TLS_DIR/ca.pem' --cert '$TLS_DIR/client.pem' --key '$TLS_DIR/client.key' -p 7013 PING >/dev/null 2>&1"
+  rc=0
+  out="$(rlt acquire --ttl 20s "$res-killed" 2>"$WORK_DIR/err")" || rc=$?
+  token="$(field token <<<"$out")"
+  expect "with redis-tls-3 killed, acquire exits 0 (exit $rc)" test "$rc" -eq 0
+  n=0
+  for port in 7011 7012 7014 7015; do [[ "$(trcli "$port" GET "redlock:$res-killed")" == "${token:-none}" ]] && n=$((n + 1)); done
+  expect "the other 4 hold the token ($n of 4)" test "$n" -eq 4
+  out="$(rlt status --json "$res-killed" 2>/dev/null | python3 -c '
+import json, sys
+m = json.load(sys.stdin)["masters"][2]
+print(m["master"], "reachable" if m.get("reachable", not m.get("error")) else "down", (m.get("error") or "")[:60])' 2>&1)"
+  note "status of the killed master: $out"
+  rc=0
+  out="$(rlt release "$res-killed" "${token:-none}" 2>>"$WORK_DIR/err")" || rc=$?
+  expect "release exits 0, released on $(field released <<<"$out") (exit $rc)" test "$rc" -eq 0 -a "$(field released <<<"$out")" == 4
+  tls_compose start redis-tls-3 >"$WORK_DIR/step.log" 2>&1 || { bad "docker-compose start redis-tls-3 failed"; show_log "$WORK_DIR/step.log" 5; }
+  expect "redis-tls-3 answers over TLS again after start" wait_tls_pong 7013 30
+  ((STEP_FAILS == 0)) || show_log "$WORK_DIR/err" 10
+fi
+end_step
+
+# --- 8. teardown and summary (the EXIT trap) ------------------------------------
 exit 0

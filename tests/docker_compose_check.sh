@@ -91,3 +91,33 @@ if [[ -f "$hostnet" ]]; then
   done
   echo "$file + $hostnet: the same masters on the host's network, each on 127.0.0.1:700N, no ports published"
 fi
+
+# The TLS variant (docker-compose.tls.yml, used on its own; scripts/compose-tls.sh
+# makes its certificates and sets REDLOCK_COMPOSE_TLS_DIR).
+tls="$dir/docker-compose.tls.yml"
+if [[ -f "$tls" ]]; then
+  label="$tls"
+  export REDLOCK_COMPOSE_TLS_DIR=/nonexistent/compose-tls-certs
+  docker-compose -f "$tls" config -q || fail "docker-compose config -q rejected it"
+  config="$(docker-compose -f "$tls" config)"
+  services="$(docker-compose -f "$tls" config --services | sort | tr '\n' ' ')"
+  [[ "$services" == "redis-tls-1 redis-tls-2 redis-tls-3 redis-tls-4 redis-tls-5 " ]] ||
+    fail "expected services redis-tls-1..redis-tls-5, got: $services"
+  (($(count '^    image: redis:7\.0$') == 5)) || fail "every service must use image redis:7.0"
+  (($(count '^    ports:') == 0)) || fail "a master on the host's network cannot publish ports"
+  (($(count -i 'replicaof|slaveof') == 0)) || fail "masters must not replicate"
+  for i in 1 2 3 4 5; do
+    block="$(service "redis-tls-$i")"
+    flat="$(tr '\n' ' ' <<<"$block")"
+    grep -qx '    network_mode: host' <<<"$block" || fail "redis-tls-$i must use network_mode: host"
+    grep -qE -- "- --bind +- 127\.0\.0\.1 " <<<"$flat" || fail "redis-tls-$i must listen on 127.0.0.1 only"
+    grep -qE -- "- --port +- '?0'? " <<<"$flat" || fail "redis-tls-$i must serve no plain TCP (--port 0)"
+    grep -qE -- "- --tls-port +- '?701$i'? " <<<"$flat" || fail "redis-tls-$i must serve TLS on 701$i"
+    grep -qE -- "- --tls-auth-clients +- '?\"?yes\"?'? " <<<"$flat" || fail "redis-tls-$i must require client certificates"
+    grep -qE -- "- --appendfsync +- always " <<<"$flat" || fail "redis-tls-$i needs appendfsync always"
+    grep -qE -- "/nonexistent/compose-tls-certs:/tls:ro" <<<"$flat" || fail "redis-tls-$i must mount the certificates read-only at /tls"
+    grep -qE -- "redis-tls-${i}-data:/data" <<<"$flat" || fail "redis-tls-$i must keep /data on its own volume"
+    grep -qE -- "- -p +- '?701$i'? +- ping " <<<"$flat" || fail "redis-tls-$i's healthcheck must ask port 701$i"
+  done
+  echo "$tls: 5 independent redis:7.0 masters serving only TLS on 127.0.0.1:7011-7015, client certificates required, AOF always, own volumes"
+fi

@@ -42,6 +42,11 @@
 //   fresh       a fresh Redlock's Create() + first Acquire() (+ Release(),
 //               destroyed) with every master healthy and with one SIGSTOPped,
 //               in interleaved pairs (only with masters it started).
+//   tls         five more servers serving plain TCP and TLS on two ports
+//               (throw-away certificates made with openssl): N=5 cycles
+//               plain vs TLS (p50, client CPU), one connection's set-up
+//               plain vs TLS, a fresh client's first acquisition with a
+//               master stopped plain vs TLS (only with masters it started).
 //
 // Output (report.h): a Markdown report on stdout, progress on stderr, every
 // figure and the environment as JSON (--out_json), latency distributions for
@@ -103,7 +108,7 @@ ABSL_FLAG(bool, quick, false,
           "below).");
 // The default is every registered phase, in order (read after main starts,
 // when every phase file has registered):
-// latency,fault,membership,throughput,contention,handoff,fresh.
+// latency,fault,membership,throughput,contention,handoff,fresh,tls.
 ABSL_FLAG(std::string, phases, redlock::bench::AllPhaseNames(),
           "Which phases to run, comma-separated.");
 ABSL_FLAG(absl::Duration, ttl, absl::Seconds(10),
