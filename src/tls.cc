@@ -247,6 +247,11 @@ absl::Status TlsSession::Decrypt(absl::string_view in, std::string* plain,
     const int n = SSL_read(ssl_, buf, sizeof(buf));
     if (n > 0) {
       plain->append(buf, n);
+      // Nothing left to decrypt: spare the call that would say so.
+      if (SSL_pending(ssl_) == 0 && BIO_ctrl_pending(in_) == 0) {
+        Drain(out);
+        return absl::OkStatus();
+      }
       continue;
     }
     Drain(out);
