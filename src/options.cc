@@ -809,50 +809,36 @@ absl::StatusOr<std::vector<MasterAddress>> ParseMasters(
         address->transport == MasterAddress::Transport::kTcp) {
       address->transport = MasterAddress::Transport::kTls;
     }
-    if (address->transport == MasterAddress::Transport::kUnix) {
-      for (size_t j = 0; j < addresses.size(); ++j) {
-        if (addresses[j].transport == MasterAddress::Transport::kUnix &&
-            addresses[j].path == address->path) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "masters[", j, "] and masters[", i, "] are the same master ",
-              address->Name()));
-        }
-      }
-      for (size_t j = 0; j < addresses.size(); ++j) {
-        if (addresses[j].MemberName() == address->MemberName()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "masters[", j, "] and masters[", i, "] have one member name \"",
-              address->MemberName(),
-              "\": each master is one member of the deployment"));
-        }
-      }
-      canonical_hosts.emplace_back();
-      addresses.push_back(*std::move(address));
-      continue;
-    }
-    if (IsLocalhost(address->host)) {
+    const bool unix_socket =
+        address->transport == MasterAddress::Transport::kUnix;
+    if (!unix_socket && IsLocalhost(address->host)) {
       if (address->transport == MasterAddress::Transport::kTls &&
           address->tls_name.empty()) {
         address->tls_name = address->host;
       }
       address->host = std::string(kLocalhostAddress);
-    } else if (require_numeric_hosts && !IsNumericHost(address->host)) {
+    } else if (!unix_socket && require_numeric_hosts &&
+               !IsNumericHost(address->host)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "masters[", i, "]: master URI ", QuotedUri(uri), ": host \"",
           address->host,
           "\" is not a numeric address; the engine never resolves names on "
           "its loop thread, so resolve it first (ResolveMasterHosts)"));
     }
-    std::string canonical = CanonicalHost(address->host);
+    // The server an address reaches, as far as it can be told from the
+    // address: a socket path, or a host and port.
+    std::string canonical =
+        unix_socket ? absl::StrCat("unix:", address->path)
+                    : absl::StrCat(CanonicalHost(address->host), "|",
+                                   address->port);
     for (size_t j = 0; j < addresses.size(); ++j) {
       // Two databases of one server are one failure domain: counting both
       // would let a single server grant a majority on its own.
-      if (addresses[j].transport != MasterAddress::Transport::kUnix &&
-          canonical_hosts[j] == canonical &&
-          addresses[j].port == address->port) {
+      if (canonical_hosts[j] == canonical) {
         return absl::InvalidArgumentError(absl::StrCat(
             "masters[", j, "] and masters[", i, "] are the same master ",
-            address->host, ":", address->port,
+            unix_socket ? address->Name()
+                        : absl::StrCat(address->host, ":", address->port),
             addresses[j].db == address->db
                 ? ""
                 : " (different databases of one server are not independent "

@@ -110,8 +110,12 @@ TEST(UriInvariantsTest, QueryMessageShowsNoPasswordText) {
   const absl::Status status =
       ParseMasterUri("redis://:pa?member=x&ss:word@host").status();
   ASSERT_FALSE(status.ok());
-  EXPECT_EQ(status.message().find("word"), absl::string_view::npos)
-      << status.message();
+  // No piece of the password "pa?member=x&ss:word" (the message may say
+  // "password", a word of its own).
+  for (absl::string_view piece : {"ss:word", "pa?", "x&ss"}) {
+    EXPECT_EQ(status.message().find(piece), absl::string_view::npos)
+        << piece << " in " << status.message();
+  }
 }
 
 TEST(UriInvariantsTest, SeedsParseAsExpected) {
