@@ -318,7 +318,9 @@ TEST(WireInputTest, ParsesTargetFlagsPiecesAndRepeats) {
   EXPECT_EQ(in.pieces[2], "ef");
 
   // Reader; no cuts, the last piece 2^3 times.
-  in = ParseWireInput(std::string("\x02\x30", 2) + "xy");
+  // The pieces point into the input: it must outlive them.
+  const std::string reader_input = std::string("\x02\x30", 2) + "xy";
+  in = ParseWireInput(reader_input);
   EXPECT_EQ(in.target, WireTarget::kReader);
   ASSERT_EQ(in.pieces.size(), 8u);
   for (absl::string_view piece : in.pieces) EXPECT_EQ(piece, "xy");

@@ -56,6 +56,16 @@ extern char** environ;
 namespace redlock {
 namespace {
 
+// AddressSanitizer's quarantine keeps freed memory resident (up to 256 MiB)
+// and its shadow grows with what is allocated, so resident memory measures
+// nothing under it: the memory bounds below are checked in the plain build
+// (scripts/test.sh); under ASan the rest of each test still runs.
+#ifdef __SANITIZE_ADDRESS__
+constexpr bool kMemoryIsMeasurable = false;
+#else
+constexpr bool kMemoryIsMeasurable = true;
+#endif
+
 using ::redlock::testing::RedisCluster;
 using ::redlock::testing::RedisServer;
 using ::redlock::testing::RogueServer;
@@ -539,7 +549,7 @@ TEST_F(HostileMasterTest, EndlessBulkStringWhileIdleIsBoundedInTimeAndMemory) {
       absl::SleepFor(absl::Milliseconds(250));
     }
     EXPECT_GT(rogue_->counters().endless_bytes, 0);
-    EXPECT_LT(peak.peak() - before, 4 * kMiB)
+    if (kMemoryIsMeasurable) EXPECT_LT(peak.peak() - before, 4 * kMiB)
         << "resident memory grew from " << before / kMiB << " MiB to "
         << peak.peak() / kMiB << " MiB while the rogue sent "
         << rogue_->counters().endless_bytes / kMiB << " MiB";
@@ -580,7 +590,7 @@ TEST_F(HostileMasterTest, MasterThatStopsReadingIsDroppedAtTheOutputCap) {
     // The same traffic to a rogue that reads everything grew it by 8 MiB
     // (the long commands' buffers, measured once); 112 MiB on hiredis's
     // async layer, which buffers whatever the server does not read.
-    EXPECT_LT(peak.peak() - before, 24 * kMiB)
+    if (kMemoryIsMeasurable) EXPECT_LT(peak.peak() - before, 24 * kMiB)
         << "resident memory grew from " << before / kMiB << " MiB to "
         << peak.peak() / kMiB << " MiB";
   }
