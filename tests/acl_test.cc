@@ -381,6 +381,14 @@ TEST_F(AclTest, AfterAScriptFlushTheEvalFallbackRunsAsTheUser) {
   ASSERT_TRUE(lock.ok()) << lock.status();
   for (int i = 0; i < cluster_->size(); ++i) Admin(i, {"SCRIPT", "FLUSH"});
   ASSERT_TRUE(client->Extend(*lock, absl::Seconds(10)).ok());
+  // The extension is won at quorum: the last master's fallback may still
+  // be on its way.
+  EXPECT_TRUE(AwaitHealth(*client, [](const std::vector<MasterHealth>& h) {
+    for (const MasterHealth& m : h) {
+      if (m.noscript_fallbacks != 1) return false;
+    }
+    return true;
+  }));
   for (const MasterHealth& h : client->Health()) {
     EXPECT_EQ(h.noscript_fallbacks, 1) << h.master;
   }
