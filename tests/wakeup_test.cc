@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,7 +42,7 @@ class AttemptCounter : public Observer {
     if (!event.outcome.ok()) lost_.fetch_add(1);
     absl::AnyInvocable<void(const AttemptEvent&)> hook;
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       hook = std::move(hook_);
     }
     if (hook) hook(event);
@@ -49,13 +50,16 @@ class AttemptCounter : public Observer {
   int lost() const { return lost_.load(); }
   // Runs once, after the next attempt.
   void AfterNextAttempt(absl::AnyInvocable<void(const AttemptEvent&)> hook) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     hook_ = std::move(hook);
   }
 
  private:
   std::atomic<int> lost_{0};
-  absl::Mutex mu_;
+  // std::mutex, not absl::Mutex: one counter serves several clients' loop
+  // threads, and ThreadSanitizer sees only std::mutex (Debian's Abseil is
+  // not built for it).
+  std::mutex mu_;
   absl::AnyInvocable<void(const AttemptEvent&)> hook_;
 };
 
