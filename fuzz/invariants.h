@@ -37,13 +37,19 @@ namespace redlock::fuzz {
 inline constexpr size_t kMinCheckedPasswordLength = 3;
 
 // The password text of `uri` exactly as written (still percent-encoded), if
-// the URI has one the way ParseMasterUri() reads it: "redis://", then user
+// the URI has one the way ParseMasterUri() reads it: "redis://" (or
+// "rediss://", "unix://"), then user
 // info up to the last '@', password after its first ':'. Empty if none. The
 // result points into `uri`.
 inline absl::string_view WrittenPassword(absl::string_view uri) {
-  constexpr absl::string_view kScheme = "redis://";
-  if (uri.substr(0, kScheme.size()) != kScheme) return {};
-  absl::string_view rest = uri.substr(kScheme.size());
+  absl::string_view rest;
+  for (absl::string_view scheme : {"redis://", "rediss://", "unix://"}) {
+    if (uri.substr(0, scheme.size()) == scheme) {
+      rest = uri.substr(scheme.size());
+      break;
+    }
+  }
+  if (rest.empty()) return {};
   const size_t at = rest.rfind('@');
   if (at == absl::string_view::npos) return {};
   const absl::string_view userinfo = rest.substr(0, at);
@@ -100,9 +106,19 @@ std::string CheckPasswordHidden(absl::string_view message,
 
 // What an accepted URI must have given.
 inline std::string CheckAddress(const MasterAddress& address) {
-  if (address.host.empty()) return "accepted a URI with an empty host";
-  if (address.port < 1 || address.port > 65535) {
-    return absl::StrCat("accepted port ", address.port);
+  if (address.transport == MasterAddress::Transport::kUnix) {
+    // A socket path instead of a host and port.
+    if (address.path.empty() || address.path[0] != '/') {
+      return "accepted a Unix socket without an absolute path";
+    }
+    if (!address.host.empty() || address.port != 0) {
+      return "a Unix socket with a host or port";
+    }
+  } else {
+    if (address.host.empty()) return "accepted a URI with an empty host";
+    if (address.port < 1 || address.port > 65535) {
+      return absl::StrCat("accepted port ", address.port);
+    }
   }
   if (address.db < 0) return absl::StrCat("accepted db ", address.db);
   if (address.has_password != !address.password.empty()) {

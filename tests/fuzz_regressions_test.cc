@@ -82,6 +82,12 @@ const std::string kUriCases[] = {
     // (src/options.cc ParseQuery) shows it unredacted.
     std::string("redis://BBBBBRBBBBBBd?member=0.187003&\x00\x00\x00", 41) +
         "6214\xe5s:s02,redis://120.1:700@/1/",
+    // uri_fuzzer, 2026-12-01 on main (9408b03): a Unix socket has a path
+    // and no host; the invariant, not the parser, was wrong.
+    "unix:///localhost",
+    "unix://:secretpw@/run/redis.sock?db=2",
+    "unix://:secretpw@relative.sock",
+    "rediss://:secretpw@host:0",
 };
 
 TEST(UriInvariantsTest, SeedCorpusHolds) {
