@@ -150,7 +150,11 @@ TEST(UriInvariantsTest, PasswordCheckCatchesALeak) {
 TEST(UriInvariantsTest, WrittenPasswordSplitsLikeTheParser) {
   EXPECT_EQ(WrittenPassword("redis://u:p:q@h@host"), "p:q@h");
   EXPECT_EQ(WrittenPassword("redis://user@host"), "");
-  EXPECT_EQ(WrittenPassword("rediss://:pw@host"), "");
+  // Every scheme the parser takes (rediss:// and unix:// since the owned
+  // transport); none for one it refuses.
+  EXPECT_EQ(WrittenPassword("rediss://:pw@host"), "pw");
+  EXPECT_EQ(WrittenPassword("unix://u:pw@/run/redis.sock"), "pw");
+  EXPECT_EQ(WrittenPassword("http://:pw@host"), "");
 }
 
 TEST(ReplyInvariantsTest, SeedCorpusHolds) {
