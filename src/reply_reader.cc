@@ -133,14 +133,19 @@ absl::Status ReplyReader::Drain(std::vector<RedisReply>* replies) {
         return Refuse(absl::StrCat("reply refused: ", refused_));
       }
       const absl::string_view errstr(reader_->errstr);
-      if (absl::StartsWith(head_, "HTTP/")) {
+      // Told by the first byte alone: hiredis refuses a stream at its first
+      // byte that is no RESP type, which may be all that has arrived, and
+      // the reason must not depend on how the bytes were split.
+      if (!head_.empty() && reply_count_ == 0 && head_[0] == 'H') {
         return Refuse(
-            "protocol error: the server answered HTTP: not a Redis server");
+            "protocol error: the server answered 'H...' (HTTP?): not a Redis "
+            "server");
       }
-      if (head_.size() >= 2 && (head_[0] == 0x15 || head_[0] == 0x16) &&
-          head_[1] == 0x03) {
+      if (!head_.empty() && reply_count_ == 0 &&
+          (head_[0] == 0x15 || head_[0] == 0x16)) {
         return Refuse(
-            "protocol error: the server speaks TLS: use rediss:// (or --tls)");
+            "protocol error: the server speaks TLS (a TLS record): use "
+            "rediss:// (or --tls)");
       }
       if (absl::StrContains(errstr, "nested")) {
         return Refuse("protocol error: a reply nested deeper than 7 levels");
@@ -151,6 +156,7 @@ absl::Status ReplyReader::Drain(std::vector<RedisReply>* replies) {
     replies->push_back(FromHiredis(static_cast<const redisReply*>(raw)));
     freeReplyObject(raw);
     reply_bytes_ = 0;
+    ++reply_count_;
   }
 }
 

@@ -70,6 +70,7 @@ class ReplyReader {
   std::string refused_;
   absl::Status error_;
   uint64_t fed_ = 0;
+  uint64_t reply_count_ = 0;  // Replies completed.
   // The first bytes of the stream, to say what a non-RESP peer is.
   std::string head_;
 };

@@ -122,6 +122,23 @@ TEST(ReplyReaderTest, NonRespBytesAreNamedForWhatTheyLookLike) {
   ReplyReader tls;
   FeedAll(tls, std::string("\x15\x03\x03\x00\x02\x02\x46", 7), &status);
   EXPECT_THAT(status.message(), HasSubstr("speaks TLS"));
+  // The same words whatever the split (wire_fuzzer's find: "H" alone
+  // once gave hiredis's bare protocol error).
+  for (const std::string& stream :
+       {std::string("HTTP/1.1 400 Bad Request\r\n"),
+        std::string("\x16\x03\x01\x00\x05", 5)}) {
+    ReplyReader whole;
+    std::vector<RedisReply> out;
+    const absl::Status at_once = whole.Feed(stream, &out);
+    EXPECT_FALSE(at_once.ok());
+    ReplyReader bytewise;
+    absl::Status last;
+    for (char c : stream) {
+      last = bytewise.Feed(absl::string_view(&c, 1), &out);
+      if (!last.ok()) break;
+    }
+    EXPECT_EQ(last, at_once);
+  }
   std::string nested;
   for (int i = 0; i < 12; ++i) nested += "*1\r\n";
   nested += ":1\r\n";
