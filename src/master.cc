@@ -25,23 +25,6 @@ MonotonicClock::duration Chrono(absl::Duration d) {
       absl::ToChronoNanoseconds(d));
 }
 
-// The type a handshake step's reply must have, or "" if `reply` has it.
-absl::string_view ExpectedTypeOf(bool marker, bool time, bool script_load,
-                                 bool info, const RedisReply& reply) {
-  using Type = RedisReply::Type;
-  if (marker) {
-    return reply.type == Type::kString || reply.type == Type::kNil
-               ? ""
-               : "a bulk string or nil";
-  }
-  if (time) return reply.type == Type::kArray ? "" : "an array";
-  if (script_load || info) {
-    return reply.type == Type::kString ? "" : "a bulk string";
-  }
-  // AUTH, SELECT.
-  return reply.type == Type::kStatus ? "" : "a status";
-}
-
 }  // namespace
 
 absl::string_view TypeName(RedisReply::Type type) {
@@ -83,10 +66,28 @@ std::optional<int64_t> TimeReplyMicros(const RedisReply& reply) {
 }
 
 absl::string_view Master::ExpectedType(Kind kind, const RedisReply& reply) {
-  return ExpectedTypeOf(kind == Kind::kMarker, kind == Kind::kTime,
-                        kind == Kind::kScriptLoad,
-                        kind == Kind::kInfo || kind == Kind::kInfoMemory,
-                        reply);
+  using Type = RedisReply::Type;
+  auto is = [&](Type a, Type b) { return reply.type == a || reply.type == b; };
+  switch (kind) {
+    case Kind::kAuth:
+    case Kind::kSelect:
+      return is(Type::kStatus, Type::kStatus) ? "" : "a status";
+    case Kind::kScriptLoad:
+    case Kind::kInfo:
+    case Kind::kInfoMemory:
+      return is(Type::kString, Type::kString) ? "" : "a bulk string";
+    case Kind::kConfig:
+      // An error is an answer too: unknown persistence (an ACL without
+      // +config|get, a proxy), which the restart guard takes as not durable.
+      return is(Type::kArray, Type::kError) ? "" : "an array or an error";
+    case Kind::kTime:
+      return is(Type::kArray, Type::kArray) ? "" : "an array";
+    case Kind::kMarker:
+      return is(Type::kString, Type::kNil) ? "" : "a bulk string or nil";
+    case Kind::kUser:
+      break;
+  }
+  return "";
 }
 
 Master::Master(Runtime* runtime, MasterConfig config)
@@ -553,30 +554,23 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
       step = "SCRIPT LOAD";
       break;
   }
-  if (pending.kind == Kind::kConfig && reply.type != RedisReply::Type::kError &&
-      reply.type != RedisReply::Type::kArray) {
-    Close(absl::DataLossError(absl::StrCat(
-        step, " answered with ", TypeName(reply.type), ", expected an array")));
-    return;
-  }
-  if (pending.kind == Kind::kConfig) {
-    // Refused (an ACL without +config|get, a proxy): the persistence is
-    // unknown, which the restart guard treats as not durable. Not a reason
-    // to drop the connection.
-    ParseConfigPersistence(reply, &pending_identity_.persistence);
-  } else if (reply.type == RedisReply::Type::kError) {
+  if (reply.type == RedisReply::Type::kError && pending.kind != Kind::kConfig) {
     absl::Status error = ErrorReplyStatus(reply.str);
     Close(
         absl::Status(error.code(), absl::StrCat(step, " failed: ", reply.str)));
     return;
-  } else if (absl::string_view expected = ExpectedType(pending.kind, reply);
-             !expected.empty()) {
+  }
+  if (absl::string_view expected = ExpectedType(pending.kind, reply);
+      !expected.empty()) {
     // What the server says here decides whether its votes count: a reply
     // of the wrong shape is a server that is not the Redis we know.
     Close(absl::DataLossError(absl::StrCat(step, " answered with ",
                                            TypeName(reply.type), ", expected ",
                                            expected)));
     return;
+  }
+  if (pending.kind == Kind::kConfig) {
+    ParseConfigPersistence(reply, &pending_identity_.persistence);
   }
   if (pending.kind == Kind::kScriptLoad) {
     bool known = false;

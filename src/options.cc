@@ -761,8 +761,8 @@ absl::Status ResolveMasterHosts(Options& options) {
       continue;
     }
     // A TLS master's certificate is checked against the name as written.
-    if ((address->transport == MasterAddress::Transport::kTls ||
-         options.tls.enable) &&
+    internal::ApplyTls(options.tls, *address);
+    if (address->transport == MasterAddress::Transport::kTls &&
         address->tls_name.empty()) {
       address->tls_name = address->host;
     }
@@ -805,10 +805,7 @@ absl::StatusOr<std::vector<MasterAddress>> ParseMasters(
       return absl::InvalidArgumentError(
           absl::StrCat("masters[", i, "]: ", address.status().message()));
     }
-    if (options.tls.enable &&
-        address->transport == MasterAddress::Transport::kTcp) {
-      address->transport = MasterAddress::Transport::kTls;
-    }
+    ApplyTls(options.tls, *address);
     const bool unix_socket =
         address->transport == MasterAddress::Transport::kUnix;
     if (!unix_socket && IsLocalhost(address->host)) {
@@ -861,6 +858,12 @@ absl::StatusOr<std::vector<MasterAddress>> ParseMasters(
 
 bool IsNumericHost(absl::string_view host) {
   return IsIpv4(host) || IsIpv6(host);
+}
+
+void ApplyTls(const TlsOptions& tls, MasterAddress& address) {
+  if (tls.enable && address.transport == MasterAddress::Transport::kTcp) {
+    address.transport = MasterAddress::Transport::kTls;
+  }
 }
 
 }  // namespace internal

@@ -25,6 +25,10 @@ absl::StatusOr<std::vector<MasterAddress>> ParseMasters(
 // True if `host` (without brackets) is a numeric IPv4 or IPv6 address.
 bool IsNumericHost(absl::string_view host);
 
+// A redis:// master goes over TLS when `tls.enable` says so; every other
+// address is left as it is. The one place that rule is applied.
+void ApplyTls(const TlsOptions& tls, MasterAddress& address);
+
 }  // namespace redlock::internal
 
 #endif  // REDLOCK_SRC_OPTIONS_INTERNAL_H_

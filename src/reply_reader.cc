@@ -133,16 +133,16 @@ absl::Status ReplyReader::Drain(std::vector<RedisReply>* replies) {
         return Refuse(absl::StrCat("reply refused: ", refused_));
       }
       const absl::string_view errstr(reader_->errstr);
-      // Told by the first byte alone: hiredis refuses a stream at its first
-      // byte that is no RESP type, which may be all that has arrived, and
-      // the reason must not depend on how the bytes were split.
-      if (!head_.empty() && reply_count_ == 0 && head_[0] == 'H') {
+      // Told by the stream's first byte alone, which no RESP reply begins
+      // with: hiredis refuses the stream right there, when that byte may be
+      // all that has arrived, and the reason must not depend on how the
+      // bytes were split.
+      if (!head_.empty() && head_[0] == 'H') {
         return Refuse(
             "protocol error: the server answered 'H...' (HTTP?): not a Redis "
             "server");
       }
-      if (!head_.empty() && reply_count_ == 0 &&
-          (head_[0] == 0x15 || head_[0] == 0x16)) {
+      if (!head_.empty() && (head_[0] == 0x15 || head_[0] == 0x16)) {
         return Refuse(
             "protocol error: the server speaks TLS (a TLS record): use "
             "rediss:// (or --tls)");
@@ -156,7 +156,6 @@ absl::Status ReplyReader::Drain(std::vector<RedisReply>* replies) {
     replies->push_back(FromHiredis(static_cast<const redisReply*>(raw)));
     freeReplyObject(raw);
     reply_bytes_ = 0;
-    ++reply_count_;
   }
 }
 

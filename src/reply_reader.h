@@ -3,7 +3,7 @@
 // ReplyReader: the bytes a server sends, turned into RedisReply values, with
 // every bound a lock client needs against a broken or hostile server. hiredis
 // 0.14's reader does the RESP parsing (the only part of hiredis the library
-// still uses besides its command formatter); this class decides how much it
+// still uses); this class decides how much it
 // may hold. No I/O: a connection (src/wire.h) feeds it what it received, and
 // the fuzzer (fuzz/wire_fuzzer.cc) feeds it anything at all.
 //
@@ -70,7 +70,6 @@ class ReplyReader {
   std::string refused_;
   absl::Status error_;
   uint64_t fed_ = 0;
-  uint64_t reply_count_ = 0;  // Replies completed.
   // The first bytes of the stream, to say what a non-RESP peer is.
   std::string head_;
 };

@@ -4,7 +4,6 @@
 
 #include <arpa/inet.h>
 #include <event2/event.h>
-#include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -28,6 +27,15 @@ namespace {
 constexpr size_t kReadChunk = 16 * 1024;
 
 std::string Errno(int error) { return std::strerror(error); }
+
+// Appends `argv` as a RESP array of bulk strings, the only form of request
+// Redis takes from a client library.
+void AppendCommand(const std::vector<std::string>& argv, std::string* out) {
+  absl::StrAppend(out, "*", argv.size(), "\r\n");
+  for (const std::string& arg : argv) {
+    absl::StrAppend(out, "$", arg.size(), "\r\n", arg, "\r\n");
+  }
+}
 
 // A reply, in a few characters, for an error message.
 std::string Sketch(const RedisReply& reply) {
@@ -132,28 +140,15 @@ class WireConnection final : public Connection {
 
   bool Send(const std::vector<std::string>& argv) override {
     if (phase_ == Phase::kDead || failing_) return false;
-    std::vector<const char*> ptrs;
-    std::vector<size_t> lens;
-    ptrs.reserve(argv.size());
-    lens.reserve(argv.size());
-    for (const std::string& arg : argv) {
-      ptrs.push_back(arg.data());
-      lens.push_back(arg.size());
-    }
-    char* command = nullptr;
-    const int len = redisFormatCommandArgv(&command, static_cast<int>(argv.size()),
-                                           ptrs.data(), lens.data());
-    if (len < 0 || command == nullptr) return false;
-    const absl::string_view bytes(command, static_cast<size_t>(len));
     absl::Status status;
     if (tls_ != nullptr && phase_ == Phase::kOpen) {
-      status = tls_->Encrypt(bytes, &out_);
-    } else if (tls_ != nullptr) {
-      plain_.append(bytes.data(), bytes.size());  // Until the handshake.
+      scratch_.clear();
+      AppendCommand(argv, &scratch_);
+      status = tls_->Encrypt(scratch_, &out_);
     } else {
-      out_.append(bytes.data(), bytes.size());
+      // Plain, or TLS until the handshake is done.
+      AppendCommand(argv, tls_ != nullptr ? &plain_ : &out_);
     }
-    redisFreeCommand(command);
     ++awaiting_;
     if (!status.ok()) {
       FailLater(std::move(status));
@@ -379,7 +374,8 @@ class WireConnection final : public Connection {
   // Bytes off the socket. False if the connection died or was destroyed.
   bool Received(absl::string_view bytes) {
     if (tls_ == nullptr) return Process(bytes);
-    std::string plain;
+    std::string& plain = plain_in_;
+    plain.clear();
     if (phase_ == Phase::kHandshaking) {
       absl::StatusOr<bool> done = tls_->Handshake(bytes, &out_);
       if (!done.ok()) {
@@ -412,7 +408,9 @@ class WireConnection final : public Connection {
                        absl::CHexEscape(bytes.substr(0, 24)), "\")")));
       return false;
     }
-    std::vector<RedisReply> replies;
+    // Reused from read to read: no allocation per read once warm.
+    std::vector<RedisReply>& replies = replies_;
+    replies.clear();
     absl::Status status = reader_.Feed(bytes, &replies);
     for (RedisReply& reply : replies) {
       if (mode_ == ConnectionMode::kPushes) {
@@ -457,6 +455,9 @@ class WireConnection final : public Connection {
   std::string out_;    // Bytes for the socket, from out_pos_ on.
   size_t out_pos_ = 0;
   std::string plain_;  // Commands queued during the TLS handshake.
+  std::string scratch_;   // A command on its way to TLS.
+  std::string plain_in_;  // What one read decrypted to.
+  std::vector<RedisReply> replies_;  // What one read completed.
   ReplyReader reader_;
   // Commands sent that have no reply yet (kReplies mode).
   size_t awaiting_ = 0;

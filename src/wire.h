@@ -2,7 +2,7 @@
 //
 // The library's own connection to a Redis server (a Connection of
 // src/runtime.h), on one libevent loop: TCP, TLS (src/tls.h) or a Unix
-// domain socket. hiredis only formats commands and parses replies
+// domain socket. Commands are written here; hiredis only parses replies
 // (src/reply_reader.h). Nothing a server sends can crash or stall the
 // process: whatever arrives ends as replies, or as the connection lost with
 // a reason.

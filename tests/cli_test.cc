@@ -1073,6 +1073,23 @@ TEST_F(CliTest, StatusNamesASecondAddressOfOneServerAndAnEvictingPolicy) {
       << table.out;
 }
 
+// The direct commands reach masters as the library does: a host name is
+// resolved (the connection itself takes numeric addresses only).
+TEST_F(CliTest, StatusReachesMastersNamedByHostName) {
+  std::string masters;
+  for (int i = 0; i < 3; ++i) {
+    absl::StrAppend(&masters, i == 0 ? "" : ",", "redis://localhost:",
+                    cluster_->server(i).port());
+  }
+  const Finished status =
+      StartWithEnv({"--masters", masters, "status", "--json", "job"}, {})
+          ->Wait();
+  EXPECT_EQ(status.exit_code, 0) << status;
+  std::optional<Json> json = JsonParser(status.out).Parse();
+  ASSERT_TRUE(json.has_value()) << status.out;
+  EXPECT_EQ((*json)["reachable"].number, 3) << status.out;
+}
+
 TEST_F(CliTest, StatusJsonMatchesTheMasters) {
   const Finished acquired = Run({"acquire", "--fencing", "--ttl=20s", "job"});
   ASSERT_EQ(acquired.exit_code, 0) << acquired;

@@ -14,27 +14,13 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "tests/support/status_assertions.h"
 #include "src/options_internal.h"
 
 namespace redlock {
 namespace {
 
-// kInvalidArgument whose message contains every one of `pieces`.
-::testing::AssertionResult IsInvalidArgument(
-    const absl::Status& status,
-    std::initializer_list<absl::string_view> pieces) {
-  if (status.code() != absl::StatusCode::kInvalidArgument) {
-    return ::testing::AssertionFailure()
-           << "expected kInvalidArgument, got " << status;
-  }
-  for (absl::string_view piece : pieces) {
-    if (!absl::StrContains(status.message(), piece)) {
-      return ::testing::AssertionFailure() << "message \"" << status.message()
-                                           << "\" lacks \"" << piece << "\"";
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
+using ::redlock::testing::IsInvalidArgument;
 
 // ---------------------------------------------------------------- Quorum
 

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
+#include "tests/support/status_assertions.h"
 #include "redlock/options.h"
 
 namespace redlock {
@@ -21,22 +22,7 @@ namespace {
 
 using Transport = MasterAddress::Transport;
 
-// kInvalidArgument whose message contains every one of `pieces`.
-::testing::AssertionResult IsInvalidArgument(
-    const absl::Status& status,
-    std::initializer_list<absl::string_view> pieces) {
-  if (status.code() != absl::StatusCode::kInvalidArgument) {
-    return ::testing::AssertionFailure()
-           << "expected kInvalidArgument, got " << status;
-  }
-  for (absl::string_view piece : pieces) {
-    if (!absl::StrContains(status.message(), piece)) {
-      return ::testing::AssertionFailure() << "message \"" << status.message()
-                                           << "\" lacks \"" << piece << "\"";
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
+using ::redlock::testing::IsInvalidArgument;
 
 MasterAddress MustParse(absl::string_view uri) {
   absl::StatusOr<MasterAddress> address = ParseMasterUri(uri);

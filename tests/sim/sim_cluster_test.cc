@@ -1327,18 +1327,5 @@ TEST_F(SubscriberSettleTest,
   EXPECT_EQ(cluster_.redis(0).Subscribers("lock:b"), 1);
 }
 
-TEST_F(SubscriberSettleTest, AChannelRemovedBeforeItsConfirmationIsNotSettled) {
-  Listener listener;
-  internal::Subscriber sub(&client_, Config(), &listener);
-  sub.Add("lock:a");
-  loop_.RunUntilIdle();
-  sub.Add("lock:b");
-  sub.Remove("lock:b");
-  loop_.RunUntilIdle();
-  EXPECT_FALSE(sub.Settled("lock:b"));
-  EXPECT_EQ(cluster_.redis(0).Subscribers("lock:b"), 0);
-  EXPECT_TRUE(sub.Settled("lock:a"));
-}
-
 }  // namespace
 }  // namespace redlock::sim

@@ -71,10 +71,6 @@ void Print(absl::string_view text) {
   std::fflush(stdout);
 }
 
-Timeouts TimeoutsOf(const Config& config) {
-  return Timeouts{config.options.connect_timeout,
-                  config.options.request_timeout, config.tls};
-}
 
 // --- release and extend ----------------------------------------------------
 

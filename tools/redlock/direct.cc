@@ -111,6 +111,11 @@ std::string Connection::TlsDescription() const {
   return connection_->TlsDescription();
 }
 
+Timeouts TimeoutsOf(const Config& config) {
+  return Timeouts{config.options.connect_timeout,
+                  config.options.request_timeout, config.tls};
+}
+
 void ForEachInParallel(size_t n, const std::function<void(size_t)>& fn) {
   std::vector<std::thread> threads;
   threads.reserve(n);

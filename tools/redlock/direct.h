@@ -30,6 +30,7 @@
 #include "src/master.h"
 #include "src/sync_connection.h"
 #include "src/tls.h"
+#include "tools/redlock/cli.h"
 
 namespace redlock::cli {
 
@@ -39,6 +40,9 @@ struct Timeouts {
   // For TLS masters (null if there are none).
   std::shared_ptr<const internal::TlsContext> tls;
 };
+
+// The library's connect and request timeouts, and the tool's TLS settings.
+Timeouts TimeoutsOf(const Config& config);
 
 // One reply, with its elements (CONFIG GET's
 // name/value pairs, SCAN's cursor and keys, a script's {1, value}).

@@ -32,6 +32,7 @@
 #include "tools/redlock/reconfigure.h"
 #include "tools/redlock/run.h"
 #include "tools/redlock/signals.h"
+#include "src/options_internal.h"
 #include "src/tls.h"
 
 namespace redlock::cli {
@@ -67,9 +68,20 @@ absl::StatusOr<std::vector<std::string>> MasterUris(const CommandLine& line) {
   return ApplyPassword(uris, *password, line.user);
 }
 
-// reconfigure's --to, parsed, with the password applied as to --masters.
-absl::StatusOr<std::vector<MasterAddress>> TargetMasters(
-    const CommandLine& line) {
+// `uris` as the library reaches them (internal::ParseMasters): host names
+// resolved, the name as written kept as the member name and TLS name,
+// `options.tls` applied. The direct commands connect to these. Blocks on
+// DNS, which is fine here, before any loop runs.
+absl::StatusOr<std::vector<MasterAddress>> Reachable(
+    const Options& options, std::vector<std::string> uris) {
+  Options resolved = options;
+  resolved.masters = std::move(uris);
+  if (absl::Status s = ResolveMasterHosts(resolved); !s.ok()) return s;
+  return internal::ParseMasters(resolved, /*require_numeric_hosts=*/true);
+}
+
+// reconfigure's --to, with the password applied as to --masters.
+absl::StatusOr<std::vector<std::string>> TargetUris(const CommandLine& line) {
   const std::vector<std::string> uris = SplitMasterList(line.to);
   if (uris.empty()) {
     return Usage("reconfigure: missing --to (the masters the deployment "
@@ -80,15 +92,7 @@ absl::StatusOr<std::vector<MasterAddress>> TargetMasters(
   absl::StatusOr<std::vector<std::string>> with_password =
       ApplyPassword(uris, *password, line.user);
   if (!with_password.ok()) return Usage(with_password.status().message());
-  std::vector<MasterAddress> to;
-  for (const std::string& uri : *with_password) {
-    absl::StatusOr<MasterAddress> address = ParseMasterUri(uri);
-    if (!address.ok()) {
-      return Usage(absl::StrCat("--to: ", address.status().message()));
-    }
-    to.push_back(*std::move(address));
-  }
-  return to;
+  return with_password;
 }
 
 // The command line, checked; kInvalidArgument with a one-line message
@@ -178,10 +182,10 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
                          config.subcommand == Subcommand::kAcquire ||
                          config.subcommand == Subcommand::kExtend;
   if (!takes_ttl) config.ttl = std::min(config.ttl, options.max_ttl);
+  absl::StatusOr<std::vector<std::string>> to_uris;
   if (reconfigure) {
-    absl::StatusOr<std::vector<MasterAddress>> to = TargetMasters(line);
-    if (!to.ok()) return to.status();
-    config.to = *std::move(to);
+    to_uris = TargetUris(line);
+    if (!to_uris.ok()) return to_uris.status();
   }
   if (config.ttl < absl::ZeroDuration()) {
     return Usage("--ttl must not be negative");
@@ -210,19 +214,15 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   if (absl::Status valid = ValidateOptions(options); !valid.ok()) {
     return Usage(valid.message());
   }
-  for (const std::string& uri : options.masters) {
-    absl::StatusOr<MasterAddress> address = ParseMasterUri(uri);
-    if (!address.ok()) return Usage(address.status().message());
-    config.masters.push_back(*std::move(address));
-  }
-  if (options.tls.enable) {
-    for (std::vector<MasterAddress>* list : {&config.masters, &config.to}) {
-      for (MasterAddress& address : *list) {
-        if (address.transport == MasterAddress::Transport::kTcp) {
-          address.transport = MasterAddress::Transport::kTls;
-        }
-      }
-    }
+  absl::StatusOr<std::vector<MasterAddress>> masters =
+      Reachable(options, options.masters);
+  if (!masters.ok()) return Usage(masters.status().message());
+  config.masters = *std::move(masters);
+  if (reconfigure) {
+    absl::StatusOr<std::vector<MasterAddress>> to =
+        Reachable(options, *std::move(to_uris));
+    if (!to.ok()) return Usage(absl::StrCat("--to: ", to.status().message()));
+    config.to = *std::move(to);
   }
   config.quorum =
       QuorumSize(options.quorum, static_cast<int>(config.masters.size()));

@@ -67,10 +67,6 @@ void Print(absl::string_view text) {
 
 void Line(absl::string_view text) { Print(absl::StrCat(text, "\n")); }
 
-Timeouts TimeoutsOf(const Config& config) {
-  return Timeouts{config.options.connect_timeout,
-                  config.options.request_timeout, config.tls};
-}
 
 // "epoch 3 steady a,b,c" or "epoch 4 joint a,b,c -> a,b,d".
 std::string Describe(const Membership& m) {

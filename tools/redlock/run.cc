@@ -437,8 +437,7 @@ int RunCommand(const Config& config, const std::string& path, Redlock& client,
   RunState state;
   ProgressDisplay progress(
       config,
-      Timeouts{config.options.connect_timeout, config.options.request_timeout,
-               config.tls},
+      TimeoutsOf(config),
       MonotonicClock::now());
   WaitInterrupter interrupter(config, signals, progress);
 
