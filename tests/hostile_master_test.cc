@@ -543,13 +543,17 @@ TEST_F(HostileMasterTest, EndlessBulkStringWhileIdleIsBoundedInTimeAndMemory) {
   const int64_t before = ResidentBytes();
   {
     PeakResident peak;
-    // Mostly idle, as a client between locks is: one lock every 250ms.
+    // Mostly idle, as a client between locks is: one lock every 500ms, so
+    // each connection is idle past the rogue's 300ms and gets its stream
+    // (with 250ms the gaps were sometimes all shorter: nothing was sent).
     for (absl::Time end = absl::Now() + absl::Seconds(5); absl::Now() < end;) {
       AcquireOnTheHealthyMajority("while-endless");
       if (HasFatalFailure()) return;
-      absl::SleepFor(absl::Milliseconds(250));
+      absl::SleepFor(absl::Milliseconds(500));
     }
-    EXPECT_GT(rogue_->counters().endless_bytes, 0);
+    // The stream began; the client may drop the connection at its header,
+    // before any of the bytes after it.
+    EXPECT_GT(rogue_->counters().endless_started, 0);
     if (kMemoryIsMeasurable) EXPECT_LT(peak.peak() - before, 4 * kMiB)
         << "resident memory grew from " << before / kMiB << " MiB to "
         << peak.peak() / kMiB << " MiB while the rogue sent "

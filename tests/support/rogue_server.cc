@@ -327,6 +327,7 @@ class RogueServer::Impl {
       c.endless = true;
       c.endless_last = now;
       if (!WriteAll(c.client, "$1000000000\r\n")) return false;
+      Count(&Counters::endless_started);
     }
     if (c.endless) {
       // At most one second's worth is owed: what the kernel did not take

@@ -110,6 +110,9 @@ class RogueServer {
     int64_t replaced = 0;         // Replies replaced.
     int64_t injected = 0;         // Injections sent (idle or appended).
     int64_t endless_bytes = 0;    // Bytes of endless bulk strings sent.
+    // Endless bulk strings begun (their header sent); a client that drops
+    // the connection at the header may take none of the bytes after it.
+    int64_t endless_started = 0;
     int64_t stopped_reading = 0;  // Connections no longer read.
   };
 
