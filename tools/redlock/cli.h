@@ -7,14 +7,12 @@
 #ifndef REDLOCK_TOOLS_REDLOCK_CLI_H_
 #define REDLOCK_TOOLS_REDLOCK_CLI_H_
 
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "redlock/options.h"
-#include "src/tls.h"
 
 namespace redlock::cli {
 
@@ -79,10 +77,6 @@ struct Config {
   // --wait).
   std::vector<MasterAddress> to;
   bool dry_run = false;
-
-  // TLS settings for the direct commands, when a master is reached over
-  // TLS (null otherwise).
-  std::shared_ptr<const internal::TlsContext> tls;
 };
 
 // N/2 + 1, or N for Quorum::kUnanimous.

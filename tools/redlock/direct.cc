@@ -65,11 +65,18 @@ Reply CopyReply(const internal::RedisReply& r) {
 
 absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
     const MasterAddress& address, const Timeouts& timeouts) {
+  std::shared_ptr<const internal::TlsContext> tls;
+  if (address.transport == MasterAddress::Transport::kTls) {
+    absl::StatusOr<std::shared_ptr<internal::TlsContext>> made =
+        internal::TlsContext::Create(timeouts.tls);
+    if (!made.ok()) return made.status();
+    tls = *std::move(made);
+  }
   absl::StatusOr<std::unique_ptr<internal::SyncConnection>> sync =
-      internal::SyncConnection::Open(address, timeouts.tls, timeouts.connect);
+      internal::SyncConnection::Open(address, std::move(tls), timeouts.connect);
   if (!sync.ok()) return sync.status();
-  auto connection = std::unique_ptr<Connection>(
-      new Connection(*std::move(sync), timeouts));
+  auto connection =
+      std::unique_ptr<Connection>(new Connection(*std::move(sync), timeouts));
   if (address.has_password) {
     std::vector<std::string> auth = {"AUTH"};
     if (!address.user.empty()) auth.push_back(address.user);
@@ -113,7 +120,7 @@ std::string Connection::TlsDescription() const {
 
 Timeouts TimeoutsOf(const Config& config) {
   return Timeouts{config.options.connect_timeout,
-                  config.options.request_timeout, config.tls};
+                  config.options.request_timeout, config.options.tls};
 }
 
 void ForEachInParallel(size_t n, const std::function<void(size_t)>& fn) {
@@ -130,10 +137,10 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
   MasterStatus status;
   status.master = address.Name();
   status.member = address.MemberName();
-  status.transport =
-      address.transport == MasterAddress::Transport::kTls    ? "tls"
-      : address.transport == MasterAddress::Transport::kUnix ? "unix"
-                                                             : "tcp";
+  status.transport = address.transport == MasterAddress::Transport::kTls ? "tls"
+                     : address.transport == MasterAddress::Transport::kUnix
+                         ? "unix"
+                         : "tcp";
   absl::StatusOr<std::unique_ptr<Connection>> opened =
       Connection::Open(address, timeouts);
   if (!opened.ok()) {
@@ -207,9 +214,8 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
   // As the library's handshake reads it; a refusal (an ACL without
   // +config|get) is not a failed probe, only unknown persistence.
   if (status.error.ok()) {
-    if (absl::StatusOr<Reply> config =
-            connection.Command(
-                {"CONFIG", "GET", std::string(internal::kPersistenceConfig)});
+    if (absl::StatusOr<Reply> config = connection.Command(
+            {"CONFIG", "GET", std::string(internal::kPersistenceConfig)});
         config.ok()) {
       internal::RedisReply converted;
       converted.type = config->is_error() ? internal::RedisReply::Type::kError

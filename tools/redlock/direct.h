@@ -37,8 +37,11 @@ namespace redlock::cli {
 struct Timeouts {
   absl::Duration connect;
   absl::Duration command;
-  // For TLS masters (null if there are none).
-  std::shared_ptr<const internal::TlsContext> tls;
+  // For TLS masters. Each connection makes its own OpenSSL context from
+  // these: the tool probes masters from several threads at once, and one
+  // SSL_CTX shared between them raced inside libcrypto (ThreadSanitizer saw
+  // certificate fields written under its lock and read without it).
+  TlsOptions tls;
 };
 
 // The library's connect and request timeouts, and the tool's TLS settings.

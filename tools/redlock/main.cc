@@ -227,7 +227,8 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   config.quorum =
       QuorumSize(options.quorum, static_cast<int>(config.masters.size()));
   // The direct commands (status, reconfigure, the progress display) reach
-  // TLS masters with the same settings as the library.
+  // TLS masters with the same settings as the library; bad files are a usage
+  // error here, before anything is sent.
   auto is_tls = [](const MasterAddress& a) {
     return a.transport == MasterAddress::Transport::kTls;
   };
@@ -236,7 +237,6 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
     absl::StatusOr<std::shared_ptr<internal::TlsContext>> tls =
         internal::TlsContext::Create(options.tls);
     if (!tls.ok()) return Usage(tls.status().message());
-    config.tls = *std::move(tls);
   }
   return config;
 }
