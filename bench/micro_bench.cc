@@ -23,14 +23,14 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "redlock/lock.h"
-#include "src/clock.h"
-#include "src/master_link.h"
-#include "src/quorum_round.h"
-#include "src/redis_reply.h"
-#include "src/scripts.h"
-#include "src/token.h"
-#include "src/validity.h"
-#include "src/vote.h"
+#include "src/algorithm/clock.h"
+#include "src/algorithm/redis_reply.h"
+#include "src/algorithm/scripts.h"
+#include "src/algorithm/token.h"
+#include "src/algorithm/validity.h"
+#include "src/algorithm/vote.h"
+#include "src/engine/master_link.h"
+#include "src/engine/quorum_round.h"
 
 namespace redlock::internal {
 namespace {

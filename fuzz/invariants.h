@@ -2,9 +2,9 @@
 //
 // Invariants that must hold for ANY input to the option parser and the
 // reply-to-vote mappers. Shared by the libFuzzer targets (fuzz/*_fuzzer.cc),
-// which abort on the first violation, and by tests/fuzz_regressions_test.cc,
-// which runs the committed corpus and every input a fuzzer ever crashed on
-// through the same checks.
+// which abort on the first violation, and by
+// tests/transport/fuzz_regressions_test.cc, which runs the committed corpus and
+// every input a fuzzer ever crashed on through the same checks.
 //
 // Each Check* function returns an empty string when every invariant holds,
 // else a description of the first one that does not.
@@ -28,8 +28,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "redlock/options.h"
-#include "src/redis_reply.h"
-#include "src/vote.h"
+#include "src/algorithm/redis_reply.h"
+#include "src/algorithm/vote.h"
 
 namespace redlock::fuzz {
 
@@ -242,7 +242,7 @@ inline bool IsStrictDecimal(absl::string_view text) {
 }
 
 // Every vote mapper on one reply: a grant or denial only from the reply
-// shapes src/vote.h documents, and an error reply never a vote.
+// shapes src/algorithm/vote.h documents, and an error reply never a vote.
 inline std::string CheckVotes(const internal::RedisReply& reply) {
   using internal::FenceRead;
   using internal::Vote;

@@ -4,7 +4,7 @@
 // through hiredis's reader (fed in two halves, so replies that arrive in
 // parts are covered, and bounded as the library bounds its connections:
 // BoundReplyReader), every reply through FromHiredis and every vote mapper
-// of src/vote.h. Aborts when an invariant
+// of src/algorithm/vote.h. Aborts when an invariant
 // of fuzz/invariants.h fails. Built and run by scripts/fuzz.sh.
 
 #include <cstddef>

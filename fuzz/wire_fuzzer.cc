@@ -1,9 +1,9 @@
 // Copyright 2026 The redlock Authors.
 //
 // libFuzzer target: arbitrary bytes as what a server sends on the library's
-// own connection (src/wire.h), split at points the input chooses, to a real
-// Master (its whole handshake: SCRIPT LOAD, INFO, INFO memory, CONFIG GET,
-// TIME, GET marker, and AUTH / SELECT when the input asks for them) or a
+// own connection (src/transport/wire.h), split at points the input chooses, to
+// a real Master (its whole handshake: SCRIPT LOAD, INFO, INFO memory, CONFIG
+// GET, TIME, GET marker, and AUTH / SELECT when the input asks for them) or a
 // Subscriber in push mode, over a real Unix socket on a real libevent loop;
 // or straight to a ReplyReader. Aborts when an invariant of
 // fuzz/wire_invariants.h fails. Built and run by scripts/fuzz.sh.

@@ -1,7 +1,7 @@
 // Copyright 2026 The redlock Authors.
 //
 // The wire fuzzer's harness and invariants (fuzz/wire_fuzzer.cc), shared with
-// tests/fuzz_regressions_test.cc, which runs the committed corpus
+// tests/transport/fuzz_regressions_test.cc, which runs the committed corpus
 // (fuzz/corpus/wire/) and every input the fuzzer ever crashed on through the
 // same code.
 //
@@ -62,12 +62,12 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "redlock/options.h"
-#include "src/libevent_runtime.h"
-#include "src/master.h"
-#include "src/redis_reply.h"
-#include "src/reply_reader.h"
-#include "src/scripts.h"
-#include "src/wakeups.h"
+#include "src/algorithm/redis_reply.h"
+#include "src/algorithm/scripts.h"
+#include "src/engine/master.h"
+#include "src/engine/wakeups.h"
+#include "src/transport/libevent_runtime.h"
+#include "src/transport/reply_reader.h"
 
 namespace redlock::fuzz {
 

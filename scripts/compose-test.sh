@@ -860,7 +860,7 @@ swap_run() {
     test "$(holds_of new "$t_begin" "$t_finish")" -gt 0 -a "$(holds_of new "$t_finish")" -gt 0
   # A fresh old-list process is refused once it has heard from redis-5,
   # whose record names it a non-member: the list check judges the names
-  # heard so far (src/membership.h CheckList), and redis-1..4 are members of
+  # heard so far (src/algorithm/membership.h CheckList), and redis-1..4 are members of
   # both lists. If a quorum of its grants comes from redis-1..4 before
   # redis-5 answers, it gets the lock: those grants count over the new
   # members, so it still excludes the new-list client (the overlap check

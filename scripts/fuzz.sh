@@ -12,7 +12,7 @@
 # never into the committed seeds). A crash or broken invariant stops the run
 # with the fuzzer's report; the input is saved as
 # build-fuzz/artifacts/<name>-crash-*. Turn it into a case in
-# tests/fuzz_regressions_test.cc, fix the bug, then commit both.
+# tests/transport/fuzz_regressions_test.cc, fix the bug, then commit both.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib.sh
@@ -32,13 +32,13 @@ done
 FUZZERS=(uri reply wire)
 # Library sources every target links: the option parser, the reply copy and
 # the vote mappers (with what they call).
-LIB_SOURCES=(src/options.cc src/redis_reply.cc src/vote.cc src/scripts.cc
-  src/sha1.cc src/membership.cc)
+LIB_SOURCES=(src/config/options.cc src/algorithm/redis_reply.cc src/algorithm/vote.cc src/algorithm/scripts.cc
+  src/algorithm/sha1.cc src/algorithm/membership.cc)
 # What the wire target links on top: the owned transport, the Master and the
 # Subscriber on the production runtime (with what they call).
-WIRE_SOURCES=(src/wire.cc src/reply_reader.cc src/tls.cc src/master.cc
-  src/wakeups.cc src/libevent_runtime.cc src/deferred.cc src/clock.cc
-  src/token.cc src/keys.cc)
+WIRE_SOURCES=(src/transport/wire.cc src/transport/reply_reader.cc src/transport/tls.cc src/engine/master.cc
+  src/engine/wakeups.cc src/transport/libevent_runtime.cc src/transport/deferred.cc src/algorithm/clock.cc
+  src/algorithm/token.cc src/config/keys.cc)
 CXX="${FUZZ_CXX:-clang++-14}"
 SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all"
 CXXFLAGS=(-std=c++17 -O1 -g -fno-omit-frame-pointer -I. -Iinclude)

@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "bench/e2e/common.h"
-#include "src/scripts.h"
-#include "src/token.h"
+#include "src/algorithm/scripts.h"
+#include "src/algorithm/token.h"
 
 namespace redlock::bench {
 

@@ -10,7 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "src/scripts.h"
+#include "src/algorithm/scripts.h"
 
 namespace redlock::bench {
 

@@ -71,7 +71,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "redlock/options.h"
-#include "src/runtime.h"
+#include "src/transport/runtime.h"
 #include "tests/sim/sim_loop.h"
 #include "tests/sim/sim_redis.h"
 

@@ -24,10 +24,10 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "src/redis_reply.h"
-#include "src/runtime.h"
-#include "src/scripts.h"
-#include "src/wakeups.h"
+#include "src/algorithm/redis_reply.h"
+#include "src/algorithm/scripts.h"
+#include "src/engine/wakeups.h"
+#include "src/transport/runtime.h"
 #include "tests/sim/sim_loop.h"
 #include "tests/sim/sim_redis.h"
 
@@ -1097,9 +1097,10 @@ TEST_F(SimPubSubTest, PausedMasterPublishesNothingUntilResumed) {
 }
 
 TEST_F(SimPubSubTest, MessageAlreadySentArrivesBeforeTheLoss) {
-  EXPECT_EQ(ReleaseThenReset(), (std::vector<std::string>{
-                            "connect OK", "reply *3[$subscribe $lock:r :1]",
-                            Released("lock:r"), kReset}));
+  EXPECT_EQ(
+      ReleaseThenReset(),
+      (std::vector<std::string>{"connect OK", "reply *3[$subscribe $lock:r :1]",
+                                Released("lock:r"), kReset}));
 }
 
 class LosePushesPubSubTest : public SimPubSubTest {
@@ -1279,7 +1280,7 @@ TEST(SimDeterminismTest, SameSeedGivesTheSameTraceOtherSeedsDiffer) {
   EXPECT_NE(all.find("s3 lost"), std::string::npos);
 }
 
-// The wake-up subscriber (src/wakeups.h) on the simulated network.
+// The wake-up subscriber (src/engine/wakeups.h) on the simulated network.
 class SubscriberSettleTest : public SimPubSubTest {
  protected:
   struct Listener final : internal::Subscriber::Listener {

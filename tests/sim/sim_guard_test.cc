@@ -1,8 +1,8 @@
 // Copyright 2026 The redlock Authors.
 //
 // The restart guard and fencing on simulated time: the scenes of
-// tests/restart_guard_test.cc and tests/fencing_test.cc that test the
-// library's logic and had to wait seconds on the real clock (the deployment
+// tests/engine/restart_guard_test.cc and tests/api/fencing_test.cc that test
+// the library's logic and had to wait seconds on the real clock (the deployment
 // ageing past INFO's one-second uptime resolution, a reborn master being held
 // back for max_ttl, a slow link), replayed on the production engine over
 // SimCluster masters. SIGSTOP/SIGCONT are Pause()/Resume(), SIGKILL and a
@@ -13,7 +13,8 @@
 //
 // Three of these scenes also stay on real redis-server processes, as proof
 // that the simulated masters and network behave like the real ones where it
-// matters here (tests/restart_guard_test.cc and tests/fencing_test.cc):
+// matters here (tests/engine/restart_guard_test.cc and
+// tests/api/fencing_test.cc):
 //   RestartGuardTest.WithTheGuardTheRestartedMastersGrantDoesNotCount
 //   RestartGuardTest.WithoutTheGuardARestartWithoutDataAllowsADoubleGrant
 //   FencingTest.AnEmptyIntersectionMasterGivesALargerTokenOrARefusal
@@ -40,8 +41,8 @@
 #include "redlock/keys.h"
 #include "redlock/lock.h"
 #include "redlock/options.h"
-#include "src/engine.h"
-#include "src/redis_reply.h"
+#include "src/algorithm/redis_reply.h"
+#include "src/engine/engine.h"
 #include "tests/sim/sim_cluster.h"
 #include "tests/sim/sim_loop.h"
 #include "tests/sim/sim_redis.h"
@@ -209,7 +210,7 @@ class SimGuardFixture : public ::testing::Test {
   std::vector<std::unique_ptr<Engine>> engines_;
 };
 
-// tests/restart_guard_test.cc on simulated time.
+// tests/engine/restart_guard_test.cc on simulated time.
 class SimRestartGuardTest : public SimGuardFixture {
  protected:
   Engine& MakeGuardClient(bool guard, absl::Duration max_ttl = absl::Hours(1)) {
@@ -443,7 +444,7 @@ TEST_F(SimRestartGuardTest, ARestartWithAofKeepsTheMarkerAndIsNotHeldBack) {
   EXPECT_GE(granted, 3);
 }
 
-// tests/fencing_test.cc on simulated time.
+// tests/api/fencing_test.cc on simulated time.
 class SimFencingTest : public SimGuardFixture {
  protected:
   Engine& MakeFencingClient(bool guard = true) {
@@ -710,8 +711,9 @@ TEST_F(SimRestartGuardTest,
 // reborn by itself once the deployment is past the judgement horizon (it
 // stayed unjudged before, which failed FailClosedTest's slow-master scene on
 // a loaded machine: markers "" and "" after 5 s).
-TEST_F(SimRestartGuardTest,
-       AMasterLeftUnjudgedIsJudgedOnceTheDeploymentIsOldEnoughWithoutAnAttempt) {
+TEST_F(
+    SimRestartGuardTest,
+    AMasterLeftUnjudgedIsJudgedOnceTheDeploymentIsOldEnoughWithoutAnAttempt) {
   Engine& a = MakeGuardClient(/*guard=*/true);
   ASSERT_TRUE(TryAcquire(a, "warmup", absl::Seconds(1)).ok());  // Marks.
   RestartMaster(2);

@@ -1,6 +1,6 @@
 // Copyright 2026 The redlock Authors.
 //
-// The simulated side of the engine's runtime seam (src/runtime.h): a
+// The simulated side of the engine's runtime seam (src/transport/runtime.h): a
 // single-threaded discrete-event loop in simulated true time, and one
 // SimRuntime per simulated client, which gives that client's engine its
 // monotonic clock, timers, randomness and connections (to a SimCluster).
@@ -34,7 +34,7 @@
 #include "absl/time/time.h"
 #include "redlock/lock.h"
 #include "redlock/options.h"
-#include "src/runtime.h"
+#include "src/transport/runtime.h"
 
 namespace redlock::sim {
 

@@ -18,8 +18,8 @@
 #include "absl/strings/str_join.h"
 #include "redlock/fencing.h"
 #include "redlock/keys.h"
-#include "src/scripts.h"
-#include "src/sha1.h"
+#include "src/algorithm/scripts.h"
+#include "src/algorithm/sha1.h"
 
 namespace redlock::sim {
 namespace {
@@ -991,10 +991,11 @@ RedisReply SimRedis::Eval(absl::Time mnow, int db,
   return RunScript(mnow, db, sha1, keys, args);
 }
 
-// Each script below is the C++ reading of its Lua source (src/scripts.cc,
-// src/fencing.cc), step by step, with Redis's conversions: redis.call()
-// returns nil as false and status OK as a table (truthy); a Lua number
-// becomes an integer reply, a table an array, a string a bulk string.
+// Each script below is the C++ reading of its Lua source
+// (src/algorithm/scripts.cc, src/config/fencing.cc), step by step, with Redis's
+// conversions: redis.call() returns nil as false and status OK as a table
+// (truthy); a Lua number becomes an integer reply, a table an array, a string a
+// bulk string.
 RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
                                const std::vector<std::string>& keys,
                                const std::vector<std::string>& args) {
@@ -1118,10 +1119,9 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     const std::string stamp =
         absl::StrCat(now.elements[0].str, micros.substr(micros.size() - 6));
     // ARGV[4], if sent and not empty: the membership record, stamped.
-    const std::string suffix =
-        args.size() > 3 && !args[3].empty()
-            ? absl::StrCat(args[3], ";since=", stamp)
-            : std::string();
+    const std::string suffix = args.size() > 3 && !args[3].empty()
+                                   ? absl::StrCat(args[3], ";since=", stamp)
+                                   : std::string();
     if (current.type == RedisReply::Type::kString) {
       // A marker from before records gets the record appended.
       if (suffix.empty() || absl::StrContains(current.str, ';')) {

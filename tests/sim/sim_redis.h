@@ -75,7 +75,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "src/redis_reply.h"
+#include "src/algorithm/redis_reply.h"
 
 namespace redlock::sim {
 

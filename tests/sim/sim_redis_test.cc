@@ -26,9 +26,9 @@
 #include "gtest/gtest.h"
 #include "redlock/fencing.h"
 #include "redlock/keys.h"
-#include "src/membership.h"
-#include "src/redis_reply.h"
-#include "src/scripts.h"
+#include "src/algorithm/membership.h"
+#include "src/algorithm/redis_reply.h"
+#include "src/algorithm/scripts.h"
 #include "tests/support/redis_client.h"
 #include "tests/support/redis_server.h"
 
@@ -484,10 +484,9 @@ TEST_F(SimRedisDifferentialTest, FencingScriptsMatch) {
 }
 
 TEST_F(SimRedisDifferentialTest, MarkerIsWrittenOnceFromTheMasterClock) {
-  const Argv marker =
-      Script(internal::MarkerCommand("marker", "up", "0123abcd",
-                                     absl::Seconds(90)),
-             true);
+  const Argv marker = Script(
+      internal::MarkerCommand("marker", "up", "0123abcd", absl::Seconds(90)),
+      true);
   Reply real1, real2;
   RedisReply sim1, sim2;
   ASSERT_TRUE(SendBoth(marker, &real1, &sim1));

@@ -19,9 +19,9 @@
 #include "redlock/async_redlock.h"
 #include "redlock/fencing.h"
 #include "redlock/keys.h"
-#include "src/engine.h"
-#include "src/membership.h"
-#include "src/scripts.h"
+#include "src/algorithm/membership.h"
+#include "src/algorithm/scripts.h"
+#include "src/engine/engine.h"
 #include "tests/sim/sim_cluster.h"
 #include "tests/sim/sim_loop.h"
 #include "tests/sim/sim_redis.h"
@@ -894,11 +894,11 @@ void World::RunOperatorSteps() {
     // (Engine::FenceVeto) until an operator re-marks them.
     const SimRedis::Persistence persistence =
         cluster_.redis(m).config().persistence;
-    const bool lossy =
-        is_marked && persistence != SimRedis::Persistence::kAofAlways &&
-        (run_id != cluster_.redis(m).run_id() ||
-         (state == internal::kRebornMarker &&
-          persistence != SimRedis::Persistence::kNone));
+    const bool lossy = is_marked &&
+                       persistence != SimRedis::Persistence::kAofAlways &&
+                       (run_id != cluster_.redis(m).run_id() ||
+                        (state == internal::kRebornMarker &&
+                         persistence != SimRedis::Persistence::kNone));
     if (lossy) restarted_lossy.push_back(m);
     if ((get(m, counter).type == internal::RedisReply::Type::kNil &&
          !trusted) ||

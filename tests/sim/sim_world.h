@@ -1,7 +1,7 @@
 // Copyright 2026 The redlock Authors.
 //
 // SimWorld: one simulated history. K clients, each a real redlock engine
-// (src/engine.h, the production code) on a SimRuntime, contend for two
+// (src/engine/engine.h, the production code) on a SimRuntime, contend for two
 // resources — one fenced, one not, as in examples/lease/ — on N simulated
 // masters, while a nemesis injects faults on a schedule drawn from the seed.
 // Everything runs on one SimLoop: a history is a pure function of its Plan,

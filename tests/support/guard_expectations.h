@@ -1,9 +1,10 @@
 // Copyright 2026 The redlock Authors.
 //
 // What the restart guard's scenes assert, shared by the real-server tests
-// (tests/restart_guard_test.cc, tests/fencing_test.cc) and their replays on
-// simulated time (tests/sim/sim_guard_test.cc): the same scene must pass the
-// same assertions both ways, which is what shows the simulation is honest.
+// (tests/engine/restart_guard_test.cc, tests/api/fencing_test.cc) and their
+// replays on simulated time (tests/sim/sim_guard_test.cc): the same scene must
+// pass the same assertions both ways, which is what shows the simulation is
+// honest.
 
 #ifndef REDLOCK_TESTS_SUPPORT_GUARD_EXPECTATIONS_H_
 #define REDLOCK_TESTS_SUPPORT_GUARD_EXPECTATIONS_H_
@@ -58,13 +59,12 @@ inline void ExpectTheRebornMastersGrantDidNotCount(
   ASSERT_FALSE(second.ok()) << "double grant";
   EXPECT_EQ(second.status().code(), absl::StatusCode::kAborted)
       << second.status();
-  EXPECT_TRUE(
-      second.status().message().find(
-          "failed (FAILED_PRECONDITION: restart guard: ") !=
-          std::string::npos ||
-      second.status().message().find(
-          "failed (FAILED_PRECONDITION: membership: not yet judged (no "
-          "membership record") != std::string::npos)
+  EXPECT_TRUE(second.status().message().find(
+                  "failed (FAILED_PRECONDITION: restart guard: ") !=
+                  std::string::npos ||
+              second.status().message().find(
+                  "failed (FAILED_PRECONDITION: membership: not yet judged (no "
+                  "membership record") != std::string::npos)
       << second.status();
   for (size_t i = 0; i < health.size(); ++i) {
     if (static_cast<int>(i) == reborn) {

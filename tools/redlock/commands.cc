@@ -19,9 +19,9 @@
 #include "redlock/async_redlock.h"
 #include "redlock/keys.h"
 #include "redlock/lock.h"
-#include "src/master.h"
-#include "src/membership.h"
-#include "src/scripts.h"
+#include "src/algorithm/membership.h"
+#include "src/algorithm/scripts.h"
+#include "src/engine/master.h"
 #include "tools/redlock/attempts.h"
 #include "tools/redlock/direct.h"
 #include "tools/redlock/exposition.h"
@@ -70,7 +70,6 @@ void Print(absl::string_view text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
 }
-
 
 // --- release and extend ----------------------------------------------------
 
@@ -246,8 +245,7 @@ MarkerRecord RecordOf(const MasterStatus& s) {
   std::string state;
   int64_t time_us = 0;
   std::optional<std::string> record;
-  internal::ParseMarker(*s.marker, &state, &time_us, nullptr, nullptr,
-                        &record);
+  internal::ParseMarker(*s.marker, &state, &time_us, nullptr, nullptr, &record);
   if (!record.has_value()) return out;
   out.present = true;
   out.error = internal::ParseMarkerRecord(*record, &out.member, &out.record);
@@ -260,9 +258,9 @@ std::string MembershipText(const MasterStatus& s) {
   const MarkerRecord r = RecordOf(s);
   if (!r.present) return "-";
   if (!r.error.ok()) return absl::StrCat("unreadable: ", r.error.message());
-  std::string text = absl::StrCat(
-      "epoch ", r.record.epoch, r.record.joint() ? " joint " : " steady ",
-      internal::JoinMembers(r.record.members));
+  std::string text = absl::StrCat("epoch ", r.record.epoch,
+                                  r.record.joint() ? " joint " : " steady ",
+                                  internal::JoinMembers(r.record.members));
   if (r.record.joint()) {
     absl::StrAppend(&text, " -> ", internal::JoinMembers(r.record.next));
   }
@@ -342,8 +340,7 @@ std::string StatusNote(const std::vector<MasterStatus>& statuses,
       !risk.ok()) {
     notes.push_back(std::string(risk.message()));
   }
-  if (absl::Status risk = internal::DurabilityRisk(s.persistence);
-      !risk.ok()) {
+  if (absl::Status risk = internal::DurabilityRisk(s.persistence); !risk.ok()) {
     notes.push_back(std::string(risk.message()));
   }
   return absl::StrJoin(notes, "; ");
@@ -384,8 +381,8 @@ std::string HumanStatus(const Config& config, const StatusKeys& keys,
     // "tcp", "unix", or the TLS protocol and cipher once connected.
     const std::string transport = s.tls.empty() ? s.transport : s.tls;
     if (!s.reachable) {
-      rows.push_back({s.master, s.member, transport, "down", "-", "-", "-",
-                      "-", "-", "-", "-", "-", s.error.ToString()});
+      rows.push_back({s.master, s.member, transport, "down", "-", "-", "-", "-",
+                      "-", "-", "-", "-", s.error.ToString()});
       continue;
     }
     const bool held = s.token.has_value();

@@ -19,8 +19,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "redlock/lock.h"
-#include "src/master.h"
-#include "src/redis_reply.h"
+#include "src/algorithm/redis_reply.h"
+#include "src/engine/master.h"
 
 namespace redlock::cli {
 namespace {

@@ -1,9 +1,10 @@
 // Copyright 2026 The redlock Authors.
 //
 // The `redlock` tool talking to masters itself, with blocking connections on
-// the library's transport (src/sync_connection.h: TCP, TLS, Unix sockets), for
-// what the library does not do: look at what the masters hold (`status`, and
-// the progress display while waiting), and change the deployment's members
+// the library's transport (src/transport/sync_connection.h: TCP, TLS, Unix
+// sockets), for what the library does not do: look at what the masters hold
+// (`status`, and the progress display while waiting), and change the
+// deployment's members
 // (`reconfigure`, reconfigure.h). Lock keys are only read here; every
 // acquire, extend and release goes through the library.
 //
@@ -27,9 +28,9 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "redlock/options.h"
-#include "src/master.h"
-#include "src/sync_connection.h"
-#include "src/tls.h"
+#include "src/engine/master.h"
+#include "src/transport/sync_connection.h"
+#include "src/transport/tls.h"
 #include "tools/redlock/cli.h"
 
 namespace redlock::cli {
@@ -95,8 +96,8 @@ void ForEachInParallel(size_t n, const std::function<void(size_t)>& fn);
 
 // What one master holds for one resource.
 struct MasterStatus {
-  std::string master;  // MasterAddress::Name().
-  std::string member;  // MasterAddress::MemberName().
+  std::string master;     // MasterAddress::Name().
+  std::string member;     // MasterAddress::MemberName().
   std::string transport;  // "tcp", "unix" or "tls".
   std::string tls;        // "TLSv1.3 TLS_AES_256_GCM_SHA384"; "" if not TLS.
   bool reachable = false;

@@ -26,14 +26,14 @@
 #include "redlock/keys.h"
 #include "redlock/options.h"
 #include "redlock/redlock.h"
+#include "src/config/options_internal.h"
+#include "src/transport/tls.h"
 #include "tools/redlock/args.h"
 #include "tools/redlock/cli.h"
 #include "tools/redlock/commands.h"
 #include "tools/redlock/reconfigure.h"
 #include "tools/redlock/run.h"
 #include "tools/redlock/signals.h"
-#include "src/options_internal.h"
-#include "src/tls.h"
 
 namespace redlock::cli {
 namespace {
@@ -84,8 +84,9 @@ absl::StatusOr<std::vector<MasterAddress>> Reachable(
 absl::StatusOr<std::vector<std::string>> TargetUris(const CommandLine& line) {
   const std::vector<std::string> uris = SplitMasterList(line.to);
   if (uris.empty()) {
-    return Usage("reconfigure: missing --to (the masters the deployment "
-                 "should have)");
+    return Usage(
+        "reconfigure: missing --to (the masters the deployment "
+        "should have)");
   }
   absl::StatusOr<std::string> password = Password(line);
   if (!password.ok()) return password.status();
@@ -156,8 +157,7 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
       std::max(options.stalled_connection_timeout, request_timeout);
   options.key_prefix = line.key_prefix;
   options.quorum = line.quorum;
-  if (line.max_ttl <= absl::ZeroDuration() ||
-      line.max_ttl > absl::Hours(24)) {
+  if (line.max_ttl <= absl::ZeroDuration() || line.max_ttl > absl::Hours(24)) {
     return Usage("--max-ttl must be positive and at most 24h");
   }
   options.max_ttl = line.max_ttl;

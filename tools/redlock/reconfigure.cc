@@ -21,8 +21,8 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "redlock/keys.h"
-#include "src/membership.h"
-#include "src/scripts.h"
+#include "src/algorithm/membership.h"
+#include "src/algorithm/scripts.h"
 #include "tools/redlock/direct.h"
 
 namespace redlock::cli {
@@ -66,7 +66,6 @@ void Print(absl::string_view text) {
 }
 
 void Line(absl::string_view text) { Print(absl::StrCat(text, "\n")); }
-
 
 // "epoch 3 steady a,b,c" or "epoch 4 joint a,b,c -> a,b,d".
 std::string Describe(const Membership& m) {

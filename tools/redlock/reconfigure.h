@@ -1,7 +1,7 @@
 // Copyright 2026 The redlock Authors.
 //
 // `redlock reconfigure`: changes the deployment's member set (the record
-// every deployment marker carries, src/membership.h) from the list in
+// every deployment marker carries, src/algorithm/membership.h) from the list in
 // --masters to the list in --to, one step per run, by talking to the
 // servers directly (direct.h):
 //
@@ -13,8 +13,8 @@
 //   abort   joint(O->N) epoch e+1  -> steady(O) epoch e+2, at once
 //
 // Every write is a compare-and-set on the record the server held when it
-// was read (ReconfigureCommand, src/scripts.h), so two runs at once cannot
-// both change one server, and re-running a step skips the servers it
+// was read (ReconfigureCommand, src/algorithm/scripts.h), so two runs at once
+// cannot both change one server, and re-running a step skips the servers it
 // already changed. docs/cli.md describes the output and exit codes.
 
 #ifndef REDLOCK_TOOLS_REDLOCK_RECONFIGURE_H_

@@ -27,7 +27,7 @@
 //
 // Reports results.json's "membership".
 
-#include "src/membership.h"
+#include "src/algorithm/membership.h"
 
 #include <sys/resource.h>
 
@@ -59,7 +59,7 @@
 #include "bench/e2e/sync_client.h"
 #include "redlock/keys.h"
 #include "redlock/options.h"
-#include "src/scripts.h"
+#include "src/algorithm/scripts.h"
 
 ABSL_FLAG(int, membership_rounds, 16,
           "Membership phase: interleaved rounds; each round runs, for every "

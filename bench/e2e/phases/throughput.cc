@@ -42,7 +42,7 @@
 #include "bench/e2e/sync_client.h"
 #include "redlock/async_redlock.h"
 #include "redlock/lock.h"
-#include "src/scripts.h"
+#include "src/algorithm/scripts.h"
 
 extern char** environ;
 

@@ -1,0 +1,129 @@
+// Copyright 2026 The redlock Authors.
+
+#include "src/algorithm/redis_reply.h"
+
+#include <hiredis/hiredis.h>
+
+#include <string>
+#include <utility>
+
+namespace redlock::internal {
+namespace {
+
+constexpr int kMaxDepth = 8;
+
+RedisReply Convert(const redisReply* reply, int depth) {
+  RedisReply out;
+  switch (reply->type) {
+    case REDIS_REPLY_STATUS:
+      out.type = RedisReply::Type::kStatus;
+      out.str.assign(reply->str, reply->len);
+      break;
+    case REDIS_REPLY_ERROR:
+      out.type = RedisReply::Type::kError;
+      out.str.assign(reply->str, reply->len);
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.type = RedisReply::Type::kInteger;
+      out.integer = reply->integer;
+      break;
+    case REDIS_REPLY_STRING:
+      out.type = RedisReply::Type::kString;
+      out.str.assign(reply->str, reply->len);
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.type = RedisReply::Type::kArray;
+      if (depth < kMaxDepth) {
+        out.elements.reserve(reply->elements);
+        for (size_t i = 0; i < reply->elements; ++i) {
+          out.elements.push_back(Convert(reply->element[i], depth + 1));
+        }
+      }
+      break;
+    case REDIS_REPLY_NIL:
+    default:
+      out.type = RedisReply::Type::kNil;
+      break;
+  }
+  return out;
+}
+
+}  // namespace
+
+RedisReply RedisReply::Status(std::string text) {
+  RedisReply r;
+  r.type = Type::kStatus;
+  r.str = std::move(text);
+  return r;
+}
+
+RedisReply RedisReply::Error(std::string text) {
+  RedisReply r;
+  r.type = Type::kError;
+  r.str = std::move(text);
+  return r;
+}
+
+RedisReply RedisReply::Integer(int64_t value) {
+  RedisReply r;
+  r.type = Type::kInteger;
+  r.integer = value;
+  return r;
+}
+
+RedisReply RedisReply::String(std::string text) {
+  RedisReply r;
+  r.type = Type::kString;
+  r.str = std::move(text);
+  return r;
+}
+
+RedisReply RedisReply::Nil() { return RedisReply(); }
+
+RedisReply RedisReply::Array(std::vector<RedisReply> elements) {
+  RedisReply r;
+  r.type = Type::kArray;
+  r.elements = std::move(elements);
+  return r;
+}
+
+RedisReply FromHiredis(const redisReply* reply) { return Convert(reply, 0); }
+
+namespace {
+
+// hiredis's own reply functions (static in hiredis.c, reachable only
+// through a reader), and ours, which check array sizes and delegate.
+const redisReplyObjectFunctions* g_hiredis_functions = nullptr;
+
+void* CreateBoundedArray(const redisReadTask* task, int elements) {
+  if (elements < 0 || elements > kMaxReplyElements) return nullptr;
+  return g_hiredis_functions->createArray(task, elements);
+}
+
+redisReplyObjectFunctions* BoundedFunctions(
+    const redisReplyObjectFunctions* hiredis) {
+  static redisReplyObjectFunctions bounded = [hiredis] {
+    g_hiredis_functions = hiredis;
+    redisReplyObjectFunctions f = *hiredis;
+    f.createArray = &CreateBoundedArray;
+    return f;
+  }();
+  return &bounded;
+}
+
+}  // namespace
+
+std::string RefusedReplyText() {
+  return "reply refused: it declares more than " +
+         std::to_string(kMaxReplyElements) + " elements (or out of memory)";
+}
+
+void BoundReplyReader(redisReader* reader) {
+  if (reader == nullptr || reader->fn == nullptr) return;
+  redisReplyObjectFunctions* bounded = BoundedFunctions(reader->fn);
+  // Every reader starts with hiredis's one table, so the table captured by
+  // the first call is the one each of them would have used.
+  if (reader->fn == g_hiredis_functions) reader->fn = bounded;
+}
+
+}  // namespace redlock::internal

@@ -1,0 +1,394 @@
+// Copyright 2026 The redlock Authors.
+
+#include "src/algorithm/scripts.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/types/span.h"
+#include "src/algorithm/sha1.h"
+
+namespace redlock::internal {
+namespace {
+
+// Every script takes one key per resource of a lock (one, or several for a
+// multi-resource lock) and treats them as one: a master's answer is for the
+// whole set.
+
+// Deletes every key that holds ARGV[1]. Returns 1 if it deleted any, else 0.
+constexpr absl::string_view kReleaseSource =
+    "local deleted = 0\n"
+    "for i = 1, #KEYS do\n"
+    "  if redis.call('get', KEYS[i]) == ARGV[1] then\n"
+    "    deleted = deleted + redis.call('del', KEYS[i])\n"
+    "    if ARGV[2] ~= '0' then redis.call('publish', KEYS[i], 'released') "
+    "end\n"
+    "  end\n"
+    "end\n"
+    "if deleted > 0 then return 1 end\n"
+    "return 0\n";
+
+// PEXPIRE on existing keys only, and only if every key still holds ARGV[1]:
+// an expired lock is never resurrected, a set that lost one key is not
+// extended at all.
+constexpr absl::string_view kExtendSource =
+    "for i = 1, #KEYS do\n"
+    "  if redis.call('get', KEYS[i]) ~= ARGV[1] then return 0 end\n"
+    "end\n"
+    "for i = 1, #KEYS do\n"
+    "  redis.call('pexpire', KEYS[i], ARGV[2])\n"
+    "end\n"
+    "return 1\n";
+
+// All or none: sets every key (NX, PX ARGV[2]) only if none exists. Returns
+// 1 if it set them, else 0.
+constexpr absl::string_view kMultiAcquireSource =
+    "for i = 1, #KEYS do\n"
+    "  if redis.call('exists', KEYS[i]) == 1 then return 0 end\n"
+    "end\n"
+    "for i = 1, #KEYS do\n"
+    "  redis.call('set', KEYS[i], ARGV[1], 'PX', ARGV[2])\n"
+    "  redis.call('publish', KEYS[i], 'taken')\n"
+    "end\n"
+    "return 1\n";
+
+// KEYS: n lock keys, their n counters, the marker. All or none, like the
+// multi acquire, and reads every counter and the marker in the same step:
+// returns {1 or 0, counter 1 or "", ..., counter n or "", marker or ""}.
+constexpr absl::string_view kFencedAcquireSource =
+    "local n = (#KEYS - 1) / 2\n"
+    "local set = 1\n"
+    "for i = 1, n do\n"
+    "  if redis.call('exists', KEYS[i]) == 1 then set = 0 end\n"
+    "end\n"
+    "if set == 1 then\n"
+    "  for i = 1, n do\n"
+    "    redis.call('set', KEYS[i], ARGV[1], 'PX', ARGV[2])\n"
+    "    redis.call('publish', KEYS[i], 'taken')\n"
+    "  end\n"
+    "end\n"
+    "local reply = {set}\n"
+    "for i = 1, n do\n"
+    "  reply[#reply + 1] = redis.call('get', KEYS[n + i]) or ''\n"
+    "end\n"
+    "reply[#reply + 1] = redis.call('get', KEYS[#KEYS]) or ''\n"
+    "return reply\n";
+
+// Raises every counter to ARGV[1], only if every one is lower (never lowers
+// one). Returns 1 if it raised them, else 0.
+constexpr absl::string_view kFenceWriteSource =
+    "local wanted = tonumber(ARGV[1])\n"
+    "for i = 1, #KEYS do\n"
+    "  local current = tonumber(redis.call('get', KEYS[i]) or '0') or 0\n"
+    "  if wanted <= current then return 0 end\n"
+    "end\n"
+    "for i = 1, #KEYS do\n"
+    "  redis.call('set', KEYS[i], ARGV[1])\n"
+    "end\n"
+    "return 1\n";
+
+// ARGV: state, run_id, max_ttl, the membership suffix (MarkerSuffix(), or
+// empty). Writes "<state>:<TIME>:<run_id>:<max_ttl><suffix>;since=<TIME>"
+// unless a marker is there. A marker from before membership records (no
+// ';') gets the suffix appended, its own part kept. Returns the marker now
+// stored.
+constexpr absl::string_view kMarkerSource =
+    "local current = redis.call('get', KEYS[1])\n"
+    "local now = redis.call('time')\n"
+    "local stamp = now[1] .. string.sub('000000' .. now[2], -6)\n"
+    "local suffix = ''\n"
+    "if ARGV[4] ~= '' then suffix = ARGV[4] .. ';since=' .. stamp end\n"
+    "if current then\n"
+    "  if suffix == '' or string.find(current, ';', 1, true) then\n"
+    "    return current\n"
+    "  end\n"
+    "  current = current .. suffix\n"
+    "  redis.call('set', KEYS[1], current)\n"
+    "  return current\n"
+    "end\n"
+    "local value = ARGV[1] .. ':' .. stamp .. ':' .. ARGV[2] .. ':' ..\n"
+    "    ARGV[3] .. suffix\n"
+    "redis.call('set', KEYS[1], value)\n"
+    "return value\n";
+
+// A change of the deployment's members (`redlock reconfigure`). ARGV: the
+// record expected there now (RecordText(), or '' for none), the new suffix
+// (MarkerSuffix()), and for a server that carries no marker its state,
+// run_id and max_ttl. Writes the new record only over the expected one,
+// keeping the marker's own part and refusing a server whose marker names it
+// as another member. Returns {1, marker now} if written, {0, marker now} if
+// not (another record, or another member name).
+constexpr absl::string_view kReconfigureSource =
+    "local current = redis.call('get', KEYS[1])\n"
+    "local now = redis.call('time')\n"
+    "local stamp = now[1] .. string.sub('000000' .. now[2], -6)\n"
+    "local suffix = ARGV[2] .. ';since=' .. stamp\n"
+    "if not current then\n"
+    "  if ARGV[1] ~= '' then return {0, ''} end\n"
+    "  local value = ARGV[3] .. ':' .. stamp .. ':' .. ARGV[4] .. ':' ..\n"
+    "      ARGV[5] .. suffix\n"
+    "  redis.call('set', KEYS[1], value)\n"
+    "  return {1, value}\n"
+    "end\n"
+    "local cut = string.find(current, ';', 1, true)\n"
+    "local own = current\n"
+    "local record = ''\n"
+    "if cut then\n"
+    "  own = string.sub(current, 1, cut - 1)\n"
+    "  local rest = string.sub(current, cut)\n"
+    "  local member = string.match(rest, ';member=([^;]*)')\n"
+    "  local wanted = string.match(ARGV[2], ';member=([^;]*)')\n"
+    "  if member ~= wanted then return {0, current} end\n"
+    "  record = string.match(rest, ';(deployment=.*);since=') or\n"
+    "      string.match(rest, ';(deployment=.*)$') or ''\n"
+    "end\n"
+    "if record ~= ARGV[1] then return {0, current} end\n"
+    "local value = own .. suffix\n"
+    "redis.call('set', KEYS[1], value)\n"
+    "return {1, value}\n";
+
+Script MakeScript(absl::string_view name, absl::string_view source,
+                  bool creates_lock = false) {
+  return Script{name, source, Sha1Hex(source), creates_lock};
+}
+
+}  // namespace
+
+const Script& ReleaseScript() {
+  static const Script* const script =
+      new Script(MakeScript("release", kReleaseSource));
+  return *script;
+}
+
+const Script& ExtendScript() {
+  static const Script* const script =
+      new Script(MakeScript("extend", kExtendSource));
+  return *script;
+}
+
+const Script& FencedAcquireScript() {
+  static const Script* const script =
+      new Script(MakeScript("fenced acquire", kFencedAcquireSource,
+                            /*creates_lock=*/true));
+  return *script;
+}
+
+const Script& MultiAcquireScript() {
+  static const Script* const script =
+      new Script(MakeScript("multi acquire", kMultiAcquireSource,
+                            /*creates_lock=*/true));
+  return *script;
+}
+
+const Script& FenceWriteScript() {
+  static const Script* const script =
+      new Script(MakeScript("fence write", kFenceWriteSource));
+  return *script;
+}
+
+const Script& ReconfigureScript() {
+  static const Script* const script =
+      new Script(MakeScript("reconfigure", kReconfigureSource));
+  return *script;
+}
+
+const Script& MarkerScript() {
+  static const Script* const script =
+      new Script(MakeScript("marker", kMarkerSource));
+  return *script;
+}
+
+const std::vector<const Script*>& AllScripts() {
+  static const auto* const scripts = new std::vector<const Script*>{
+      &ReleaseScript(),    &ExtendScript(),       &FencedAcquireScript(),
+      &FenceWriteScript(), &MultiAcquireScript(), &MarkerScript()};
+  // Not ReconfigureScript(): only `redlock reconfigure` runs it, with EVAL.
+  return *scripts;
+}
+
+Command FencedAcquireCommand(absl::Span<const std::string> keys,
+                             absl::Span<const std::string> counter_keys,
+                             absl::string_view marker_key,
+                             absl::string_view token, absl::Duration ttl) {
+  Command c;
+  c.script = &FencedAcquireScript();
+  c.num_keys = static_cast<int>(keys.size() + counter_keys.size() + 1);
+  c.args.reserve(c.num_keys + 2);
+  c.args.insert(c.args.end(), keys.begin(), keys.end());
+  c.args.insert(c.args.end(), counter_keys.begin(), counter_keys.end());
+  c.args.emplace_back(marker_key);
+  c.args.emplace_back(token);
+  c.args.push_back(TtlMillis(ttl));
+  return c;
+}
+
+Command FencedAcquireCommand(absl::string_view key,
+                             absl::string_view counter_key,
+                             absl::string_view marker_key,
+                             absl::string_view token, absl::Duration ttl) {
+  const std::string k[] = {std::string(key)};
+  const std::string c[] = {std::string(counter_key)};
+  return FencedAcquireCommand(k, c, marker_key, token, ttl);
+}
+
+Command FenceWriteCommand(absl::Span<const std::string> counter_keys,
+                          uint64_t fence) {
+  Command c;
+  c.script = &FenceWriteScript();
+  c.num_keys = static_cast<int>(counter_keys.size());
+  c.args.assign(counter_keys.begin(), counter_keys.end());
+  c.args.push_back(absl::StrCat(fence));
+  return c;
+}
+
+Command FenceWriteCommand(absl::string_view counter_key, uint64_t fence) {
+  const std::string k[] = {std::string(counter_key)};
+  return FenceWriteCommand(k, fence);
+}
+
+Command MarkerCommand(absl::string_view marker_key, absl::string_view state,
+                      absl::string_view run_id, absl::Duration max_ttl,
+                      absl::string_view suffix) {
+  Command c;
+  c.script = &MarkerScript();
+  c.num_keys = 1;
+  c.args = {std::string(marker_key), std::string(state), std::string(run_id),
+            absl::StrCat(absl::ToInt64Milliseconds(max_ttl)),
+            std::string(suffix)};
+  return c;
+}
+
+Command ReconfigureCommand(absl::string_view marker_key,
+                           absl::string_view expected_record,
+                           absl::string_view suffix, absl::string_view state,
+                           absl::string_view run_id, absl::Duration max_ttl) {
+  Command c;
+  c.script = &ReconfigureScript();
+  c.num_keys = 1;
+  c.args = {std::string(marker_key),
+            std::string(expected_record),
+            std::string(suffix),
+            std::string(state),
+            std::string(run_id),
+            absl::StrCat(absl::ToInt64Milliseconds(max_ttl))};
+  return c;
+}
+
+void ParseMarker(absl::string_view value, std::string* state, int64_t* time_us,
+                 std::string* run_id, int64_t* max_ttl_ms,
+                 std::optional<std::string>* record) {
+  // The membership record follows the first ';' (member names hold ':').
+  const size_t cut = value.find(';');
+  if (record != nullptr) {
+    if (cut == absl::string_view::npos) {
+      record->reset();
+    } else {
+      *record = std::string(value.substr(cut + 1));
+    }
+  }
+  std::vector<absl::string_view> fields =
+      absl::StrSplit(value.substr(0, cut), ':');
+  *state = std::string(fields[0]);
+  *time_us = 0;
+  if (run_id != nullptr) run_id->clear();
+  if (max_ttl_ms != nullptr) *max_ttl_ms = 0;
+  int64_t t = 0;
+  if (fields.size() > 1 && absl::SimpleAtoi(fields[1], &t) && t > 0) {
+    *time_us = t;
+  }
+  if (fields.size() > 2 && run_id != nullptr) *run_id = std::string(fields[2]);
+  if (fields.size() > 3 && max_ttl_ms != nullptr &&
+      absl::SimpleAtoi(fields[3], &t) && t > 0) {
+    *max_ttl_ms = t;
+  }
+}
+
+absl::Duration SentTtl(absl::Duration ttl) {
+  return absl::Milliseconds(
+      std::max<int64_t>(1, absl::ToInt64Milliseconds(ttl)));
+}
+
+std::string TtlMillis(absl::Duration ttl) {
+  return absl::StrCat(absl::ToInt64Milliseconds(SentTtl(ttl)));
+}
+
+Command AcquireCommand(absl::string_view key, absl::string_view token,
+                       absl::Duration ttl) {
+  Command c;
+  c.args = {"SET", std::string(key), std::string(token), "NX",
+            "PX",  TtlMillis(ttl)};
+  return c;
+}
+
+namespace {
+
+// A script call on `keys` with `args` after them.
+Command KeysCommand(const Script& script, absl::Span<const std::string> keys,
+                    std::initializer_list<std::string> args) {
+  Command c;
+  c.script = &script;
+  c.num_keys = static_cast<int>(keys.size());
+  c.args.reserve(keys.size() + args.size());
+  c.args.insert(c.args.end(), keys.begin(), keys.end());
+  c.args.insert(c.args.end(), args.begin(), args.end());
+  return c;
+}
+
+}  // namespace
+
+Command AcquireCommand(absl::Span<const std::string> keys,
+                       absl::string_view token, absl::Duration ttl,
+                       bool announce) {
+  if (keys.size() == 1 && !announce) return AcquireCommand(keys[0], token, ttl);
+  return KeysCommand(MultiAcquireScript(), keys,
+                     {std::string(token), TtlMillis(ttl)});
+}
+
+Command ReleaseCommand(absl::Span<const std::string> keys,
+                       absl::string_view token, bool announce) {
+  // A lock's release, the common case, takes no extra argument.
+  if (announce) return KeysCommand(ReleaseScript(), keys, {std::string(token)});
+  return KeysCommand(ReleaseScript(), keys, {std::string(token), "0"});
+}
+
+Command ReleaseCommand(absl::string_view key, absl::string_view token,
+                       bool announce) {
+  const std::string k[] = {std::string(key)};
+  return ReleaseCommand(k, token, announce);
+}
+
+Command ExtendCommand(absl::Span<const std::string> keys,
+                      absl::string_view token, absl::Duration ttl) {
+  return KeysCommand(ExtendScript(), keys,
+                     {std::string(token), TtlMillis(ttl)});
+}
+
+Command ExtendCommand(absl::string_view key, absl::string_view token,
+                      absl::Duration ttl) {
+  const std::string k[] = {std::string(key)};
+  return ExtendCommand(k, token, ttl);
+}
+
+std::vector<std::string> CommandArgv(const Command& command, bool eval) {
+  if (command.script == nullptr) return command.args;
+  std::vector<std::string> argv;
+  argv.reserve(command.args.size() + 3);
+  if (eval) {
+    argv.emplace_back("EVAL");
+    argv.emplace_back(command.script->source);
+  } else {
+    argv.emplace_back("EVALSHA");
+    argv.emplace_back(command.script->sha1);
+  }
+  argv.push_back(absl::StrCat(command.num_keys));
+  argv.insert(argv.end(), command.args.begin(), command.args.end());
+  return argv;
+}
+
+}  // namespace redlock::internal

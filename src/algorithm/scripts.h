@@ -1,0 +1,163 @@
+// Copyright 2026 The redlock Authors.
+//
+// The commands the engine sends, and the Lua scripts behind the token-checked
+// ones. A script is run with EVALSHA under the SHA-1 we compute ourselves, so
+// the first call after connecting needs no round trip for SCRIPT LOAD; each
+// connection loads the scripts once, pipelined ahead of every other command,
+// and a NOSCRIPT reply (after SCRIPT FLUSH) falls back to EVAL.
+
+#ifndef REDLOCK_SRC_ALGORITHM_SCRIPTS_H_
+#define REDLOCK_SRC_ALGORITHM_SCRIPTS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+
+namespace redlock::internal {
+
+struct Script {
+  absl::string_view name;    // For messages: "release", "extend".
+  absl::string_view source;  // Lua.
+  std::string sha1;          // Sha1Hex(source).
+  // Run later than sent, it could leave a lock key behind: a NOSCRIPT reply
+  // is then re-sent as EVAL only if nothing was sent after it on that
+  // connection (see Master::OnReply). The other scripts are safe in any
+  // order: release and extend are token-checked and never create the key,
+  // the fence write only raises, the marker is written once.
+  bool creates_lock = false;
+};
+
+// Every script below takes a lock's keys — one, or one per resource of a
+// multi-resource lock — and answers for the whole set.
+//
+// Waiters (RetryPolicy::wake_on_release) hear of the keys through pub/sub on
+// a channel named as each key: the release script publishes
+// kReleasedMessage for every key it deletes, the acquire scripts
+// kTakenMessage for every key they set.
+//
+// Deletes every key that holds ARGV[1], publishing on each unless ARGV[2] is
+// "0". Returns 1 if it deleted any, else 0.
+const Script& ReleaseScript();
+// Sets the TTL of every key to ARGV[2] ms if every one holds ARGV[1], else
+// changes nothing; never creates a key. Returns 1 if extended, else 0.
+const Script& ExtendScript();
+// Several resources, all or none: sets every key to ARGV[1] with PX ARGV[2]
+// if none exists. Returns 1 if it set them, else 0. Also a retry's acquire
+// for one resource while waiters listen (it publishes; SET does not).
+const Script& MultiAcquireScript();
+// Fenced acquire, KEYS = n lock keys, their n fencing counters, the
+// deployment marker: sets the lock keys as MultiAcquireScript does and reads
+// every counter and the marker in the same step. Returns {1 or 0 (set or
+// not), counter 1 or "", ..., counter n or "", marker or ""}.
+const Script& FencedAcquireScript();
+// Raises every counter in KEYS to ARGV[1] if every one is lower (never
+// lowers one). Returns 1 if it raised them, 0 if any was already at or above
+// ARGV[1]: then another acquisition wrote that token (or a higher one), and
+// this one must not be issued.
+const Script& FenceWriteScript();
+// Every script a connection loads when it connects.
+const std::vector<const Script*>& AllScripts();
+
+// One request to one master: a plain command, or a script call.
+struct Command {
+  // Plain command: the whole argv. Script call: the keys, then the args.
+  std::vector<std::string> args;
+  const Script* script = nullptr;
+  int num_keys = 0;  // Script calls only.
+};
+
+// SET key token NX PX ttl_ms.
+Command AcquireCommand(absl::string_view key, absl::string_view token,
+                       absl::Duration ttl);
+// One key: the SET above; several: MultiAcquireScript. `announce` (a retry
+// while waiters listen): MultiAcquireScript even for one key, so that a win
+// publishes kTakenMessage and the other waiters stand down.
+Command AcquireCommand(absl::Span<const std::string> keys,
+                       absl::string_view token, absl::Duration ttl,
+                       bool announce = false);
+// `announce`: publish kReleasedMessage for each key deleted. A lost
+// attempt's cleanup does not: waking the waiters for keys that never made a
+// lock would only send them against the lock's real holder, and their own
+// lost attempts' cleanups would wake them again.
+Command ReleaseCommand(absl::string_view key, absl::string_view token,
+                       bool announce = true);
+Command ReleaseCommand(absl::Span<const std::string> keys,
+                       absl::string_view token, bool announce = true);
+Command ExtendCommand(absl::string_view key, absl::string_view token,
+                      absl::Duration ttl);
+Command ExtendCommand(absl::Span<const std::string> keys,
+                      absl::string_view token, absl::Duration ttl);
+Command FencedAcquireCommand(absl::string_view key,
+                             absl::string_view counter_key,
+                             absl::string_view marker_key,
+                             absl::string_view token, absl::Duration ttl);
+// `keys` and `counter_keys` of the same length, in the same order.
+Command FencedAcquireCommand(absl::Span<const std::string> keys,
+                             absl::Span<const std::string> counter_keys,
+                             absl::string_view marker_key,
+                             absl::string_view token, absl::Duration ttl);
+Command FenceWriteCommand(absl::string_view counter_key, uint64_t fence);
+Command FenceWriteCommand(absl::Span<const std::string> counter_keys,
+                          uint64_t fence);
+// Writes the deployment marker "<state>:<server TIME in microseconds>:
+// <run_id>:<max_ttl in ms>" unless one is there, and returns the marker now
+// stored (ours or the one that was there). `run_id` is the server's, as the
+// handshake read it on the connection the command is sent on: the marker
+// records which server process carried it when it was written, so that a
+// later restart is seen exactly (a new run_id), not guessed from uptime.
+// `max_ttl` is the writing client's Options::max_ttl: the deployment's,
+// which every other client must share.
+// `suffix` (MarkerSuffix(), src/algorithm/membership.h), if not empty, is the
+// deployment's membership record for this server: written with the marker,
+// or appended to a marker from before records (one without ';'), followed by
+// ";since=<server TIME in microseconds>".
+Command MarkerCommand(absl::string_view marker_key, absl::string_view state,
+                      absl::string_view run_id, absl::Duration max_ttl,
+                      absl::string_view suffix = "");
+const Script& MarkerScript();
+// `redlock reconfigure`'s write: replaces the membership record
+// `expected_record` (RecordText(), or empty for a server without a marker)
+// with `suffix`, keeping the marker's own part, unless the marker names the
+// server as another member than `suffix` does. A server with no marker gets
+// "<state>:<TIME>:<run_id>:<max_ttl>" first. Returns {1, the marker now} if
+// it wrote, {0, the marker now (or "")} if not.
+Command ReconfigureCommand(absl::string_view marker_key,
+                           absl::string_view expected_record,
+                           absl::string_view suffix, absl::string_view state,
+                           absl::string_view run_id, absl::Duration max_ttl);
+const Script& ReconfigureScript();
+
+// The deployment marker's states: the master never lost its data, or it
+// restarted without it (docs/failure-behaviour.md).
+inline constexpr absl::string_view kTrustedMarker = "trusted";
+inline constexpr absl::string_view kRebornMarker = "reborn";
+
+// A marker's value is "<state>:<server time in microseconds>:<run_id>:
+// <max_ttl in ms>" (older markers stop after the time or the run_id; one an
+// operator wrote by hand may be the state alone, or "trusted:0:<run_id>").
+// Splits it; a missing or non-positive time gives time 0, a missing run_id
+// an empty `run_id`, a missing max_ttl 0 (each output if not null). A
+// membership record (src/algorithm/membership.h) follows the first ';':
+// `record` gets the text after it, or nullopt if there is none.
+void ParseMarker(absl::string_view value, std::string* state, int64_t* time_us,
+                 std::string* run_id = nullptr, int64_t* max_ttl_ms = nullptr,
+                 std::optional<std::string>* record = nullptr);
+
+// The argv to send: the plain command, or EVALSHA sha numkeys ... (or, with
+// `eval`, EVAL source numkeys ...).
+std::vector<std::string> CommandArgv(const Command& command, bool eval);
+
+// The TTL the masters are given: `ttl` truncated to whole milliseconds, at
+// least 1ms. Validity is computed from this, never from the TTL asked for.
+absl::Duration SentTtl(absl::Duration ttl);
+// SentTtl(ttl) in milliseconds, for PX and PEXPIRE.
+std::string TtlMillis(absl::Duration ttl);
+
+}  // namespace redlock::internal
+
+#endif  // REDLOCK_SRC_ALGORITHM_SCRIPTS_H_

@@ -1,0 +1,186 @@
+// Copyright 2026 The redlock Authors.
+
+#include "src/algorithm/vote.h"
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "src/algorithm/scripts.h"
+
+namespace redlock::internal {
+namespace {
+
+absl::Status Unexpected(absl::string_view what, const RedisReply& reply) {
+  std::string shown;
+  switch (reply.type) {
+    case RedisReply::Type::kStatus:
+      shown = absl::StrCat("status \"", reply.str, "\"");
+      break;
+    case RedisReply::Type::kString:
+      shown = absl::StrCat("string \"", reply.str.substr(0, 64), "\"");
+      break;
+    case RedisReply::Type::kInteger:
+      shown = absl::StrCat("integer ", reply.integer);
+      break;
+    case RedisReply::Type::kNil:
+      shown = "nil";
+      break;
+    case RedisReply::Type::kArray:
+      shown = absl::StrCat("array of ", reply.elements.size());
+      break;
+    case RedisReply::Type::kError:
+      shown = reply.str;
+      break;
+  }
+  return absl::InternalError(
+      absl::StrCat("unexpected reply to ", what, ": ", shown));
+}
+
+}  // namespace
+
+absl::Status ErrorReplyStatus(absl::string_view message) {
+  // The first word of a Redis error is its code.
+  absl::string_view code = message.substr(0, message.find(' '));
+  if (code == "OOM") return absl::ResourceExhaustedError(message);
+  if (code == "READONLY" || code == "MASTERDOWN" || code == "LOADING" ||
+      code == "BUSY" || code == "MISCONF" || code == "NOREPLICAS") {
+    return absl::FailedPreconditionError(message);
+  }
+  if (code == "NOAUTH" || code == "WRONGPASS") {
+    return absl::UnauthenticatedError(message);
+  }
+  if (code == "NOPERM") return absl::PermissionDeniedError(message);
+  if (code == "NOSCRIPT") return absl::NotFoundError(message);
+  return absl::InternalError(message);
+}
+
+bool IsNoScript(const RedisReply& reply) {
+  return reply.type == RedisReply::Type::kError &&
+         absl::StartsWith(reply.str, "NOSCRIPT");
+}
+
+absl::StatusOr<Vote> AcquireVote(const RedisReply& reply) {
+  switch (reply.type) {
+    case RedisReply::Type::kStatus:
+      if (reply.str == "OK") return Vote::kGranted;
+      break;
+    case RedisReply::Type::kNil:
+      return Vote::kDenied;
+    case RedisReply::Type::kError:
+      return ErrorReplyStatus(reply.str);
+    default:
+      break;
+  }
+  return Unexpected("SET NX", reply);
+}
+
+absl::StatusOr<Vote> FencedAcquireVote(const RedisReply& reply) {
+  if (reply.type == RedisReply::Type::kError) {
+    return ErrorReplyStatus(reply.str);
+  }
+  // {set, a counter per resource, marker}: at least one resource.
+  if (reply.type == RedisReply::Type::kArray && reply.elements.size() >= 3 &&
+      reply.elements[0].type == RedisReply::Type::kInteger) {
+    if (reply.elements[0].integer == 1) return Vote::kGranted;
+    if (reply.elements[0].integer == 0) return Vote::kDenied;
+  }
+  return Unexpected("fenced acquire", reply);
+}
+
+absl::StatusOr<FenceRead> ParseFenceRead(const RedisReply& reply) {
+  if (!FencedAcquireVote(reply).ok()) {
+    return Unexpected("fenced acquire", reply);
+  }
+  const RedisReply& marker = reply.elements.back();
+  if (marker.type != RedisReply::Type::kString) {
+    return Unexpected("fenced acquire", reply);
+  }
+  FenceRead read;
+  int64_t marker_time_us = 0;
+  ParseMarker(marker.str, &read.marker, &marker_time_us);
+  // One counter per resource: the read is the highest, and present only if
+  // every one is.
+  read.counter_present = true;
+  for (size_t i = 1; i + 1 < reply.elements.size(); ++i) {
+    const RedisReply& counter = reply.elements[i];
+    if (counter.type != RedisReply::Type::kString) {
+      return Unexpected("fenced acquire", reply);
+    }
+    if (counter.str.empty()) {
+      read.counter_present = false;
+      continue;
+    }
+    // Only what INCR stores: plain decimal digits (SimpleAtoi alone would
+    // also take " 42" and "+42").
+    uint64_t value = 0;
+    const bool digits =
+        std::all_of(counter.str.begin(), counter.str.end(),
+                    [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || !absl::SimpleAtoi(counter.str, &value)) {
+      return absl::InternalError(
+          absl::StrCat("fencing counter is not a number: \"",
+                       counter.str.substr(0, 32), "\""));
+    }
+    read.counter = std::max(read.counter, value);
+  }
+  return read;
+}
+
+int CountTrustedFenceReads(
+    const std::vector<std::optional<RedisReply>>& replies,
+    const std::function<absl::Status(int)>& veto,
+    const std::function<absl::string_view(int)>& domain, uint64_t* highest,
+    std::string* untrusted, std::vector<bool>* trusted_masters) {
+  int trusted = 0;
+  if (trusted_masters != nullptr)
+    trusted_masters->assign(replies.size(), false);
+  std::vector<int> counted;
+  for (size_t i = 0; i < replies.size(); ++i) {
+    if (!replies[i].has_value()) continue;
+    absl::StatusOr<FenceRead> read = ParseFenceRead(*replies[i]);
+    if (!read.ok()) continue;
+    const int master = static_cast<int>(i);
+    absl::Status why = veto(master);
+    const absl::string_view d = domain(master);
+    for (int j : counted) {
+      if (why.ok() && !d.empty() && domain(j) == d) {
+        why = absl::FailedPreconditionError(
+            absl::StrCat("same server as master ", j + 1));
+      }
+    }
+    if (why.ok() && read->marker != kTrustedMarker &&
+        !(read->marker == kRebornMarker && read->counter_present)) {
+      why = absl::FailedPreconditionError(
+          read->marker.empty() ? "no marker"
+                               : absl::StrCat(read->marker, ", no counter"));
+    }
+    if (why.ok()) {
+      ++trusted;
+      counted.push_back(master);
+      if (trusted_masters != nullptr) (*trusted_masters)[i] = true;
+      if (highest != nullptr) *highest = std::max(*highest, read->counter);
+    } else if (untrusted != nullptr) {
+      absl::StrAppend(untrusted, untrusted->empty() ? "" : ", ", "master ",
+                      i + 1, " (", why.message(), ")");
+    }
+  }
+  return trusted;
+}
+
+absl::StatusOr<Vote> ScriptVote(const RedisReply& reply) {
+  switch (reply.type) {
+    case RedisReply::Type::kInteger:
+      if (reply.integer == 1) return Vote::kGranted;
+      if (reply.integer == 0) return Vote::kDenied;
+      break;
+    case RedisReply::Type::kError:
+      return ErrorReplyStatus(reply.str);
+    default:
+      break;
+  }
+  return Unexpected("token-checked script", reply);
+}
+
+}  // namespace redlock::internal

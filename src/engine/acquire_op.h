@@ -1,0 +1,506 @@
+// Copyright 2026 The redlock Authors.
+//
+// Engine::AcquireOp: one acquisition, its attempts and retries, and the fencing
+// token's read and write-back.
+// Included only by src/engine/engine.cc. Loop thread only.
+
+#ifndef REDLOCK_SRC_ENGINE_ACQUIRE_OP_H_
+#define REDLOCK_SRC_ENGINE_ACQUIRE_OP_H_
+
+#include <algorithm>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/random/distributions.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "redlock/cancel.h"
+#include "redlock/keys.h"
+#include "src/algorithm/retry.h"
+#include "src/algorithm/scripts.h"
+#include "src/algorithm/token.h"
+#include "src/algorithm/validity.h"
+#include "src/algorithm/vote.h"
+#include "src/engine/cancel_state.h"
+#include "src/engine/lock_state.h"
+#include "src/engine/operation.h"
+#include "src/engine/wakeups.h"
+
+namespace redlock::internal {
+
+// With RetryPolicy::wake_on_release, an acquisition whose attempt failed
+// becomes a waiter (src/engine/wakeups.h): its next attempt comes at the poll
+// delay, or a jitter after a release is heard, whichever is first; it does not
+// start before the lock's channels are subscribed on every master that can
+// subscribe, so a release after that attempt cannot go unheard; and it may
+// wait for a wake-up until the end of its budget even when no further poll
+// fits in it.
+class Engine::AcquireOp final : public Engine::Operation,
+                                private Wakeups::Waiter {
+ public:
+  // `resources`: sorted, without duplicates, at least one.
+  AcquireOp(Engine* engine, std::vector<std::string> resources,
+            const AcquireOptions& options, AsyncRedlock::AcquireCallback done)
+      : Operation(engine,
+                  absl::StrCat("acquire \"", absl::StrJoin(resources, "\", \""),
+                               "\"")),
+        resources_(std::move(resources)),
+        resource_(resources_.front()),
+        keys_(KeysOf(engine->options_, resources_, &LockKey)),
+        counter_keys_(options.fencing ? KeysOf(engine->options_, resources_,
+                                               &FenceCounterKey)
+                                      : std::vector<std::string>()),
+        ttl_(options.ttl),
+        fencing_(options.fencing),
+        done_(std::move(done)),
+        started_(engine->runtime_->Now()),
+        schedule_(engine->options_.retry, started_,
+                  std::min(options.wait, kLongestWait)),
+        retry_timer_(engine->runtime_->NewTimer([this] { OnRetryTimer(); })) {}
+
+  ~AcquireOp() override { Unwatch(); }
+
+  // Cancelling `cancel` (from any thread) ends this acquisition through the
+  // runtime's mailbox, on the loop thread.
+  void WatchCancellation(const Cancellation& cancel) {
+    cancel_ = cancel.state();
+    absl::StatusOr<std::shared_ptr<Mailbox>> mailbox =
+        engine_->runtime_->GetMailbox();
+    if (!mailbox.ok()) {
+      // Without a way in from other threads, cancellation is seen at the
+      // next attempt (StartAttempt checks it).
+      return;
+    }
+    std::weak_ptr<AcquireOp> weak =
+        std::static_pointer_cast<AcquireOp>(shared_from_this());
+    subscription_ = cancel_->Subscribe([mailbox = *std::move(mailbox), weak] {
+      mailbox->Post([weak] {
+        if (auto self = weak.lock()) self->CancelledByCaller();
+      });
+    });
+  }
+
+  void StartAttempt() {
+    if (finished_) return;
+    if (cancel_ != nullptr && cancel_->IsCancelled()) {
+      CancelledByCaller();
+      return;
+    }
+    absl::StatusOr<std::string> token = engine_->runtime_->NewToken();
+    if (!token.ok()) {
+      Fail(token.status());
+      return;
+    }
+    token_ = *std::move(token);
+    fence_write_ = false;
+    retry_timer_->Cancel();
+    next_ = Next::kNone;
+    recheck_ = false;
+    in_attempt_ = true;
+    woken_in_attempt_ = false;
+    ++attempts_;
+    engine_->RefreshMarkers(fencing_);
+    RoundConfig config = engine_->BaseRound(ttl_);
+    if (fencing_) {
+      config.command = FencedAcquireCommand(keys_, counter_keys_,
+                                            engine_->marker_key_, token_, ttl_);
+      config.map_reply = &FencedAcquireVote;
+      config.keep_replies = true;
+      // Won only once a quorum of trusted counter reads is in, judged the
+      // way the grants are.
+      config.ready_to_win =
+          [engine = engine_, veto = engine_->FenceVetoFn(),
+           domain = config.failure_domain](
+              const std::vector<std::optional<RedisReply>>& replies) {
+            std::vector<bool> trusted;
+            CountTrustedFenceReads(replies, veto, domain, nullptr, nullptr,
+                                   &trusted);
+            return engine->QuorumHeld(trusted);
+          };
+    } else {
+      // On a contended resource (this client waited for it lately), an
+      // attempt announces its win, so that woken waiters stand down.
+      const bool announce = watching_ || (engine_->wakeups_ != nullptr &&
+                                          engine_->wakeups_->Contended(keys_));
+      config.command = AcquireCommand(keys_, token_, ttl_, announce);
+      // One key: SET NX; several, or announced: the all-or-none script.
+      config.map_reply =
+          keys_.size() == 1 && !announce ? &AcquireVote : &ScriptVote;
+    }
+    // Quietly: no lock was made (see ReleaseCommand).
+    config.cleanup_on_loss = ReleaseCommand(keys_, token_, /*announce=*/false);
+    config.cleanup_skips_denied = true;
+    StartRound(std::move(config));
+  }
+
+ private:
+  void OnRound(RoundResult result) override {
+    if (fence_write_) {
+      OnFenceWritten(std::move(result));
+      return;
+    }
+    in_attempt_ = false;
+    if (Observer* observer = engine_->observer()) {
+      AttemptEvent event;
+      event.resource = resource_;
+      event.attempt = attempts_;
+      event.outcome = result.status;
+      event.elapsed = ToDuration(result.decided_at - result.start);
+      event.votes = &result.votes;
+      observer->OnAttempt(event);
+    }
+    if (!result.status.ok()) {
+      RetryOrFail(result.status);
+      return;
+    }
+    won_ = std::move(result);
+    if (!fencing_) {
+      Succeed(/*fence=*/0);
+      return;
+    }
+    // Fencing: the next token is one more than the highest counter read on
+    // masters whose counters can be trusted. A quorum of such reads is
+    // needed: any two quorums intersect, so it includes a master that
+    // carries every earlier token written back to a quorum.
+    uint64_t highest = 0;
+    std::string untrusted;
+    std::vector<bool> trusted_masters;
+    const int trusted = CountTrustedFenceReads(
+        won_.replies, engine_->FenceVetoFn(), engine_->DomainFn(), &highest,
+        &untrusted, &trusted_masters);
+    if (!engine_->QuorumHeld(trusted_masters)) {
+      SendToAll(ReleaseCommand(keys_, token_));
+      Fail(absl::UnavailableError(absl::StrCat(
+          what_, ": fencing unavailable: only ", trusted,
+          " masters answered with counters that can be trusted, ",
+          engine_->DescribeQuorum(), " needed",
+          untrusted.empty() ? "" : absl::StrCat("; untrusted: ", untrusted),
+          ". The lock was released; no token was issued.")));
+      return;
+    }
+    fence_ = highest + 1;
+    fence_write_ = true;
+    RoundConfig config;
+    config.command = FenceWriteCommand(counter_keys_, fence_);
+    config.map_reply = &ScriptVote;
+    config.quorum = engine_->quorum_;
+    config.groups = engine_->groups_;
+    // Counted under the same rule as grants: a later acquisition finds our
+    // token only through a quorum of judged masters, and one server under
+    // two addresses must not count twice.
+    engine_->JudgeVotes(config);
+    config.cleanup_on_loss = ReleaseCommand(keys_, token_);
+    StartRound(std::move(config));
+  }
+
+  void OnFenceWritten(RoundResult result) {
+    if (result.status.code() == absl::StatusCode::kAborted) {
+      // Masters denied: their counter was already at or above our token, so
+      // another acquisition wrote it; issuing it again would give two holders
+      // one token. The round already sent the release to every master.
+      RetryOrFail(absl::AbortedError(absl::StrCat(
+          "the fencing counter was already at or above ", fence_,
+          " on too many masters (another acquisition wrote it); the lock "
+          "was released: ",
+          result.status.message())));
+      return;
+    }
+    if (!result.status.ok()) {
+      // The round already sent the release to every master.
+      Fail(absl::UnavailableError(
+          absl::StrCat(what_, ": the fencing token ", fence_,
+                       " could not be written to a quorum; the lock was "
+                       "released: ",
+                       result.status.message())));
+      return;
+    }
+    // The write-back counts inside the validity time.
+    const MonotonicTime now = engine_->runtime_->Now();
+    if (!HasValidity(won_.valid_until, now, engine_->options_.min_validity)) {
+      SendToAll(ReleaseCommand(keys_, token_));
+      RetryOrFail(absl::DeadlineExceededError(absl::StrCat(
+          "writing the fencing token left ",
+          ReadableDuration(Remaining(won_.valid_until, now)), " of validity")));
+      return;
+    }
+    Succeed(fence_);
+  }
+
+  // The caller cancelled: stop retrying, undo the attempt in flight, answer
+  // kCancelled. Nothing to do once the result was handed over.
+  void CancelledByCaller() {
+    if (finished_) return;
+    retry_timer_->Cancel();
+    std::string released;
+    // An acquire round or a fence write-back in flight may have won keys, or
+    // win them late: the token-checked release queues behind each master's
+    // pending request, so whatever it sets is deleted.
+    if (StopRound()) {
+      SendToAll(ReleaseCommand(keys_, token_));
+      released = "; the attempt in flight was released";
+    }
+    const int attempts = attempts_;
+    Fail(absl::CancelledError(absl::StrCat(
+        what_, ": cancelled by the caller after ", attempts,
+        attempts == 1 ? " attempt" : " attempts", " in ",
+        ReadableDuration(ToDuration(engine_->runtime_->Now() - started_)),
+        released)));
+  }
+
+  void Succeed(uint64_t fence) {
+    auto state = std::make_shared<LockState>();
+    state->owner = engine_;
+    state->clock = engine_->runtime_->LockClock();
+    state->resource = resource_;
+    state->key = keys_.front();
+    state->resources = resources_;
+    state->keys = keys_;
+    state->token = token_;
+    state->acquired_at = won_.start;
+    state->fence = fence;
+    {
+      std::lock_guard<std::mutex> lock(state->mu);
+      state->valid_until = won_.valid_until;
+      state->votes = std::move(won_.votes);
+    }
+    Finished();
+    if (Observer* observer = engine_->observer()) {
+      AcquiredEvent event;
+      event.resource = resource_;
+      event.attempts = attempts_;
+      event.wait = ToDuration(engine_->runtime_->Now() - started_);
+      event.fence = fence;
+      observer->OnAcquired(event);
+    }
+    Deliver(done_, absl::StatusOr<Lock>(Lock(std::move(state))));
+  }
+
+  // The result is decided: cancellation no longer applies.
+  void Finished() {
+    finished_ = true;
+    retry_timer_->Cancel();
+    Unwatch();
+    if (cancel_ != nullptr) cancel_->Unsubscribe(subscription_);
+    cancel_.reset();
+  }
+
+  void RetryOrFail(const absl::Status& status) {
+    const MonotonicTime now = engine_->runtime_->Now();
+    std::optional<absl::Duration> delay =
+        schedule_.NextDelay(now, engine_->bitgen_);
+    // An outage ends the wait at once (see AsyncRedlock::AcquireAsync).
+    if (status.code() == absl::StatusCode::kUnavailable) {
+      GiveUp(status);
+      return;
+    }
+    if (Wakeups* wakeups = engine_->WakeupsForWaiting(); wakeups != nullptr) {
+      std::optional<absl::Duration> left = schedule_.WaitLeft(now);
+      if (left.has_value()) {
+        last_status_ = status;
+        if (!watching_) {
+          // Subscribed only now: a release since this attempt went
+          // unheard; one more attempt once subscribed will see it.
+          recheck_ = wakeups->Watch(this, keys_);
+          watching_ = true;
+        }
+        if (woken_in_attempt_) {
+          // Released while this attempt was in flight: try again soon.
+          ArmRetry(Next::kWoken, std::min(WakeJitter(), *left));
+        } else if (delay.has_value()) {
+          ArmRetry(Next::kPoll, *delay);
+        } else {
+          // No poll fits in the budget; a wake-up still may.
+          ArmRetry(Next::kGiveUp, *left);
+        }
+        return;
+      }
+    }
+    if (delay.has_value()) {
+      ArmRetry(Next::kPoll, *delay);
+      return;
+    }
+    GiveUp(status);
+  }
+
+  // The wait is over: fails with the last attempt's `status`.
+  void GiveUp(const absl::Status& status) {
+    const int attempts = schedule_.attempts();
+    Fail(absl::Status(
+        status.code(),
+        absl::StrCat(
+            what_, ": ", LossSummary(status.code()), " (", attempts,
+            attempts == 1 ? " attempt" : " attempts", " in ",
+            ReadableDuration(ToDuration(engine_->runtime_->Now() - started_)),
+            "); last attempt: ", status.message())));
+  }
+
+  enum class Next {
+    kNone,      // No retry is armed (an attempt is in flight).
+    kPoll,      // The poll delay.
+    kWoken,     // A jitter after a release was heard.
+    kGiveUp,    // The end of the budget, unless woken before.
+    kSettling,  // Due, once the subscriptions settle; the end of the budget
+                // if they do not.
+  };
+
+  void ArmRetry(Next next, absl::Duration after) {
+    next_ = next;
+    next_at_ = engine_->runtime_->Now() + ToChrono(after);
+    retry_timer_->Arm(after);
+  }
+
+  void OnRetryTimer() {
+    const Next next = std::exchange(next_, Next::kNone);
+    if (next == Next::kGiveUp || next == Next::kSettling) {
+      GiveUp(last_status_);
+      return;
+    }
+    // Subscribed before the next attempt: a release after it is heard.
+    // Bounded by the subscribers' connect and request timeouts, and by the
+    // end of the budget.
+    if (watching_ && !engine_->wakeups_->Settled(keys_)) {
+      if (std::optional<absl::Duration> left =
+              schedule_.WaitLeft(engine_->runtime_->Now())) {
+        ArmRetry(Next::kSettling, *left);
+      } else {
+        GiveUp(last_status_);
+      }
+      return;
+    }
+    StartAttempt();
+  }
+
+  // Wakeups::Waiter.
+  void Wake(Wakeups::Event event) override {
+    if (finished_) return;
+    const MonotonicTime now = engine_->runtime_->Now();
+    switch (event) {
+      case Wakeups::Event::kSettled:
+        if (!engine_->wakeups_->Settled(keys_)) return;
+        if (recheck_ && (next_ == Next::kPoll || next_ == Next::kGiveUp)) {
+          recheck_ = false;
+          const absl::Duration jitter = WakeJitter();
+          if (now + ToChrono(jitter) < next_at_) {
+            ArmRetry(Next::kWoken, jitter);
+          }
+          return;
+        }
+        // Due and now settled (StartAttempt() cancels the give-up).
+        if (next_ == Next::kSettling) StartAttempt();
+        return;
+      case Wakeups::Event::kReleased: {
+        if (in_attempt_) {
+          woken_in_attempt_ = true;
+          return;
+        }
+        if (next_ == Next::kWoken) return;  // Already (another master).
+        if (next_ == Next::kNone) return;   // The fence write-back.
+        // Sooner than the poll, never past the end of the budget.
+        const absl::Duration jitter = WakeJitter();
+        if (now + ToChrono(jitter) < next_at_) ArmRetry(Next::kWoken, jitter);
+        return;
+      }
+      case Wakeups::Event::kTaken: {
+        if (in_attempt_) {
+          // Ours, or another's that won: nothing was freed after all.
+          woken_in_attempt_ = false;
+          return;
+        }
+        if (next_ != Next::kWoken) return;
+        // Another waiter got there first: back to polling.
+        std::optional<absl::Duration> left = schedule_.WaitLeft(now);
+        if (!left.has_value()) return;
+        const absl::Duration poll =
+            JitteredDelay(engine_->options_.retry, engine_->bitgen_);
+        if (poll < *left) {
+          ArmRetry(Next::kPoll, poll);
+        } else {
+          ArmRetry(Next::kGiveUp, *left);
+        }
+        return;
+      }
+    }
+  }
+
+  // Uniform in [0, min(wake_jitter, max_delay)].
+  absl::Duration WakeJitter() {
+    const RetryPolicy& policy = engine_->options_.retry;
+    const int64_t most = absl::ToInt64Nanoseconds(
+        std::min(policy.wake_jitter, policy.max_delay));
+    if (most <= 0) return absl::ZeroDuration();
+    return absl::Nanoseconds(absl::Uniform<int64_t>(absl::IntervalClosed,
+                                                    engine_->bitgen_, 0, most));
+  }
+
+  void Unwatch() {
+    if (!watching_) return;
+    watching_ = false;
+    engine_->wakeups_->Unwatch(this, keys_);
+  }
+
+  void SendToAll(const Command& command) {
+    for (MasterLink* master : engine_->links_) {
+      master->Send(command, [](absl::StatusOr<RedisReply>) {});
+    }
+  }
+
+  void Fail(absl::Status status) override {
+    Finished();
+    if (Observer* observer = engine_->observer()) {
+      AcquireFailedEvent event;
+      event.resource = resource_;
+      event.status = status;
+      event.attempts = attempts_;
+      event.wait = ToDuration(engine_->runtime_->Now() - started_);
+      observer->OnAcquireFailed(event);
+    }
+    Deliver(done_, absl::StatusOr<Lock>(std::move(status)));
+  }
+  void OnCancel() override { retry_timer_->Cancel(); }
+
+  static std::vector<std::string> KeysOf(
+      const Options& options, const std::vector<std::string>& resources,
+      std::string (*key_of)(const Options&, absl::string_view)) {
+    std::vector<std::string> keys;
+    keys.reserve(resources.size());
+    for (const std::string& r : resources) keys.push_back(key_of(options, r));
+    return keys;
+  }
+
+  const std::vector<std::string> resources_;
+  const std::string resource_;  // The first; names the lock in events.
+  const std::vector<std::string> keys_;
+  const std::vector<std::string> counter_keys_;  // Fencing only.
+  const absl::Duration ttl_;
+  const bool fencing_;
+  AsyncRedlock::AcquireCallback done_;
+  const MonotonicTime started_;
+  RetrySchedule schedule_;
+  const std::unique_ptr<Timer> retry_timer_;
+  std::string token_;
+  RoundResult won_;  // The acquire round that reached quorum.
+  bool fence_write_ = false;
+  uint64_t fence_ = 0;
+  bool finished_ = false;
+  int attempts_ = 0;  // Attempts started.
+  // Wake-ups (RetryPolicy::wake_on_release).
+  bool watching_ = false;                // A waiter of the engine's Wakeups.
+  bool in_attempt_ = false;              // An acquire round is in flight.
+  bool woken_in_attempt_ = false;        // A release was heard during it.
+  bool recheck_ = false;                 // Try once more when subscribed.
+  Next next_ = Next::kNone;              // What the retry timer will do...
+  MonotonicTime next_at_;                // ...and when.
+  absl::Status last_status_;             // The last failed attempt's.
+  std::shared_ptr<CancelState> cancel_;  // Null when not watched.
+  uint64_t subscription_ = 0;
+};
+
+}  // namespace redlock::internal
+
+#endif  // REDLOCK_SRC_ENGINE_ACQUIRE_OP_H_

@@ -1,0 +1,89 @@
+// Copyright 2026 The redlock Authors.
+//
+// Engine::ExtendOp: one extension of a held lock.
+// Included only by src/engine/engine.cc. Loop thread only.
+
+#ifndef REDLOCK_SRC_ENGINE_EXTEND_OP_H_
+#define REDLOCK_SRC_ENGINE_EXTEND_OP_H_
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "src/algorithm/scripts.h"
+#include "src/algorithm/vote.h"
+#include "src/engine/lock_state.h"
+#include "src/engine/operation.h"
+
+namespace redlock::internal {
+
+class Engine::ExtendOp final : public Engine::Operation {
+ public:
+  ExtendOp(Engine* engine, std::shared_ptr<LockState> state, absl::Duration ttl,
+           AsyncRedlock::ExtendCallback done, bool keep_alive)
+      : Operation(engine, absl::StrCat("extend \"", state->resource, "\"")),
+        state_(std::move(state)),
+        ttl_(ttl),
+        done_(std::move(done)),
+        keep_alive_(keep_alive) {}
+
+  void Start() {
+    if (cancelled()) return;  // The engine went first.
+    // Membership records older than a second are read again first (queued
+    // ahead of the extension on each connection).
+    engine_->RefreshMarkers();
+    RoundConfig config = engine_->BaseRound(ttl_);
+    config.command = ExtendCommand(state_->keys, state_->token, ttl_);
+    config.map_reply = &ScriptVote;
+    StartRound(std::move(config));
+  }
+
+ private:
+  void OnRound(RoundResult result) override {
+    if (Observer* observer = engine_->observer()) {
+      ExtendedEvent event;
+      event.resource = state_->resource;
+      event.status = result.status;
+      event.elapsed = ToDuration(result.decided_at - result.start);
+      event.votes = &result.votes;
+      event.keep_alive = keep_alive_;
+      observer->OnExtended(event);
+    }
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      if (result.status.ok() && !state_->released) {
+        state_->valid_until = result.valid_until;
+        state_->votes = std::move(result.votes);
+      } else {
+        // A minority may already carry the new TTL; if it is shorter than
+        // what was left, the lock is only as good as the shorter one.
+        state_->valid_until = std::min(state_->valid_until, result.valid_until);
+      }
+    }
+    if (result.status.ok()) {
+      Deliver(done_, absl::OkStatus());
+      return;
+    }
+    absl::string_view summary =
+        result.status.code() == absl::StatusCode::kAborted
+            ? "lock lost: too many masters no longer hold our token"
+            : LossSummary(result.status.code());
+    Fail(absl::Status(
+        result.status.code(),
+        absl::StrCat(what_, ": ", summary, ": ", result.status.message())));
+  }
+
+  void Fail(absl::Status status) override { Deliver(done_, std::move(status)); }
+
+  std::shared_ptr<LockState> state_;
+  const absl::Duration ttl_;
+  AsyncRedlock::ExtendCallback done_;
+  const bool keep_alive_;
+};
+
+}  // namespace redlock::internal
+
+#endif  // REDLOCK_SRC_ENGINE_EXTEND_OP_H_

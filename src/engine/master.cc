@@ -1,0 +1,634 @@
+// Copyright 2026 The redlock Authors.
+
+#include "src/engine/master.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "src/algorithm/redis_reply.h"
+#include "src/algorithm/vote.h"
+
+namespace redlock::internal {
+namespace {
+
+MonotonicClock::duration Chrono(absl::Duration d) {
+  return std::chrono::duration_cast<MonotonicClock::duration>(
+      absl::ToChronoNanoseconds(d));
+}
+
+}  // namespace
+
+absl::string_view TypeName(RedisReply::Type type) {
+  switch (type) {
+    case RedisReply::Type::kStatus:
+      return "a status";
+    case RedisReply::Type::kError:
+      return "an error";
+    case RedisReply::Type::kInteger:
+      return "an integer";
+    case RedisReply::Type::kString:
+      return "a bulk string";
+    case RedisReply::Type::kNil:
+      return "a nil";
+    case RedisReply::Type::kArray:
+      return "an array";
+  }
+  return "an unknown type";
+}
+
+std::optional<int64_t> TimeReplyMicros(const RedisReply& reply) {
+  if (reply.type != RedisReply::Type::kArray || reply.elements.size() != 2 ||
+      reply.elements[0].type != RedisReply::Type::kString ||
+      reply.elements[1].type != RedisReply::Type::kString) {
+    return std::nullopt;
+  }
+  int64_t seconds = 0, micros = 0;
+  if (!absl::SimpleAtoi(reply.elements[0].str, &seconds) ||
+      !absl::SimpleAtoi(reply.elements[1].str, &micros)) {
+    return std::nullopt;
+  }
+  // Checked before multiplying: a hostile reply must not overflow.
+  constexpr int64_t kMaxSeconds =
+      (std::numeric_limits<int64_t>::max() - 999999) / 1000000;
+  if (seconds < 0 || seconds > kMaxSeconds || micros < 0 || micros > 999999) {
+    return std::nullopt;
+  }
+  return seconds * 1000000 + micros;
+}
+
+absl::string_view Master::ExpectedType(Kind kind, const RedisReply& reply) {
+  using Type = RedisReply::Type;
+  auto is = [&](Type a, Type b) { return reply.type == a || reply.type == b; };
+  switch (kind) {
+    case Kind::kAuth:
+    case Kind::kSelect:
+      return is(Type::kStatus, Type::kStatus) ? "" : "a status";
+    case Kind::kScriptLoad:
+    case Kind::kInfo:
+    case Kind::kInfoMemory:
+      return is(Type::kString, Type::kString) ? "" : "a bulk string";
+    case Kind::kConfig:
+      // An error is an answer too: unknown persistence (an ACL without
+      // +config|get, a proxy), which the restart guard takes as not durable.
+      return is(Type::kArray, Type::kError) ? "" : "an array or an error";
+    case Kind::kTime:
+      return is(Type::kArray, Type::kArray) ? "" : "an array";
+    case Kind::kMarker:
+      return is(Type::kString, Type::kNil) ? "" : "a bulk string or nil";
+    case Kind::kUser:
+      break;
+  }
+  return "";
+}
+
+Master::Master(Runtime* runtime, MasterConfig config)
+    : runtime_(runtime),
+      config_(std::move(config)),
+      name_(config_.address.Name()),
+      next_backoff_(config_.backoff.initial),
+      deferred_(runtime),
+      request_timer_(runtime->NewTimer([this] { OnRequestTimer(); })),
+      connect_timer_(runtime->NewTimer([this] { OnConnectTimeout(); })),
+      reconnect_timer_(runtime->NewTimer([this] { Connect(); })) {
+  Connect();
+}
+
+Master::~Master() {
+  shutting_down_ = true;
+  reconnect_timer_->Cancel();
+  connect_timer_->Cancel();
+  request_timer_->Cancel();
+  Close(absl::CancelledError("the client was shut down"));
+  // Answers queued for later (sends while disconnected) still run once.
+  deferred_.RunAll();
+}
+
+void Master::Send(const Command& command, ReplyCallback done) {
+  if (state_ == State::kDisconnected || connection_ == nullptr) {
+    FailLater(std::move(done),
+              absl::UnavailableError(absl::StrCat(
+                  "not connected",
+                  last_error_.ok()
+                      ? ""
+                      : absl::StrCat(" (", last_error_.message(), ")"))));
+    return;
+  }
+  Pending pending;
+  pending.sent_at = Now();
+  pending.done = std::move(done);
+  if (command.script != nullptr) pending.script_call = command;
+  Write(CommandArgv(command, /*eval=*/false), std::move(pending));
+}
+
+void Master::Write(const std::vector<std::string>& argv, Pending pending) {
+  if (connection_ == nullptr || !connection_->Send(argv)) {
+    if (pending.done) {
+      FailLater(std::move(pending.done),
+                absl::UnavailableError("connection is closing"));
+    }
+    return;
+  }
+  ++counters_.sent;
+  const bool has_deadline = static_cast<bool>(pending.done);
+  const MonotonicTime deadline = std::max(pending.sent_at, connected_at_) +
+                                 Chrono(config_.request_timeout);
+  pending_.push_back(std::move(pending));
+  // The timer may be set for a later moment (only handshake steps, which
+  // have no deadline of their own, were pending): bring it forward.
+  if (state_ == State::kConnected &&
+      (!request_timer_->armed() || (has_deadline && deadline < timer_wake_))) {
+    ArmRequestTimer();
+  }
+}
+
+void Master::FailLater(ReplyCallback done, absl::Status status) {
+  if (!done) return;
+  deferred_.Post(
+      [done = std::move(done), status = std::move(status)]() mutable {
+        done(std::move(status));
+      });
+}
+
+void Master::Connect() {
+  if (shutting_down_ || connection_ != nullptr) return;
+  absl::StatusOr<std::unique_ptr<Connection>> connection =
+      runtime_->Connect(config_.address, this, ConnectionMode::kReplies);
+  if (!connection.ok()) {
+    last_error_ = connection.status();
+    ++counters_.connection_failures;
+    ScheduleReconnect();
+    return;
+  }
+  connection_ = *std::move(connection);
+  state_ = State::kConnecting;
+  handshake_ok_ = false;
+  connect_timer_->Arm(config_.connect_timeout);
+  QueueHandshake();
+}
+
+void Master::QueueHandshake() {
+  struct Step {
+    Kind kind;
+    std::vector<std::string> argv;
+  };
+  std::vector<Step> steps;
+  const MasterAddress& address = config_.address;
+  if (std::vector<std::string> auth = AuthArgv(address); !auth.empty()) {
+    steps.push_back({Kind::kAuth, std::move(auth)});
+  }
+  if (address.db != 0) {
+    steps.push_back({Kind::kSelect, {"SELECT", absl::StrCat(address.db)}});
+  }
+  for (const Script* script : AllScripts()) {
+    steps.push_back(
+        {Kind::kScriptLoad, {"SCRIPT", "LOAD", std::string(script->source)}});
+  }
+  if (!config_.marker_key.empty()) {
+    steps.push_back({Kind::kInfo, {"INFO", "server"}});
+    steps.push_back({Kind::kInfoMemory, {"INFO", "memory"}});
+    steps.push_back(
+        {Kind::kConfig, {"CONFIG", "GET", std::string(kPersistenceConfig)}});
+    steps.push_back({Kind::kTime, {"TIME"}});
+    steps.push_back({Kind::kMarker, {"GET", config_.marker_key}});
+  }
+  pending_identity_ = MasterIdentity();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    Pending pending;
+    pending.sent_at = Now();
+    pending.kind = steps[i].kind;
+    pending.last_handshake_step = i + 1 == steps.size();
+    Write(steps[i].argv, std::move(pending));
+  }
+}
+
+void Master::Close(absl::Status reason) {
+  if (connection_ == nullptr) {
+    connect_timer_->Cancel();
+    request_timer_->Cancel();
+    return;
+  }
+  // Write what is still buffered (a release queued behind a stuck request)
+  // before closing.
+  if (state_ == State::kConnected) connection_->FlushBeforeClose();
+  ForgetConnection(std::move(reason));
+  ScheduleReconnect();
+}
+
+void Master::ForgetConnection(absl::Status reason) {
+  connection_.reset();
+  state_ = State::kDisconnected;
+  handshake_ok_ = false;
+  last_error_ = reason;
+  connect_timer_->Cancel();
+  request_timer_->Cancel();
+  // Answered in order; an answer may send again (and fail later, being
+  // disconnected), so the queue is taken first.
+  std::deque<Pending> pending = std::move(pending_);
+  pending_.clear();
+  for (Pending& p : pending) {
+    if (p.done) p.done(reason);
+  }
+}
+
+absl::string_view InfoField(absl::string_view info, absl::string_view name) {
+  for (absl::string_view line : absl::StrSplit(info, '\n')) {
+    line = absl::StripTrailingAsciiWhitespace(line);
+    if (absl::ConsumePrefix(&line, name) && absl::ConsumePrefix(&line, ":")) {
+      return line;
+    }
+  }
+  return "";
+}
+
+void ParseInfoServer(absl::string_view info, std::string* run_id,
+                     int64_t* uptime_s) {
+  *run_id = std::string(InfoField(info, "run_id"));
+  int64_t value = 0;
+  if (absl::SimpleAtoi(InfoField(info, "uptime_in_seconds"), &value)) {
+    *uptime_s = value;
+  }
+}
+
+absl::Status EvictionRisk(absl::string_view maxmemory_policy) {
+  if (maxmemory_policy.empty() || maxmemory_policy == "noeviction") {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "maxmemory-policy is ", maxmemory_policy,
+      absl::StartsWith(maxmemory_policy, "volatile")
+          ? ": under memory pressure it may evict lock keys (they have a TTL)"
+          : ": under memory pressure it may evict lock keys, fencing "
+            "counters and the deployment marker",
+      ", which lets a second owner in; set maxmemory-policy noeviction"));
+}
+
+void ParseConfigPersistence(const RedisReply& reply, Persistence* out) {
+  *out = Persistence();
+  if (reply.type == RedisReply::Type::kError) {
+    out->error = absl::StrCat("CONFIG GET refused: ", reply.str.substr(0, 200));
+    return;
+  }
+  if (reply.type != RedisReply::Type::kArray ||
+      reply.elements.size() % 2 != 0) {
+    out->error = "CONFIG GET gave an unexpected reply";
+    return;
+  }
+  bool said_aof = false;
+  for (size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
+    const RedisReply& name = reply.elements[i];
+    const RedisReply& value = reply.elements[i + 1];
+    if (name.type != RedisReply::Type::kString ||
+        value.type != RedisReply::Type::kString) {
+      out->error = "CONFIG GET gave an unexpected reply";
+      return;
+    }
+    const std::string lower = absl::AsciiStrToLower(value.str);
+    if (absl::EqualsIgnoreCase(name.str, "appendonly")) {
+      said_aof = true;
+      out->aof = lower == "yes";
+    } else if (absl::EqualsIgnoreCase(name.str, "appendfsync")) {
+      out->appendfsync = lower;
+    } else if (absl::EqualsIgnoreCase(name.str, "save")) {
+      out->said_save = true;
+      out->save = value.str;
+    }
+  }
+  if (!said_aof) {
+    out->error = "CONFIG GET did not say appendonly";
+    return;
+  }
+  out->known = true;
+}
+
+bool Durable(const Persistence& persistence) {
+  return persistence.known && persistence.aof &&
+         persistence.appendfsync == "always";
+}
+
+absl::Status DurabilityRisk(const Persistence& persistence) {
+  // The rule is Durable()'s; the rest says why not.
+  if (Durable(persistence)) return absl::OkStatus();
+  constexpr absl::string_view kCost =
+      "; after a crash or restart it casts no grant until it has been up for "
+      "max_ttl (a clean SHUTDOWN cannot be told from a crash)";
+  if (!persistence.known) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "persistence unknown (", persistence.error,
+        "): taken as not durable; allow CONFIG GET (ACL +config|get) to "
+        "have AOF with appendfsync always recognised",
+        kCost));
+  }
+  if (!persistence.aof) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "appendonly no: a restart brings back at best the last RDB snapshot, "
+        "without the newest locks and fencing counters",
+        kCost, "; set appendonly yes and appendfsync always"));
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "appendfsync ",
+      persistence.appendfsync.empty() ? "unknown" : persistence.appendfsync,
+      ": a crash can lose acknowledged writes (the newest locks and fencing "
+      "counters)",
+      kCost, "; set appendfsync always"));
+}
+
+bool EmptyAfterRestart(const Persistence& persistence) {
+  return persistence.known && !persistence.aof && persistence.said_save &&
+         persistence.save.empty();
+}
+
+std::string DescribePersistence(const Persistence& persistence) {
+  if (!persistence.known) {
+    return absl::StrCat("unknown (", persistence.error, ")");
+  }
+  if (!persistence.aof) {
+    if (!persistence.said_save) return "no aof";
+    return persistence.save.empty()
+               ? "no aof, no rdb"
+               : absl::StrCat("no aof, rdb save \"", persistence.save, "\"");
+  }
+  return absl::StrCat("aof ", persistence.appendfsync.empty()
+                                  ? "(appendfsync unknown)"
+                                  : persistence.appendfsync);
+}
+
+void ReadMarkerValue(absl::string_view value, MasterIdentity* id) {
+  std::optional<std::string> record;
+  ParseMarker(value, &id->marker, &id->marker_time_us, &id->marker_run_id,
+              &id->marker_max_ttl_ms, &record);
+  id->marker_value = std::string(value);
+  id->has_record = false;
+  id->record_error = absl::OkStatus();
+  id->member.clear();
+  id->record = Membership();
+  if (!record.has_value()) return;
+  id->record_error = ParseMarkerRecord(*record, &id->member, &id->record);
+  id->has_record = id->record_error.ok();
+}
+
+Restarted RestartedSinceMarked(const MasterIdentity& id) {
+  // Exact when the marker names the server process that carried it.
+  if (!id.marker_run_id.empty()) {
+    return id.marker_run_id == id.run_id ? Restarted::kNo : Restarted::kYes;
+  }
+  // Markers from before they carried a run_id: the uptime against the
+  // marker's age, both on the server's own clock, as of the handshake.
+  if (id.marker_time_us <= 0 || id.server_time_us <= 0) {
+    return Restarted::kUnknown;
+  }
+  const absl::Duration age =
+      absl::Microseconds(id.server_time_us - id.marker_time_us);
+  const absl::Duration uptime = absl::Seconds(id.uptime_s);
+  // A negative age: its clock went back since; nothing to compare.
+  if (age < absl::ZeroDuration()) return Restarted::kUnknown;
+  if (uptime - kUptimeUncertainty >= age) return Restarted::kNo;
+  if (uptime + kUptimeUncertainty < age) return Restarted::kYes;
+  return Restarted::kUnknown;
+}
+
+void Master::ScheduleReconnect() {
+  ever_failed_ = true;
+  if (on_state_change_ && !shutting_down_) on_state_change_();
+  if (shutting_down_ || reconnect_timer_->armed()) return;
+  reconnect_timer_->Arm(next_backoff_);
+  next_backoff_ = NextBackoff(config_.backoff, next_backoff_);
+}
+
+std::vector<std::string> AuthArgv(const MasterAddress& address) {
+  if (!address.has_password) return {};
+  if (address.user.empty()) return {"AUTH", address.password};
+  return {"AUTH", address.user, address.password};
+}
+
+absl::Duration NextBackoff(const ReconnectBackoff& backoff,
+                           absl::Duration current) {
+  return std::min(current * backoff.multiplier, backoff.max);
+}
+
+void Master::ArmRequestTimer() {
+  if (state_ != State::kConnected || pending_.empty()) {
+    request_timer_->Cancel();
+    return;
+  }
+  // Time spent connecting does not count against a request.
+  auto started = [this](const Pending& p) {
+    return std::max(p.sent_at, connected_at_);
+  };
+  MonotonicTime wake =
+      started(pending_.front()) + Chrono(config_.stalled_timeout);
+  for (const Pending& p : pending_) {
+    if (p.done) {
+      wake = std::min(wake, started(p) + Chrono(config_.request_timeout));
+    }
+  }
+  timer_wake_ = wake;
+  request_timer_->Arm(absl::FromChrono(wake - Now()));
+}
+
+void Master::OnRequestTimer() {
+  const MonotonicTime now = Now();
+  const auto timeout = Chrono(config_.request_timeout);
+  // Index loop: answering may queue more commands at the back.
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    Pending& p = pending_[i];
+    if (!p.done || std::max(p.sent_at, connected_at_) + timeout > now) {
+      continue;
+    }
+    ReplyCallback done = std::move(p.done);
+    p.done = nullptr;
+    ++counters_.timeouts;
+    done(absl::DeadlineExceededError(absl::StrCat(
+        "no reply within ", absl::FormatDuration(config_.request_timeout))));
+  }
+  if (state_ == State::kConnected && !pending_.empty() &&
+      std::max(pending_.front().sent_at, connected_at_) +
+              Chrono(config_.stalled_timeout) <=
+          now) {
+    ++counters_.connection_failures;
+    Close(absl::UnavailableError(absl::StrCat(
+        "no reply for ", absl::FormatDuration(config_.stalled_timeout),
+        "; connection closed")));
+    return;
+  }
+  ArmRequestTimer();
+}
+
+void Master::OnConnect(absl::Status status) {
+  connect_timer_->Cancel();
+  if (!status.ok()) {
+    // The connection is dead: every pending request gets the reason.
+    ++counters_.connection_failures;
+    ForgetConnection(std::move(status));
+    ScheduleReconnect();
+    return;
+  }
+  state_ = State::kConnected;
+  connected_at_ = Now();
+  ++counters_.connects;
+  tls_description_ = connection_->TlsDescription();
+  ArmRequestTimer();
+}
+
+void Master::OnLost(absl::Status why) {
+  ++counters_.connection_failures;
+  ForgetConnection(std::move(why));
+  ScheduleReconnect();
+}
+
+void Master::OnReply(RedisReply reply) {
+  if (pending_.empty()) return;
+  Pending p = std::move(pending_.front());
+  pending_.pop_front();
+  ++counters_.replies;
+  RedisReply& converted = reply;
+  if (p.kind != Kind::kUser) {
+    OnHandshakeReply(p, converted);
+    return;
+  }
+  if (converted.type == RedisReply::Type::kError) ++counters_.error_replies;
+  if (p.script_call.has_value() && IsNoScript(converted)) {
+    // The script cache was flushed since we loaded it. EVAL runs (and caches)
+    // it, but the resend queues behind whatever was sent after this call. A
+    // script that creates the lock key must not run after those: a round
+    // that lost sends its clean-up release right behind the acquire, and an
+    // acquire re-sent behind that release would leave its key for a whole
+    // TTL. Such a call is re-sent only when nothing was sent after it;
+    // otherwise it fails (a failed vote), and the script is loaded again for
+    // the next attempt. The other scripts are safe in any order.
+    if (p.script_call->script->creates_lock && !pending_.empty()) {
+      Pending reload;
+      reload.sent_at = Now();
+      reload.kind = Kind::kScriptLoad;
+      Write({"SCRIPT", "LOAD", std::string(p.script_call->script->source)},
+            std::move(reload));
+      if (p.done) {
+        p.done(absl::NotFoundError(absl::StrCat(
+            converted.str,
+            " (not re-sent: commands sent after it would run first)")));
+      }
+      return;
+    }
+    ++counters_.noscript_fallbacks;
+    Pending retry;
+    retry.sent_at = p.sent_at;
+    retry.done = std::move(p.done);
+    Write(CommandArgv(*p.script_call, /*eval=*/true), std::move(retry));
+    return;
+  }
+  if (p.done) p.done(std::move(converted));
+}
+
+void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
+  absl::string_view step;
+  switch (pending.kind) {
+    case Kind::kAuth:
+      step = "AUTH";
+      break;
+    case Kind::kSelect:
+      step = "SELECT";
+      break;
+    case Kind::kInfo:
+      step = "INFO";
+      break;
+    case Kind::kInfoMemory:
+      step = "INFO memory";
+      break;
+    case Kind::kMarker:
+      step = "GET marker";
+      break;
+    case Kind::kConfig:
+      step = "CONFIG GET";
+      break;
+    case Kind::kTime:
+      step = "TIME";
+      break;
+    default:
+      step = "SCRIPT LOAD";
+      break;
+  }
+  if (reply.type == RedisReply::Type::kError && pending.kind != Kind::kConfig) {
+    absl::Status error = ErrorReplyStatus(reply.str);
+    Close(
+        absl::Status(error.code(), absl::StrCat(step, " failed: ", reply.str)));
+    return;
+  }
+  if (absl::string_view expected = ExpectedType(pending.kind, reply);
+      !expected.empty()) {
+    // What the server says here decides whether its votes count: a reply
+    // of the wrong shape is a server that is not the Redis we know.
+    Close(absl::DataLossError(absl::StrCat(step, " answered with ",
+                                           TypeName(reply.type), ", expected ",
+                                           expected)));
+    return;
+  }
+  if (pending.kind == Kind::kConfig) {
+    ParseConfigPersistence(reply, &pending_identity_.persistence);
+  }
+  if (pending.kind == Kind::kScriptLoad) {
+    bool known = false;
+    for (const Script* script : AllScripts()) {
+      known = known || (reply.type == RedisReply::Type::kString &&
+                        reply.str == script->sha1);
+    }
+    if (!known) {
+      Close(absl::InternalError(absl::StrCat(
+          "SCRIPT LOAD returned an unexpected SHA-1: ", reply.str)));
+      return;
+    }
+  }
+  if (pending.kind == Kind::kTime) {
+    std::optional<int64_t> micros = TimeReplyMicros(reply);
+    if (!micros.has_value()) {
+      Close(absl::DataLossError(
+          "TIME answered with something other than two numbers "
+          "(seconds >= 0, microseconds 0-999999)"));
+      return;
+    }
+    pending_identity_.server_time_us = *micros;
+    pending_identity_.seen_at = Now();
+  }
+  if (pending.kind == Kind::kInfo) {
+    ParseInfoServer(reply.str, &pending_identity_.run_id,
+                    &pending_identity_.uptime_s);
+    pending_identity_.seen_at = Now();
+  }
+  if (pending.kind == Kind::kInfoMemory) {
+    pending_identity_.maxmemory_policy =
+        std::string(InfoField(reply.str, "maxmemory_policy"));
+  }
+  if (pending.kind == Kind::kMarker) {
+    pending_identity_.marker_read_at = Now();
+    ReadMarkerValue(reply.type == RedisReply::Type::kString ? reply.str : "",
+                    &pending_identity_);
+  }
+  if (pending.last_handshake_step) {
+    handshake_ok_ = true;
+    last_error_ = absl::OkStatus();
+    next_backoff_ = config_.backoff.initial;
+    if (!config_.marker_key.empty()) {
+      identity_ = pending_identity_;
+      identity_.known = true;
+    }
+    if (on_state_change_) on_state_change_();
+  }
+}
+
+void Master::OnConnectTimeout() {
+  ++counters_.connection_failures;
+  const std::string progress =
+      connection_ != nullptr ? connection_->ConnectProgress() : std::string();
+  Close(absl::UnavailableError(absl::StrCat(
+      "connect timed out after ", absl::FormatDuration(config_.connect_timeout),
+      progress.empty() ? "" : absl::StrCat(" (", progress, ")"))));
+}
+
+}  // namespace redlock::internal

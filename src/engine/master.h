@@ -1,0 +1,296 @@
+// Copyright 2026 The redlock Authors.
+//
+// One Redis master: a connection from the Runtime (hiredis in production, a
+// simulated network in tests/sim), its handshake (AUTH, SELECT, SCRIPT LOAD,
+// INFO, TIME, the deployment marker), its own request timers, and
+// reconnection with backoff. Loop thread only.
+//
+// Timeouts. A request with no reply within request_timeout is answered
+// kDeadlineExceeded at once, but the connection stays open: commands queued
+// behind it (a release behind a late SET) must still reach the master in
+// order. Only when the oldest request has waited stalled_connection_timeout is
+// the connection closed and reconnected; before closing, whatever is still in
+// the output buffer is handed to the network, so a release queued behind a
+// stuck request is not lost.
+
+#ifndef REDLOCK_SRC_ENGINE_MASTER_H_
+#define REDLOCK_SRC_ENGINE_MASTER_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "redlock/lock.h"
+#include "redlock/options.h"
+#include "src/algorithm/membership.h"
+#include "src/algorithm/redis_reply.h"
+#include "src/engine/master_link.h"
+#include "src/transport/deferred.h"
+#include "src/transport/runtime.h"
+
+namespace redlock::internal {
+
+struct MasterConfig {
+  MasterAddress address;  // Host must be numeric.
+  absl::Duration request_timeout = absl::Milliseconds(50);
+  absl::Duration connect_timeout = absl::Milliseconds(250);
+  absl::Duration stalled_timeout = absl::Seconds(1);
+  ReconnectBackoff backoff;
+  // If set, the handshake also reads INFO server and this key (the
+  // deployment marker), for MasterIdentity.
+  std::string marker_key;
+};
+
+// What a server said of its persistence (CONFIG GET of append* and save).
+struct Persistence {
+  // The server answered CONFIG GET; otherwise `error` says how it refused.
+  bool known = false;
+  bool aof = false;         // appendonly yes.
+  std::string appendfsync;  // "always", "everysec", "no"; empty if unsaid.
+  bool said_save = false;   // The reply carried `save`...
+  std::string save;         // ...with this value ("" : no RDB snapshots).
+  std::string error;        // Why unknown, e.g. the NOPERM reply.
+};
+
+// The CONFIG GET pattern for the persistence: one pattern, not several names
+// (CONFIG GET takes several only from Redis 7.0 on), matching append* and
+// save and no other parameter of Redis 7.0.
+inline constexpr absl::string_view kPersistenceConfig = "[as][pa][pv]*";
+
+// Fills `out` from a CONFIG GET reply (a flat array of name, value pairs).
+// Anything else leaves it unknown, with the reason. Pure.
+void ParseConfigPersistence(const RedisReply& reply, Persistence* out);
+// True only if every acknowledged write survives a crash: AOF on with
+// appendfsync always. Cheap (no message): for the vote-counting paths. Pure.
+bool Durable(const Persistence& persistence);
+// OK only if every acknowledged write survives a crash: AOF on with
+// appendfsync always. Otherwise kFailedPrecondition saying what the server
+// may lose in a crash (or that its persistence is unknown, and which
+// permission lifts that) and what it costs: after a restart it stays out of
+// quorums for max_ttl. Pure.
+absl::Status DurabilityRisk(const Persistence& persistence);
+// True only if a restart leaves the server empty: no AOF and no RDB
+// snapshots (save ""). Then whatever it holds after a restart was written
+// since. Pure.
+bool EmptyAfterRestart(const Persistence& persistence);
+// The persistence in a few words, for people: "aof always", "aof everysec",
+// "no aof, no rdb", "no aof, rdb save \"3600 1\"", or "unknown (...)".
+// Pure.
+std::string DescribePersistence(const Persistence& persistence);
+
+// What the last handshake learned about the server process.
+struct MasterIdentity {
+  bool known = false;          // A handshake completed at least once.
+  std::string run_id;          // INFO server run_id.
+  int64_t uptime_s = 0;        // INFO server uptime_in_seconds...
+  MonotonicTime seen_at;       // ...as of this moment.
+  int64_t server_time_us = 0;  // TIME on the server, as of seen_at.
+  // When the marker was last read (the handshake's GET, or a read since).
+  MonotonicTime marker_read_at;
+  // The deployment marker's state: "trusted", "reborn", or empty if absent.
+  std::string marker;
+  // When the marker was written, on that server's clock (0 if unknown).
+  int64_t marker_time_us = 0;
+  // The run_id recorded in the marker: the server process that carried it
+  // when it was written. Empty for markers written before markers carried
+  // one, and for a marker an operator wrote by hand without it.
+  std::string marker_run_id;
+  // The max_ttl (ms) of the client that wrote the marker: the deployment's.
+  // 0 if the marker does not say (older markers, an operator's).
+  int64_t marker_max_ttl_ms = 0;
+  // The deployment's membership record in the marker
+  // (src/algorithm/membership.h): `has_record` if it carries one that parsed,
+  // `record_error` if it carries one that did not; `member` is this server's
+  // name in it.
+  bool has_record = false;
+  absl::Status record_error;
+  // The marker's whole value as read ("" if absent).
+  std::string marker_value;
+  std::string member;
+  Membership record;
+  // INFO memory maxmemory_policy ("noeviction", "allkeys-lru", ...); empty
+  // if the server did not say.
+  std::string maxmemory_policy;
+  // Its persistence, from CONFIG GET append* and save: known only if the server
+  // answered it (an ACL without +config|get, or a proxy, may refuse).
+  Persistence persistence;
+};
+
+// Fills `id`'s marker fields (state, time, run_id, max_ttl, membership)
+// from a marker's value ("" if absent). Pure.
+void ReadMarkerValue(absl::string_view value, MasterIdentity* id);
+
+// INFO reports uptime in whole seconds of the server's wall clock, cached by
+// Redis for up to 100ms, so the true uptime is within this of the reading
+// (either way).
+inline constexpr absl::Duration kUptimeUncertainty = absl::Milliseconds(1100);
+
+// Whether the server `id` describes restarted since its marker was written:
+// kYes or kNo when the marker names the process that carried it (run_id) or,
+// for an older dated marker, when the uptime is clearly shorter or longer
+// than the marker's age (both on the server's clock, as of the handshake);
+// kUnknown otherwise (too close to tell, undated, or a clock that went
+// back), which the restart guard takes as a restart. Pure.
+enum class Restarted { kNo, kYes, kUnknown };
+Restarted RestartedSinceMarked(const MasterIdentity& id);
+
+// The value of field `name` in an INFO reply ("name:value" lines), empty if
+// absent. Pure.
+absl::string_view InfoField(absl::string_view info, absl::string_view name);
+// "run_id" and "uptime_in_seconds" from an INFO server reply. Pure.
+void ParseInfoServer(absl::string_view info, std::string* run_id,
+                     int64_t* uptime_s);
+// OK for "noeviction" or an unknown (empty) policy. Otherwise
+// kFailedPrecondition saying which of the library's keys the policy may evict
+// and what to set instead. Pure.
+absl::Status EvictionRisk(absl::string_view maxmemory_policy);
+
+// "a status", "an integer", ... for messages. Pure.
+absl::string_view TypeName(RedisReply::Type type);
+// The server's TIME reply in microseconds; nullopt unless it is two decimal
+// strings, seconds >= 0 and microseconds 0-999999, whose total fits. Pure.
+std::optional<int64_t> TimeReplyMicros(const RedisReply& reply);
+
+// AUTH [user] password for `address`; empty if it has no password. Pure.
+std::vector<std::string> AuthArgv(const MasterAddress& address);
+// The reconnect delay after `current` under `backoff`. Pure.
+absl::Duration NextBackoff(const ReconnectBackoff& backoff,
+                           absl::Duration current);
+
+struct MasterCounters {
+  int64_t sent = 0;
+  int64_t replies = 0;
+  int64_t error_replies = 0;
+  int64_t timeouts = 0;
+  int64_t connection_failures = 0;
+  int64_t connects = 0;
+  int64_t noscript_fallbacks = 0;
+};
+
+class Master final : public MasterLink, private ConnectionObserver {
+ public:
+  // Starts connecting at once. `runtime` must outlive the master.
+  Master(Runtime* runtime, MasterConfig config);
+  // Answers every outstanding request with kCancelled, then closes.
+  ~Master() override;
+
+  Master(const Master&) = delete;
+  Master& operator=(const Master&) = delete;
+
+  const std::string& name() const override { return name_; }
+  const MasterConfig& config() const { return config_; }
+  void Send(const Command& command, ReplyCallback done) override;
+
+  // Connected and handshake answered. A reply to a command sent through
+  // Send() arrives only while ready() (the handshake is queued first), so
+  // identity() then describes the server that sent the reply.
+  bool ready() const { return state_ == State::kConnected && handshake_ok_; }
+  const MasterCounters& counters() const { return counters_; }
+  const MasterIdentity& identity() const { return identity_; }
+  // The engine's view of the marker, once it has written one.
+  // A read of the marker found it absent, or unchanged, at this moment.
+  void set_marker_read_at(MonotonicTime at) { identity_.marker_read_at = at; }
+  void set_marker(absl::string_view value, MonotonicTime at) {
+    ReadMarkerValue(value, &identity_);
+    identity_.marker_read_at = at;
+  }
+  // Called on the loop thread after every handshake that completes and after
+  // every failed connection attempt. It may Send(); it must not destroy the
+  // master.
+  void set_on_state_change(std::function<void()> fn) {
+    on_state_change_ = std::move(fn);
+  }
+  // A connection attempt failed at least once since the master was made.
+  bool ever_failed() const { return ever_failed_; }
+  // Why the last connection failed or closed; OK if none did.
+  const absl::Status& last_error() const { return last_error_; }
+  // The TLS protocol and cipher of the current connection, once connected
+  // ("TLSv1.3 TLS_AES_256_GCM_SHA384"); empty for other transports.
+  const std::string& tls_description() const { return tls_description_; }
+
+ private:
+  enum class State { kDisconnected, kConnecting, kConnected };
+  enum class Kind {
+    kUser,
+    kAuth,
+    kSelect,
+    kScriptLoad,
+    kInfo,
+    kInfoMemory,
+    kConfig,
+    kTime,
+    kMarker
+  };
+
+  struct Pending {
+    MonotonicTime sent_at;
+    Kind kind = Kind::kUser;
+    // Empty once answered (by a timeout); the reply is then dropped.
+    ReplyCallback done;
+    // Script calls sent with EVALSHA keep the command to resend as EVAL.
+    std::optional<Command> script_call;
+    bool last_handshake_step = false;
+  };
+
+  void Connect();
+  // Closes the connection (flushing what it can) and answers every pending
+  // request with `reason`; reconnects later.
+  void Close(absl::Status reason);
+  // The connection is gone or going: from now on sends fail, and every
+  // pending request is answered with `reason`, in order.
+  void ForgetConnection(absl::Status reason);
+  void ScheduleReconnect();
+  void QueueHandshake();
+  // Writes argv to the connection and queues `pending`; answers it later with
+  // an error if the connection refuses the command.
+  void Write(const std::vector<std::string>& argv, Pending pending);
+  void FailLater(ReplyCallback done, absl::Status status);
+  void ArmRequestTimer();
+
+  // ConnectionObserver.
+  void OnConnect(absl::Status status) override;
+  void OnReply(RedisReply reply) override;
+  void OnLost(absl::Status why) override;
+
+  void OnHandshakeReply(const Pending& pending, const RedisReply& reply);
+  // The type the reply to handshake step `kind` must have; "" if it has it.
+  static absl::string_view ExpectedType(Kind kind, const RedisReply& reply);
+  void OnRequestTimer();
+  void OnConnectTimeout();
+  MonotonicTime Now() { return runtime_->Now(); }
+
+  Runtime* const runtime_;
+  MasterConfig config_;
+  std::string name_;
+
+  State state_ = State::kDisconnected;
+  std::unique_ptr<Connection> connection_;
+  MonotonicTime connected_at_;
+  // When request_timer_ fires, while it is pending.
+  MonotonicTime timer_wake_;
+  bool handshake_ok_ = false;
+  bool shutting_down_ = false;
+  absl::Status last_error_;
+  std::string tls_description_;
+  absl::Duration next_backoff_;
+
+  std::deque<Pending> pending_;
+  Deferred deferred_;
+  std::unique_ptr<Timer> request_timer_;
+  std::unique_ptr<Timer> connect_timer_;
+  std::unique_ptr<Timer> reconnect_timer_;
+  MasterCounters counters_;
+  MasterIdentity identity_;
+  MasterIdentity pending_identity_;  // Filled by the handshake in progress.
+  std::function<void()> on_state_change_;
+  bool ever_failed_ = false;
+};
+
+}  // namespace redlock::internal
+
+#endif  // REDLOCK_SRC_ENGINE_MASTER_H_

@@ -1,0 +1,106 @@
+// Copyright 2026 The redlock Authors.
+//
+// Engine::Operation, the base of the engine's operations (acquire, extend,
+// release, keep-alive; one file each), and what they share.
+// Included only by src/engine/engine.cc. Loop thread only.
+
+#ifndef REDLOCK_SRC_ENGINE_OPERATION_H_
+#define REDLOCK_SRC_ENGINE_OPERATION_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "src/engine/engine.h"
+#include "src/engine/quorum_round.h"
+
+namespace redlock::internal {
+
+// A wait longer than this is "until it succeeds"; it keeps deadlines finite.
+inline constexpr absl::Duration kLongestWait = absl::Hours(24 * 365);
+
+// A loss's code in words, for messages.
+inline absl::string_view LossSummary(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kAborted:
+      return "held by another owner";
+    case absl::StatusCode::kUnavailable:
+      return "too few masters answered";
+    case absl::StatusCode::kDeadlineExceeded:
+      return "no validity left";
+    default:
+      return "failed";
+  }
+}
+
+// An acquire, extend or release in flight. Runs its quorum rounds and hands
+// its one result to Engine::Finish().
+class Engine::Operation : public std::enable_shared_from_this<Operation> {
+ public:
+  // `what` names it in messages: acquire "recalc-ratings".
+  Operation(Engine* engine, std::string what)
+      : engine_(engine), what_(std::move(what)) {}
+  virtual ~Operation() = default;
+
+  // The engine is going away: stop the round (nothing more is sent) and
+  // answer kCancelled.
+  void Cancel() {
+    cancelled_ = true;
+    if (round_) round_->Cancel();
+    round_.reset();
+    OnCancel();
+    Fail(absl::CancelledError(
+        absl::StrCat(what_, ": the client was shut down")));
+  }
+
+ protected:
+  void StartRound(RoundConfig config) {
+    round_ = QuorumRound::Start(
+        engine_->links_, std::move(config), engine_->runtime_.get(),
+        [self = shared_from_this()](RoundResult result) {
+          self->round_.reset();
+          self->OnRound(std::move(result));
+        });
+  }
+
+  // Stops the round in flight, if any (nothing more is sent; late replies
+  // are dropped). True if there was one.
+  bool StopRound() {
+    if (round_ == nullptr) return false;
+    round_->Cancel();
+    round_.reset();
+    return true;
+  }
+
+  // Hands `result` to `done` on a later loop turn.
+  template <typename Callback, typename Result>
+  void Deliver(Callback& done, Result result) {
+    engine_->Finish(
+        this, [done = std::move(done), result = std::move(result)]() mutable {
+          done(std::move(result));
+        });
+  }
+
+  // The round started by StartRound() was decided.
+  virtual void OnRound(RoundResult result) {}
+  virtual void Fail(absl::Status status) = 0;
+  virtual void OnCancel() {}
+
+  // Cancel() ran: the engine is going away; start nothing.
+  bool cancelled() const { return cancelled_; }
+
+  Engine* const engine_;
+  const std::string what_;
+
+ private:
+  bool cancelled_ = false;
+  std::shared_ptr<QuorumRound> round_;
+};
+
+}  // namespace redlock::internal
+
+#endif  // REDLOCK_SRC_ENGINE_OPERATION_H_

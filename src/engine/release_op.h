@@ -1,0 +1,83 @@
+// Copyright 2026 The redlock Authors.
+//
+// Engine::ReleaseOp: one release of a held lock.
+// Included only by src/engine/engine.cc. Loop thread only.
+
+#ifndef REDLOCK_SRC_ENGINE_RELEASE_OP_H_
+#define REDLOCK_SRC_ENGINE_RELEASE_OP_H_
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "src/algorithm/scripts.h"
+#include "src/algorithm/vote.h"
+#include "src/engine/lock_state.h"
+#include "src/engine/operation.h"
+
+namespace redlock::internal {
+
+class Engine::ReleaseOp final : public Engine::Operation {
+ public:
+  ReleaseOp(Engine* engine, std::shared_ptr<LockState> state,
+            const ReleaseOptions& options, AsyncRedlock::ReleaseCallback done)
+      : Operation(engine, absl::StrCat("release \"", state->resource, "\"")),
+        state_(std::move(state)),
+        wait_for_all_(options.wait_for_all_masters),
+        done_(std::move(done)) {}
+
+  void Start() {
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      state_->released = true;
+      state_->valid_until =
+          std::min(state_->valid_until, engine_->runtime_->Now());
+    }
+    RoundConfig config;
+    config.command = ReleaseCommand(state_->keys, state_->token);
+    config.map_reply = &ScriptVote;
+    config.quorum = engine_->quorum_;
+    config.groups = engine_->groups_;
+    // Decided as soon as a quorum no longer carries the token (or can no
+    // longer confirm it): the masters still to answer were sent the release
+    // in the same loop turn and get it all the same, bounded by
+    // request_timeout; only the report does not wait for them.
+    config.decide_when = wait_for_all_
+                             ? RoundConfig::DecideWhen::kAllVoted
+                             : RoundConfig::DecideWhen::kQuorumCleared;
+    StartRound(std::move(config));
+  }
+
+ private:
+  void OnRound(RoundResult result) override {
+    ReleaseReport report;
+    report.released = result.granted;
+    report.not_held = result.denied;
+    report.failed = result.failed;
+    report.pending = result.pending;
+    report.freed = result.quorum_cleared;
+    report.votes = std::move(result.votes);
+    if (Observer* observer = engine_->observer()) {
+      ReleasedEvent event;
+      event.resource = state_->resource;
+      event.report = &report;
+      event.held_for = ToDuration(result.start - state_->acquired_at);
+      observer->OnReleased(event);
+    }
+    Deliver(done_, absl::StatusOr<ReleaseReport>(std::move(report)));
+  }
+
+  void Fail(absl::Status status) override {
+    Deliver(done_, absl::StatusOr<ReleaseReport>(std::move(status)));
+  }
+
+  std::shared_ptr<LockState> state_;
+  const bool wait_for_all_;
+  AsyncRedlock::ReleaseCallback done_;
+};
+
+}  // namespace redlock::internal
+
+#endif  // REDLOCK_SRC_ENGINE_RELEASE_OP_H_

@@ -1,0 +1,480 @@
+// Copyright 2026 The redlock Authors.
+//
+// The restart guard against a master that comes back with PART of its data:
+// it kept the deployment marker but lost its newest keys (Redis's default RDB
+// snapshots; AOF with appendfsync everysec and its unsynced tail lost, as a
+// power cut loses it). Such a master restarted since it was marked, and
+// unless it shows AOF with appendfsync always it casts no grant until it has
+// been up for max_ttl (the Redlock paper's delayed restart).
+//
+// Each scene: three masters, the deployment marked, client X holds `job` for
+// 60 s on all three, masters 2 and 3 (indices 1 and 2) crash and restart
+// without X's key. A fresh client Y then asks for `job`; before the rule it
+// was granted it by masters 2 and 3 while X held it.
+
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "redlock/keys.h"
+#include "redlock/redlock.h"
+#include "tests/support/guard_expectations.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/test_options.h"
+
+namespace redlock {
+namespace {
+
+using ::redlock::testing::RedisCluster;
+using ::redlock::testing::RedisServer;
+using ::redlock::testing::TestOptions;
+
+constexpr char kJob[] = "job";
+constexpr char kPassword[] = "s3cret-locker";
+
+bool Mentions(const absl::Status& status, absl::string_view text) {
+  return absl::StrContains(status.message(), text);
+}
+
+class PartialRestartTest : public ::testing::Test {
+ protected:
+  // Three masters with `persistence`; false if they could not start.
+  bool StartCluster(RedisServer::Persistence persistence,
+                    std::vector<std::string> extra_args = {}) {
+    RedisServer::Config config;
+    config.persistence = persistence;
+    config.extra_args = std::move(extra_args);
+    auto cluster = RedisCluster::Start(3, config);
+    EXPECT_TRUE(cluster.ok()) << cluster.status();
+    if (!cluster.ok()) return false;
+    cluster_ = *std::move(cluster);
+    return true;
+  }
+
+  std::vector<std::string> Uris(bool acl_user) const {
+    std::vector<std::string> uris;
+    for (int i = 0; i < cluster_->size(); ++i) {
+      uris.push_back(acl_user ? absl::StrCat("redis://locker:", kPassword, "@",
+                                             cluster_->server(i).Address())
+                              : cluster_->server(i).Uri());
+    }
+    return uris;
+  }
+
+  std::unique_ptr<Redlock> MakeClient(absl::Duration max_ttl = absl::Hours(1),
+                                      bool acl_user = false,
+                                      bool guard = true) {
+    Options options = TestOptions(Uris(acl_user));
+    options.max_ttl = max_ttl;
+    options.default_ttl = std::min(options.default_ttl, max_ttl);
+    options.restart_guard = guard;
+    options.on_warning = [](absl::string_view) {};
+    auto client = Redlock::Create(options);
+    EXPECT_TRUE(client.ok()) << client.status();
+    return client.ok() ? *std::move(client) : nullptr;
+  }
+
+  absl::Status Command(int master, std::vector<std::string> argv) {
+    auto client = cluster_->Client(master);
+    if (!client.ok()) return client.status();
+    auto reply = (*client)->Command(std::move(argv));
+    if (!reply.ok()) return reply.status();
+    if (reply->type == testing::Reply::Type::kError) {
+      return absl::InternalError(reply->str);
+    }
+    return absl::OkStatus();
+  }
+
+  std::optional<std::string> Get(int master, const std::string& key) {
+    return testing::ValueOn(*cluster_, master, key);
+  }
+
+  // X marks the deployment (its first acquisition bootstraps it), then
+  // `before_grant` runs (a snapshot, a note of the AOF's size), then X takes
+  // `job` for 60 s on all three masters.
+  absl::StatusOr<Lock> MarkThenHold(Redlock& x,
+                                    const std::function<void()>& before_grant) {
+    absl::StatusOr<Lock> warmup = x.TryAcquire("warmup", absl::Seconds(1));
+    if (!warmup.ok()) return warmup.status();
+    for (int i = 0; i < 3; ++i) {
+      if (testing::MarkerState(Get(i, DeploymentMarkerKey(Options()))) !=
+          "trusted") {
+        return absl::InternalError(absl::StrCat("master ", i, " not marked"));
+      }
+    }
+    before_grant();
+    absl::StatusOr<Lock> held = x.TryAcquire(kJob, absl::Seconds(60));
+    if (!held.ok()) return held.status();
+    for (int i = 0; i < 3; ++i) {
+      if (Get(i, LockKey(Options(), kJob)) != held->token()) {
+        return absl::InternalError(absl::StrCat("X not held on ", i));
+      }
+    }
+    return held;
+  }
+
+  // Y, a new client, asks for `job` once (its first acquisitions). Must be
+  // refused while X holds it: masters 2 and 3 are held back by the guard.
+  void ExpectTheRestartedMastersCastNoGrant(const Lock& x_lock,
+                                            bool survivor_stopped) {
+    auto y = MakeClient();
+    ASSERT_NE(y, nullptr);
+    if (survivor_stopped) {
+      ASSERT_TRUE(cluster_->server(0).Stop().ok());
+    }
+    absl::StatusOr<Lock> second = y->TryAcquire(kJob, absl::Seconds(60));
+    std::vector<MasterHealth> health = y->Health();
+    if (survivor_stopped) {
+      ASSERT_TRUE(cluster_->server(0).Continue().ok());
+    }
+    ASSERT_FALSE(second.ok()) << "two owners: Y granted " << second->token()
+                              << " while X holds " << x_lock.token();
+    EXPECT_TRUE(Mentions(second.status(),
+                         "restart guard: this master "
+                         "restarted"))
+        << second.status();
+    EXPECT_TRUE(x_lock.valid());
+    EXPECT_EQ(Get(0, LockKey(Options(), kJob)), x_lock.token());
+    ASSERT_EQ(health.size(), 3u);
+    for (int i : {1, 2}) {
+      EXPECT_EQ(health[i].marker, "trusted") << i;
+      EXPECT_EQ(health[i].grants_count.code(),
+                absl::StatusCode::kFailedPrecondition)
+          << i << health[i].grants_count;
+      EXPECT_TRUE(Mentions(health[i].grants_count, "after it was marked"))
+          << health[i].grants_count;
+      EXPECT_EQ(health[i].durability.code(),
+                absl::StatusCode::kFailedPrecondition)
+          << health[i].durability;
+    }
+  }
+
+  // SIGKILL, then `between` (cut the AOF), then start again.
+  absl::Status Crash(
+      int master, const std::function<absl::Status()>& between = [] {
+        return absl::OkStatus();
+      }) {
+    if (absl::Status s = cluster_->server(master).Kill(); !s.ok()) return s;
+    if (absl::Status s = between(); !s.ok()) return s;
+    return cluster_->server(master).Restart();
+  }
+
+  void RdbScene(bool survivor_stopped) {
+    if (!StartCluster(RedisServer::Persistence::kRdbSnapshots)) return;
+    auto x = MakeClient();
+    ASSERT_NE(x, nullptr);
+    absl::StatusOr<Lock> held = MarkThenHold(*x, [&] {
+      for (int i = 0; i < 3; ++i) ASSERT_TRUE(Command(i, {"SAVE"}).ok());
+    });
+    ASSERT_TRUE(held.ok()) << held.status();
+    for (int i : {1, 2}) ASSERT_TRUE(Crash(i).ok());
+    for (int i : {1, 2}) {
+      // The snapshot came back: the marker without X's key.
+      ASSERT_EQ(testing::MarkerState(Get(i, DeploymentMarkerKey(Options()))),
+                "trusted");
+      ASSERT_EQ(Get(i, LockKey(Options(), kJob)), std::nullopt);
+    }
+    ExpectTheRestartedMastersCastNoGrant(*held, survivor_stopped);
+  }
+
+  void AofEverysecScene(bool survivor_stopped) {
+    if (!StartCluster(RedisServer::Persistence::kAofEverysec)) return;
+    auto x = MakeClient();
+    ASSERT_NE(x, nullptr);
+    std::vector<uintmax_t> sizes(3);
+    absl::StatusOr<Lock> held = MarkThenHold(*x, [&] {
+      for (int i : {1, 2}) {
+        auto path = cluster_->server(i).IncrementalAofPath();
+        ASSERT_TRUE(path.ok()) << path.status();
+        sizes[i] = std::filesystem::file_size(*path);
+        ASSERT_GT(sizes[i], 0u);
+      }
+    });
+    ASSERT_TRUE(held.ok()) << held.status();
+    for (int i : {1, 2}) {
+      // A power cut loses what was not fsynced: the AOF's tail since before
+      // X's grant.
+      ASSERT_TRUE(Crash(i, [&] {
+                    auto path = cluster_->server(i).IncrementalAofPath();
+                    if (!path.ok()) return path.status();
+                    if (std::filesystem::file_size(*path) <= sizes[i]) {
+                      return absl::InternalError("X's grant not in the AOF");
+                    }
+                    if (truncate(path->c_str(), static_cast<off_t>(sizes[i])) !=
+                        0) {
+                      return absl::InternalError("truncate failed");
+                    }
+                    return absl::OkStatus();
+                  }).ok());
+      ASSERT_EQ(testing::MarkerState(Get(i, DeploymentMarkerKey(Options()))),
+                "trusted");
+      ASSERT_EQ(Get(i, LockKey(Options(), kJob)), std::nullopt);
+    }
+    ExpectTheRestartedMastersCastNoGrant(*held, survivor_stopped);
+  }
+
+  std::unique_ptr<RedisCluster> cluster_;
+};
+
+#define SKIP_WITH_EXTERNAL_MASTERS()                  \
+  do {                                                \
+    if (RedisServer::UsingExternalMasters()) {        \
+      GTEST_SKIP() << "needs servers it can restart"; \
+    }                                                 \
+  } while (0)
+
+TEST_F(PartialRestartTest, MastersBackFromAnRdbSnapshotCastNoGrant) {
+  SKIP_WITH_EXTERNAL_MASTERS();
+  RdbScene(/*survivor_stopped=*/false);
+}
+
+TEST_F(PartialRestartTest,
+       MastersBackFromAnRdbSnapshotCastNoGrantWithTheSurvivorStopped) {
+  SKIP_WITH_EXTERNAL_MASTERS();
+  RdbScene(/*survivor_stopped=*/true);
+}
+
+TEST_F(PartialRestartTest, MastersWithTheirAofTailLostCastNoGrant) {
+  SKIP_WITH_EXTERNAL_MASTERS();
+  AofEverysecScene(/*survivor_stopped=*/false);
+}
+
+TEST_F(PartialRestartTest,
+       MastersWithTheirAofTailLostCastNoGrantWithTheSurvivorStopped) {
+  SKIP_WITH_EXTERNAL_MASTERS();
+  AofEverysecScene(/*survivor_stopped=*/true);
+}
+
+// No cost where none is due: with appendfsync always a restarted master
+// kept every acknowledged write, and counts again at once.
+TEST_F(PartialRestartTest,
+       AMasterWithAppendfsyncAlwaysCountsAtOnceAfterARestart) {
+  SKIP_WITH_EXTERNAL_MASTERS();
+  ASSERT_TRUE(StartCluster(RedisServer::Persistence::kAofAlways));
+  auto x = MakeClient();
+  ASSERT_NE(x, nullptr);
+  absl::StatusOr<Lock> held = MarkThenHold(*x, [] {});
+  ASSERT_TRUE(held.ok()) << held.status();
+  for (int i : {1, 2}) ASSERT_TRUE(Crash(i).ok());
+  auto y = MakeClient();
+  ASSERT_NE(y, nullptr);
+  // X's lock survived the restarts: refused as held.
+  absl::StatusOr<Lock> second = y->TryAcquire(kJob, absl::Seconds(60));
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kAborted)
+      << second.status();
+  // With the survivor stopped, the two restarted masters alone make a
+  // quorum for another resource: they count at once.
+  ASSERT_TRUE(cluster_->server(0).Stop().ok());
+  absl::StatusOr<Lock> other = y->TryAcquire("other", absl::Seconds(5));
+  const std::vector<MasterHealth> health = y->Health();
+  ASSERT_TRUE(cluster_->server(0).Continue().ok());
+  ASSERT_TRUE(other.ok()) << other.status();
+  for (int i : {1, 2}) {
+    EXPECT_TRUE(health[i].grants_count.ok()) << health[i].grants_count;
+    EXPECT_TRUE(health[i].durability.ok()) << health[i].durability;
+    EXPECT_EQ(health[i].persistence, "aof always");
+  }
+  ASSERT_TRUE(y->Release(*other).ok());
+}
+
+// An ACL that refuses CONFIG hides the persistence: the client cannot
+// confirm appendfsync always, so a restarted master is held back as if it
+// could lose writes (fail closed). An unrestarted one counts as before.
+TEST_F(PartialRestartTest,
+       AMasterWhoseConfigTheAclRefusesIsHeldBackAfterARestart) {
+  SKIP_WITH_EXTERNAL_MASTERS();
+  ASSERT_TRUE(
+      StartCluster(RedisServer::Persistence::kAofAlways,
+                   {"--user", "locker", "on", absl::StrCat(">", kPassword),
+                    "~*", "&*", "+@all", "-config"}));
+  auto x = MakeClient(absl::Hours(1), /*acl_user=*/true);
+  ASSERT_NE(x, nullptr);
+  absl::StatusOr<Lock> held = MarkThenHold(*x, [] {});
+  ASSERT_TRUE(held.ok()) << held.status();
+  const std::vector<MasterHealth> before = x->Health();
+  for (const MasterHealth& h : before) {
+    EXPECT_TRUE(h.grants_count.ok()) << h.grants_count;
+    EXPECT_TRUE(absl::StartsWith(h.persistence, "unknown (CONFIG GET refused"))
+        << h.persistence;
+    EXPECT_TRUE(Mentions(h.durability, "+config|get")) << h.durability;
+  }
+  ASSERT_TRUE(x->Release(*held).ok());
+  for (int i : {1, 2}) ASSERT_TRUE(Crash(i).ok());
+  auto y = MakeClient(absl::Hours(1), /*acl_user=*/true);
+  ASSERT_NE(y, nullptr);
+  ASSERT_TRUE(cluster_->server(0).Stop().ok());
+  absl::StatusOr<Lock> lock = y->TryAcquire(kJob, absl::Seconds(5));
+  const std::vector<MasterHealth> health = y->Health();
+  ASSERT_TRUE(cluster_->server(0).Continue().ok());
+  EXPECT_FALSE(lock.ok()) << "counted a master it could not judge durable";
+  for (int i : {1, 2}) {
+    EXPECT_EQ(health[i].grants_count.code(),
+              absl::StatusCode::kFailedPrecondition)
+        << health[i].grants_count;
+    EXPECT_TRUE(Mentions(health[i].grants_count, "persistence (unknown"))
+        << health[i].grants_count;
+  }
+}
+
+// A marker that names no process and no date (an operator's bare
+// "trusted") cannot show the master has not restarted since: unless its
+// persistence is durable, the master is held back until it has been up for
+// max_ttl. Fail closed, with the reason.
+TEST_F(PartialRestartTest,
+       AnUndatedMarkerOnAMasterWithoutAofIsNotTakenOnTrust) {
+  SKIP_WITH_EXTERNAL_MASTERS();
+  ASSERT_TRUE(StartCluster(RedisServer::Persistence::kRdbSnapshots));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(
+        Command(i, {"SET", DeploymentMarkerKey(Options()), "trusted"}).ok());
+  }
+  auto y = MakeClient();
+  ASSERT_NE(y, nullptr);
+  absl::StatusOr<Lock> lock = y->TryAcquire(kJob, absl::Seconds(5));
+  EXPECT_FALSE(lock.ok()) << "counted masters it could not judge";
+  EXPECT_TRUE(Mentions(lock.status(),
+                       "cannot tell whether this master "
+                       "restarted since it was marked"))
+      << lock.status();
+  // The operator's form vouches for the running process: counted at once.
+  for (int i = 0; i < 3; ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE(testing::OperatorMarkTrusted(**client).ok());
+  }
+  auto z = MakeClient();
+  ASSERT_NE(z, nullptr);
+  absl::StatusOr<Lock> later = z->TryAcquire(kJob, absl::Seconds(5));
+  ASSERT_TRUE(later.ok()) << later.status();
+  ASSERT_TRUE(z->Release(*later).ok());
+}
+
+// The guard's wait is max_ttl, and the deployment records it in its markers:
+// a client with a shorter one would count masters that restarted empty while
+// a longer lock may still be held on the others. It is refused, with both
+// values in the message, and it writes no marker of its own.
+TEST_F(PartialRestartTest, AClientWithAnotherMaxTtlThanTheDeploymentIsRefused) {
+  SKIP_WITH_EXTERNAL_MASTERS();
+  ASSERT_TRUE(StartCluster(RedisServer::Persistence::kNone));
+  auto x = MakeClient(absl::Hours(1));
+  ASSERT_NE(x, nullptr);
+  absl::StatusOr<Lock> held = MarkThenHold(*x, [] {});
+  ASSERT_TRUE(held.ok()) << held.status();
+  // X's process goes on with its work; its lock stays on the masters until
+  // its TTL, and no client of the deployment's max_ttl is running.
+  x.reset();
+  for (int i : {1, 2}) ASSERT_TRUE(Crash(i).ok());  // Back empty.
+  auto y = MakeClient(absl::Seconds(2));
+  ASSERT_NE(y, nullptr);
+  absl::StatusOr<Lock> first = y->TryAcquire(kJob, absl::Seconds(1));
+  ASSERT_FALSE(first.ok()) << "two owners";
+  absl::SleepFor(absl::Seconds(3));  // Y's own max_ttl has passed.
+  absl::StatusOr<Lock> later = y->TryAcquire(kJob, absl::Seconds(1));
+  ASSERT_FALSE(later.ok()) << "two owners: Y granted while X holds";
+  EXPECT_TRUE(Mentions(later.status(),
+                       "this client's max_ttl is 2s, the deployment's is 1h"))
+      << later.status();
+  EXPECT_TRUE(held->valid());
+  // Y marks nothing with its own max_ttl.
+  for (int i = 0; i < 3; ++i) {
+    const std::optional<std::string> marker =
+        Get(i, DeploymentMarkerKey(Options()));
+    EXPECT_FALSE(marker.has_value() && absl::EndsWith(*marker, ":2000"))
+        << "the disagreeing client marked master " << i << ": " << *marker;
+  }
+}
+
+// The delayed restart ends: once the restarted masters have been up for
+// max_ttl, their grants count again.
+TEST_F(PartialRestartTest, AMasterBackFromASnapshotCountsAgainAfterMaxTtl) {
+  SKIP_WITH_EXTERNAL_MASTERS();
+  ASSERT_TRUE(StartCluster(RedisServer::Persistence::kRdbSnapshots));
+  constexpr absl::Duration kMaxTtl = absl::Seconds(3);
+  auto x = MakeClient(kMaxTtl);
+  ASSERT_NE(x, nullptr);
+  ASSERT_TRUE(x->TryAcquire("warmup", absl::Seconds(1)).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Command(i, {"SAVE"}).ok());
+  for (int i : {1, 2}) ASSERT_TRUE(Crash(i).ok());
+  auto y = MakeClient(kMaxTtl);
+  ASSERT_NE(y, nullptr);
+  ASSERT_TRUE(cluster_->server(0).Stop().ok());
+  absl::StatusOr<Lock> early = y->TryAcquire(kJob, absl::Seconds(2));
+  EXPECT_FALSE(early.ok()) << "counted before max_ttl";
+  absl::SleepFor(kMaxTtl + absl::Milliseconds(1200));
+  absl::StatusOr<Lock> later = y->TryAcquire(kJob, absl::Seconds(2));
+  ASSERT_TRUE(cluster_->server(0).Continue().ok());
+  ASSERT_TRUE(later.ok()) << later.status();
+  ASSERT_TRUE(y->Release(*later).ok());
+}
+
+// Fencing: a restarted master whose counters may be stale serves no
+// trusted counter read, even after max_ttl; with the survivor stopped no
+// token is issued (it could repeat one).
+TEST_F(PartialRestartTest, ARestartedMastersCountersAreNotTrustedForFencing) {
+  SKIP_WITH_EXTERNAL_MASTERS();
+  ASSERT_TRUE(StartCluster(RedisServer::Persistence::kRdbSnapshots));
+  constexpr absl::Duration kMaxTtl = absl::Seconds(2);
+  auto x = MakeClient(kMaxTtl);
+  ASSERT_NE(x, nullptr);
+  AcquireOptions fenced;
+  fenced.ttl = absl::Seconds(1);
+  fenced.fencing = true;
+  absl::StatusOr<Lock> first = x->Acquire(kJob, fenced);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(x->Release(*first).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Command(i, {"SAVE"}).ok());
+  absl::StatusOr<Lock> second = x->Acquire(kJob, fenced);  // Not in the RDB.
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_TRUE(x->Release(*second).ok());
+  for (int i : {1, 2}) ASSERT_TRUE(Crash(i).ok());
+  absl::SleepFor(kMaxTtl + absl::Milliseconds(1200));
+  auto y = MakeClient(kMaxTtl);
+  ASSERT_NE(y, nullptr);
+  ASSERT_TRUE(cluster_->server(0).Stop().ok());
+  absl::StatusOr<Lock> third = y->Acquire(kJob, fenced);
+  ASSERT_TRUE(cluster_->server(0).Continue().ok());
+  ASSERT_FALSE(third.ok()) << "token " << third->fence()
+                           << " from counters older than token "
+                           << second->fence();
+  EXPECT_TRUE(Mentions(third.status(), "fencing unavailable"))
+      << third.status();
+  EXPECT_TRUE(Mentions(third.status(), "older than tokens already issued"))
+      << third.status();
+  // With the survivor back, one trusted read of three is still no quorum.
+  absl::StatusOr<Lock> fourth = y->Acquire(kJob, fenced);
+  EXPECT_FALSE(fourth.ok());
+  // The operator's step (docs/lifetime-and-fencing.md): raise the counters,
+  // then vouch for the restarted masters.
+  for (int i : {1, 2}) {
+    ASSERT_TRUE(
+        Command(i, {"SET", FenceCounterKey(Options(), kJob), "100"}).ok());
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE(testing::OperatorMarkTrusted(**client).ok());
+  }
+  // Y, still connected, reads the new marks at its next fenced attempt. The
+  // hand-written marks carry no membership record, which Y appends on
+  // reading them, so that attempt may still refuse them; the next counts.
+  absl::StatusOr<Lock> fifth = y->Acquire(kJob, fenced);
+  if (!fifth.ok() && Mentions(fifth.status(), "no membership record")) {
+    absl::SleepFor(absl::Milliseconds(100));
+    fifth = y->Acquire(kJob, fenced);
+  }
+  ASSERT_TRUE(fifth.ok()) << fifth.status();
+  EXPECT_GT(fifth->fence(), 100u);
+  ASSERT_TRUE(y->Release(*fifth).ok());
+}
+
+}  // namespace
+}  // namespace redlock

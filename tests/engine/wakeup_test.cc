@@ -1,0 +1,473 @@
+// Copyright 2026 The redlock Authors.
+//
+// Waiters woken on release (RetryPolicy::wake_on_release), on real masters.
+// The waiters here poll every 30 seconds, so an acquisition that completes
+// within a few seconds of the release was woken, not polled: each bound below
+// is generous for a loaded machine and still far from the poll.
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "redlock/keys.h"
+#include "redlock/observer.h"
+#include "redlock/redlock.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/test_options.h"
+
+namespace redlock {
+namespace {
+
+using ::redlock::testing::RedisCluster;
+using ::redlock::testing::RedisServer;
+
+constexpr absl::Duration kPoll = absl::Seconds(30);
+// What "woken, not polled" allows: far below kPoll and the waits below.
+constexpr absl::Duration kWokenWithin = absl::Seconds(5);
+
+// Counts attempts that lost, and runs a hook on the loop thread after each.
+class AttemptCounter : public Observer {
+ public:
+  void OnAttempt(const AttemptEvent& event) override {
+    if (!event.outcome.ok()) lost_.fetch_add(1);
+    absl::AnyInvocable<void(const AttemptEvent&)> hook;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      hook = std::move(hook_);
+    }
+    if (hook) hook(event);
+  }
+  int lost() const { return lost_.load(); }
+  // Runs once, after the next attempt.
+  void AfterNextAttempt(absl::AnyInvocable<void(const AttemptEvent&)> hook) {
+    std::lock_guard<std::mutex> lock(mu_);
+    hook_ = std::move(hook);
+  }
+
+ private:
+  std::atomic<int> lost_{0};
+  // std::mutex, not absl::Mutex: one counter serves several clients' loop
+  // threads, and ThreadSanitizer sees only std::mutex (Debian's Abseil is
+  // not built for it).
+  std::mutex mu_;
+  absl::AnyInvocable<void(const AttemptEvent&)> hook_;
+};
+
+class WakeupTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (RedisServer::UsingExternalMasters()) {
+      GTEST_SKIP() << "kills its own masters' subscriber connections";
+    }
+    auto cluster = RedisCluster::Start(3);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = *std::move(cluster);
+    holder_ = MakeClient(testing::TestOptions(cluster_->Uris()));
+    ASSERT_NE(holder_, nullptr);
+  }
+
+  std::unique_ptr<Redlock> MakeClient(Options options) {
+    auto client = Redlock::Create(std::move(options));
+    EXPECT_TRUE(client.ok()) << client.status();
+    return client.ok() ? *std::move(client) : nullptr;
+  }
+
+  // A waiter that would poll only every kPoll.
+  Options WaiterOptions(std::shared_ptr<Observer> observer = nullptr) {
+    Options options = testing::TestOptions(cluster_->Uris());
+    options.retry.min_delay = kPoll;
+    options.retry.max_delay = kPoll;
+    options.observer = std::move(observer);
+    return options;
+  }
+
+  static AcquireOptions Waiting(absl::Duration wait) {
+    AcquireOptions options;
+    options.ttl = absl::Seconds(30);
+    options.wait = wait;
+    return options;
+  }
+
+  // PUBSUB NUMSUB for `resource`'s channel on master `i`.
+  int64_t Subscribers(int i, const std::string& resource) {
+    auto client = cluster_->Client(i);
+    EXPECT_TRUE(client.ok());
+    if (!client.ok()) return -1;
+    auto reply =
+        (*client)->Command({"PUBSUB", "NUMSUB", LockKey(Options(), resource)});
+    EXPECT_TRUE(reply.ok());
+    if (!reply.ok() || reply->elements.size() != 2) return -1;
+    return reply->elements[1].integer;
+  }
+
+  // Waits (bounded) until `resource`'s channel has at least `n` subscribers
+  // on every master.
+  bool AwaitSubscribers(const std::string& resource, int64_t n) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (absl::Now() < deadline) {
+      bool all = true;
+      for (int i = 0; i < cluster_->size(); ++i) {
+        all = all && Subscribers(i, resource) >= n;
+      }
+      if (all) return true;
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return false;
+  }
+
+  std::unique_ptr<RedisCluster> cluster_;
+  std::unique_ptr<Redlock> holder_;
+};
+
+// Runs `fn` on a thread; Join() returns its result.
+template <typename T>
+class Background {
+ public:
+  explicit Background(absl::AnyInvocable<T()> fn)
+      : thread_([this, fn = std::move(fn)]() mutable { result_ = fn(); }) {}
+  ~Background() {
+    if (thread_.joinable()) thread_.join();
+  }
+  T Join() {
+    thread_.join();
+    return std::move(*result_);
+  }
+
+ private:
+  std::optional<T> result_;
+  std::thread thread_;
+};
+
+TEST_F(WakeupTest, AWaiterIsWokenByTheReleaseNotByThePoll) {
+  auto held = holder_->Acquire("report", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto waiter = MakeClient(WaiterOptions());
+  ASSERT_NE(waiter, nullptr);
+  Background<absl::StatusOr<Lock>> waiting(
+      [&] { return waiter->Acquire("report", Waiting(absl::Seconds(20))); });
+  // Its first attempt lost, and it subscribed on every master.
+  ASSERT_TRUE(AwaitSubscribers("report", 1));
+  absl::SleepFor(absl::Milliseconds(100));  // Its check once subscribed.
+
+  const absl::Time released = absl::Now();
+  ASSERT_TRUE(holder_->Release(*held).ok());
+  absl::StatusOr<Lock> lock = waiting.Join();
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  EXPECT_LT(absl::Now() - released, kWokenWithin);
+  ASSERT_TRUE(waiter->Release(*lock).ok());
+  // Health() shows each master's subscriber: its SUBSCRIBE, and the
+  // release it heard (and the win the waiter announced).
+  for (const MasterHealth& h : waiter->Health()) {
+    EXPECT_GE(h.subscriber_requests, 1) << h.master;
+    EXPECT_GE(h.subscriber_messages, 1) << h.master;
+  }
+  for (const MasterHealth& h : holder_->Health()) {
+    EXPECT_EQ(h.subscriber_requests, 0) << h.master << ": it never waited";
+  }
+}
+
+TEST_F(WakeupTest, AWaiterForASetIsWokenByTheReleaseOfOneOfItsResources) {
+  auto held = holder_->Acquire("stock:7", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto waiter = MakeClient(WaiterOptions());
+  ASSERT_NE(waiter, nullptr);
+  const std::vector<std::string> set = {"orders:42", "stock:7"};
+  Background<absl::StatusOr<Lock>> waiting(
+      [&] { return waiter->Acquire(set, Waiting(absl::Seconds(20))); });
+  ASSERT_TRUE(AwaitSubscribers("stock:7", 1));
+  ASSERT_TRUE(AwaitSubscribers("orders:42", 1));
+  absl::SleepFor(absl::Milliseconds(100));
+
+  const absl::Time released = absl::Now();
+  ASSERT_TRUE(holder_->Release(*held).ok());
+  absl::StatusOr<Lock> lock = waiting.Join();
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  EXPECT_LT(absl::Now() - released, kWokenWithin);
+  EXPECT_EQ(lock->resources(), set);
+}
+
+// The release comes right after the waiter's first attempt lost, before it
+// subscribed: no message can reach it. It tries once more as soon as it is
+// subscribed, and that attempt finds the lock free.
+TEST_F(WakeupTest, AReleaseBeforeTheSubscriptionIsCaughtOnceSubscribed) {
+  auto held = holder_->Acquire("ledger", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto counter = std::make_shared<AttemptCounter>();
+  auto waiter = MakeClient(WaiterOptions(counter));
+  ASSERT_NE(waiter, nullptr);
+  std::atomic<bool> released_early{false};
+  absl::Time released;
+  // On the waiter's loop thread, before it can subscribe.
+  counter->AfterNextAttempt([&](const AttemptEvent& event) {
+    if (event.outcome.ok()) return;
+    released = absl::Now();
+    released_early = holder_->Release(*held).ok();
+  });
+  absl::StatusOr<Lock> lock =
+      waiter->Acquire("ledger", Waiting(absl::Seconds(20)));
+  ASSERT_TRUE(released_early.load());
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  EXPECT_LT(absl::Now() - released, kWokenWithin);
+  EXPECT_EQ(counter->lost(), 1);
+}
+
+// The masters drop the subscriber connections while the lock is released:
+// the message is lost. The client reconnects, subscribes again, and since it
+// may have missed a release, tries again at once.
+TEST_F(WakeupTest, AWaiterWhoseSubscriberWasKilledStillHearsOfTheRelease) {
+  auto held = holder_->Acquire("ingest", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto waiter = MakeClient(WaiterOptions());
+  ASSERT_NE(waiter, nullptr);
+  Background<absl::StatusOr<Lock>> waiting(
+      [&] { return waiter->Acquire("ingest", Waiting(absl::Seconds(20))); });
+  ASSERT_TRUE(AwaitSubscribers("ingest", 1));
+  absl::SleepFor(absl::Milliseconds(100));
+
+  for (int i = 0; i < cluster_->size(); ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok());
+    auto killed = (*client)->Command({"CLIENT", "KILL", "TYPE", "pubsub"});
+    ASSERT_TRUE(killed.ok());
+    EXPECT_EQ(killed->integer, 1) << "master " << i;
+  }
+  const absl::Time released = absl::Now();
+  ASSERT_TRUE(holder_->Release(*held).ok());
+  absl::StatusOr<Lock> lock = waiting.Join();
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  EXPECT_LT(absl::Now() - released, kWokenWithin);
+}
+
+// Five clients wait; one release wakes them all, each after its own jitter
+// (here up to 1s, so they are far apart). The first retries, wins, and
+// announces it; the others stand down instead of trying in vain.
+TEST_F(WakeupTest, WokenWaitersStandDownWhenOneOfThemTakesTheLock) {
+  auto held = holder_->Acquire("nightly", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  constexpr int kWaiters = 5;
+  auto counter = std::make_shared<AttemptCounter>();
+  std::vector<std::unique_ptr<Redlock>> waiters;
+  for (int i = 0; i < kWaiters; ++i) {
+    Options options = WaiterOptions(counter);
+    options.retry.wake_jitter = absl::Seconds(1);
+    waiters.push_back(MakeClient(options));
+    ASSERT_NE(waiters.back(), nullptr);
+  }
+  std::vector<std::unique_ptr<Background<absl::StatusOr<Lock>>>> waiting;
+  for (auto& waiter : waiters) {
+    waiting.push_back(std::make_unique<Background<absl::StatusOr<Lock>>>(
+        [&waiter] { return waiter->Acquire("nightly", Waiting(kPoll / 3)); }));
+  }
+  ASSERT_TRUE(AwaitSubscribers("nightly", kWaiters));
+  // Each waiter's check once subscribed (within its 1s jitter) lost too.
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (counter->lost() < 2 * kWaiters && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_EQ(counter->lost(), 2 * kWaiters);
+
+  ASSERT_TRUE(holder_->Release(*held).ok());
+  // One of them has it within the jitter; the others then have until the
+  // end of their wait, far away, before trying again.
+  const absl::Time until = absl::Now() + absl::Seconds(3);
+  int lost_after_release = 0;
+  while (absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(50));
+    lost_after_release = counter->lost() - 2 * kWaiters;
+  }
+  // Two waiters whose jitters fall within a round trip of each other may
+  // both try; more than one such collision would be a coincidence.
+  EXPECT_LE(lost_after_release, 1);
+  int holders = 0;
+  for (int i = 0; i < cluster_->size(); ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok());
+    auto value = (*client)->Get(LockKey(Options(), "nightly"));
+    ASSERT_TRUE(value.ok());
+    holders += value->has_value();
+  }
+  EXPECT_EQ(holders, cluster_->size()) << "one waiter holds it everywhere";
+  // The others give up at the end of their wait; release what was won.
+  for (auto& w : waiting) {
+    absl::StatusOr<Lock> lock = w->Join();
+    if (lock.ok()) {
+      for (auto& waiter : waiters) waiter->Release(*lock).IgnoreError();
+    }
+  }
+}
+
+// A stopped master accepts the subscriber's connection (the kernel does) and
+// never confirms the subscription. The waiter polls with no delay at all,
+// yet makes no further attempt until that master's subscription is given up
+// (request_timeout, 300ms here): an attempt is never made while a
+// subscription that could hear the next release is still on its way.
+TEST_F(WakeupTest, TheNextAttemptWaitsUntilEveryMastersSubscriptionSettles) {
+  auto held = holder_->Acquire("audit", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto counter = std::make_shared<AttemptCounter>();
+  Options options = WaiterOptions(counter);
+  options.retry.min_delay = absl::ZeroDuration();
+  options.retry.max_delay = absl::ZeroDuration();
+  auto waiter = MakeClient(options);
+  ASSERT_NE(waiter, nullptr);
+  // Every master judged before one stops, so the first attempt runs.
+  ASSERT_TRUE(waiter->TryAcquire("warm-up", absl::Seconds(1)).ok());
+  ASSERT_TRUE(cluster_->server(2).Stop().ok());
+  Background<absl::StatusOr<Lock>> waiting([&] {
+    return waiter->Acquire("audit", Waiting(absl::Milliseconds(150)));
+  });
+  absl::StatusOr<Lock> lock = waiting.Join();
+  ASSERT_TRUE(cluster_->server(2).Continue().ok());
+  EXPECT_EQ(lock.status().code(), absl::StatusCode::kAborted) << lock.status();
+  // Only the first attempt: the budget ended while the stopped master's
+  // subscription was still unsettled.
+  EXPECT_EQ(counter->lost(), 1);
+}
+
+TEST_F(WakeupTest, WithWakeUpsOffAWaiterPollsAndSubscribesToNothing) {
+  auto held = holder_->Acquire("poll-only", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  Options options = testing::TestOptions(cluster_->Uris());
+  options.retry.wake_on_release = false;
+  options.retry.min_delay = absl::Milliseconds(200);
+  options.retry.max_delay = absl::Milliseconds(200);
+  auto counter = std::make_shared<AttemptCounter>();
+  options.observer = counter;
+  auto waiter = MakeClient(options);
+  ASSERT_NE(waiter, nullptr);
+  Background<absl::StatusOr<Lock>> waiting(
+      [&] { return waiter->Acquire("poll-only", Waiting(absl::Seconds(20))); });
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (counter->lost() < 2 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_GE(counter->lost(), 2);
+  for (int i = 0; i < cluster_->size(); ++i) {
+    EXPECT_EQ(Subscribers(i, "poll-only"), 0) << "master " << i;
+  }
+  ASSERT_TRUE(holder_->Release(*held).ok());
+  absl::StatusOr<Lock> lock = waiting.Join();
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  for (const MasterHealth& h : waiter->Health()) {
+    EXPECT_EQ(h.subscriber_requests, 0) << h.master;
+  }
+}
+
+// What master 0 publishes on `resource`'s channel while `scene` runs, read
+// on a connection of the test's own.
+std::vector<std::string> HeardOnMaster0(RedisCluster& cluster,
+                                        const std::string& resource,
+                                        absl::FunctionRef<void()> scene) {
+  std::vector<std::string> heard;
+  auto sub = cluster.Client(0);
+  EXPECT_TRUE(sub.ok());
+  if (!sub.ok()) return heard;
+  auto subscribed =
+      (*sub)->Command({"SUBSCRIBE", LockKey(Options(), resource)});
+  EXPECT_TRUE(subscribed.ok());
+  scene();
+  // A PING marks the end: everything published before it comes first (the
+  // PING's own read returns the first of them).
+  absl::StatusOr<testing::Reply> reply = (*sub)->Command({"PING"});
+  for (; reply.ok() && reply->elements.size() == 3 &&
+         reply->elements[0].str == "message";
+       reply = (*sub)->ReadReply()) {
+    heard.push_back(reply->elements[2].str);
+  }
+  EXPECT_TRUE(reply.ok()) << reply.status();
+  return heard;
+}
+
+// A client that never waited for a resource takes it with a plain SET: no
+// announcement. Once it has waited for it (the channel is still subscribed),
+// even a new acquisition's first attempt announces its win, so that the
+// waiters it may have woken stand down.
+TEST_F(WakeupTest, AFirstAttemptAnnouncesItsWinOnlyOnAResourceContendedLately) {
+  auto client = MakeClient(WaiterOptions());
+  ASSERT_NE(client, nullptr);
+  std::vector<std::string> heard = HeardOnMaster0(*cluster_, "rota", [&] {
+    auto lock = client->TryAcquire("rota", absl::Seconds(30));
+    ASSERT_TRUE(lock.ok()) << lock.status();
+    ASSERT_TRUE(client->Release(*lock).ok());
+  });
+  EXPECT_EQ(heard, (std::vector<std::string>{"released"}));
+
+  // Now it waits for it once.
+  auto held = holder_->Acquire("rota", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  Background<absl::StatusOr<Lock>> waiting(
+      [&] { return client->Acquire("rota", Waiting(absl::Seconds(20))); });
+  ASSERT_TRUE(AwaitSubscribers("rota", 1));
+  absl::SleepFor(absl::Milliseconds(100));
+  ASSERT_TRUE(holder_->Release(*held).ok());
+  absl::StatusOr<Lock> woken = waiting.Join();
+  ASSERT_TRUE(woken.ok()) << woken.status();
+  ASSERT_TRUE(client->Release(*woken).ok());
+
+  heard = HeardOnMaster0(*cluster_, "rota", [&] {
+    auto lock = client->TryAcquire("rota", absl::Seconds(30));
+    ASSERT_TRUE(lock.ok()) << lock.status();
+    ASSERT_TRUE(client->Release(*lock).ok());
+  });
+  EXPECT_EQ(heard, (std::vector<std::string>{"taken", "released"}));
+}
+
+// An attempt that lost made no lock: its cleanup deletes what it set without
+// waking anyone, and is not sent to the masters that denied it (they set
+// nothing of it).
+TEST_F(WakeupTest, ALostAttemptCleansUpQuietlyAndOnlyWhereItWasNotDenied) {
+  const std::string key = LockKey(Options(), "payroll");
+  // Held under another token on masters 1 and 2 only: master 0 grants, the
+  // others deny, and the attempt loses.
+  for (int i = 1; i <= 2; ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE((*client)->Command({"SET", key, "other", "PX", "30000"}).ok());
+  }
+  auto client = MakeClient(WaiterOptions());
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->TryAcquire("warm-up", absl::Seconds(1)).ok());
+  auto evalsha_calls = [&](int i) -> int64_t {
+    auto c = cluster_->Client(i);
+    EXPECT_TRUE(c.ok());
+    auto info = (*c)->Command({"INFO", "commandstats"});
+    EXPECT_TRUE(info.ok());
+    const std::string& text = info->str;
+    const size_t at = text.find("cmdstat_evalsha:calls=");
+    if (at == std::string::npos) return 0;
+    return std::stoll(text.substr(at + 22));
+  };
+  const int64_t before1 = evalsha_calls(1), before2 = evalsha_calls(2);
+  std::vector<std::string> heard = HeardOnMaster0(*cluster_, "payroll", [&] {
+    auto lock = client->TryAcquire("payroll", absl::Seconds(30));
+    EXPECT_EQ(lock.status().code(), absl::StatusCode::kAborted)
+        << lock.status();
+    // Its cleanup has reached master 0 when the key there is gone.
+    auto reader = cluster_->Client(0);
+    ASSERT_TRUE(reader.ok());
+    bool held = true;
+    for (int tries = 0; held && tries < 200; ++tries) {
+      auto value = (*reader)->Get(key);
+      ASSERT_TRUE(value.ok());
+      held = value->has_value();
+      if (held) absl::SleepFor(absl::Milliseconds(10));
+    }
+    EXPECT_FALSE(held) << "the lost attempt's key stayed on master 0";
+  });
+  EXPECT_TRUE(heard.empty()) << heard.front();
+  EXPECT_EQ(evalsha_calls(1), before1);
+  EXPECT_EQ(evalsha_calls(2), before2);
+}
+
+}  // namespace
+}  // namespace redlock
