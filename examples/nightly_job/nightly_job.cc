@@ -198,9 +198,9 @@ int main(int argc, char** argv) {
   // pending were sent the release with the others, only their answers were
   // not in yet. "released on 3/5 masters" read as two masters still holding
   // the lock, so the line says what happened in words.
-  const int masters = static_cast<int>((*client)->options().masters.size());
+  const int total = static_cast<int>((*client)->options().masters.size());
   std::vector<std::string> details = {
-      absl::StrCat(report->released, " of ", masters, " masters confirmed")};
+      absl::StrCat(report->released, " of ", total, " masters confirmed")};
   if (report->not_held > 0) {
     details.push_back(
         absl::StrCat(report->not_held, " no longer had it (expired or taken)"));
