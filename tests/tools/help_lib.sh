@@ -105,6 +105,6 @@ compare_sets() {
   a="$(sort -u <<<"$1" | sed '/^$/d')"
   b="$(sort -u <<<"$2" | sed '/^$/d')"
   if [[ "$a" == "$b" ]]; then return 0; fi
-  diff <(echo "$a") <(echo "$b") | grep -E '^[<>]'
+  diff <(sed '/^$/d' <<<"$a") <(sed '/^$/d' <<<"$b") | grep -E '^[<>]'
   return 1
 }
