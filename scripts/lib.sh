@@ -21,6 +21,7 @@ REDLOCK_DEPS=(
   libcli11-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev prometheus-cpp-dev
   redis-server redis-tools docker-compose
+  groff-base man-db
 )
 
 # Runs a command as root: directly if we are root, else through sudo.

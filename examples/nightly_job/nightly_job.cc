@@ -33,6 +33,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
@@ -193,17 +194,33 @@ int main(int argc, char** argv) {
                          report.status().ToString()));
     return kExitError;
   }
-  std::string done =
-      absl::StrCat("job done; released on ", report->released, "/",
-                   (*client)->options().masters.size(), " masters");
+  // Release() returns once a quorum has confirmed: the masters counted as
+  // pending were sent the release with the others, only their answers were
+  // not in yet. "released on 3/5 masters" read as two masters still holding
+  // the lock, so the line says what happened in words.
+  const int total = static_cast<int>((*client)->options().masters.size());
+  std::vector<std::string> details = {
+      absl::StrCat(report->released, " of ", total, " masters confirmed")};
   if (report->not_held > 0) {
-    absl::StrAppend(&done, ", ", report->not_held,
-                    " no longer held it (expired or taken)");
+    details.push_back(
+        absl::StrCat(report->not_held, " no longer had it (expired or taken)"));
   }
   if (report->failed > 0) {
-    absl::StrAppend(&done, ", ", report->failed,
-                    " did not answer (their copies expire with the TTL)");
+    details.push_back(
+        absl::StrCat(report->failed,
+                     " could not be asked (their copies expire with the TTL)"));
   }
+  if (report->pending > 0) {
+    details.push_back(
+        absl::StrCat(report->pending,
+                     report->pending == 1 ? " confirmation" : " confirmations",
+                     " still on their way"));
+  }
+  std::string done = absl::StrCat(
+      report->freed ? "job done; released ("
+                    : "job done; the release reached too few masters, so the "
+                      "resource stays taken until the lock expires (",
+      absl::StrJoin(details, "; "), ")");
   out.Say(done);
   if (outlived_lock) {
     out.Say(
