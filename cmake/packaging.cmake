@@ -81,6 +81,10 @@ set(CPACK_COMPONENT_DEV_DESCRIPTION
 set(CPACK_DEBIAN_TOOL_PACKAGE_NAME redlock)
 set(CPACK_DEBIAN_TOOL_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_TOOL_PACKAGE_SHLIBDEPS ON)
+# dpkg-shlibdeps finds libredlock.so.<SOVERSION> in the build tree (it
+# belongs to no installed package: --ignore-missing-info, which CPack passes,
+# lets it go; the Depends line below names it).
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR})
 set(CPACK_DEBIAN_TOOL_PACKAGE_DEPENDS
   "${REDLOCK_RUNTIME_PACKAGE} (= ${REDLOCK_DEB_VERSION})")
 set(CPACK_COMPONENT_TOOL_DESCRIPTION
