@@ -213,9 +213,9 @@ else
 fi
 
 # A lock taken and released on the real masters by the installed tool.
-in_root redlock --masters "$REDLOCK_MASTERS" run --ttl 5s package-test-run \
+in_root redlock --quiet --masters "$REDLOCK_MASTERS" run --ttl 5s package-test-run \
   -- true || fail "redlock run exited $?"
-acquired=$(in_root redlock --masters "$REDLOCK_MASTERS" acquire --ttl 30s \
+acquired=$(in_root redlock --quiet --masters "$REDLOCK_MASTERS" acquire --ttl 30s \
   package-test) || fail "redlock acquire exited $?"
 key=$(sed -n 's/^key=//p' <<<"$acquired")
 token=$(sed -n 's/^token=//p' <<<"$acquired")
@@ -230,7 +230,7 @@ holders() {
 }
 held=$(holders "$token")
 ((held >= 2)) || fail "after acquire, $held of 3 masters hold the token"
-in_root redlock --masters "$REDLOCK_MASTERS" release package-test "$token" \
+in_root redlock --quiet --masters "$REDLOCK_MASTERS" release package-test "$token" \
   >/dev/null || fail "redlock release exited $?"
 left=$(holders "$token")
 ((left == 0)) || fail "after release, $left masters still hold the token"
