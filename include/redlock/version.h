@@ -26,7 +26,7 @@
 #define REDLOCK_VERSION_PATCH 0
 #define REDLOCK_VERSION_STRING "0.1.0"
 // MAJOR * 10000 + MINOR * 100 + PATCH (0.1.0 is 100), for #if comparisons.
-#define REDLOCK_VERSION_NUMBER                             \
+#define REDLOCK_VERSION_NUMBER                                   \
   (REDLOCK_VERSION_MAJOR * 10000 + REDLOCK_VERSION_MINOR * 100 + \
    REDLOCK_VERSION_PATCH)
 

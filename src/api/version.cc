@@ -18,9 +18,8 @@ int RuntimeVersionNumber() { return REDLOCK_VERSION_NUMBER; }
 
 DependencyVersions GetDependencyVersions() {
   DependencyVersions versions;
-  versions.hiredis = absl::StrCat("hiredis ", HIREDIS_MAJOR, ".",
-                                  HIREDIS_MINOR, ".", HIREDIS_PATCH,
-                                  " (built with)");
+  versions.hiredis = absl::StrCat("hiredis ", HIREDIS_MAJOR, ".", HIREDIS_MINOR,
+                                  ".", HIREDIS_PATCH, " (built with)");
   const char* libevent = event_get_version();
   versions.libevent =
       absl::StrCat("libevent ", libevent != nullptr ? libevent : "unknown");

@@ -301,9 +301,9 @@ int Main(int argc, char** argv) {
     // The tool's own version, the library's it runs on (the shared library
     // may be newer), and the library's dependencies.
     const DependencyVersions deps = GetDependencyVersions();
-    std::printf("redlock %s (library %s)\n%s\n%s\n%s\n",
-                REDLOCK_VERSION_STRING, RuntimeVersion(), deps.hiredis.c_str(),
-                deps.libevent.c_str(), deps.openssl.c_str());
+    std::printf("redlock %s (library %s)\n%s\n%s\n%s\n", REDLOCK_VERSION_STRING,
+                RuntimeVersion(), deps.hiredis.c_str(), deps.libevent.c_str(),
+                deps.openssl.c_str());
     return kExitOk;
   }
   absl::StatusOr<Config> config =
