@@ -117,6 +117,8 @@ if ! {
   fail "build or cpack failed"
 fi
 grep -i "warning" "$log" | grep -iv "^ *-- " >&2 || true
+project_version=$(sed -n 's/^#define REDLOCK_VERSION_STRING "\(.*\)"$/\1/p' \
+  "$src/include/redlock/version.h")
 soversion=$(sed -n 's/^set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME "libredlock\(.*\)")$/\1/p' \
   "$build/CPackConfig.cmake")
 [[ -n "$soversion" ]] || fail "no runtime package name in CPackConfig.cmake"
@@ -128,6 +130,17 @@ done
 for deb in "${debs[@]}"; do
   echo "-- $(basename "$deb"): $(dpkg-deb -f "$deb" Depends)"
 done
+# Each package holds what it is for.
+contains() {
+  dpkg-deb -c "$build/$1"*.deb | awk '{ print $6 }' | grep -qx "$2" ||
+    fail "$1*.deb has no $2"
+}
+contains "libredlock${soversion}_" \
+  "./usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/libredlock.so.$project_version"
+contains redlock_ ./usr/bin/redlock
+contains libredlock-dev_ ./usr/include/redlock/redlock.h
+contains libredlock-dev_ ./usr/include/redlock/version.h
+contains libredlock-prometheus-dev_ ./usr/include/redlock/prometheus.h
 # The SONAME in the library is the one the package is named for.
 lib=$(dpkg-deb -c "$build/libredlock${soversion}_"*.deb |
   awk '$1 ~ /^-/ { print $NF }' | grep 'libredlock\.so\.')
@@ -191,8 +204,6 @@ echo "-- pulled from the mirror: $(sed -n 's/^Setting up \([^: ]*\).*/\1/p' \
 
 version_out=$(in_root redlock --version) || fail "redlock --version exited $?"
 echo "$version_out" | sed 's/^/   /'
-project_version=$(sed -n 's/^#define REDLOCK_VERSION_STRING "\(.*\)"$/\1/p' \
-  "$src/include/redlock/version.h")
 [[ "$(head -n1 <<<"$version_out")" == \
   "redlock $project_version (library $project_version)" ]] ||
   fail "redlock --version: first line"
