@@ -18,7 +18,10 @@ if(REDLOCK_BUILD_PROMETHEUS)
 endif()
 
 if(REDLOCK_HAS_PROMETHEUS)
-  add_library(redlock_prometheus src/prometheus/prometheus_observer.cc)
+  # Always a static archive, also beside a shared libredlock: it is small,
+  # and so it needs no SONAME or runtime package of its own (Debian:
+  # libredlock-prometheus-dev, cmake/packaging.cmake).
+  add_library(redlock_prometheus STATIC src/prometheus/prometheus_observer.cc)
   add_library(redlock::prometheus ALIAS redlock_prometheus)
   # Installed as libredlock-prometheus, exported as redlock::prometheus.
   set_target_properties(redlock_prometheus PROPERTIES
@@ -36,8 +39,9 @@ if(REDLOCK_HAS_PROMETHEUS)
     $<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized>)
 
   install(TARGETS redlock_prometheus EXPORT redlockPrometheusTargets
-    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT prometheus)
+  install(FILES ${PROJECT_SOURCE_DIR}/include/redlock/prometheus.h
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/redlock COMPONENT prometheus)
   install(EXPORT redlockPrometheusTargets NAMESPACE redlock::
-    DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/redlock)
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/redlock COMPONENT prometheus)
 endif()

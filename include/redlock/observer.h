@@ -109,13 +109,13 @@ class Observer {
  public:
   virtual ~Observer() = default;
 
-  virtual void OnAttempt(const AttemptEvent& event) {}
-  virtual void OnAcquired(const AcquiredEvent& event) {}
-  virtual void OnAcquireFailed(const AcquireFailedEvent& event) {}
-  virtual void OnExtended(const ExtendedEvent& event) {}
-  virtual void OnLost(const LostEvent& event) {}
-  virtual void OnReleased(const ReleasedEvent& event) {}
-  virtual void OnMaster(const MasterEvent& event) {}
+  virtual void OnAttempt(const AttemptEvent& /*event*/) {}
+  virtual void OnAcquired(const AcquiredEvent& /*event*/) {}
+  virtual void OnAcquireFailed(const AcquireFailedEvent& /*event*/) {}
+  virtual void OnExtended(const ExtendedEvent& /*event*/) {}
+  virtual void OnLost(const LostEvent& /*event*/) {}
+  virtual void OnReleased(const ReleasedEvent& /*event*/) {}
+  virtual void OnMaster(const MasterEvent& /*event*/) {}
 };
 
 }  // namespace redlock

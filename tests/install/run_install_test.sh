@@ -33,6 +33,16 @@ if [[ -n "$(find "$work/prefix" -name redlockPrometheusTargets.cmake)" ]]; then
   cmake --build "$work/prometheus_consumer" > "$work/build-prometheus.log" ||
     { cat "$work/build-prometheus.log"; exit 1; }
   "$work/prometheus_consumer/prometheus_consumer"
+
+  # README.md's C++ blocks, warnings as errors (they use redlock::prometheus).
+  echo "== README.md's C++ examples"
+  "$src/tests/tools/readme_examples.sh" "$src/README.md" \
+    "$src/tests/tools/readme_examples/prelude.h" "$work/readme_examples"
+  cmake -S "$work/readme_examples" -B "$work/readme_examples/build" \
+    -DCMAKE_PREFIX_PATH="$work/prefix" > "$work/configure-readme.log" ||
+    { cat "$work/configure-readme.log"; exit 1; }
+  cmake --build "$work/readme_examples/build" > "$work/build-readme.log" ||
+    { cat "$work/build-readme.log"; exit 1; }
 fi
 
 echo "== pkg-config"

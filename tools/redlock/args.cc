@@ -485,6 +485,9 @@ std::unique_ptr<CLI::App> MakeApp(CommandLine* out, size_t* before_subcommand) {
           &out->quiet);
   AddBool(*app, "v", "verbose", "Say what happens, with every master's vote.",
           &out->verbose);
+  app->add_flag("-V,--version", out->version,
+                "Print the version of redlock and of the libraries it runs "
+                "on, and exit.");
   // Last in the list; --helpfull is what Abseil's tools answer to.
   app->set_help_flag("-h,--help,--helpfull", "This text.");
 
@@ -614,6 +617,7 @@ absl::StatusOr<CommandLine> ParseCommandLine(int argc,
     out.help = true;
     return out;
   }
+  if (out.version) return out;  // Whatever else was given.
 
   const std::vector<std::string> extras = app->remaining();
   for (const std::string& extra : extras) {

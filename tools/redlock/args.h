@@ -34,6 +34,8 @@ namespace redlock::cli {
 struct CommandLine {
   bool help = false;  // -h, --help, --helpfull or `redlock help`: nothing
                       // else below is set.
+  bool version = false;  // -V or --version, with no subcommand needed:
+                         // print the versions and exit.
   Subcommand subcommand = Subcommand::kRun;
   std::string resource;                // The first RESOURCE.
   std::vector<std::string> resources;  // run: every RESOURCE; else one.

@@ -26,6 +26,7 @@
 #include "redlock/keys.h"
 #include "redlock/options.h"
 #include "redlock/redlock.h"
+#include "redlock/version.h"
 #include "src/config/options_internal.h"
 #include "src/transport/tls.h"
 #include "tools/redlock/args.h"
@@ -294,6 +295,15 @@ int Main(int argc, char** argv) {
   if (line.ok() && line->help) {
     const std::string help = HelpText();
     std::fwrite(help.data(), 1, help.size(), stdout);
+    return kExitOk;
+  }
+  if (line.ok() && line->version) {
+    // The tool's own version, the library's it runs on (the shared library
+    // may be newer), and the library's dependencies.
+    const DependencyVersions deps = GetDependencyVersions();
+    std::printf("redlock %s (library %s)\n%s\n%s\n%s\n", REDLOCK_VERSION_STRING,
+                RuntimeVersion(), deps.hiredis.c_str(), deps.libevent.c_str(),
+                deps.openssl.c_str());
     return kExitOk;
   }
   absl::StatusOr<Config> config =
