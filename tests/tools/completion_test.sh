@@ -12,16 +12,9 @@ set -uo pipefail
 readonly REDLOCK=$1 COMPLETION=$2
 source "$(dirname "${BASH_SOURCE[0]}")/help_lib.sh"
 load_help "$REDLOCK"
-[[ -r "$COMPLETION" ]] || {
-  echo "FAIL: cannot read $COMPLETION"
-  exit 1
-}
 
-failures=0
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+require_readable "$COMPLETION"
 
 # complete WORD... : COMPREPLY, one per line, for the command line WORD...
 # with the cursor on the last word (bash splits --name=VALUE at "=", so

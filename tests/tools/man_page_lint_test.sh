@@ -7,11 +7,7 @@
 set -uo pipefail
 
 readonly PAGE=$1
-failures=0
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 if ! command -v groff >/dev/null && ! command -v mandoc >/dev/null; then
   echo "SKIP: neither groff (Debian: groff-base) nor mandoc is installed, so $PAGE cannot be checked"

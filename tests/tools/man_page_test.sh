@@ -17,16 +17,9 @@ set -uo pipefail
 readonly REDLOCK=$1 PAGE=$2
 source "$(dirname "${BASH_SOURCE[0]}")/help_lib.sh"
 load_help "$REDLOCK"
-[[ -r "$PAGE" ]] || {
-  echo "FAIL: cannot read $PAGE"
-  exit 1
-}
 
-failures=0
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+require_readable "$PAGE"
 
 # The roff source of section $1 (".SH $1" up to the next .SH), with "\-"
 # written "-".

@@ -15,11 +15,7 @@ set -uo pipefail
 
 readonly SRC=$1 REDLOCK=$2
 UNITS="$SRC/examples/systemd"
-failures=0
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 # The code the help gives for "held by another owner".
 conflict="$("$REDLOCK" --help | awk '/^Exit codes:/ { on = 1 } on && /held by another owner/ { print $1; exit }')"

@@ -10,11 +10,7 @@ set -uo pipefail
 readonly SRC=$1 BUILD=$2
 PREFIX="$(mktemp -d "${TMPDIR:-/tmp}/redlock-tool-install.XXXXXX")"
 trap 'rm -rf "$PREFIX"' EXIT
-failures=0
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 # The compressed page is an ALL target; build it in case only some targets
 # were built.
