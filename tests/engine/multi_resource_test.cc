@@ -106,23 +106,26 @@ TEST_F(MultiResourceTest, OneHeldResourceRefusesTheWholeSetAndSetsNothing) {
       b->Acquire({"a", "b", "c"}, Ttl(absl::Seconds(10)));
   EXPECT_EQ(set.status().code(), absl::StatusCode::kAborted) << set.status();
   // All or none on every master: a and c were not set anywhere, not even
-  // for a moment that a release had to undo.
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(Value(i, "a"), std::nullopt) << i;
-    EXPECT_EQ(Value(i, "c"), std::nullopt) << i;
-    EXPECT_EQ(Value(i, "b"), held->token()) << i;
-  }
+  // for a moment that a release had to undo. `b` is held at quorum: the
+  // acquisition returns when two masters granted it, and the third may not
+  // have been reached yet (its handshake still under way; seen once).
+  auto expect_only_b_held = [&] {
+    int holding_b = 0;
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(Value(i, "a"), std::nullopt) << i;
+      EXPECT_EQ(Value(i, "c"), std::nullopt) << i;
+      if (Value(i, "b") == held->token()) ++holding_b;
+    }
+    EXPECT_GE(holding_b, 2);
+  };
+  expect_only_b_held();
   // The same with fencing (another script): refused, nothing set.
   AcquireOptions fenced = Ttl(absl::Seconds(10));
   fenced.fencing = true;
   absl::StatusOr<Lock> fenced_set = b->Acquire({"a", "b", "c"}, fenced);
   EXPECT_EQ(fenced_set.status().code(), absl::StatusCode::kAborted)
       << fenced_set.status();
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(Value(i, "a"), std::nullopt) << i;
-    EXPECT_EQ(Value(i, "c"), std::nullopt) << i;
-    EXPECT_EQ(Value(i, "b"), held->token()) << i;
-  }
+  expect_only_b_held();
   // Nor is a single one of them held back by the refused sets.
   absl::StatusOr<Lock> just_a = b->TryAcquire("a", absl::Seconds(10));
   EXPECT_TRUE(just_a.ok()) << just_a.status();
