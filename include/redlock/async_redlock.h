@@ -72,6 +72,18 @@ struct AcquireOptions {
   bool fencing = false;
 };
 
+// A counting semaphore (AsyncRedlock::AcquirePermitsAsync()): at most `limit`
+// permits held at once across the masters, `permits` of them taken by one
+// acquisition.
+struct SemaphoreOptions {
+  // In [1, 1024]. Every client of one semaphore name must give the same
+  // limit: one that gives another is refused (kFailedPrecondition). Default:
+  // 0, which is refused (kInvalidArgument): there is no default limit.
+  int limit = 0;
+  // In [1, limit]: taken all or none. Default: 1.
+  int permits = 1;
+};
+
 // How to release.
 struct ReleaseOptions {
   // Deliver the result only once every master answered or timed out, for a
@@ -218,6 +230,35 @@ class AsyncRedlock {
   absl::Status AcquireAsync(absl::Span<const std::string> resources,
                             const AcquireOptions& options,
                             AcquireCallback done);
+
+  // `sem.permits` permits of the counting semaphore `name`: at most
+  // `sem.limit` permits of `name` are held at once, with a lock's fault
+  // tolerance (a minority of masters down, slow, cut off or restarted), its
+  // validity rule and its restart guard. The semaphore has `sem.limit` slots,
+  // each an ordinary lock key on every master (SemaphoreSlotKey() in keys.h);
+  // a permit set holds `sem.permits` of them, all or none, with one token, so
+  // the returned Lock is extended, kept alive and released exactly as a lock
+  // on several resources: its resource() is `name`, keys() the slot keys it
+  // holds, slots() their numbers. Each attempt names its slots (the first:
+  // 0 .. permits-1); a master takes all of them or none and otherwise
+  // reports its free slots, and the next attempt tries slots that a quorum
+  // of the masters that answered reported free, at once (at most 3 times
+  // per call, even with `options.wait` zero), else after the retry delay.
+  // The results are those of AcquireAsync(resource, options, done), plus:
+  //   kFailedPrecondition  a master holds another limit for `name` (set by
+  //                        a holder that gave another limit; it lasts as
+  //                        long as that holder's slots): the message names
+  //                        both limits and the master. Never retried.
+  // kAborted means too few slots were free on a quorum of masters.
+  // Returns kInvalidArgument, without calling `done`, for a bad `name` (as
+  // for a resource), `sem.limit` not in [1, 1024], `sem.permits` not in
+  // [1, limit] (the message names the field), a bad TTL or wait, or
+  // `options.fencing` (not offered for semaphores yet). A waiter is not
+  // woken by a release (RetryPolicy::wake_on_release): it polls.
+  absl::Status AcquirePermitsAsync(absl::string_view name,
+                                   const SemaphoreOptions& sem,
+                                   const AcquireOptions& options,
+                                   AcquireCallback done);
 
   // A Lock for a token acquired elsewhere — printed by `redlock acquire`,
   // handed over by another process — so that this client can extend and

@@ -32,6 +32,20 @@ inline constexpr absl::string_view kTakenMessage = "taken";
 // no TTL, on every master.
 std::string FenceCounterKey(const Options& options, absl::string_view resource);
 
+// key_prefix + "__sem__:" + semaphore + ":" + slot: slot `slot` (0-based,
+// below the semaphore's limit) of a counting semaphore
+// (Redlock::AcquirePermits()). An ordinary lock key: it holds the token of
+// the permit set that took it, with that set's TTL. Never a plain lock key:
+// resource names may not start with kReservedResourcePrefix.
+std::string SemaphoreSlotKey(const Options& options,
+                             absl::string_view semaphore, int slot);
+
+// key_prefix + "__semlimit__:" + semaphore: the limit the semaphore's
+// holders agreed on, as decimal digits, with a TTL at least as long as any of
+// its slots' (set by every grant and extension to the longer of the two).
+std::string SemaphoreLimitKey(const Options& options,
+                              absl::string_view semaphore);
+
 // key_prefix + "__deployment__": the marker the restart guard uses to tell a
 // master that lost its data ("reborn") from a trusted one ("trusted"); no
 // TTL.

@@ -115,14 +115,22 @@ class Lock {
   explicit Lock(std::shared_ptr<internal::LockState> state);
 
   // The resource name as passed to Acquire (without the key prefix); for a
-  // lock on several resources, the first of resources().
+  // lock on several resources, the first of resources(); for a semaphore's
+  // permit set, the semaphore's name (and resources() is that name alone).
   const std::string& resource() const;
-  // The Redis key: Options::key_prefix + resource().
+  // The Redis key: Options::key_prefix + resource(); for a semaphore's
+  // permit set, keys()[0].
   const std::string& key() const;
   // Every resource the lock holds, sorted (one unless it was acquired on
   // several at once), and their keys in the same order.
   const std::vector<std::string>& resources() const;
   const std::vector<std::string>& keys() const;
+  // A semaphore's permit set (Redlock::AcquirePermits()): the slot numbers
+  // it holds, ascending, one per entry of keys() and in the same order.
+  // Empty for a lock.
+  const std::vector<int>& slots() const;
+  // slots().size(): the permits held; 0 for a lock (and an empty handle).
+  int permits() const;
   // The random value stored under key() on the masters: 32 hex digits from
   // the OS CSPRNG, fresh for every acquisition attempt.
   const std::string& token() const;

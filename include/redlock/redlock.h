@@ -120,6 +120,15 @@ class Redlock {
   absl::StatusOr<Lock> Acquire(absl::Span<const std::string> resources,
                                const AcquireOptions& options);
 
+  // Permits of a counting semaphore; same contract as
+  // AsyncRedlock::AcquirePermitsAsync(). Release the Lock with Release().
+  //   SemaphoreOptions sem;
+  //   sem.limit = 4;  // Every client of "encoders" must say 4.
+  //   auto permit = client->AcquirePermits("encoders", sem, options);
+  absl::StatusOr<Lock> AcquirePermits(absl::string_view name,
+                                      const SemaphoreOptions& sem,
+                                      const AcquireOptions& options);
+
   // Exactly one attempt: Acquire(resource, ttl, absl::ZeroDuration()).
   absl::StatusOr<Lock> TryAcquire(absl::string_view resource,
                                   absl::Duration ttl);

@@ -60,6 +60,54 @@ constexpr absl::string_view kMultiAcquireSource =
     "end\n"
     "return 1\n";
 
+// A counting semaphore's permit set (see SemaphoreAcquireScript()). KEYS:
+// the limit key, then slot 0 .. slot L-1. ARGV: token, ttl ms, limit, then
+// the candidate slot numbers. Takes every candidate slot, or none; answers
+// with the free slots either way.
+// clang-format off
+constexpr absl::string_view kSemaphoreAcquireSource =
+    "local limit = redis.call('get', KEYS[1])\n"
+    "if limit and limit ~= ARGV[3] then return {-1, limit} end\n"
+    "local taken = false\n"
+    "for i = 4, #ARGV do\n"
+    "  if redis.call('exists', KEYS[tonumber(ARGV[i]) + 2]) == 1 then taken = true end\n"
+    "end\n"
+    "local reply = {0}\n"
+    "if not taken then\n"
+    "  for i = 4, #ARGV do\n"
+    "    redis.call('set', KEYS[tonumber(ARGV[i]) + 2], ARGV[1], 'PX', ARGV[2])\n"
+    "  end\n"
+    "  local ttl = math.max(tonumber(ARGV[2]), redis.call('pttl', KEYS[1]))\n"
+    "  redis.call('set', KEYS[1], ARGV[3], 'PX', ttl)\n"
+    "  reply[1] = 1\n"
+    "end\n"
+    "for s = 2, #KEYS do\n"
+    "  if redis.call('exists', KEYS[s]) == 0 then reply[#reply + 1] = s - 2 end\n"
+    "end\n"
+    "return reply\n";
+// clang-format on
+
+// KEYS: the limit key, then the permit set's slot keys. ARGV: token, ttl ms,
+// limit. The extend script's rule on the slots, and the limit key raised to
+// the longer of its TTL and ARGV[2] (set again if it is gone); a limit key
+// that holds another limit is an error reply, and nothing changes.
+// clang-format off
+constexpr absl::string_view kSemaphoreExtendSource =
+    "for i = 2, #KEYS do\n"
+    "  if redis.call('get', KEYS[i]) ~= ARGV[1] then return 0 end\n"
+    "end\n"
+    "local limit = redis.call('get', KEYS[1])\n"
+    "if limit and limit ~= ARGV[3] then\n"
+    "  return redis.error_reply('SEMLIMIT this master has limit ' .. limit .. ', the holder ' .. ARGV[3])\n"
+    "end\n"
+    "for i = 2, #KEYS do\n"
+    "  redis.call('pexpire', KEYS[i], ARGV[2])\n"
+    "end\n"
+    "local ttl = math.max(tonumber(ARGV[2]), redis.call('pttl', KEYS[1]))\n"
+    "redis.call('set', KEYS[1], ARGV[3], 'PX', ttl)\n"
+    "return 1\n";
+// clang-format on
+
 // KEYS: n lock keys, their n counters, the marker. All or none, like the
 // multi acquire, and reads every counter and the marker in the same step:
 // returns {1 or 0, counter 1 or "", ..., counter n or "", marker or ""}.
@@ -188,6 +236,19 @@ const Script& MultiAcquireScript() {
   return *script;
 }
 
+const Script& SemaphoreAcquireScript() {
+  static const Script* const script =
+      new Script(MakeScript("semaphore acquire", kSemaphoreAcquireSource,
+                            /*creates_lock=*/true));
+  return *script;
+}
+
+const Script& SemaphoreExtendScript() {
+  static const Script* const script =
+      new Script(MakeScript("semaphore extend", kSemaphoreExtendSource));
+  return *script;
+}
+
 const Script& FenceWriteScript() {
   static const Script* const script =
       new Script(MakeScript("fence write", kFenceWriteSource));
@@ -208,8 +269,10 @@ const Script& MarkerScript() {
 
 const std::vector<const Script*>& AllScripts() {
   static const auto* const scripts = new std::vector<const Script*>{
-      &ReleaseScript(),    &ExtendScript(),       &FencedAcquireScript(),
-      &FenceWriteScript(), &MultiAcquireScript(), &MarkerScript()};
+      &ReleaseScript(),          &ExtendScript(),
+      &FencedAcquireScript(),    &FenceWriteScript(),
+      &MultiAcquireScript(),     &MarkerScript(),
+      &SemaphoreAcquireScript(), &SemaphoreExtendScript()};
   // Not ReconfigureScript(): only `redlock reconfigure` runs it, with EVAL.
   return *scripts;
 }
@@ -375,6 +438,39 @@ Command ExtendCommand(absl::string_view key, absl::string_view token,
                       absl::Duration ttl) {
   const std::string k[] = {std::string(key)};
   return ExtendCommand(k, token, ttl);
+}
+
+Command SemaphoreAcquireCommand(absl::string_view limit_key,
+                                absl::Span<const std::string> slot_keys,
+                                absl::string_view token, absl::Duration ttl,
+                                int limit, absl::Span<const int> candidates) {
+  Command c;
+  c.script = &SemaphoreAcquireScript();
+  c.num_keys = static_cast<int>(slot_keys.size() + 1);
+  c.args.reserve(c.num_keys + 3 + candidates.size());
+  c.args.emplace_back(limit_key);
+  c.args.insert(c.args.end(), slot_keys.begin(), slot_keys.end());
+  c.args.emplace_back(token);
+  c.args.push_back(TtlMillis(ttl));
+  c.args.push_back(absl::StrCat(limit));
+  for (int slot : candidates) c.args.push_back(absl::StrCat(slot));
+  return c;
+}
+
+Command SemaphoreExtendCommand(absl::string_view limit_key,
+                               absl::Span<const std::string> slot_keys,
+                               absl::string_view token, absl::Duration ttl,
+                               int limit) {
+  Command c;
+  c.script = &SemaphoreExtendScript();
+  c.num_keys = static_cast<int>(slot_keys.size() + 1);
+  c.args.reserve(c.num_keys + 3);
+  c.args.emplace_back(limit_key);
+  c.args.insert(c.args.end(), slot_keys.begin(), slot_keys.end());
+  c.args.emplace_back(token);
+  c.args.push_back(TtlMillis(ttl));
+  c.args.push_back(absl::StrCat(limit));
+  return c;
 }
 
 std::vector<std::string> CommandArgv(const Command& command, bool eval) {

@@ -55,6 +55,21 @@ const Script& MultiAcquireScript();
 // every counter and the marker in the same step. Returns {1 or 0 (set or
 // not), counter 1 or "", ..., counter n or "", marker or ""}.
 const Script& FencedAcquireScript();
+// A counting semaphore's permit set, all or none. KEYS = the semaphore's
+// limit key, then its `limit` slot keys (slot 0 first); ARGV = token, ttl
+// ms, limit, then the candidate slot numbers (distinct, each below limit).
+// Returns {-1, the limit stored} if the limit key holds another limit and
+// changes nothing; else {1, the slots free now, ascending} if every
+// candidate slot was free and is now set to the token with PX ttl, the limit
+// key set to the limit with PX the longer of its remaining TTL and ttl; else
+// {0, every free slot number, ascending} and changes nothing.
+const Script& SemaphoreAcquireScript();
+// KEYS = the limit key, then a permit set's slot keys; ARGV = token, ttl ms,
+// limit. If every slot holds the token: an error reply "SEMLIMIT ..." if the
+// limit key holds another limit (nothing changes), else the slots' TTLs set
+// to ttl, the limit key set to the limit with PX the longer of its remaining
+// TTL and ttl, and 1. Otherwise 0, nothing changes; never creates a slot.
+const Script& SemaphoreExtendScript();
 // Raises every counter in KEYS to ARGV[1] if every one is lower (never
 // lowers one). Returns 1 if it raised them, 0 if any was already at or above
 // ARGV[1]: then another acquisition wrote that token (or a higher one), and
@@ -92,6 +107,17 @@ Command ExtendCommand(absl::string_view key, absl::string_view token,
                       absl::Duration ttl);
 Command ExtendCommand(absl::Span<const std::string> keys,
                       absl::string_view token, absl::Duration ttl);
+// SemaphoreAcquireScript: `slot_keys` are all of the semaphore's slots, in
+// slot order; `candidates` the slots to take.
+Command SemaphoreAcquireCommand(absl::string_view limit_key,
+                                absl::Span<const std::string> slot_keys,
+                                absl::string_view token, absl::Duration ttl,
+                                int limit, absl::Span<const int> candidates);
+// SemaphoreExtendScript: `slot_keys` are the permit set's.
+Command SemaphoreExtendCommand(absl::string_view limit_key,
+                               absl::Span<const std::string> slot_keys,
+                               absl::string_view token, absl::Duration ttl,
+                               int limit);
 Command FencedAcquireCommand(absl::string_view key,
                              absl::string_view counter_key,
                              absl::string_view marker_key,

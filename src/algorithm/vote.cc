@@ -89,6 +89,56 @@ absl::StatusOr<Vote> FencedAcquireVote(const RedisReply& reply) {
   return Unexpected("fenced acquire", reply);
 }
 
+absl::StatusOr<SemaphoreReply> ParseSemaphoreReply(const RedisReply& reply,
+                                                   int limit) {
+  if (reply.type != RedisReply::Type::kArray || reply.elements.empty() ||
+      reply.elements[0].type != RedisReply::Type::kInteger) {
+    return Unexpected("semaphore acquire", reply);
+  }
+  SemaphoreReply parsed;
+  const int64_t head = reply.elements[0].integer;
+  if (head == -1 && reply.elements.size() == 2 &&
+      reply.elements[1].type == RedisReply::Type::kString) {
+    parsed.kind = SemaphoreReply::Kind::kLimitMismatch;
+    parsed.stored_limit = reply.elements[1].str.substr(0, 32);
+    return parsed;
+  }
+  if (head != 0 && head != 1) return Unexpected("semaphore acquire", reply);
+  parsed.kind = head == 1 ? SemaphoreReply::Kind::kGranted
+                          : SemaphoreReply::Kind::kDenied;
+  for (size_t i = 1; i < reply.elements.size(); ++i) {
+    const RedisReply& slot = reply.elements[i];
+    if (slot.type != RedisReply::Type::kInteger || slot.integer < 0 ||
+        slot.integer >= limit) {
+      return Unexpected("semaphore acquire", reply);
+    }
+    parsed.free_slots.push_back(static_cast<int>(slot.integer));
+  }
+  return parsed;
+}
+
+absl::StatusOr<Vote> SemaphoreAcquireVote(const RedisReply& reply) {
+  if (reply.type == RedisReply::Type::kError) {
+    return ErrorReplyStatus(reply.str);
+  }
+  // The limit is not known here; the free slots are checked against it
+  // where they are used (ParseSemaphoreReply with the limit).
+  absl::StatusOr<SemaphoreReply> parsed =
+      ParseSemaphoreReply(reply, /*limit=*/1 << 30);
+  if (!parsed.ok()) return parsed.status();
+  switch (parsed->kind) {
+    case SemaphoreReply::Kind::kGranted:
+      return Vote::kGranted;
+    case SemaphoreReply::Kind::kDenied:
+      return Vote::kDenied;
+    case SemaphoreReply::Kind::kLimitMismatch:
+      break;
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("semaphore limit mismatch: this master has limit ",
+                   parsed->stored_limit));
+}
+
 absl::StatusOr<FenceRead> ParseFenceRead(const RedisReply& reply) {
   if (!FencedAcquireVote(reply).ok()) {
     return Unexpected("fenced acquire", reply);

@@ -39,6 +39,25 @@ absl::StatusOr<Vote> ScriptVote(const RedisReply& reply);
 // The fenced acquire script: {1|0, counter, marker}; 1 granted, 0 denied.
 absl::StatusOr<Vote> FencedAcquireVote(const RedisReply& reply);
 
+// The semaphore acquire script: {1, free slots...} granted, {0, free
+// slots...} denied,
+// {-1, stored limit} a failed vote (kFailedPrecondition naming the stored
+// limit): fail closed, never a grant.
+absl::StatusOr<Vote> SemaphoreAcquireVote(const RedisReply& reply);
+
+// What one master's semaphore acquire reply says.
+struct SemaphoreReply {
+  enum class Kind { kGranted, kDenied, kLimitMismatch };
+  Kind kind = Kind::kDenied;
+  // kGranted, kDenied: the slots free there (after the grant).
+  std::vector<int> free_slots;
+  std::string stored_limit;  // kLimitMismatch: the master's limit.
+};
+// kInternal if `reply` is not a well-formed semaphore acquire reply (a free
+// slot that is not an integer in [0, limit) included).
+absl::StatusOr<SemaphoreReply> ParseSemaphoreReply(const RedisReply& reply,
+                                                   int limit);
+
 // What a fenced acquire read on one master.
 struct FenceRead {
   // Every counter the reply carries (one per resource of the lock) present.

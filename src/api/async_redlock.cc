@@ -51,6 +51,17 @@ absl::Status AsyncRedlock::AcquireAsync(absl::Span<const std::string> resources,
   return engine_->Acquire(resources, resolved, std::move(done));
 }
 
+absl::Status AsyncRedlock::AcquirePermitsAsync(absl::string_view name,
+                                               const SemaphoreOptions& sem,
+                                               const AcquireOptions& options,
+                                               AcquireCallback done) {
+  AcquireOptions resolved = options;
+  if (resolved.ttl == absl::ZeroDuration()) {
+    resolved.ttl = engine_->options().default_ttl;
+  }
+  return engine_->AcquirePermits(name, sem, resolved, std::move(done));
+}
+
 absl::StatusOr<Lock> AsyncRedlock::Adopt(absl::string_view resource,
                                          absl::string_view token,
                                          uint64_t fence) {

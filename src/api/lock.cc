@@ -66,6 +66,14 @@ const std::vector<std::string>& Lock::keys() const {
   return state_ ? state_->keys : EmptyState().keys;
 }
 
+const std::vector<int>& Lock::slots() const {
+  return state_ ? state_->slots : EmptyState().slots;
+}
+
+int Lock::permits() const {
+  return state_ ? static_cast<int>(state_->slots.size()) : 0;
+}
+
 const std::string& Lock::token() const {
   return state_ ? state_->token : EmptyState().token;
 }

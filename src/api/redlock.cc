@@ -141,6 +141,16 @@ absl::StatusOr<Lock> Redlock::Acquire(absl::string_view resource,
   });
 }
 
+absl::StatusOr<Lock> Redlock::AcquirePermits(absl::string_view name,
+                                             const SemaphoreOptions& sem,
+                                             const AcquireOptions& options) {
+  using Result = absl::StatusOr<Lock>;
+  return impl_->Call<Result>([&](auto done) {
+    return impl_->engine().AcquirePermitsAsync(name, sem, options,
+                                               std::move(done));
+  });
+}
+
 absl::StatusOr<Lock> Redlock::Acquire(absl::Span<const std::string> resources,
                                       const AcquireOptions& options) {
   using Result = absl::StatusOr<Lock>;

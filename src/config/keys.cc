@@ -16,6 +16,18 @@ std::string FenceCounterKey(const Options& options,
                       kReservedResourcePrefix, ":", resource);
 }
 
+std::string SemaphoreSlotKey(const Options& options,
+                             absl::string_view semaphore, int slot) {
+  return absl::StrCat(options.key_prefix, kReservedResourcePrefix, "sem",
+                      kReservedResourcePrefix, ":", semaphore, ":", slot);
+}
+
+std::string SemaphoreLimitKey(const Options& options,
+                              absl::string_view semaphore) {
+  return absl::StrCat(options.key_prefix, kReservedResourcePrefix, "semlimit",
+                      kReservedResourcePrefix, ":", semaphore);
+}
+
 std::string DeploymentMarkerKey(const Options& options) {
   return absl::StrCat(options.key_prefix, kReservedResourcePrefix, "deployment",
                       kReservedResourcePrefix);

@@ -24,6 +24,7 @@
 #include "redlock/keys.h"
 #include "src/algorithm/retry.h"
 #include "src/algorithm/scripts.h"
+#include "src/algorithm/semaphore.h"
 #include "src/algorithm/token.h"
 #include "src/algorithm/validity.h"
 #include "src/algorithm/vote.h"
@@ -33,6 +34,18 @@
 #include "src/engine/wakeups.h"
 
 namespace redlock::internal {
+
+// A counting semaphore's acquisition (Engine::AcquirePermits()): each
+// attempt names `permits` candidate slots and the semaphore acquire script
+// takes all of them or none on each master, so a grant is a grant of the
+// same keys and the round counts it as for a lock on several resources.
+struct SemaphoreSpec {
+  std::string name;
+  int limit = 0;
+  int permits = 0;
+  std::string limit_key;
+  std::vector<std::string> slot_keys;  // All `limit` of them, slot order.
+};
 
 // With RetryPolicy::wake_on_release, an acquisition whose attempt failed
 // becomes a waiter (src/engine/wakeups.h): its next attempt comes at the poll
@@ -44,15 +57,21 @@ namespace redlock::internal {
 class Engine::AcquireOp final : public Engine::Operation,
                                 private Wakeups::Waiter {
  public:
-  // `resources`: sorted, without duplicates, at least one.
+  // `resources`: sorted, without duplicates, at least one. With
+  // `semaphore`: its name alone, and `options.fencing` false.
   AcquireOp(Engine* engine, std::vector<std::string> resources,
-            const AcquireOptions& options, AsyncRedlock::AcquireCallback done)
+            const AcquireOptions& options, AsyncRedlock::AcquireCallback done,
+            std::optional<SemaphoreSpec> semaphore = std::nullopt)
       : Operation(engine,
-                  absl::StrCat("acquire \"", absl::StrJoin(resources, "\", \""),
-                               "\"")),
+                  absl::StrCat(semaphore.has_value() ? "acquire permits of \""
+                                                     : "acquire \"",
+                               absl::StrJoin(resources, "\", \""), "\"")),
         resources_(std::move(resources)),
         resource_(resources_.front()),
-        keys_(KeysOf(engine->options_, resources_, &LockKey)),
+        semaphore_(std::move(semaphore)),
+        keys_(semaphore_.has_value()
+                  ? std::vector<std::string>()
+                  : KeysOf(engine->options_, resources_, &LockKey)),
         counter_keys_(options.fencing ? KeysOf(engine->options_, resources_,
                                                &FenceCounterKey)
                                       : std::vector<std::string>()),
@@ -62,7 +81,12 @@ class Engine::AcquireOp final : public Engine::Operation,
         started_(engine->runtime_->Now()),
         schedule_(engine->options_.retry, started_,
                   std::min(options.wait, kLongestWait)),
-        retry_timer_(engine->runtime_->NewTimer([this] { OnRetryTimer(); })) {}
+        retry_timer_(engine->runtime_->NewTimer([this] { OnRetryTimer(); })) {
+    if (semaphore_.has_value()) {
+      // Uncontended, slots 0 .. permits-1 are free: one round trip.
+      for (int s = 0; s < semaphore_->permits; ++s) candidates_.push_back(s);
+    }
+  }
 
   ~AcquireOp() override { Unwatch(); }
 
@@ -123,6 +147,15 @@ class Engine::AcquireOp final : public Engine::Operation,
                                    &trusted);
             return engine->QuorumHeld(trusted);
           };
+    } else if (semaphore_.has_value()) {
+      keys_.clear();
+      for (int s : candidates_) keys_.push_back(semaphore_->slot_keys[s]);
+      config.command =
+          SemaphoreAcquireCommand(semaphore_->limit_key, semaphore_->slot_keys,
+                                  token_, ttl_, semaphore_->limit, candidates_);
+      config.map_reply = &SemaphoreAcquireVote;
+      // For the free slots the denials report, and limit mismatches.
+      config.keep_replies = true;
     } else {
       // On a contended resource (this client waited for it lately), an
       // attempt announces its win, so that woken waiters stand down.
@@ -155,6 +188,7 @@ class Engine::AcquireOp final : public Engine::Operation,
       event.votes = &result.votes;
       observer->OnAttempt(event);
     }
+    if (semaphore_.has_value() && !OnSemaphoreRound(result)) return;
     if (!result.status.ok()) {
       RetryOrFail(result.status);
       return;
@@ -197,6 +231,55 @@ class Engine::AcquireOp final : public Engine::Operation,
     engine_->JudgeVotes(config);
     config.cleanup_on_loss = ReleaseCommand(keys_, token_);
     StartRound(std::move(config));
+  }
+
+  // A semaphore attempt was decided. False if it is dealt with here: a
+  // master holds another limit (the acquisition fails, whatever the votes),
+  // or the slots free on a quorum of the masters that answered are tried at
+  // once. Otherwise the next attempt's candidates are chosen, and the round
+  // goes on as a lock's.
+  bool OnSemaphoreRound(const RoundResult& result) {
+    std::vector<int> free_votes(semaphore_->limit, 0);
+    for (size_t i = 0; i < result.replies.size(); ++i) {
+      if (!result.replies[i].has_value()) continue;
+      absl::StatusOr<SemaphoreReply> reply =
+          ParseSemaphoreReply(*result.replies[i], semaphore_->limit);
+      if (!reply.ok()) continue;  // A failed vote already.
+      switch (reply->kind) {
+        case SemaphoreReply::Kind::kLimitMismatch:
+          // Fail closed: counted as a failed vote, never a grant, and it
+          // ends the acquisition even if a quorum granted.
+          if (result.status.ok()) {
+            SendToAll(ReleaseCommand(keys_, token_, /*announce=*/false));
+          }
+          Fail(absl::FailedPreconditionError(absl::StrCat(
+              "semaphore \"", semaphore_->name, "\": this client's limit is ",
+              semaphore_->limit, ", master ", engine_->links_[i]->name(),
+              " has ", reply->stored_limit,
+              result.status.ok() ? "; the permits won were released" : "")));
+          return false;
+        case SemaphoreReply::Kind::kGranted:
+          // The candidates were free there (the lost round's clean-up
+          // frees them again), and so are the slots it reports.
+          for (int s : candidates_) ++free_votes[s];
+          for (int s : reply->free_slots) ++free_votes[s];
+          break;
+        case SemaphoreReply::Kind::kDenied:
+          for (int s : reply->free_slots) ++free_votes[s];
+          break;
+      }
+    }
+    if (result.status.code() != absl::StatusCode::kAborted) return true;
+    SlotChoice choice = ChooseSlots(free_votes, semaphore_->permits,
+                                    engine_->quorum_, engine_->bitgen_);
+    candidates_ = std::move(choice.slots);
+    if (choice.at_once && quick_retries_ < kQuickRetries) {
+      ++quick_retries_;
+      // On the next loop turn, not the retry delay.
+      ArmRetry(Next::kPoll, absl::ZeroDuration());
+      return false;
+    }
+    return true;
   }
 
   void OnFenceWritten(RoundResult result) {
@@ -264,6 +347,11 @@ class Engine::AcquireOp final : public Engine::Operation,
     state->token = token_;
     state->acquired_at = won_.start;
     state->fence = fence;
+    if (semaphore_.has_value()) {
+      state->slots = candidates_;
+      state->limit_key = semaphore_->limit_key;
+      state->limit = semaphore_->limit;
+    }
     {
       std::lock_guard<std::mutex> lock(state->mu);
       state->valid_until = won_.valid_until;
@@ -299,7 +387,11 @@ class Engine::AcquireOp final : public Engine::Operation,
       GiveUp(status);
       return;
     }
-    if (Wakeups* wakeups = engine_->WakeupsForWaiting(); wakeups != nullptr) {
+    // Not for semaphores yet: a waiter polls (its slot keys change between
+    // attempts).
+    if (Wakeups* wakeups =
+            semaphore_.has_value() ? nullptr : engine_->WakeupsForWaiting();
+        wakeups != nullptr) {
       std::optional<absl::Duration> left = schedule_.WaitLeft(now);
       if (left.has_value()) {
         last_status_ = status;
@@ -473,9 +565,17 @@ class Engine::AcquireOp final : public Engine::Operation,
     return keys;
   }
 
+  // Immediate attempts per semaphore acquisition (OnSemaphoreRound()).
+  static constexpr int kQuickRetries = 3;
+
   const std::vector<std::string> resources_;
   const std::string resource_;  // The first; names the lock in events.
-  const std::vector<std::string> keys_;
+  const std::optional<SemaphoreSpec> semaphore_;
+  // The lock's keys; for a semaphore, the current attempt's candidate
+  // slots' keys.
+  std::vector<std::string> keys_;
+  std::vector<int> candidates_;  // Semaphore: this attempt's slots.
+  int quick_retries_ = 0;
   const std::vector<std::string> counter_keys_;  // Fencing only.
   const absl::Duration ttl_;
   const bool fencing_;

@@ -12,6 +12,7 @@
 #include "redlock/keys.h"
 #include "src/algorithm/retry.h"
 #include "src/algorithm/scripts.h"
+#include "src/algorithm/semaphore.h"
 #include "src/algorithm/token.h"
 #include "src/algorithm/validity.h"
 #include "src/algorithm/vote.h"
@@ -992,6 +993,57 @@ absl::Status Engine::AcquireOwned(std::vector<std::string> resources,
   // The restart guard judges masters by the deployment marker: the first
   // acquisitions wait until a quorum of them is judged, or every master has
   // been heard from (bounded by connect_timeout + 2 * request_timeout).
+  op->WatchCancellation(options.cancel);
+  std::weak_ptr<AcquireOp> weak = op;
+  WhenReadyToAttempt([weak] {
+    if (auto self = weak.lock()) self->StartAttempt();
+  });
+  return absl::OkStatus();
+}
+
+absl::Status Engine::AcquirePermits(absl::string_view name,
+                                    const SemaphoreOptions& sem,
+                                    const AcquireOptions& options,
+                                    AsyncRedlock::AcquireCallback done) {
+  if (absl::Status status = CheckResource(name); !status.ok()) {
+    return status;
+  }
+  if (sem.limit < 1 || sem.limit > kMaxSemaphoreLimit) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("SemaphoreOptions.limit is ", sem.limit,
+                     "; must be in [1, ", kMaxSemaphoreLimit, "]"));
+  }
+  if (sem.permits < 1 || sem.permits > sem.limit) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("SemaphoreOptions.permits is ", sem.permits,
+                     "; must be in [1, limit] (limit ", sem.limit, ")"));
+  }
+  if (options.fencing) {
+    return absl::InvalidArgumentError(
+        "fencing for semaphores is not offered yet (AcquireOptions.fencing)");
+  }
+  if (absl::Status status = CheckTtl(options.ttl); !status.ok()) {
+    return status;
+  }
+  if (options.wait < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "wait ", absl::FormatDuration(options.wait), " must not be negative"));
+  }
+  if (!done) return absl::InvalidArgumentError("callback must not be empty");
+  SemaphoreSpec spec;
+  spec.name = std::string(name);
+  spec.limit = sem.limit;
+  spec.permits = sem.permits;
+  spec.limit_key = SemaphoreLimitKey(options_, name);
+  spec.slot_keys.reserve(sem.limit);
+  for (int s = 0; s < sem.limit; ++s) {
+    spec.slot_keys.push_back(SemaphoreSlotKey(options_, name, s));
+  }
+  std::vector<std::string> resources;
+  resources.push_back(spec.name);
+  auto op = std::make_shared<AcquireOp>(this, std::move(resources), options,
+                                        std::move(done), std::move(spec));
+  operations_.insert(op);
   op->WatchCancellation(options.cancel);
   std::weak_ptr<AcquireOp> weak = op;
   WhenReadyToAttempt([weak] {

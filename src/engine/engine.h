@@ -66,6 +66,11 @@ class Engine {
   absl::Status Acquire(absl::Span<const std::string> resources,
                        const AcquireOptions& options,
                        AsyncRedlock::AcquireCallback done);
+  // AsyncRedlock::AcquirePermitsAsync(); `options.ttl` resolved.
+  absl::Status AcquirePermits(absl::string_view name,
+                              const SemaphoreOptions& sem,
+                              const AcquireOptions& options,
+                              AsyncRedlock::AcquireCallback done);
   absl::StatusOr<std::shared_ptr<KeepAliveOp>> KeepAlive(const Lock& lock,
                                                          absl::Duration ttl,
                                                          HoldOptions options);

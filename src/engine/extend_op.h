@@ -36,7 +36,13 @@ class Engine::ExtendOp final : public Engine::Operation {
     // ahead of the extension on each connection).
     engine_->RefreshMarkers();
     RoundConfig config = engine_->BaseRound(ttl_);
-    config.command = ExtendCommand(state_->keys, state_->token, ttl_);
+    // A semaphore's permit set also keeps its limit key alive: it must
+    // outlive every slot it covers.
+    config.command =
+        state_->limit_key.empty()
+            ? ExtendCommand(state_->keys, state_->token, ttl_)
+            : SemaphoreExtendCommand(state_->limit_key, state_->keys,
+                                     state_->token, ttl_, state_->limit);
     config.map_reply = &ScriptVote;
     StartRound(std::move(config));
   }

@@ -32,6 +32,12 @@ struct LockState {
   MonotonicTime acquired_at;
   uint64_t fence = 0;
   bool adopted = false;  // Made by Adopt(), not won by an acquisition.
+  // A semaphore's permit set (Engine::AcquirePermits()): its slot numbers,
+  // ascending, in the order of `keys`; the semaphore's limit key and limit.
+  // Empty and 0 for a lock.
+  std::vector<int> slots;
+  std::string limit_key;
+  int limit = 0;
 
   // std::mutex rather than absl::Mutex: ThreadSanitizer sees through it even
   // though Debian's Abseil is not built for it.

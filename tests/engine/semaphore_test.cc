@@ -1,0 +1,298 @@
+// Copyright 2026 The redlock Authors.
+//
+// Counting semaphores (Redlock::AcquirePermits()) on real masters: at most
+// `limit` permits held at once, permit sets all or none, the partition scene
+// that defeats a majority of counters, clients that disagree about the
+// limit, expiry on the masters' clocks, and extension of the slots and the
+// limit key.
+
+#include "src/algorithm/semaphore.h"
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/random/random.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "redlock/keys.h"
+#include "redlock/redlock.h"
+#include "tests/support/fault_proxy.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/test_options.h"
+
+namespace redlock {
+namespace {
+
+using ::redlock::testing::FaultProxy;
+using ::redlock::testing::RedisCluster;
+using ::redlock::testing::RedisServer;
+
+class SemaphoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (RedisServer::UsingExternalMasters()) {
+      GTEST_SKIP() << "reads its own masters' keys";
+    }
+    auto cluster = RedisCluster::Start(3);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = *std::move(cluster);
+  }
+
+  void TearDown() override {
+    // Clients go before the proxies they use.
+    clients_.clear();
+    proxies_.clear();
+  }
+
+  std::unique_ptr<Redlock> MakeClient(std::vector<std::string> uris = {}) {
+    if (uris.empty()) uris = cluster_->Uris();
+    auto client = Redlock::Create(testing::TestOptions(std::move(uris)));
+    EXPECT_TRUE(client.ok()) << client.status();
+    return client.ok() ? *std::move(client) : nullptr;
+  }
+
+  static SemaphoreOptions Sem(int limit, int permits = 1) {
+    SemaphoreOptions sem;
+    sem.limit = limit;
+    sem.permits = permits;
+    return sem;
+  }
+  static AcquireOptions Ttl(absl::Duration ttl,
+                            absl::Duration wait = absl::ZeroDuration()) {
+    AcquireOptions options;
+    options.ttl = ttl;
+    options.wait = wait;
+    return options;
+  }
+
+  int64_t Pttl(int i, const std::string& key) {
+    auto client = cluster_->Client(i);
+    EXPECT_TRUE(client.ok());
+    auto reply = (*client)->Command({"PTTL", key});
+    EXPECT_TRUE(reply.ok());
+    return reply.ok() ? reply->integer : -3;
+  }
+
+  std::unique_ptr<RedisCluster> cluster_;
+  std::vector<std::unique_ptr<FaultProxy>> proxies_;
+  std::vector<std::unique_ptr<Redlock>> clients_;
+};
+
+TEST_F(SemaphoreTest, AFourthPermitOfThreeIsRefusedUntilOneIsReleased) {
+  std::vector<std::unique_ptr<Redlock>> clients;
+  for (int c = 0; c < 4; ++c) clients.push_back(MakeClient());
+  std::vector<Lock> held;
+  std::set<int> slots;
+  for (int c = 0; c < 3; ++c) {
+    absl::StatusOr<Lock> permit =
+        clients[c]->AcquirePermits("pool", Sem(3), Ttl(absl::Seconds(10)));
+    ASSERT_TRUE(permit.ok()) << c << ": " << permit.status();
+    EXPECT_EQ(permit->resource(), "pool");
+    ASSERT_EQ(permit->slots().size(), 1u);
+    EXPECT_EQ(permit->permits(), 1);
+    EXPECT_EQ(permit->keys(), (std::vector<std::string>{SemaphoreSlotKey(
+                                  Options(), "pool", permit->slots()[0])}));
+    slots.insert(permit->slots()[0]);
+    held.push_back(*permit);
+  }
+  EXPECT_EQ(slots, (std::set<int>{0, 1, 2}));
+  absl::StatusOr<Lock> fourth =
+      clients[3]->AcquirePermits("pool", Sem(3), Ttl(absl::Seconds(10)));
+  ASSERT_EQ(fourth.status().code(), absl::StatusCode::kAborted)
+      << fourth.status();
+  // The reason names the semaphore and how the masters voted.
+  EXPECT_TRUE(absl::StrContains(fourth.status().message(), "\"pool\""))
+      << fourth.status();
+  EXPECT_TRUE(absl::StrContains(fourth.status().message(), "denied"))
+      << fourth.status();
+  // The middle one goes: the fourth gets its slot, in one call without a
+  // wait (its first candidate, slot 0, is held; slot 1 is reported free).
+  ASSERT_TRUE(clients[1]->Release(held[1]).ok());
+  absl::StatusOr<Lock> after =
+      clients[3]->AcquirePermits("pool", Sem(3), Ttl(absl::Seconds(10)));
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->slots(), held[1].slots());
+}
+
+TEST_F(SemaphoreTest, APermitSetIsAllOrNone) {
+  auto a = MakeClient();
+  auto b = MakeClient();
+  absl::StatusOr<Lock> three =
+      a->AcquirePermits("gpus", Sem(4, 3), Ttl(absl::Seconds(10)));
+  ASSERT_TRUE(three.ok()) << three.status();
+  EXPECT_EQ(three->slots(), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(three->keys().size(), 3u);
+  absl::StatusOr<Lock> two =
+      b->AcquirePermits("gpus", Sem(4, 2), Ttl(absl::Seconds(10)));
+  EXPECT_EQ(two.status().code(), absl::StatusCode::kAborted) << two.status();
+  // Nothing of the refused set stayed behind: slot 3 is free everywhere.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(Pttl(i, SemaphoreSlotKey(Options(), "gpus", 3)), -2) << i;
+  }
+  absl::StatusOr<Lock> one =
+      b->AcquirePermits("gpus", Sem(4, 1), Ttl(absl::Seconds(10)));
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->slots(), (std::vector<int>{3}));
+}
+
+// Three masters, limit 2, three clients each cut off from a different
+// master. Counting holders per master would admit all three (each master
+// sees only two of them); slots do not.
+TEST_F(SemaphoreTest, ThreeClientsEachCutOffFromOneMasterNeverHoldThree) {
+  ASSERT_TRUE(testing::MarkDeploymentTrusted(*cluster_).ok());
+  std::vector<std::unique_ptr<Redlock>> clients;
+  for (int c = 0; c < 3; ++c) {
+    std::vector<std::string> uris;
+    for (int m = 0; m < 3; ++m) {
+      auto proxy =
+          FaultProxy::Start({.upstream_port = cluster_->server(m).port()});
+      ASSERT_TRUE(proxy.ok()) << proxy.status();
+      if (m == c) (*proxy)->SetMode(FaultProxy::Mode::kRefuse);
+      uris.push_back((*proxy)->Uri());
+      proxies_.push_back(*std::move(proxy));
+    }
+    clients.push_back(MakeClient(std::move(uris)));
+  }
+  std::vector<Lock> held;
+  for (int c = 0; c < 2; ++c) {
+    absl::StatusOr<Lock> permit = clients[c]->AcquirePermits(
+        "scene", Sem(2), Ttl(absl::Seconds(20), absl::Seconds(5)));
+    ASSERT_TRUE(permit.ok()) << c << ": " << permit.status();
+    held.push_back(*permit);
+  }
+  absl::StatusOr<Lock> third = clients[2]->AcquirePermits(
+      "scene", Sem(2), Ttl(absl::Seconds(20), absl::Seconds(1)));
+  EXPECT_EQ(third.status().code(), absl::StatusCode::kAborted)
+      << third.status();
+  EXPECT_FALSE(third.status().message().empty());
+  // The two holders still hold valid permits on different slots.
+  EXPECT_TRUE(held[0].valid());
+  EXPECT_TRUE(held[1].valid());
+  EXPECT_NE(held[0].slots(), held[1].slots());
+  int valid = 0;
+  for (const Lock& lock : held) valid += lock.valid();
+  if (third.ok()) valid += third->valid();
+  EXPECT_LE(valid, 2);
+  clients_ = std::move(clients);
+}
+
+TEST_F(SemaphoreTest, ClientsThatDisagreeAboutTheLimitAreRefused) {
+  auto a = MakeClient();
+  auto b = MakeClient();
+  absl::StatusOr<Lock> holder =
+      a->AcquirePermits("mixed", Sem(3), Ttl(absl::Seconds(10)));
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  absl::StatusOr<Lock> other = b->AcquirePermits(
+      "mixed", Sem(2), Ttl(absl::Seconds(10), absl::Seconds(1)));
+  ASSERT_EQ(other.status().code(), absl::StatusCode::kFailedPrecondition)
+      << other.status();
+  EXPECT_TRUE(
+      absl::StrContains(other.status().message(), "this client's limit is 2"))
+      << other.status();
+  EXPECT_TRUE(absl::StrContains(other.status().message(), " has 3"))
+      << other.status();
+  // It took nothing: slot 1 (the holder has slot 0) is free everywhere.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(Pttl(i, SemaphoreSlotKey(Options(), "mixed", 1)), -2) << i;
+  }
+}
+
+TEST_F(SemaphoreTest, AHolderThatNeverReleasesFreesItsSlotAfterItsTtl) {
+  const absl::Duration ttl = absl::Seconds(2);
+  {
+    auto gone = MakeClient();
+    absl::StatusOr<Lock> permit =
+        gone->AcquirePermits("lease", Sem(1), Ttl(ttl));
+    ASSERT_TRUE(permit.ok()) << permit.status();
+    // Destroying the client releases nothing: the slot lives out its TTL.
+  }
+  const absl::Time taken = absl::Now();
+  auto next = MakeClient();
+  absl::SleepFor(taken + ttl / 2 - absl::Milliseconds(300) - absl::Now());
+  absl::StatusOr<Lock> early = next->AcquirePermits("lease", Sem(1), Ttl(ttl));
+  EXPECT_EQ(early.status().code(), absl::StatusCode::kAborted)
+      << early.status();
+  absl::SleepFor(taken + ttl + absl::Milliseconds(500) - absl::Now());
+  absl::StatusOr<Lock> late = next->AcquirePermits("lease", Sem(1), Ttl(ttl));
+  EXPECT_TRUE(late.ok()) << late.status();
+}
+
+TEST_F(SemaphoreTest, ExtendingAPermitRefreshesItsSlotsAndTheLimitKey) {
+  auto client = MakeClient();
+  absl::StatusOr<Lock> permit =
+      client->AcquirePermits("renew", Sem(2, 2), Ttl(absl::Seconds(5)));
+  ASSERT_TRUE(permit.ok()) << permit.status();
+  const std::string limit_key = SemaphoreLimitKey(Options(), "renew");
+  ASSERT_TRUE(client->Extend(*permit, absl::Seconds(60)).ok());
+  absl::SleepFor(absl::Milliseconds(50));  // Let every master apply it.
+  for (int i = 0; i < 3; ++i) {
+    for (const std::string& key : permit->keys()) {
+      EXPECT_GT(Pttl(i, key), 50'000) << key << " on master " << i;
+    }
+    EXPECT_GT(Pttl(i, limit_key), 50'000) << i;
+  }
+  // A shorter extension shortens the slots, never the limit key: it must
+  // outlive every slot of every holder.
+  ASSERT_TRUE(client->Extend(*permit, absl::Seconds(5)).ok());
+  absl::SleepFor(absl::Milliseconds(50));
+  for (int i = 0; i < 3; ++i) {
+    for (const std::string& key : permit->keys()) {
+      EXPECT_LE(Pttl(i, key), 5'000) << key << " on master " << i;
+    }
+    EXPECT_GT(Pttl(i, limit_key), 50'000) << i;
+  }
+}
+
+TEST_F(SemaphoreTest, BadSemaphoreOptionsAreRefusedNamingTheField) {
+  auto client = MakeClient();
+  struct Case {
+    int limit;
+    int permits;
+    const char* field;
+  };
+  for (const Case& c : {Case{0, 1, "limit"}, Case{1025, 1, "limit"},
+                        Case{3, 0, "permits"}, Case{3, 4, "permits"}}) {
+    absl::StatusOr<Lock> permit = client->AcquirePermits(
+        "bad", Sem(c.limit, c.permits), Ttl(absl::Seconds(5)));
+    EXPECT_EQ(permit.status().code(), absl::StatusCode::kInvalidArgument)
+        << c.limit << " " << c.permits;
+    EXPECT_TRUE(absl::StrContains(permit.status().message(),
+                                  absl::StrCat("SemaphoreOptions.", c.field)))
+        << permit.status();
+  }
+  AcquireOptions fenced = Ttl(absl::Seconds(5));
+  fenced.fencing = true;
+  absl::StatusOr<Lock> permit = client->AcquirePermits("bad", Sem(3), fenced);
+  EXPECT_EQ(permit.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(permit.status().message(), "fencing"))
+      << permit.status();
+}
+
+TEST(ChooseSlotsTest, SlotsFreeOnAQuorumAreTriedAtOnceOthersLater) {
+  absl::BitGen gen;
+  // Slot 3 alone free on a quorum (2) of masters: tried at once.
+  internal::SlotChoice one = internal::ChooseSlots({0, 1, 0, 2}, 1, 2, gen);
+  EXPECT_EQ(one.slots, (std::vector<int>{3}));
+  EXPECT_TRUE(one.at_once);
+  // Two wanted, one free on a quorum: the best two, not at once.
+  internal::SlotChoice two = internal::ChooseSlots({0, 1, 0, 2}, 2, 2, gen);
+  EXPECT_EQ(two.slots, (std::vector<int>{1, 3}));
+  EXPECT_FALSE(two.at_once);
+  // Ties are broken at random: each of slots 0 and 2 comes up.
+  std::set<int> seen;
+  for (int i = 0; i < 200; ++i) {
+    internal::SlotChoice tie = internal::ChooseSlots({2, 0, 2}, 1, 2, gen);
+    ASSERT_EQ(tie.slots.size(), 1u);
+    EXPECT_NE(tie.slots[0], 1);
+    seen.insert(tie.slots[0]);
+  }
+  EXPECT_EQ(seen, (std::set<int>{0, 2}));
+}
+
+}  // namespace
+}  // namespace redlock
