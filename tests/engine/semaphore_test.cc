@@ -248,6 +248,22 @@ TEST_F(SemaphoreTest, ExtendingAPermitRefreshesItsSlotsAndTheLimitKey) {
   }
 }
 
+TEST_F(SemaphoreTest, AShortGrantNeverShortensTheLimitKey) {
+  auto a = MakeClient();
+  auto b = MakeClient();
+  absl::StatusOr<Lock> slow =
+      a->AcquirePermits("keeps", Sem(2), Ttl(absl::Seconds(30)));
+  ASSERT_TRUE(slow.ok()) << slow.status();
+  absl::StatusOr<Lock> quick =
+      b->AcquirePermits("keeps", Sem(2), Ttl(absl::Seconds(2)));
+  ASSERT_TRUE(quick.ok()) << quick.status();
+  absl::SleepFor(absl::Milliseconds(50));  // Let every master apply it.
+  // The limit key covers the 30s slot, not only the 2s one.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_GT(Pttl(i, SemaphoreLimitKey(Options(), "keeps")), 25'000) << i;
+  }
+}
+
 TEST_F(SemaphoreTest, BadSemaphoreOptionsAreRefusedNamingTheField) {
   auto client = MakeClient();
   struct Case {
