@@ -94,7 +94,7 @@ constexpr absl::string_view kSemaphoreAcquireSource =
 // clang-format off
 constexpr absl::string_view kSemaphoreExtendSource =
     "for i = 2, #KEYS do\n"
-    "  if redis.call('get', KEYS[i]) ~= ARGV[1] then return 0 end\n"
+    "  if ARGV[1] ~= redis.call('get', KEYS[i]) then return 0 end\n"
     "end\n"
     "local limit = redis.call('get', KEYS[1])\n"
     "if limit and limit ~= ARGV[3] then\n"
