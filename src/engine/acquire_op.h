@@ -423,10 +423,16 @@ class Engine::AcquireOp final : public Engine::Operation,
   // The wait is over: fails with the last attempt's `status`.
   void GiveUp(const absl::Status& status) {
     const int attempts = schedule_.attempts();
+    std::string summary(LossSummary(status.code()));
+    if (semaphore_.has_value() && status.code() == absl::StatusCode::kAborted) {
+      summary = absl::StrCat("no ", semaphore_->permits, " of the ",
+                             semaphore_->limit,
+                             " slots free together on a quorum of masters");
+    }
     Fail(absl::Status(
         status.code(),
         absl::StrCat(
-            what_, ": ", LossSummary(status.code()), " (", attempts,
+            what_, ": ", summary, " (", attempts,
             attempts == 1 ? " attempt" : " attempts", " in ",
             ReadableDuration(ToDuration(engine_->runtime_->Now() - started_)),
             "); last attempt: ", status.message())));

@@ -108,6 +108,9 @@ TEST_F(SemaphoreTest, AFourthPermitOfThreeIsRefusedUntilOneIsReleased) {
   // The reason names the semaphore and how the masters voted.
   EXPECT_TRUE(absl::StrContains(fourth.status().message(), "\"pool\""))
       << fourth.status();
+  EXPECT_TRUE(absl::StrContains(fourth.status().message(),
+                                "no 1 of the 3 slots free together"))
+      << fourth.status();
   EXPECT_TRUE(absl::StrContains(fourth.status().message(), "denied"))
       << fourth.status();
   // The middle one goes: the fourth gets its slot, in one call without a
