@@ -19,9 +19,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "redlock/async_redlock.h"
 #include "redlock/keys.h"
 #include "redlock/redlock.h"
+#include "tests/support/await_call.h"
 #include "tests/support/fault_proxy.h"
+#include "tests/support/loop_runner.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/test_options.h"
 
@@ -264,6 +267,50 @@ TEST_F(SemaphoreTest, AShortGrantNeverShortensTheLimitKey) {
   // The limit key covers the 30s slot, not only the 2s one.
   for (int i = 0; i < 3; ++i) {
     EXPECT_GT(Pttl(i, SemaphoreLimitKey(Options(), "keeps")), 25'000) << i;
+  }
+}
+
+// The keep-alive extends a permit set through the semaphore extend script,
+// as it extends a lock: the slots outlive their TTL while it runs.
+TEST_F(SemaphoreTest, AKeptAlivePermitSetOutlivesItsTtl) {
+  testing::LoopRunner loop;
+  auto engine =
+      AsyncRedlock::Create(loop.base(), testing::TestOptions(cluster_->Uris()));
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  const absl::Duration ttl = absl::Seconds(1);
+  absl::StatusOr<Lock> permit =
+      testing::AwaitCall<absl::StatusOr<Lock>>(loop, [&](auto done) {
+        return (*engine)->AcquirePermitsAsync("kept", Sem(3, 2), Ttl(ttl),
+                                              std::move(done));
+      });
+  ASSERT_TRUE(permit.ok()) << permit.status();
+  HoldOptions hold;
+  hold.extend_every = absl::Milliseconds(200);
+  hold.safety_margin = absl::Milliseconds(300);
+  {
+    absl::StatusOr<KeepAliveHandle> keeper =
+        (*engine)->KeepAlive(*permit, ttl, std::move(hold));
+    ASSERT_TRUE(keeper.ok()) << keeper.status();
+    loop.RunFor(3 * ttl);
+    EXPECT_FALSE(permit->lost()) << permit->lost_reason();
+    EXPECT_TRUE(permit->valid());
+    for (int i = 0; i < 3; ++i) {
+      for (const std::string& key : permit->keys()) {
+        auto client = cluster_->Client(i);
+        ASSERT_TRUE(client.ok());
+        EXPECT_EQ((*client)->Get(key).value_or(std::nullopt), permit->token())
+            << key << " on master " << i;
+      }
+      EXPECT_GT(Pttl(i, SemaphoreLimitKey(Options(), "kept")), 0) << i;
+    }
+  }
+  // Stopping the keep-alive (destroying its handle) released the set.
+  loop.RunFor(absl::Milliseconds(200));
+  EXPECT_TRUE(permit->released());
+  for (int i = 0; i < 3; ++i) {
+    for (const std::string& key : permit->keys()) {
+      EXPECT_EQ(Pttl(i, key), -2) << key << " on master " << i;
+    }
   }
 }
 
