@@ -70,6 +70,25 @@ struct AcquireOptions {
   // round trip (the counter is written back to a quorum before success is
   // reported, inside the validity time). Default: false.
   bool fencing = false;
+  // Take the read side of a read-write lock on the resource (many readers,
+  // or one writer): false (the default) takes today's exclusive lock, which
+  // IS the write side, so an exclusive Acquire("R") and a reader of "R"
+  // exclude each other whichever API or tool takes them. Readers share the
+  // lock key, which then holds kSharedLockValue (keys.h) with a TTL at least
+  // every reader's; each reader also has its own key (SharedHolderKey()).
+  // A reader is refused (kAborted) while a writer holds the lock, and also
+  // while a writer that was refused waits for it (WriterWaitingKey()): new
+  // readers queue behind a waiting writer, for at most that writer's TTL
+  // after its last attempt and never past the end of its wait. Readers
+  // inside keep their validity, extensions and keep-alive meanwhile. A
+  // reader Lock has Lock::shared() true and is extended, kept alive and
+  // released as a lock is; its release deletes the lock key when it was the
+  // last reader there, else shortens it to the longest remaining reader's
+  // TTL. With `shared`, AcquireAsync refuses (kInvalidArgument) `fencing`
+  // (readers need no fencing token; writers keep theirs) and more than one
+  // resource. At most 1024 live readers per resource and master (more are
+  // refused there). AcquirePermitsAsync does not look at it. Default: false.
+  bool shared = false;
 };
 
 // A counting semaphore (AsyncRedlock::AcquirePermitsAsync()): at most `limit`

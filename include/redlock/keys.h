@@ -46,6 +46,33 @@ std::string SemaphoreSlotKey(const Options& options,
 std::string SemaphoreLimitKey(const Options& options,
                               absl::string_view semaphore);
 
+// The value a lock key (LockKey()) holds while readers share it
+// (AcquireOptions::shared): a writer's SET NX fails on it as on another
+// owner's token, and it can never be a token (this library's are 32 hex
+// digits; Adopt() refuses it). Its TTL is at least every reader's there.
+inline constexpr absl::string_view kSharedLockValue = "shared";
+
+// key_prefix + "__reader__:" + resource + ":" + token: one reader of
+// `resource` on one master, holding its token with its TTL. The token ends
+// the key, so the key decodes uniquely.
+std::string SharedHolderKey(const Options& options, absl::string_view resource,
+                            absl::string_view token);
+
+// key_prefix + "__readers__:" + resource: the set of the tokens of the
+// readers of `resource` on one master (pruned of readers whose key is gone),
+// with the lock key's TTL; the reader release script reads it to shrink or
+// delete the lock key.
+std::string SharedHoldersKey(const Options& options,
+                             absl::string_view resource);
+
+// key_prefix + "__writerwait__:" + resource: set by a writer that was refused
+// and is still waiting, to a random id of its acquisition, with a TTL of at
+// most the writer's TTL (and never past the end of its wait); while it lives
+// new readers of `resource` are refused there. Deleted when the writer's
+// acquisition ends.
+std::string WriterWaitingKey(const Options& options,
+                             absl::string_view resource);
+
 // key_prefix + "__deployment__": the marker the restart guard uses to tell a
 // master that lost its data ("reborn") from a trusted one ("trusted"); no
 // TTL.

@@ -131,6 +131,10 @@ class Lock {
   const std::vector<int>& slots() const;
   // slots().size(): the permits held; 0 for a lock (and an empty handle).
   int permits() const;
+  // True for a reader of a read-write lock (AcquireOptions::shared): others
+  // may hold the same resource as readers, no writer can. False for a lock
+  // (a writer) and an empty handle.
+  bool shared() const;
   // The random value stored under key() on the masters: 32 hex digits from
   // the OS CSPRNG, fresh for every acquisition attempt.
   const std::string& token() const;

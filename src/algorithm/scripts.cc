@@ -108,6 +108,74 @@ constexpr absl::string_view kSemaphoreExtendSource =
     "return 1\n";
 // clang-format on
 
+// A read-write lock (see ReaderAcquireScript() and the three after it).
+// 'shared' is kSharedLockValue (keys.h); rwlock_test checks they agree. A
+// reader's key is the index's key base followed by its token, so the base
+// is KEYS[2] without the token's length.
+// clang-format off
+constexpr absl::string_view kReaderAcquireSource =
+    "if redis.call('exists', KEYS[3]) == 1 then return {0, 'writer waiting'} end\n"
+    "local holder = redis.call('get', KEYS[1])\n"
+    "if holder and holder ~= 'shared' then return {0, 'writer'} end\n"
+    "if redis.call('scard', KEYS[4]) >= tonumber(ARGV[3]) then\n"
+    "  local base = string.sub(KEYS[2], 1, #KEYS[2] - #ARGV[1])\n"
+    "  for _, t in ipairs(redis.call('smembers', KEYS[4])) do\n"
+    "    if redis.call('exists', base .. t) == 0 then redis.call('srem', KEYS[4], t) end\n"
+    "  end\n"
+    "  if redis.call('scard', KEYS[4]) >= tonumber(ARGV[3]) then return {0, 'too many readers'} end\n"
+    "end\n"
+    "local ttl = math.max(tonumber(ARGV[2]), redis.call('pttl', KEYS[1]))\n"
+    "redis.call('set', KEYS[1], 'shared', 'PX', ttl)\n"
+    "redis.call('set', KEYS[2], ARGV[1], 'PX', ARGV[2])\n"
+    "redis.call('sadd', KEYS[4], ARGV[1])\n"
+    "redis.call('pexpire', KEYS[4], ttl)\n"
+    "return {1}\n";
+
+constexpr absl::string_view kReaderExtendSource =
+    "if redis.call('get', KEYS[2]) ~= ARGV[1] then return 0 end\n"
+    "if redis.call('get', KEYS[1]) ~= 'shared' then return 0 end\n"
+    "redis.call('pexpire', KEYS[2], ARGV[2])\n"
+    "local grown = math.max(tonumber(ARGV[2]), redis.call('pttl', KEYS[1]))\n"
+    "redis.call('pexpire', KEYS[1], grown)\n"
+    "redis.call('sadd', KEYS[3], ARGV[1])\n"
+    "redis.call('pexpire', KEYS[3], grown)\n"
+    "return 1\n";
+
+// A reader key without a TTL (never set so by this library) keeps R as it
+// is: fail closed.
+constexpr absl::string_view kReaderReleaseSource =
+    "if redis.call('get', KEYS[2]) ~= ARGV[1] then return 0 end\n"
+    "redis.call('del', KEYS[2])\n"
+    "redis.call('srem', KEYS[3], ARGV[1])\n"
+    "local base = string.sub(KEYS[2], 1, #KEYS[2] - #ARGV[1])\n"
+    "local longest = 0\n"
+    "local forever = false\n"
+    "for _, t in ipairs(redis.call('smembers', KEYS[3])) do\n"
+    "  local left = redis.call('pttl', base .. t)\n"
+    "  if left == -2 then redis.call('srem', KEYS[3], t)\n"
+    "  elseif left == -1 then forever = true\n"
+    "  else longest = math.max(longest, left, 1) end\n"
+    "end\n"
+    "if forever or redis.call('get', KEYS[1]) ~= 'shared' then return 1 end\n"
+    "if longest == 0 then\n"
+    "  redis.call('del', KEYS[1], KEYS[3])\n"
+    "  if ARGV[2] ~= '0' then redis.call('publish', KEYS[1], 'released') end\n"
+    "else\n"
+    "  redis.call('pexpire', KEYS[1], longest)\n"
+    "  redis.call('pexpire', KEYS[3], longest)\n"
+    "end\n"
+    "return 1\n";
+
+constexpr absl::string_view kWriterAcquireSource =
+    "if redis.call('exists', KEYS[1]) == 0 then\n"
+    "  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
+    "  if ARGV[5] == '1' then redis.call('publish', KEYS[1], 'taken') end\n"
+    "  return 1\n"
+    "end\n"
+    "redis.call('set', KEYS[2], ARGV[3], 'PX', ARGV[4])\n"
+    "return 0\n";
+// clang-format on
+
 // KEYS: n lock keys, their n counters, the marker. All or none, like the
 // multi acquire, and reads every counter and the marker in the same step:
 // returns {1 or 0, counter 1 or "", ..., counter n or "", marker or ""}.
@@ -249,6 +317,32 @@ const Script& SemaphoreExtendScript() {
   return *script;
 }
 
+const Script& ReaderAcquireScript() {
+  static const Script* const script =
+      new Script(MakeScript("reader acquire", kReaderAcquireSource,
+                            /*creates_lock=*/true));
+  return *script;
+}
+
+const Script& ReaderExtendScript() {
+  static const Script* const script =
+      new Script(MakeScript("reader extend", kReaderExtendSource));
+  return *script;
+}
+
+const Script& ReaderReleaseScript() {
+  static const Script* const script =
+      new Script(MakeScript("reader release", kReaderReleaseSource));
+  return *script;
+}
+
+const Script& WriterAcquireScript() {
+  static const Script* const script =
+      new Script(MakeScript("writer acquire", kWriterAcquireSource,
+                            /*creates_lock=*/true));
+  return *script;
+}
+
 const Script& FenceWriteScript() {
   static const Script* const script =
       new Script(MakeScript("fence write", kFenceWriteSource));
@@ -272,7 +366,9 @@ const std::vector<const Script*>& AllScripts() {
       &ReleaseScript(),          &ExtendScript(),
       &FencedAcquireScript(),    &FenceWriteScript(),
       &MultiAcquireScript(),     &MarkerScript(),
-      &SemaphoreAcquireScript(), &SemaphoreExtendScript()};
+      &SemaphoreAcquireScript(), &SemaphoreExtendScript(),
+      &ReaderAcquireScript(),    &ReaderExtendScript(),
+      &ReaderReleaseScript(),    &WriterAcquireScript()};
   // Not ReconfigureScript(): only `redlock reconfigure` runs it, with EVAL.
   return *scripts;
 }
@@ -471,6 +567,52 @@ Command SemaphoreExtendCommand(absl::string_view limit_key,
   c.args.push_back(TtlMillis(ttl));
   c.args.push_back(absl::StrCat(limit));
   return c;
+}
+
+Command ReaderAcquireCommand(absl::string_view lock_key,
+                             absl::string_view reader_key,
+                             absl::string_view waiting_key,
+                             absl::string_view readers_key,
+                             absl::string_view token, absl::Duration ttl,
+                             int max_readers) {
+  const std::string keys[] = {std::string(lock_key), std::string(reader_key),
+                              std::string(waiting_key),
+                              std::string(readers_key)};
+  return KeysCommand(
+      ReaderAcquireScript(), keys,
+      {std::string(token), TtlMillis(ttl), absl::StrCat(max_readers)});
+}
+
+Command ReaderExtendCommand(absl::string_view lock_key,
+                            absl::string_view reader_key,
+                            absl::string_view readers_key,
+                            absl::string_view token, absl::Duration ttl) {
+  const std::string keys[] = {std::string(lock_key), std::string(reader_key),
+                              std::string(readers_key)};
+  return KeysCommand(ReaderExtendScript(), keys,
+                     {std::string(token), TtlMillis(ttl)});
+}
+
+Command ReaderReleaseCommand(absl::string_view lock_key,
+                             absl::string_view reader_key,
+                             absl::string_view readers_key,
+                             absl::string_view token, bool announce) {
+  const std::string keys[] = {std::string(lock_key), std::string(reader_key),
+                              std::string(readers_key)};
+  return KeysCommand(ReaderReleaseScript(), keys,
+                     {std::string(token), announce ? "1" : "0"});
+}
+
+Command WriterAcquireCommand(absl::string_view lock_key,
+                             absl::string_view waiting_key,
+                             absl::string_view token, absl::Duration ttl,
+                             absl::string_view waiter_id,
+                             absl::Duration waiting_ttl, bool announce) {
+  const std::string keys[] = {std::string(lock_key), std::string(waiting_key)};
+  return KeysCommand(
+      WriterAcquireScript(), keys,
+      {std::string(token), TtlMillis(ttl), std::string(waiter_id),
+       TtlMillis(waiting_ttl), announce ? "1" : "0"});
 }
 
 std::vector<std::string> CommandArgv(const Command& command, bool eval) {

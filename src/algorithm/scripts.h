@@ -70,6 +70,36 @@ const Script& SemaphoreAcquireScript();
 // to ttl, the limit key set to the limit with PX the longer of its remaining
 // TTL and ttl, and 1. Otherwise 0, nothing changes; never creates a slot.
 const Script& SemaphoreExtendScript();
+// A read-write lock's reader (AcquireOptions::shared), KEYS = the lock key
+// R, the reader's key (SharedHolderKey(), ending with the token), the
+// writer-waiting key, the readers' index (SharedHoldersKey()); ARGV = token,
+// ttl ms, the most readers per resource. Refuses, changing nothing, with
+// {0, "writer waiting"} while the writer-waiting key exists, {0, "writer"}
+// if R holds anything but kSharedLockValue, {0, "too many readers"} if the
+// index still has the most readers once pruned of readers whose key is gone.
+// Otherwise sets R to kSharedLockValue with PX the longer of its remaining
+// TTL and ttl, the reader's key to the token with PX ttl, adds the token to
+// the index with R's TTL, and returns {1}.
+const Script& ReaderAcquireScript();
+// KEYS = R, the reader's key, the index; ARGV = token, ttl ms. 0, changing
+// nothing, unless the reader's key holds the token and R holds
+// kSharedLockValue (never extends a writer's R). Else sets the reader's key
+// to PX ttl, R and the index to PX the longer of R's remaining TTL and ttl,
+// keeps the token in the index, and returns 1.
+const Script& ReaderExtendScript();
+// KEYS = R, the reader's key, the index; ARGV = token, and "0" to publish
+// nothing. 0, changing nothing, unless the reader's key holds the token.
+// Else deletes it, drops the index's members whose key is gone, and if R
+// holds kSharedLockValue: deletes R and the index (publishing
+// kReleasedMessage on R) when no reader is left, else sets R and the index
+// to PX the longest remaining reader's TTL. Returns 1.
+const Script& ReaderReleaseScript();
+// A writer's attempt after a refusal (one resource, no fencing): KEYS = R,
+// the writer-waiting key; ARGV = token, ttl ms, the waiter id, the waiting
+// key's TTL in ms, "1" to publish kTakenMessage on a win. If R is missing,
+// sets it to the token with PX ttl and returns 1; else sets the waiting key
+// to the waiter id with PX its TTL and returns 0.
+const Script& WriterAcquireScript();
 // Raises every counter in KEYS to ARGV[1] if every one is lower (never
 // lowers one). Returns 1 if it raised them, 0 if any was already at or above
 // ARGV[1]: then another acquisition wrote that token (or a higher one), and
@@ -118,6 +148,27 @@ Command SemaphoreExtendCommand(absl::string_view limit_key,
                                absl::Span<const std::string> slot_keys,
                                absl::string_view token, absl::Duration ttl,
                                int limit);
+// ReaderAcquireScript, ReaderExtendScript, ReaderReleaseScript,
+// WriterAcquireScript (see there for the keys).
+Command ReaderAcquireCommand(absl::string_view lock_key,
+                             absl::string_view reader_key,
+                             absl::string_view waiting_key,
+                             absl::string_view readers_key,
+                             absl::string_view token, absl::Duration ttl,
+                             int max_readers);
+Command ReaderExtendCommand(absl::string_view lock_key,
+                            absl::string_view reader_key,
+                            absl::string_view readers_key,
+                            absl::string_view token, absl::Duration ttl);
+Command ReaderReleaseCommand(absl::string_view lock_key,
+                             absl::string_view reader_key,
+                             absl::string_view readers_key,
+                             absl::string_view token, bool announce = true);
+Command WriterAcquireCommand(absl::string_view lock_key,
+                             absl::string_view waiting_key,
+                             absl::string_view token, absl::Duration ttl,
+                             absl::string_view waiter_id,
+                             absl::Duration waiting_ttl, bool announce);
 Command FencedAcquireCommand(absl::string_view key,
                              absl::string_view counter_key,
                              absl::string_view marker_key,

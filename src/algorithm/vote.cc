@@ -139,6 +139,33 @@ absl::StatusOr<Vote> SemaphoreAcquireVote(const RedisReply& reply) {
                    parsed->stored_limit));
 }
 
+absl::StatusOr<Vote> ReaderAcquireVote(const RedisReply& reply) {
+  if (reply.type == RedisReply::Type::kError) {
+    return ErrorReplyStatus(reply.str);
+  }
+  if (reply.type == RedisReply::Type::kArray && !reply.elements.empty() &&
+      reply.elements[0].type == RedisReply::Type::kInteger) {
+    if (reply.elements[0].integer == 1 && reply.elements.size() == 1) {
+      return Vote::kGranted;
+    }
+    if (reply.elements[0].integer == 0 && reply.elements.size() == 2 &&
+        reply.elements[1].type == RedisReply::Type::kString) {
+      return Vote::kDenied;
+    }
+  }
+  return Unexpected("reader acquire", reply);
+}
+
+std::string ReaderRefusal(const RedisReply& reply) {
+  if (reply.type != RedisReply::Type::kArray || reply.elements.size() != 2 ||
+      reply.elements[0].type != RedisReply::Type::kInteger ||
+      reply.elements[0].integer != 0 ||
+      reply.elements[1].type != RedisReply::Type::kString) {
+    return "";
+  }
+  return reply.elements[1].str.substr(0, 32);
+}
+
 absl::StatusOr<FenceRead> ParseFenceRead(const RedisReply& reply) {
   if (!FencedAcquireVote(reply).ok()) {
     return Unexpected("fenced acquire", reply);

@@ -45,6 +45,13 @@ absl::StatusOr<Vote> FencedAcquireVote(const RedisReply& reply);
 // limit): fail closed, never a grant.
 absl::StatusOr<Vote> SemaphoreAcquireVote(const RedisReply& reply);
 
+// The reader acquire script: {1} granted, {0, reason} denied (a writer
+// holds the lock there, one is waiting, or too many readers).
+absl::StatusOr<Vote> ReaderAcquireVote(const RedisReply& reply);
+// The reason of a reader acquire script's denial ("writer", "writer
+// waiting", "too many readers"); empty for any other reply.
+std::string ReaderRefusal(const RedisReply& reply);
+
 // What one master's semaphore acquire reply says.
 struct SemaphoreReply {
   enum class Kind { kGranted, kDenied, kLimitMismatch };

@@ -74,6 +74,8 @@ int Lock::permits() const {
   return state_ ? static_cast<int>(state_->slots.size()) : 0;
 }
 
+bool Lock::shared() const { return state_ ? state_->shared : false; }
+
 const std::string& Lock::token() const {
   return state_ ? state_->token : EmptyState().token;
 }

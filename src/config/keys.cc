@@ -28,6 +28,24 @@ std::string SemaphoreLimitKey(const Options& options,
                       kReservedResourcePrefix, ":", semaphore);
 }
 
+std::string SharedHolderKey(const Options& options, absl::string_view resource,
+                            absl::string_view token) {
+  return absl::StrCat(options.key_prefix, kReservedResourcePrefix, "reader",
+                      kReservedResourcePrefix, ":", resource, ":", token);
+}
+
+std::string SharedHoldersKey(const Options& options,
+                             absl::string_view resource) {
+  return absl::StrCat(options.key_prefix, kReservedResourcePrefix, "readers",
+                      kReservedResourcePrefix, ":", resource);
+}
+
+std::string WriterWaitingKey(const Options& options,
+                             absl::string_view resource) {
+  return absl::StrCat(options.key_prefix, kReservedResourcePrefix, "writerwait",
+                      kReservedResourcePrefix, ":", resource);
+}
+
 std::string DeploymentMarkerKey(const Options& options) {
   return absl::StrCat(options.key_prefix, kReservedResourcePrefix, "deployment",
                       kReservedResourcePrefix);

@@ -64,6 +64,7 @@ class Engine::AcquireOp final : public Engine::Operation,
             std::optional<SemaphoreSpec> semaphore = std::nullopt)
       : Operation(engine,
                   absl::StrCat(semaphore.has_value() ? "acquire permits of \""
+                               : options.shared      ? "acquire shared \""
                                                      : "acquire \"",
                                absl::StrJoin(resources, "\", \""), "\"")),
         resources_(std::move(resources)),
@@ -77,6 +78,15 @@ class Engine::AcquireOp final : public Engine::Operation,
                                       : std::vector<std::string>()),
         ttl_(options.ttl),
         fencing_(options.fencing),
+        shared_(options.shared),
+        // A writer on one resource, without fencing, waits as a writer
+        // after a refusal (WriterAcquireScript).
+        may_wait_as_writer_(!options.shared && !options.fencing &&
+                            !semaphore_.has_value() && resources_.size() == 1),
+        waiting_key_(WriterWaitingKey(engine->options_, resource_)),
+        readers_key_(options.shared
+                         ? SharedHoldersKey(engine->options_, resource_)
+                         : std::string()),
         done_(std::move(done)),
         started_(engine->runtime_->Now()),
         schedule_(engine->options_.retry, started_,
@@ -147,6 +157,13 @@ class Engine::AcquireOp final : public Engine::Operation,
                                    &trusted);
             return engine->QuorumHeld(trusted);
           };
+    } else if (shared_) {
+      reader_key_ = SharedHolderKey(engine_->options_, resource_, token_);
+      config.command =
+          ReaderAcquireCommand(keys_.front(), reader_key_, waiting_key_,
+                               readers_key_, token_, ttl_, kMaxReaders);
+      config.map_reply = &ReaderAcquireVote;
+      config.keep_replies = true;  // For the refusals' reasons.
     } else if (semaphore_.has_value()) {
       keys_.clear();
       for (int s : candidates_) keys_.push_back(semaphore_->slot_keys[s]);
@@ -161,13 +178,26 @@ class Engine::AcquireOp final : public Engine::Operation,
       // attempt announces its win, so that woken waiters stand down.
       const bool announce = watching_ || (engine_->wakeups_ != nullptr &&
                                           engine_->wakeups_->Contended(keys_));
-      config.command = AcquireCommand(keys_, token_, ttl_, announce);
-      // One key: SET NX; several, or announced: the all-or-none script.
-      config.map_reply =
-          keys_.size() == 1 && !announce ? &AcquireVote : &ScriptVote;
+      if (waits_as_writer_) {
+        // Refused before: new readers are held off while this writer
+        // waits, for at most its TTL past this attempt and never past the
+        // end of its wait (keys.h, WriterWaitingKey()).
+        const absl::Duration left =
+            schedule_.WaitLeft(engine_->runtime_->Now()).value_or(ttl_);
+        config.command = WriterAcquireCommand(
+            keys_.front(), waiting_key_, token_, ttl_, waiter_id_,
+            std::max(std::min(ttl_, left), absl::Milliseconds(1)), announce);
+        config.map_reply = &ScriptVote;
+        waiting_sent_ = true;
+      } else {
+        config.command = AcquireCommand(keys_, token_, ttl_, announce);
+        // One key: SET NX; several, or announced: the all-or-none script.
+        config.map_reply =
+            keys_.size() == 1 && !announce ? &AcquireVote : &ScriptVote;
+      }
     }
     // Quietly: no lock was made (see ReleaseCommand).
-    config.cleanup_on_loss = ReleaseCommand(keys_, token_, /*announce=*/false);
+    config.cleanup_on_loss = UndoCommand(/*announce=*/false);
     config.cleanup_skips_denied = true;
     StartRound(std::move(config));
   }
@@ -189,6 +219,16 @@ class Engine::AcquireOp final : public Engine::Operation,
       observer->OnAttempt(event);
     }
     if (semaphore_.has_value() && !OnSemaphoreRound(result)) return;
+    if (shared_ && !result.status.ok()) NoteRefusals(result);
+    if (may_wait_as_writer_ &&
+        result.status.code() == absl::StatusCode::kAborted &&
+        !waits_as_writer_) {
+      // Held (by readers or a writer): the next attempts mark this writer
+      // as waiting where the lock is held, so that new readers queue
+      // behind it.
+      waits_as_writer_ = true;
+      waiter_id_ = token_;
+    }
     if (!result.status.ok()) {
       RetryOrFail(result.status);
       return;
@@ -282,6 +322,29 @@ class Engine::AcquireOp final : public Engine::Operation,
     return true;
   }
 
+  // A reader's attempt was refused: what the masters said, for the message.
+  void NoteRefusals(const RoundResult& result) {
+    std::vector<std::string> reasons;
+    for (const std::optional<RedisReply>& reply : result.replies) {
+      if (!reply.has_value()) continue;
+      std::string reason = ReaderRefusal(*reply);
+      if (!reason.empty()) reasons.push_back(std::move(reason));
+    }
+    std::sort(reasons.begin(), reasons.end());
+    reasons.erase(std::unique(reasons.begin(), reasons.end()), reasons.end());
+    refusals_ = absl::StrJoin(reasons, ", ");
+  }
+
+  // Deletes what this attempt may have set: the lock keys, or a reader's
+  // own key (and the shared lock key if no other reader is left).
+  Command UndoCommand(bool announce) const {
+    if (shared_) {
+      return ReaderReleaseCommand(keys_.front(), reader_key_, readers_key_,
+                                  token_, announce);
+    }
+    return ReleaseCommand(keys_, token_, announce);
+  }
+
   void OnFenceWritten(RoundResult result) {
     if (result.status.code() == absl::StatusCode::kAborted) {
       // Masters denied: their counter was already at or above our token, so
@@ -325,7 +388,7 @@ class Engine::AcquireOp final : public Engine::Operation,
     // win them late: the token-checked release queues behind each master's
     // pending request, so whatever it sets is deleted.
     if (StopRound()) {
-      SendToAll(ReleaseCommand(keys_, token_));
+      SendToAll(UndoCommand(/*announce=*/true));
       released = "; the attempt in flight was released";
     }
     const int attempts = attempts_;
@@ -352,6 +415,11 @@ class Engine::AcquireOp final : public Engine::Operation,
       state->limit_key = semaphore_->limit_key;
       state->limit = semaphore_->limit;
     }
+    if (shared_) {
+      state->shared = true;
+      state->reader_key = reader_key_;
+      state->readers_key = readers_key_;
+    }
     {
       std::lock_guard<std::mutex> lock(state->mu);
       state->valid_until = won_.valid_until;
@@ -374,6 +442,12 @@ class Engine::AcquireOp final : public Engine::Operation,
     finished_ = true;
     retry_timer_->Cancel();
     Unwatch();
+    if (waiting_sent_) {
+      // Won or given up: new readers need not wait for this writer any
+      // more. Only our own mark goes (another writer may have set its own).
+      waiting_sent_ = false;
+      SendToAll(ReleaseCommand(waiting_key_, waiter_id_, /*announce=*/false));
+    }
     if (cancel_ != nullptr) cancel_->Unsubscribe(subscription_);
     cancel_.reset();
   }
@@ -424,6 +498,11 @@ class Engine::AcquireOp final : public Engine::Operation,
   void GiveUp(const absl::Status& status) {
     const int attempts = schedule_.attempts();
     std::string summary(LossSummary(status.code()));
+    if (shared_ && status.code() == absl::StatusCode::kAborted) {
+      summary = absl::StrCat(
+          "refused as a reader on too many masters",
+          refusals_.empty() ? "" : absl::StrCat(" (", refusals_, ")"));
+    }
     if (semaphore_.has_value() && status.code() == absl::StatusCode::kAborted) {
       summary = absl::StrCat("no ", semaphore_->permits, " of the ",
                              semaphore_->limit,
@@ -573,6 +652,9 @@ class Engine::AcquireOp final : public Engine::Operation,
 
   // Immediate attempts per semaphore acquisition (OnSemaphoreRound()).
   static constexpr int kQuickRetries = 3;
+  // Live readers per resource and master (AcquireOptions::shared): bounds
+  // the reader release script's walk over the readers' index.
+  static constexpr int kMaxReaders = 1024;
 
   const std::vector<std::string> resources_;
   const std::string resource_;  // The first; names the lock in events.
@@ -585,6 +667,16 @@ class Engine::AcquireOp final : public Engine::Operation,
   const std::vector<std::string> counter_keys_;  // Fencing only.
   const absl::Duration ttl_;
   const bool fencing_;
+  // Read-write lock (AcquireOptions::shared).
+  const bool shared_;              // A reader.
+  const bool may_wait_as_writer_;  // A writer that can wait as one.
+  const std::string waiting_key_;  // WriterWaitingKey().
+  const std::string readers_key_;  // Readers: SharedHoldersKey().
+  std::string reader_key_;         // Readers: this attempt's own key.
+  bool waits_as_writer_ = false;   // Attempts use the writer script.
+  bool waiting_sent_ = false;      // It was sent: clear when done.
+  std::string waiter_id_;          // What the waiting key holds.
+  std::string refusals_;           // Readers: the last refusals.
   AsyncRedlock::AcquireCallback done_;
   const MonotonicTime started_;
   RetrySchedule schedule_;

@@ -981,6 +981,16 @@ absl::Status Engine::AcquireOwned(std::vector<std::string> resources,
   std::sort(resources.begin(), resources.end());
   resources.erase(std::unique(resources.begin(), resources.end()),
                   resources.end());
+  if (options.shared && resources.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a reader (AcquireOptions.shared) takes one resource, not ",
+        resources.size()));
+  }
+  if (options.shared && options.fencing) {
+    return absl::InvalidArgumentError(
+        "fencing for readers is not offered (AcquireOptions.shared with "
+        "AcquireOptions.fencing); writers keep theirs");
+  }
   if (absl::Status status = CheckTtl(ttl); !status.ok()) return status;
   if (wait < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -1058,6 +1068,14 @@ absl::StatusOr<Lock> Engine::Adopt(absl::string_view resource,
     return status;
   }
   if (token.empty()) return absl::InvalidArgumentError("token is empty");
+  if (token == kSharedLockValue) {
+    // Releasing or extending it as a token would delete or shorten the key
+    // that readers share.
+    return absl::InvalidArgumentError(
+        absl::StrCat("token \"", kSharedLockValue,
+                     "\" is what a lock key holds while readers share it, "
+                     "never a token"));
+  }
   if (token.size() > kMaxTokenBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         "token is ", token.size(), " bytes; at most ", kMaxTokenBytes,

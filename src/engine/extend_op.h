@@ -38,11 +38,19 @@ class Engine::ExtendOp final : public Engine::Operation {
     RoundConfig config = engine_->BaseRound(ttl_);
     // A semaphore's permit set also keeps its limit key alive: it must
     // outlive every slot it covers.
-    config.command =
-        state_->limit_key.empty()
-            ? ExtendCommand(state_->keys, state_->token, ttl_)
-            : SemaphoreExtendCommand(state_->limit_key, state_->keys,
-                                     state_->token, ttl_, state_->limit);
+    // A reader also keeps the shared lock key and the readers' index at
+    // least as long as its own key.
+    if (state_->shared) {
+      config.command =
+          ReaderExtendCommand(state_->key, state_->reader_key,
+                              state_->readers_key, state_->token, ttl_);
+    } else {
+      config.command =
+          state_->limit_key.empty()
+              ? ExtendCommand(state_->keys, state_->token, ttl_)
+              : SemaphoreExtendCommand(state_->limit_key, state_->keys,
+                                       state_->token, ttl_, state_->limit);
+    }
     config.map_reply = &ScriptVote;
     StartRound(std::move(config));
   }

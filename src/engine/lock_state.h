@@ -38,6 +38,13 @@ struct LockState {
   std::vector<int> slots;
   std::string limit_key;
   int limit = 0;
+  // A reader of a read-write lock (AcquireOptions::shared): `key` is the
+  // shared lock key, `reader_key` its own key (SharedHolderKey()),
+  // `readers_key` the readers' index (SharedHoldersKey()). False and empty
+  // for a writer.
+  bool shared = false;
+  std::string reader_key;
+  std::string readers_key;
 
   // std::mutex rather than absl::Mutex: ThreadSanitizer sees through it even
   // though Debian's Abseil is not built for it.

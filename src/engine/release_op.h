@@ -36,7 +36,13 @@ class Engine::ReleaseOp final : public Engine::Operation {
           std::min(state_->valid_until, engine_->runtime_->Now());
     }
     RoundConfig config;
-    config.command = ReleaseCommand(state_->keys, state_->token);
+    // A reader deletes its own key, and the shared lock key only if it was
+    // the last reader there.
+    config.command =
+        state_->shared
+            ? ReaderReleaseCommand(state_->key, state_->reader_key,
+                                   state_->readers_key, state_->token)
+            : ReleaseCommand(state_->keys, state_->token);
     config.map_reply = &ScriptVote;
     config.quorum = engine_->quorum_;
     config.groups = engine_->groups_;

@@ -1065,6 +1065,25 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     return RedisReply::Integer(1);
   }
 
+  if (sha1 == internal::WriterAcquireScript().sha1) {
+    if (!need(2, 5)) return missing("writer acquire");
+    if (!exists(keys[0])) {
+      const RedisReply set = call({"SET", keys[0], args[0], "PX", args[1]});
+      if (set.type == RedisReply::Type::kError) {
+        return ScriptCallError(set, sha1, /*line=*/2);
+      }
+      if (args[4] == "1") {
+        call({"PUBLISH", keys[0], std::string(kTakenMessage)});
+      }
+      return RedisReply::Integer(1);
+    }
+    const RedisReply set = call({"SET", keys[1], args[2], "PX", args[3]});
+    if (set.type == RedisReply::Type::kError) {
+      return ScriptCallError(set, sha1, /*line=*/6);
+    }
+    return RedisReply::Integer(0);
+  }
+
   if (sha1 == internal::FencedAcquireScript().sha1) {
     if (!need(3, 2) || keys.size() % 2 == 0) return missing("fenced acquire");
     const size_t n = (keys.size() - 1) / 2;

@@ -48,7 +48,8 @@
 //   }
 //
 // Lua scripts are not interpreted: the engine's scripts (AllScripts(), but
-// not yet the two semaphore scripts, issue 24), ReconfigureScript() and
+// not yet the two semaphore scripts nor the three reader scripts, issue 24),
+// ReconfigureScript() and
 // kFencedSetScript are recognised by SHA-1 and run
 // as C++ with the same semantics (including Redis's Lua-to-reply
 // conversion). Any other script can be loaded but running it returns an ERR

@@ -1,0 +1,403 @@
+// Copyright 2026 The redlock Authors.
+//
+// Read-write locks (AcquireOptions::shared) on real masters: readers share,
+// a writer — today's exclusive lock — excludes them and is excluded by them,
+// a waiting writer is not starved by a stream of readers, a reader's release
+// shrinks or deletes the shared key, and a vanished reader stops blocking
+// after its TTL.
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/random/random.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "redlock/keys.h"
+#include "redlock/redlock.h"
+#include "src/algorithm/scripts.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/test_options.h"
+
+namespace redlock {
+namespace {
+
+using ::redlock::testing::RedisCluster;
+using ::redlock::testing::RedisServer;
+
+class RwLockTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (RedisServer::UsingExternalMasters()) {
+      GTEST_SKIP() << "reads its own masters' keys";
+    }
+    auto cluster = RedisCluster::Start(3);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = *std::move(cluster);
+  }
+
+  std::unique_ptr<Redlock> MakeClient() {
+    auto client = Redlock::Create(testing::TestOptions(cluster_->Uris()));
+    EXPECT_TRUE(client.ok()) << client.status();
+    return client.ok() ? *std::move(client) : nullptr;
+  }
+
+  static AcquireOptions Reader(absl::Duration ttl,
+                               absl::Duration wait = absl::ZeroDuration()) {
+    AcquireOptions options;
+    options.ttl = ttl;
+    options.wait = wait;
+    options.shared = true;
+    return options;
+  }
+  static AcquireOptions Writer(absl::Duration ttl,
+                               absl::Duration wait = absl::ZeroDuration()) {
+    AcquireOptions options;
+    options.ttl = ttl;
+    options.wait = wait;
+    return options;
+  }
+
+  testing::Reply On(int i, std::vector<std::string> argv) {
+    auto client = cluster_->Client(i);
+    EXPECT_TRUE(client.ok()) << client.status();
+    if (!client.ok()) return testing::Reply();
+    auto reply = (*client)->Command(std::move(argv));
+    EXPECT_TRUE(reply.ok()) << reply.status();
+    return reply.ok() ? *std::move(reply) : testing::Reply();
+  }
+  static std::string Key() { return LockKey(Options(), "R"); }
+  int64_t Pttl(int i, const std::string& key) {
+    return On(i, {"PTTL", key}).integer;
+  }
+
+  std::unique_ptr<RedisCluster> cluster_;
+};
+
+TEST_F(RwLockTest, TheScriptsShareTheLibrarysSharedMarker) {
+  // The Lua spells the marker; the constant documents it. Tokens are 32 hex
+  // digits, so the marker can never be one.
+  const std::string quoted = absl::StrCat("'", kSharedLockValue, "'");
+  EXPECT_TRUE(
+      absl::StrContains(internal::ReaderAcquireScript().source, quoted));
+  EXPECT_TRUE(absl::StrContains(internal::ReaderExtendScript().source, quoted));
+  EXPECT_TRUE(
+      absl::StrContains(internal::ReaderReleaseScript().source, quoted));
+  EXPECT_NE(kSharedLockValue.size(), 32u);
+}
+
+TEST_F(RwLockTest, BadReaderOptionsAreRefused) {
+  auto client = MakeClient();
+  AcquireOptions fenced = Reader(absl::Seconds(5));
+  fenced.fencing = true;
+  EXPECT_EQ(client->Acquire("r", fenced).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  const std::vector<std::string> two = {"r", "s"};
+  EXPECT_EQ(client->Acquire(two, Reader(absl::Seconds(5))).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // The marker as a token would release or shorten the readers' key.
+  EXPECT_EQ(client->Adopt("r", std::string(kSharedLockValue)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(RwLockTest, TwoReadersShareAndAWriterIsRefusedUntilBothRelease) {
+  auto a = MakeClient();
+  auto b = MakeClient();
+  auto w = MakeClient();
+  absl::StatusOr<Lock> ra = a->Acquire("R", Reader(absl::Seconds(10)));
+  ASSERT_TRUE(ra.ok()) << ra.status();
+  absl::StatusOr<Lock> rb = b->Acquire("R", Reader(absl::Seconds(10)));
+  ASSERT_TRUE(rb.ok()) << rb.status();
+  EXPECT_TRUE(ra->valid());
+  EXPECT_TRUE(rb->valid());
+  EXPECT_TRUE(ra->shared());
+  EXPECT_EQ(ra->resource(), "R");
+  EXPECT_EQ(ra->key(), LockKey(Options(), "R"));
+  EXPECT_NE(ra->token(), rb->token());
+  absl::SleepFor(absl::Milliseconds(50));  // Every master applied both.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(On(i, {"GET", Key()}).str, kSharedLockValue) << i;
+    EXPECT_EQ(On(i, {"GET", SharedHolderKey(Options(), "R", ra->token())}).str,
+              ra->token())
+        << i;
+  }
+  // The exclusive lock is the write side, whichever way it is asked for.
+  absl::StatusOr<Lock> writer = w->TryAcquire("R", absl::Seconds(5));
+  EXPECT_EQ(writer.status().code(), absl::StatusCode::kAborted)
+      << writer.status();
+  const std::vector<std::string> several = {"R", "S"};
+  absl::StatusOr<Lock> multi = w->Acquire(several, Writer(absl::Seconds(5)));
+  EXPECT_EQ(multi.status().code(), absl::StatusCode::kAborted)
+      << multi.status();
+  AcquireOptions fenced = Writer(absl::Seconds(5));
+  fenced.fencing = true;
+  absl::StatusOr<Lock> fenced_writer = w->Acquire("R", fenced);
+  EXPECT_EQ(fenced_writer.status().code(), absl::StatusCode::kAborted)
+      << fenced_writer.status();
+
+  ASSERT_TRUE(a->Release(*ra).ok());
+  writer = w->TryAcquire("R", absl::Seconds(5));
+  EXPECT_EQ(writer.status().code(), absl::StatusCode::kAborted)
+      << "one reader is still inside: " << writer.status();
+  ASSERT_TRUE(b->Release(*rb).ok());
+  writer = w->TryAcquire("R", absl::Seconds(5));
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  EXPECT_FALSE(writer->shared());
+}
+
+TEST_F(RwLockTest, AWriterRefusesAReaderUntilItReleases) {
+  auto w = MakeClient();
+  auto r = MakeClient();
+  absl::StatusOr<Lock> writer = w->TryAcquire("R", absl::Seconds(10));
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  absl::StatusOr<Lock> reader = r->Acquire("R", Reader(absl::Seconds(10)));
+  ASSERT_EQ(reader.status().code(), absl::StatusCode::kAborted)
+      << reader.status();
+  EXPECT_TRUE(absl::StrContains(reader.status().message(), "writer"))
+      << reader.status();
+  // The writer's key is untouched by the refusal.
+  EXPECT_EQ(On(0, {"GET", Key()}).str, writer->token());
+  ASSERT_TRUE(w->Release(*writer).ok());
+  reader = r->Acquire("R", Reader(absl::Seconds(10)));
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  EXPECT_TRUE(reader->shared());
+}
+
+// Several clients take R as readers or writers at random, one attempt each,
+// holding for a moment. At every grant, no lock of the other kind may be
+// valid at the same time.
+TEST_F(RwLockTest, AReaderAndAWriterAreNeverValidAtOnce) {
+  constexpr int kClients = 4;
+  std::vector<std::unique_ptr<Redlock>> clients;
+  for (int c = 0; c < kClients; ++c) clients.push_back(MakeClient());
+  std::mutex mu;
+  std::vector<Lock> held;  // Guarded by mu.
+  std::atomic<int> violations{0};
+  std::atomic<int> reads{0};
+  std::atomic<int> writes{0};
+  std::atomic<int> concurrent_reads{0};
+  const absl::Time end = absl::Now() + absl::Seconds(3);
+  std::vector<std::thread> threads;
+  for (int c = 0; c < kClients; ++c) {
+    threads.emplace_back([&, c] {
+      absl::BitGen gen;
+      while (absl::Now() < end) {
+        const bool shared = absl::Bernoulli(gen, 0.6);
+        const absl::Duration ttl = absl::Milliseconds(500);
+        absl::StatusOr<Lock> lock =
+            clients[c]->Acquire("R", shared ? Reader(ttl) : Writer(ttl));
+        if (!lock.ok()) {
+          absl::SleepFor(absl::Milliseconds(absl::Uniform(gen, 0, 5)));
+          continue;
+        }
+        {
+          std::lock_guard<std::mutex> guard(mu);
+          int readers_now = 0;
+          for (const Lock& other : held) {
+            if (!other.valid() || !lock->valid()) continue;
+            if (other.shared() != lock->shared() || !lock->shared()) {
+              ++violations;
+            } else {
+              ++readers_now;
+            }
+          }
+          if (readers_now > 0) ++concurrent_reads;
+          held.push_back(*lock);
+        }
+        ++(shared ? reads : writes);
+        absl::SleepFor(absl::Milliseconds(absl::Uniform(gen, 0, 15)));
+        {
+          std::lock_guard<std::mutex> guard(mu);
+          for (size_t i = 0; i < held.size(); ++i) {
+            if (held[i].token() == lock->token()) {
+              held.erase(held.begin() + i);
+              break;
+            }
+          }
+        }
+        EXPECT_TRUE(clients[c]->Release(*lock).ok());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(violations.load(), 0);
+  // Not vacuous: both kinds were granted, and readers did overlap.
+  EXPECT_GT(reads.load(), 10);
+  EXPECT_GT(writes.load(), 1);
+  EXPECT_GT(concurrent_reads.load(), 0);
+}
+
+// A new reader every 50ms, each holding 250ms, so that R is never free of
+// readers; a writer waits with wait=5s.
+TEST_F(RwLockTest, AWaitingWriterIsNotStarvedByAStreamOfReaders) {
+  struct Arrival {
+    absl::Time at;
+    absl::Time answered;
+    absl::Status status;
+  };
+  std::mutex mu;
+  std::vector<Arrival> arrivals;  // Guarded by mu.
+  std::atomic<bool> stop{false};
+  constexpr int kReaderClients = 8;
+  std::vector<std::unique_ptr<Redlock>> readers;
+  for (int c = 0; c < kReaderClients; ++c) readers.push_back(MakeClient());
+  std::vector<std::thread> threads;
+  std::thread stream([&] {
+    for (int n = 0; !stop.load(); ++n) {
+      const absl::Time next = absl::Now() + absl::Milliseconds(50);
+      threads.emplace_back([&, n] {
+        Redlock* client = readers[n % kReaderClients].get();
+        Arrival arrival;
+        arrival.at = absl::Now();
+        absl::StatusOr<Lock> lock =
+            client->Acquire("R", Reader(absl::Seconds(3)));
+        arrival.answered = absl::Now();
+        arrival.status = lock.status();
+        {
+          std::lock_guard<std::mutex> guard(mu);
+          arrivals.push_back(arrival);
+        }
+        if (!lock.ok()) return;
+        absl::SleepFor(absl::Milliseconds(250));
+        EXPECT_TRUE(client->Release(*lock).ok());
+      });
+      absl::SleepFor(next - absl::Now());
+    }
+  });
+  absl::SleepFor(absl::Milliseconds(600));  // The stream is flowing.
+  auto w = MakeClient();
+  const absl::Time waiting_from = absl::Now();
+  absl::StatusOr<Lock> writer =
+      w->Acquire("R", Writer(absl::Seconds(3), /*wait=*/absl::Seconds(5)));
+  const absl::Time got = absl::Now();
+  absl::SleepFor(absl::Milliseconds(100));
+  if (writer.ok()) EXPECT_TRUE(w->Release(*writer).ok());
+  const absl::Time released = absl::Now();
+  absl::SleepFor(absl::Milliseconds(500));  // Readers come back.
+  stop = true;
+  stream.join();
+  for (std::thread& t : threads) t.join();
+
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  // Readers inside drain in about 250ms; the bound is generous.
+  EXPECT_LT(got - waiting_from, absl::Seconds(3));
+  int before = 0;
+  int queued = 0;
+  int after = 0;
+  for (const Arrival& a : arrivals) {
+    if (a.answered < waiting_from && a.status.ok()) ++before;
+    // The writer's second attempt (within the 60ms retry delay) marks it
+    // waiting; readers arriving after that and answered before its grant
+    // are refused, naming the waiting writer.
+    if (a.at > waiting_from + absl::Milliseconds(150) && a.answered < got) {
+      ++queued;
+      EXPECT_EQ(a.status.code(), absl::StatusCode::kAborted) << a.status;
+      EXPECT_TRUE(absl::StrContains(a.status.message(), "writer waiting"))
+          << a.status;
+    }
+    if (a.at > released + absl::Milliseconds(50) && a.status.ok()) ++after;
+  }
+  EXPECT_GT(before, 3) << "the stream did not flow before the writer";
+  EXPECT_GT(queued, 0) << "no reader arrived while the writer waited";
+  EXPECT_GT(after, 0) << "readers were not admitted after the writer's turn";
+  // The writer's mark is gone once it is done.
+  absl::SleepFor(absl::Milliseconds(50));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(On(i, {"EXISTS", WriterWaitingKey(Options(), "R")}).integer, 0)
+        << i;
+  }
+}
+
+TEST_F(RwLockTest, AReaderReleaseShrinksTheSharedKeyAndTheLastDeletesIt) {
+  auto a = MakeClient();
+  auto b = MakeClient();
+  absl::StatusOr<Lock> ra = a->Acquire("R", Reader(absl::Seconds(20)));
+  ASSERT_TRUE(ra.ok()) << ra.status();
+  absl::StatusOr<Lock> rb = b->Acquire("R", Reader(absl::Seconds(4)));
+  ASSERT_TRUE(rb.ok()) << rb.status();
+  absl::SleepFor(absl::Milliseconds(50));
+  for (int i = 0; i < 3; ++i) {
+    // A shorter reader never shortens the shared key.
+    EXPECT_GT(Pttl(i, Key()), 19'000) << i;
+    EXPECT_EQ(On(i, {"SCARD", SharedHoldersKey(Options(), "R")}).integer, 2)
+        << i;
+  }
+  ASSERT_TRUE(a->Release(*ra).ok());
+  absl::SleepFor(absl::Milliseconds(50));
+  for (int i = 0; i < 3; ++i) {
+    const int64_t left = Pttl(i, Key());
+    EXPECT_LE(left, 4'000) << i;
+    EXPECT_GT(left, 3'000) << i;
+    EXPECT_EQ(On(i, {"GET", Key()}).str, kSharedLockValue) << i;
+  }
+  ASSERT_TRUE(b->Release(*rb).ok());
+  absl::SleepFor(absl::Milliseconds(50));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(On(i, {"EXISTS", Key()}).integer, 0) << i;
+    EXPECT_EQ(On(i, {"EXISTS", SharedHoldersKey(Options(), "R"),
+                     SharedHolderKey(Options(), "R", ra->token()),
+                     SharedHolderKey(Options(), "R", rb->token())})
+                  .integer,
+              0)
+        << i;
+  }
+}
+
+TEST_F(RwLockTest, ExtendingAReaderRaisesTheSharedKeyButNeverAWritersKey) {
+  auto client = MakeClient();
+  absl::StatusOr<Lock> reader = client->Acquire("R", Reader(absl::Seconds(3)));
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  ASSERT_TRUE(client->Extend(*reader, absl::Seconds(30)).ok());
+  absl::SleepFor(absl::Milliseconds(50));
+  const std::string own = SharedHolderKey(Options(), "R", reader->token());
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_GT(Pttl(i, Key()), 29'000) << i;
+    EXPECT_GT(Pttl(i, own), 29'000) << i;
+  }
+  // On every master R now holds a writer's token (put there by hand: the
+  // library never lets it happen while a reader's key lives). The reader's
+  // extension must fail and leave the writer's TTL alone.
+  const std::string writer_token(32, 'a');
+  for (int i = 0; i < 3; ++i) {
+    On(i, {"SET", Key(), writer_token, "PX", "5000"});
+  }
+  EXPECT_EQ(client->Extend(*reader, absl::Seconds(30)).code(),
+            absl::StatusCode::kAborted);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_LE(Pttl(i, Key()), 5'000) << i;
+    EXPECT_EQ(On(i, {"GET", Key()}).str, writer_token) << i;
+  }
+  // Nor does its release touch the writer's key.
+  EXPECT_TRUE(client->Release(*reader).ok());
+  absl::SleepFor(absl::Milliseconds(50));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(On(i, {"GET", Key()}).str, writer_token) << i;
+  }
+}
+
+TEST_F(RwLockTest, AVanishedReaderBlocksTheWriterForItsTtlNotLonger) {
+  const absl::Duration ttl = absl::Seconds(2);
+  {
+    auto gone = MakeClient();
+    absl::StatusOr<Lock> reader = gone->Acquire("R", Reader(ttl));
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    // Destroying the client releases nothing.
+  }
+  const absl::Time taken = absl::Now();
+  auto w = MakeClient();
+  absl::SleepFor(taken + ttl / 2 - absl::Now());
+  absl::StatusOr<Lock> early = w->TryAcquire("R", ttl);
+  EXPECT_EQ(early.status().code(), absl::StatusCode::kAborted)
+      << early.status();
+  absl::SleepFor(taken + ttl + absl::Milliseconds(500) - absl::Now());
+  absl::StatusOr<Lock> late = w->TryAcquire("R", ttl);
+  EXPECT_TRUE(late.ok()) << late.status();
+}
+
+}  // namespace
+}  // namespace redlock
