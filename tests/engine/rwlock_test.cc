@@ -380,6 +380,28 @@ TEST_F(RwLockTest, ExtendingAReaderRaisesTheSharedKeyButNeverAWritersKey) {
   }
 }
 
+TEST_F(RwLockTest, AKeptAliveReaderOutlivesItsTtlAndKeepsWritersOut) {
+  auto client = MakeClient();
+  auto w = MakeClient();
+  const absl::Duration ttl = absl::Seconds(1);
+  absl::Status refused_late;
+  absl::Status result =
+      client->WithLock("R", Reader(ttl), [&](const Lock& lock) {
+        EXPECT_TRUE(lock.shared());
+        absl::SleepFor(3 * ttl);
+        EXPECT_TRUE(lock.valid());
+        EXPECT_FALSE(lock.lost()) << lock.lost_reason();
+        refused_late = w->TryAcquire("R", ttl).status();
+        return absl::OkStatus();
+      });
+  EXPECT_TRUE(result.ok()) << result;
+  // Three TTLs in, the reader's extensions still kept the writer out.
+  EXPECT_EQ(refused_late.code(), absl::StatusCode::kAborted) << refused_late;
+  // Released on the way out: the writer gets in at once.
+  absl::StatusOr<Lock> writer = w->TryAcquire("R", ttl);
+  EXPECT_TRUE(writer.ok()) << writer.status();
+}
+
 TEST_F(RwLockTest, AVanishedReaderBlocksTheWriterForItsTtlNotLonger) {
   const absl::Duration ttl = absl::Seconds(2);
   {
