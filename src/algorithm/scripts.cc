@@ -124,11 +124,11 @@ constexpr absl::string_view kReaderAcquireSource =
     "  end\n"
     "  if redis.call('scard', KEYS[4]) >= tonumber(ARGV[3]) then return {0, 'too many readers'} end\n"
     "end\n"
-    "local ttl = math.max(tonumber(ARGV[2]), redis.call('pttl', KEYS[1]))\n"
-    "redis.call('set', KEYS[1], 'shared', 'PX', ttl)\n"
+    "local longer = math.max(tonumber(ARGV[2]), redis.call('pttl', KEYS[1]))\n"
+    "redis.call('set', KEYS[1], 'shared', 'PX', longer)\n"
     "redis.call('set', KEYS[2], ARGV[1], 'PX', ARGV[2])\n"
     "redis.call('sadd', KEYS[4], ARGV[1])\n"
-    "redis.call('pexpire', KEYS[4], ttl)\n"
+    "redis.call('pexpire', KEYS[4], longer)\n"
     "return {1}\n";
 
 constexpr absl::string_view kReaderExtendSource =
