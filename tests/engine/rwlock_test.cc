@@ -407,6 +407,35 @@ TEST_F(RwLockTest, AKeptAliveReaderOutlivesItsTtlAndKeepsWritersOut) {
   EXPECT_TRUE(writer.ok()) << writer.status();
 }
 
+// A writer that vanished while waiting (its process gone: no clean-up) is
+// played by sending its writer acquire script by hand, as the engine does on
+// a retry, with a waiting TTL of 1s, while a reader holds R.
+TEST_F(RwLockTest, AVanishedWaitingWriterHoldsReadersOffForItsBoundOnly) {
+  auto r = MakeClient();
+  absl::StatusOr<Lock> inside = r->Acquire("R", Reader(absl::Seconds(20)));
+  ASSERT_TRUE(inside.ok()) << inside.status();
+  const absl::Duration bound = absl::Seconds(1);
+  const internal::Command retry = internal::WriterAcquireCommand(
+      Key(), WriterWaitingKey(Options(), "R"), std::string(32, 'b'),
+      absl::Seconds(5), std::string(32, 'b'), bound, /*announce=*/false);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(On(i, internal::CommandArgv(retry, /*eval=*/true)).integer, 0)
+        << i;
+  }
+  const absl::Time marked = absl::Now();
+  auto late = MakeClient();
+  absl::StatusOr<Lock> queued = late->Acquire("R", Reader(absl::Seconds(5)));
+  EXPECT_EQ(queued.status().code(), absl::StatusCode::kAborted)
+      << queued.status();
+  EXPECT_TRUE(absl::StrContains(queued.status().message(), "writer waiting"))
+      << queued.status();
+  // The reader inside keeps its extensions meanwhile.
+  EXPECT_TRUE(r->Extend(*inside, absl::Seconds(20)).ok());
+  absl::SleepFor(marked + bound + absl::Milliseconds(300) - absl::Now());
+  absl::StatusOr<Lock> admitted = late->Acquire("R", Reader(absl::Seconds(5)));
+  EXPECT_TRUE(admitted.ok()) << admitted.status();
+}
+
 TEST_F(RwLockTest, AVanishedReaderBlocksTheWriterForItsTtlNotLonger) {
   const absl::Duration ttl = absl::Seconds(2);
   {
