@@ -77,7 +77,8 @@ struct AcquireOptions {
   // lock key, which then holds kSharedLockValue (keys.h) with a TTL at least
   // every reader's; each reader also has its own key (SharedHolderKey()).
   // A reader is refused (kAborted) while a writer holds the lock, and also
-  // while a writer that was refused waits for it (WriterWaitingKey()): new
+  // while a writer that was refused waits for it (a writer of this resource
+  // alone, without fencing, after its first attempt; WriterWaitingKey()): new
   // readers queue behind a waiting writer, for at most that writer's TTL
   // after its last attempt and never past the end of its wait. Readers
   // inside keep their validity, extensions and keep-alive meanwhile. A
@@ -87,7 +88,8 @@ struct AcquireOptions {
   // TTL. With `shared`, AcquireAsync refuses (kInvalidArgument) `fencing`
   // (readers need no fencing token; writers keep theirs) and more than one
   // resource. At most 1024 live readers per resource and master (more are
-  // refused there). AcquirePermitsAsync does not look at it. Default: false.
+  // refused there). AcquirePermitsAsync ignores it (its permits are never
+  // shared). Default: false.
   bool shared = false;
 };
 

@@ -78,10 +78,12 @@ class Engine::AcquireOp final : public Engine::Operation,
                                       : std::vector<std::string>()),
         ttl_(options.ttl),
         fencing_(options.fencing),
-        shared_(options.shared),
+        // A semaphore's acquisition does not look at `shared`
+        // (AcquireOptions::shared).
+        shared_(options.shared && !semaphore_.has_value()),
         // A writer on one resource, without fencing, waits as a writer
         // after a refusal (WriterAcquireScript).
-        may_wait_as_writer_(!options.shared && !options.fencing &&
+        may_wait_as_writer_(!shared_ && !options.fencing &&
                             !semaphore_.has_value() && resources_.size() == 1),
         waiting_key_(WriterWaitingKey(engine->options_, resource_)),
         readers_key_(options.shared

@@ -100,6 +100,15 @@ TEST_F(RwLockTest, BadReaderOptionsAreRefused) {
   const std::vector<std::string> two = {"r", "s"};
   EXPECT_EQ(client->Acquire(two, Reader(absl::Seconds(5))).status().code(),
             absl::StatusCode::kInvalidArgument);
+  // A semaphore ignores it: its permit is an ordinary one.
+  SemaphoreOptions sem;
+  sem.limit = 2;
+  absl::StatusOr<Lock> permit =
+      client->AcquirePermits("pool", sem, Reader(absl::Seconds(5)));
+  ASSERT_TRUE(permit.ok()) << permit.status();
+  EXPECT_FALSE(permit->shared());
+  EXPECT_EQ(permit->permits(), 1);
+  EXPECT_TRUE(client->Release(*permit).ok());
   // The marker as a token would release or shorten the readers' key.
   EXPECT_EQ(client->Adopt("r", std::string(kSharedLockValue)).status().code(),
             absl::StatusCode::kInvalidArgument);
