@@ -272,8 +272,8 @@ constexpr absl::string_view kReconfigureSource =
     "return {1, value}\n";
 
 Script MakeScript(absl::string_view name, absl::string_view source,
-                  bool creates_lock = false) {
-  return Script{name, source, Sha1Hex(source), creates_lock};
+                  bool creates_lock = false, bool loaded_on_connect = true) {
+  return Script{name, source, Sha1Hex(source), creates_lock, loaded_on_connect};
 }
 
 }  // namespace
@@ -307,13 +307,16 @@ const Script& MultiAcquireScript() {
 const Script& SemaphoreAcquireScript() {
   static const Script* const script =
       new Script(MakeScript("semaphore acquire", kSemaphoreAcquireSource,
-                            /*creates_lock=*/true));
+                            /*creates_lock=*/true,
+                            /*loaded_on_connect=*/false));
   return *script;
 }
 
 const Script& SemaphoreExtendScript() {
   static const Script* const script =
-      new Script(MakeScript("semaphore extend", kSemaphoreExtendSource));
+      new Script(MakeScript("semaphore extend", kSemaphoreExtendSource,
+                            /*creates_lock=*/false,
+                            /*loaded_on_connect=*/false));
   return *script;
 }
 

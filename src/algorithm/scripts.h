@@ -30,6 +30,10 @@ struct Script {
   // order: release and extend are token-checked and never create the key,
   // the fence write only raises, the marker is written once.
   bool creates_lock = false;
+  // Loaded by every connection's handshake. The others (the semaphore's) are
+  // loaded on a connection just before their first call there, so a client
+  // that never uses them keeps the handshake, its cost and its order.
+  bool loaded_on_connect = true;
 };
 
 // Every script below takes a lock's keys — one, or one per resource of a

@@ -125,7 +125,22 @@ void Master::Send(const Command& command, ReplyCallback done) {
   Pending pending;
   pending.sent_at = Now();
   pending.done = std::move(done);
-  if (command.script != nullptr) pending.script_call = command;
+  if (command.script != nullptr) {
+    pending.script_call = command;
+    const Script* script = command.script;
+    if (!script->loaded_on_connect &&
+        std::find(loaded_on_demand_.begin(), loaded_on_demand_.end(), script) ==
+            loaded_on_demand_.end()) {
+      // Its first call on this connection: loaded right ahead of it, so the
+      // EVALSHA behind finds it (Redis runs one connection's commands in
+      // order). A failed load closes the connection, as in the handshake.
+      Pending load;
+      load.sent_at = pending.sent_at;
+      load.kind = Kind::kScriptLoad;
+      Write({"SCRIPT", "LOAD", std::string(script->source)}, std::move(load));
+      loaded_on_demand_.push_back(script);
+    }
+  }
   Write(CommandArgv(command, /*eval=*/false), std::move(pending));
 }
 
@@ -171,6 +186,7 @@ void Master::Connect() {
   connection_ = *std::move(connection);
   state_ = State::kConnecting;
   handshake_ok_ = false;
+  loaded_on_demand_.clear();
   connect_timer_->Arm(config_.connect_timeout);
   QueueHandshake();
 }
@@ -189,6 +205,7 @@ void Master::QueueHandshake() {
     steps.push_back({Kind::kSelect, {"SELECT", absl::StrCat(address.db)}});
   }
   for (const Script* script : AllScripts()) {
+    if (!script->loaded_on_connect) continue;
     steps.push_back(
         {Kind::kScriptLoad, {"SCRIPT", "LOAD", std::string(script->source)}});
   }

@@ -287,6 +287,9 @@ class Master final : public MasterLink, private ConnectionObserver {
   MasterCounters counters_;
   MasterIdentity identity_;
   MasterIdentity pending_identity_;  // Filled by the handshake in progress.
+  // Scripts not loaded by the handshake that this connection has been sent
+  // SCRIPT LOAD for (Script::loaded_on_connect); emptied on every connect.
+  std::vector<const Script*> loaded_on_demand_;
   std::function<void()> on_state_change_;
   bool ever_failed_ = false;
 };

@@ -22,6 +22,7 @@
 #include "redlock/async_redlock.h"
 #include "redlock/keys.h"
 #include "redlock/redlock.h"
+#include "src/algorithm/scripts.h"
 #include "tests/support/await_call.h"
 #include "tests/support/fault_proxy.h"
 #include "tests/support/loop_runner.h"
@@ -312,6 +313,49 @@ TEST_F(SemaphoreTest, AKeptAlivePermitSetOutlivesItsTtl) {
       EXPECT_EQ(Pttl(i, key), -2) << key << " on master " << i;
     }
   }
+}
+
+// A client that never takes a permit sends the handshake it always did: the
+// semaphore's scripts are loaded on a connection just ahead of their first
+// call there, and that first call succeeds (no NOSCRIPT, no second attempt).
+TEST_F(SemaphoreTest,
+       SemaphoreScriptsAreLoadedOnTheirFirstUseNotByTheHandshake) {
+  auto client = MakeClient();
+  absl::StatusOr<Lock> plain = client->TryAcquire("plain", absl::Seconds(10));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_TRUE(client->Release(*plain).ok());
+  // Which of {semaphore acquire, semaphore extend, release} master i has.
+  auto loaded = [&](int i) {
+    auto redis = cluster_->Client(i);
+    EXPECT_TRUE(redis.ok());
+    auto reply = (*redis)->Command({"SCRIPT", "EXISTS",
+                                    internal::SemaphoreAcquireScript().sha1,
+                                    internal::SemaphoreExtendScript().sha1,
+                                    internal::ReleaseScript().sha1});
+    EXPECT_TRUE(reply.ok());
+    std::vector<int64_t> flags;
+    if (reply.ok()) {
+      for (const auto& e : reply->elements) flags.push_back(e.integer);
+    }
+    return flags;
+  };
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(loaded(i), (std::vector<int64_t>{0, 0, 1})) << "master " << i;
+  }
+  absl::StatusOr<Lock> permit =
+      client->AcquirePermits("pool", Sem(2), Ttl(absl::Seconds(10)));
+  ASSERT_TRUE(permit.ok()) << permit.status();
+  ASSERT_TRUE(client->Extend(*permit, absl::Seconds(10)).ok());
+  int with_both = 0;
+  for (int i = 0; i < 3; ++i) {
+    if (loaded(i) == std::vector<int64_t>{1, 1, 1}) ++with_both;
+  }
+  EXPECT_GE(with_both, 2);  // At quorum: the third may still be answering.
+  // Loaded ahead, not found missing and sent again as EVAL.
+  for (const MasterHealth& h : client->Health()) {
+    EXPECT_EQ(h.noscript_fallbacks, 0) << h.master;
+  }
+  ASSERT_TRUE(client->Release(*permit).ok());
 }
 
 TEST_F(SemaphoreTest, BadSemaphoreOptionsAreRefusedNamingTheField) {
