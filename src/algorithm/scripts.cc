@@ -323,26 +323,32 @@ const Script& SemaphoreExtendScript() {
 const Script& ReaderAcquireScript() {
   static const Script* const script =
       new Script(MakeScript("reader acquire", kReaderAcquireSource,
-                            /*creates_lock=*/true));
+                            /*creates_lock=*/true,
+                            /*loaded_on_connect=*/false));
   return *script;
 }
 
 const Script& ReaderExtendScript() {
   static const Script* const script =
-      new Script(MakeScript("reader extend", kReaderExtendSource));
+      new Script(MakeScript("reader extend", kReaderExtendSource,
+                            /*creates_lock=*/false,
+                            /*loaded_on_connect=*/false));
   return *script;
 }
 
 const Script& ReaderReleaseScript() {
   static const Script* const script =
-      new Script(MakeScript("reader release", kReaderReleaseSource));
+      new Script(MakeScript("reader release", kReaderReleaseSource,
+                            /*creates_lock=*/false,
+                            /*loaded_on_connect=*/false));
   return *script;
 }
 
 const Script& WriterAcquireScript() {
   static const Script* const script =
       new Script(MakeScript("writer acquire", kWriterAcquireSource,
-                            /*creates_lock=*/true));
+                            /*creates_lock=*/true,
+                            /*loaded_on_connect=*/false));
   return *script;
 }
 
