@@ -223,6 +223,8 @@ constexpr int64_t kMs = 1'000'000;
 std::map<std::string, int64_t> NonZeroViolations(const Summary& s) {
   const std::map<std::string, int64_t> all = {
       {"mutual_exclusion", s.mutual_exclusion},
+      {"reader_with_writer", s.reader_with_writer},
+      {"permits_over_limit", s.permits_over_limit},
       {"stale_fenced_accepted", s.stale_fenced_accepted},
       {"fence_order", s.fence_order},
       {"fence_duplicate", s.fence_duplicate},
@@ -331,6 +333,108 @@ TEST(CheckHistoryInMemoryTest, SecondHolderBeforeTheFirstStoppedIsCounted) {
   ASSERT_EQ(s.details.size(), 1u);
   EXPECT_THAT(s.details[0], HasSubstr("held by client 0"));
   EXPECT_THAT(s.details[0], HasSubstr("overlap 100.0ms"));
+}
+
+// Held(), as a reader.
+Section Read(int client, const std::string& resource, int64_t start_ms,
+             int64_t ret_ms, int64_t work_end_ms) {
+  Section x = Held(client, resource, 0, start_ms, ret_ms, work_end_ms);
+  x.shared = true;
+  return x;
+}
+
+// Held(), as `permits` permits of a semaphore of `limit`.
+Section Permits(int client, const std::string& resource, int limit, int permits,
+                int64_t start_ms, int64_t ret_ms, int64_t work_end_ms) {
+  Section x = Held(client, resource, 0, start_ms, ret_ms, work_end_ms);
+  x.limit = limit;
+  x.permits = permits;
+  return x;
+}
+
+TEST(CheckHistoryInMemoryTest, ReadersOverlappingEachOtherAreNoViolation) {
+  History h = QuietRun();
+  h.sections.push_back(Read(0, "r0", 100, 110, 500));
+  h.sections.push_back(Read(1, "r0", 200, 210, 600));
+  h.sections.push_back(Read(2, "r0", 300, 310, 400));
+  CheckHistory(&h);
+  EXPECT_THAT(NonZeroViolations(h.summary), IsEmpty());
+  EXPECT_EQ(h.summary.violations(), 0);
+}
+
+TEST(CheckHistoryInMemoryTest, AReaderInsideAWritersSectionIsCounted) {
+  History h = QuietRun();
+  h.sections.push_back(Held(0, "r0", 0, 100, 110, 500));
+  h.sections.push_back(Read(1, "r0", 300, 400, 600));
+  CheckHistory(&h);
+  const Summary& s = h.summary;
+  EXPECT_THAT(NonZeroViolations(s), ElementsAre(Pair("reader_with_writer", 1)));
+  EXPECT_EQ(s.violations(), 1);
+  ASSERT_EQ(s.marks.size(), 1u);
+  EXPECT_EQ(s.marks[0].kind, "reader with writer");
+  EXPECT_EQ(s.marks[0].start, s.t0 + 400 * kMs);
+  EXPECT_EQ(s.marks[0].end, s.t0 + 500 * kMs);
+  ASSERT_EQ(s.details.size(), 1u);
+  EXPECT_THAT(s.details[0], HasSubstr("read by client 1"));
+  EXPECT_THAT(s.details[0], HasSubstr("written by client 0"));
+}
+
+TEST(CheckHistoryInMemoryTest, AWriterInsideReadersSectionsIsCountedOnce) {
+  History h = QuietRun();
+  h.sections.push_back(Read(0, "r0", 100, 110, 500));
+  h.sections.push_back(Read(1, "r0", 120, 130, 450));
+  h.sections.push_back(Held(2, "r0", 0, 300, 400, 600));
+  CheckHistory(&h);
+  const Summary& s = h.summary;
+  EXPECT_THAT(NonZeroViolations(s), ElementsAre(Pair("reader_with_writer", 1)));
+  ASSERT_EQ(s.marks.size(), 1u);
+  EXPECT_EQ(s.marks[0].end, s.t0 + 500 * kMs);  // The reader held longest.
+}
+
+TEST(CheckHistoryInMemoryTest, AWriterAfterTheReadersStoppedIsNoViolation) {
+  History h = QuietRun();
+  h.sections.push_back(Read(0, "r0", 100, 110, 300));
+  h.sections.push_back(Read(1, "r0", 120, 130, 350));
+  h.sections.push_back(Held(2, "r0", 0, 300, 360, 600));
+  h.sections.push_back(Read(0, "r0", 500, 610, 700));
+  CheckHistory(&h);
+  EXPECT_THAT(NonZeroViolations(h.summary), IsEmpty());
+}
+
+TEST(CheckHistoryInMemoryTest, PermitsUpToTheLimitAreNoViolationOneMoreIs) {
+  History h = QuietRun();
+  h.sections.push_back(Permits(0, "pool", 2, 1, 100, 110, 500));
+  h.sections.push_back(Permits(1, "pool", 2, 1, 200, 210, 600));
+  CheckHistory(&h);
+  EXPECT_THAT(NonZeroViolations(h.summary), IsEmpty());
+
+  h.sections.push_back(Permits(2, "pool", 2, 1, 300, 310, 400));
+  h.summary = QuietRun().summary;
+  CheckHistory(&h);
+  const Summary& s = h.summary;
+  EXPECT_THAT(NonZeroViolations(s), ElementsAre(Pair("permits_over_limit", 1)));
+  ASSERT_EQ(s.details.size(), 1u);
+  EXPECT_THAT(s.details[0], HasSubstr("3 permits held of 2"));
+  ASSERT_EQ(s.marks.size(), 1u);
+  EXPECT_EQ(s.marks[0].start, s.t0 + 310 * kMs);
+  EXPECT_EQ(s.marks[0].end, s.t0 + 400 * kMs);
+}
+
+TEST(CheckHistoryInMemoryTest, PermitsAreCountedNotHolders) {
+  History h = QuietRun();
+  h.sections.push_back(Permits(0, "pool", 3, 2, 100, 110, 500));
+  h.sections.push_back(Permits(1, "pool", 3, 2, 200, 210, 600));
+  CheckHistory(&h);
+  EXPECT_THAT(NonZeroViolations(h.summary),
+              ElementsAre(Pair("permits_over_limit", 1)));
+}
+
+TEST(CheckHistoryInMemoryTest, ASemaphoreIsJudgedApartFromTheLockOfItsName) {
+  History h = QuietRun();
+  h.sections.push_back(Held(0, "pool", 0, 100, 110, 500));
+  h.sections.push_back(Permits(1, "pool", 1, 1, 200, 210, 600));
+  CheckHistory(&h);
+  EXPECT_THAT(NonZeroViolations(h.summary), IsEmpty());
 }
 
 TEST(CheckHistoryInMemoryTest, NextHolderAfterTheFirstStoppedIsNotAnOverlap) {

@@ -257,13 +257,62 @@ absl::StatusOr<History> CheckHistory(const std::string& dir) {
 
 namespace {
 
+// A semaphore's sections `v` (limit > 0), sorted by ret: at no instant more
+// permits held than the limit (the smallest limit among those held, should
+// clients have disagreed).
+void CheckPermits(const std::string& r, const std::vector<const Section*>& v,
+                  Summary& s) {
+  std::vector<const Section*> active;
+  for (const Section* x : v) {
+    active.erase(std::remove_if(
+                     active.begin(), active.end(),
+                     [x](const Section* a) { return a->HoldEnd() <= x->ret; }),
+                 active.end());
+    int held = x->permits;
+    int limit = x->limit;
+    int64_t until = x->HoldEnd();
+    for (const Section* a : active) {
+      held += a->permits;
+      limit = std::min(limit, a->limit);
+      until = std::min(until, a->HoldEnd());
+    }
+    if (held > limit) {
+      s.permits_over_limit++;
+      s.marks.push_back({"permits over limit", r, x->ret, until});
+      Detail(s, absl::StrFormat(
+                    "permits over limit: semaphore %s had %d permits held of "
+                    "%d when client %d's (votes %s) returned at %.3fs",
+                    r, held, limit, x->client, x->votes, Sec(s, x->ret)));
+    }
+    active.push_back(x);
+  }
+}
+
 // Mutual exclusion, stale fenced writes and liveness on one resource's
 // sections `v`, sorted by ret.
 void CheckResource(const std::string& r, const std::vector<const Section*>& v,
                    Summary& s) {
-  const Section* holder = nullptr;
+  // The sections still held when the next one returned. Two writers
+  // overlapping is mutual exclusion, as for a lock; a reader and a writer is
+  // reader_with_writer; readers may overlap. At most one of each per
+  // section, judged against the overlapping one held longest.
+  std::vector<const Section*> active;
   for (const Section* x : v) {
-    if (holder != nullptr && x->ret < holder->HoldEnd()) {
+    active.erase(std::remove_if(
+                     active.begin(), active.end(),
+                     [x](const Section* a) { return a->HoldEnd() <= x->ret; }),
+                 active.end());
+    const Section* writer = nullptr;  // An overlapping writer vs x.
+    const Section* mixed = nullptr;   // The other side, if x and it differ.
+    for (const Section* a : active) {
+      if (!a->shared && !x->shared) {
+        if (writer == nullptr || a->HoldEnd() > writer->HoldEnd()) writer = a;
+      } else if (a->shared != x->shared) {
+        if (mixed == nullptr || a->HoldEnd() > mixed->HoldEnd()) mixed = a;
+      }
+    }
+    if (writer != nullptr) {
+      const Section* holder = writer;
       s.mutual_exclusion++;
       s.marks.push_back({"mutual exclusion", r, x->ret,
                          std::min(holder->HoldEnd(), x->HoldEnd())});
@@ -277,7 +326,22 @@ void CheckResource(const std::string& r, const std::vector<const Section*>& v,
                  x->fence, x->votes, Sec(s, x->ret),
                  (std::min(holder->HoldEnd(), x->HoldEnd()) - x->ret) / 1e6));
     }
-    if (holder == nullptr || x->HoldEnd() > holder->HoldEnd()) holder = x;
+    if (mixed != nullptr) {
+      const Section* reader = x->shared ? x : mixed;
+      const Section* w = x->shared ? mixed : x;
+      s.reader_with_writer++;
+      s.marks.push_back({"reader with writer", r, x->ret,
+                         std::min(mixed->HoldEnd(), x->HoldEnd())});
+      Detail(s, absl::StrFormat(
+                    "reader with writer: %s read by client %d (votes %s, "
+                    "%.3fs-%.3fs) and written by client %d (votes %s, "
+                    "%.3fs-%.3fs): overlap %.1fms",
+                    r, reader->client, reader->votes, Sec(s, reader->ret),
+                    Sec(s, reader->HoldEnd()), w->client, w->votes,
+                    Sec(s, w->ret), Sec(s, w->HoldEnd()),
+                    (std::min(mixed->HoldEnd(), x->HoldEnd()) - x->ret) / 1e6));
+    }
+    active.push_back(x);
   }
 
   // Fencing: an accepted write whose token is lower than one accepted
@@ -385,13 +449,18 @@ void CheckHistory(History* h) {
 
   for (const std::string& r : h->resources) {
     std::vector<const Section*> v;
+    std::vector<const Section*> permits;
     for (const Section& x : h->sections) {
-      if (x.resource == r) v.push_back(&x);
+      if (x.resource != r) continue;
+      (x.limit > 0 ? permits : v).push_back(&x);
     }
-    std::sort(v.begin(), v.end(), [](const Section* a, const Section* b) {
+    auto by_ret = [](const Section* a, const Section* b) {
       return a->ret < b->ret;
-    });
+    };
+    std::sort(v.begin(), v.end(), by_ret);
+    std::sort(permits.begin(), permits.end(), by_ret);
     CheckResource(r, v, s);
+    CheckPermits(r, permits, s);
   }
   CheckFenceTokens(h->sections, &s);
   for (const Section& x : h->sections) {
@@ -461,6 +530,8 @@ std::string FormatSummary(const Summary& s) {
   out += "violations\n";
   row("mutual exclusion (overlapping holders)",
       absl::StrCat(s.mutual_exclusion));
+  row("a reader with a writer", absl::StrCat(s.reader_with_writer));
+  row("semaphore permits over the limit", absl::StrCat(s.permits_over_limit));
   row("stale fenced writes accepted", absl::StrCat(s.stale_fenced_accepted));
   row("fence tokens out of real-time order", absl::StrCat(s.fence_order));
   row("fence tokens issued twice", absl::StrCat(s.fence_duplicate));
@@ -537,6 +608,8 @@ absl::Status WriteJson(const History& h, const std::string& path) {
   summary["unfenced_writes"] = s.unfenced_writes;
   Json violations;
   violations["mutual_exclusion"] = s.mutual_exclusion;
+  violations["reader_with_writer"] = s.reader_with_writer;
+  violations["permits_over_limit"] = s.permits_over_limit;
   violations["stale_fenced_accepted"] = s.stale_fenced_accepted;
   violations["fence_order"] = s.fence_order;
   violations["fence_duplicate"] = s.fence_duplicate;

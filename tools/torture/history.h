@@ -75,6 +75,14 @@ struct Section {
   std::string resource;  // [judged]
   std::string token;
   int64_t fence = 0;  // [judged] 0: no token; the token checks skip it.
+  // [judged] A reader (AcquireOptions::shared): readers may overlap each
+  // other, never a writer (an exclusive section of the same resource).
+  bool shared = false;
+  // [judged] A semaphore's permits (AcquirePermits): limit > 0, and the
+  // permits this section holds. Judged apart from the locks of the same
+  // name: at no instant more permits than the limit.
+  int limit = 0;
+  int permits = 0;
   // The library's own account of the winning attempt, one letter per
   // master: g granted, d denied, f failed, p pending.
   std::string votes;
@@ -169,6 +177,12 @@ struct Summary {
   std::map<std::string, int64_t> acquire_failures_by_code;
   // Violations.
   int64_t mutual_exclusion = 0;
+  // A reader valid while a writer of the same resource was: one per
+  // section that began inside the other side's.
+  int64_t reader_with_writer = 0;
+  // A semaphore section that began while the permits already held, with its
+  // own, exceeded the limit: one per such section.
+  int64_t permits_over_limit = 0;
   int64_t stale_fenced_accepted = 0;
   // Sections whose acquisition started after another section of the same
   // resource had returned, yet got a fence token no larger than it: one per
@@ -203,8 +217,9 @@ struct Summary {
   std::vector<Mark> marks;
 
   int64_t violations() const {
-    return mutual_exclusion + stale_fenced_accepted + fence_order +
-           fence_duplicate + liveness + leftovers + callbacks;
+    return mutual_exclusion + reader_with_writer + permits_over_limit +
+           stale_fenced_accepted + fence_order + fence_duplicate + liveness +
+           leftovers + callbacks;
   }
 };
 
