@@ -63,6 +63,9 @@ struct CommandLine {
   absl::Duration grace = absl::Seconds(10);
   int conflict_exit_code = kExitConflict;
   bool fencing = false;
+  bool shared = false;  // --shared.
+  int limit = 0;        // --limit; 0 when not given.
+  int permits = 0;      // --permits; 0 when not given.
   bool json = false;
   bool prometheus = false;  // status.
   std::string to;           // reconfigure: --to, the target master list.

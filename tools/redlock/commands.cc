@@ -21,6 +21,7 @@
 #include "redlock/lock.h"
 #include "src/algorithm/membership.h"
 #include "src/algorithm/scripts.h"
+#include "src/engine/lock_state.h"
 #include "src/engine/master.h"
 #include "tools/redlock/attempts.h"
 #include "tools/redlock/direct.h"
@@ -216,17 +217,112 @@ int ReportTokenOutcome(const Config& config, const TokenOutcome& outcome,
   return kExitSoftware;
 }
 
+// The slots of semaphore config.resource (limit config.limit) that hold
+// config.token on any master that answers (MGET of every slot key).
+// kNotFound if none does, kUnavailable if fewer than a quorum answered.
+absl::StatusOr<std::vector<int>> SlotsHolding(const Config& config) {
+  std::vector<std::string> mget = {"MGET"};
+  for (int i = 0; i < config.limit; ++i) {
+    mget.push_back(SemaphoreSlotKey(config.options, config.resource, i));
+  }
+  std::vector<std::optional<std::vector<bool>>> held(config.masters.size());
+  ForEachInParallel(config.masters.size(), [&](size_t m) {
+    absl::StatusOr<std::unique_ptr<Connection>> connection =
+        Connection::Open(config.masters[m], TimeoutsOf(config));
+    if (!connection.ok()) return;
+    absl::StatusOr<Reply> reply = (*connection)->Command(mget);
+    if (!reply.ok() || reply->type != REDIS_REPLY_ARRAY ||
+        reply->elements.size() != mget.size() - 1) {
+      return;
+    }
+    std::vector<bool> mine;
+    for (const Reply& e : reply->elements) {
+      mine.push_back(e.is_string() && e.str == config.token);
+    }
+    held[m] = std::move(mine);
+  });
+  int answered = 0;
+  std::vector<int> slots;
+  for (int i = 0; i < config.limit; ++i) {
+    bool any = false;
+    for (const auto& h : held) any = any || (h.has_value() && (*h)[i]);
+    if (any) slots.push_back(i);
+  }
+  for (const auto& h : held) answered += h.has_value();
+  if (answered < config.quorum) {
+    return absl::UnavailableError(absl::StrCat(
+        "too few masters answered to find the slots holding the token (",
+        answered, " of ", config.masters.size(), ", quorum ", config.quorum,
+        ")"));
+  }
+  if (slots.empty()) {
+    return absl::NotFoundError(absl::StrCat(
+        "no slot of semaphore ", config.resource, " (limit ", config.limit,
+        ") holds the token on any master that answered (expired, released "
+        "or never taken; is --limit right?)"));
+  }
+  return slots;
+}
+
 // The lock `config.token` names, for this client to extend or release;
 // nullopt after printing why not (the exit code goes to `exit_code`).
+//
+// The library's Adopt() makes a plain lock on one key. A reader's token
+// (--shared) and a semaphore's permits (--limit) are held under other keys,
+// so their Lock is made here from the adopted one: the same engine, clock
+// and token, with the reader's keys, or with the slots that hold TOKEN,
+// so that the library's Extend() and Release() send the reader's or the
+// semaphore's scripts.
 std::optional<Lock> AdoptToken(const Config& config, Redlock& client,
-                               int* exit_code) {
+                               absl::string_view op, int* exit_code) {
   absl::StatusOr<Lock> lock = client.Adopt(config.resource, config.token);
-  if (lock.ok()) return *std::move(lock);
-  // A token or resource the library would never have issued: bad input.
-  PrintError(lock.status().message());
-  *exit_code =
-      absl::IsInvalidArgument(lock.status()) ? kExitUsage : kExitSoftware;
-  return std::nullopt;
+  if (!lock.ok()) {
+    // A token or resource the library would never have issued: bad input.
+    PrintError(lock.status().message());
+    *exit_code =
+        absl::IsInvalidArgument(lock.status()) ? kExitUsage : kExitSoftware;
+    return std::nullopt;
+  }
+  if (!config.shared && config.limit == 0) return *std::move(lock);
+  const internal::LockState& adopted = *lock->state();
+  auto state = std::make_shared<internal::LockState>();
+  state->owner = adopted.owner;
+  state->clock = adopted.clock;
+  state->resource = adopted.resource;
+  state->resources = adopted.resources;
+  state->token = adopted.token;
+  state->acquired_at = adopted.acquired_at;
+  state->adopted = true;
+  if (config.shared) {
+    state->key = adopted.key;
+    state->keys = adopted.keys;
+    state->shared = true;
+    state->reader_key =
+        SharedHolderKey(config.options, config.resource, config.token);
+    state->readers_key = SharedHoldersKey(config.options, config.resource);
+  } else {
+    absl::StatusOr<std::vector<int>> slots = SlotsHolding(config);
+    if (!slots.ok()) {
+      PrintError(absl::StrCat(op, " ", config.resource, ": ",
+                              slots.status().message()));
+      *exit_code = absl::IsNotFound(slots.status()) ? kExitLost
+                                                    : kExitUnavailable;
+      return std::nullopt;
+    }
+    state->slots = *std::move(slots);
+    for (int slot : state->slots) {
+      state->keys.push_back(
+          SemaphoreSlotKey(config.options, config.resource, slot));
+    }
+    state->key = state->keys.front();
+    state->limit_key = SemaphoreLimitKey(config.options, config.resource);
+    state->limit = config.limit;
+  }
+  {
+    std::lock_guard<std::mutex> guard(state->mu);
+    state->valid_until = state->acquired_at;  // Unknown, as for Adopt().
+  }
+  return Lock(std::move(state));
 }
 
 // --- status ----------------------------------------------------------------
@@ -605,8 +701,12 @@ int AcquireCommand(const Config& config, Redlock& client,
   acquire.wait = config.wait;
   acquire.cancel = interrupter.cancel();
   acquire.fencing = config.fencing;
+  acquire.shared = config.shared;
   PrintWaiting(config);
-  absl::StatusOr<Lock> lock = client.Acquire(config.resource, acquire);
+  absl::StatusOr<Lock> lock =
+      config.limit > 0
+          ? client.AcquirePermits(config.resource, SemaphoreOf(config), acquire)
+          : client.Acquire(config.resource, acquire);
   int signo = interrupter.Finish();
   if (lock.ok()) {
     // Interrupted during the winning attempt: nobody will get the token.
@@ -633,6 +733,11 @@ int AcquireCommand(const Config& config, Redlock& client,
     json["ttl_ms"] = ttl_ms;
     json["valid_ms"] = valid_ms;
     if (config.fencing) json["fence"] = lock->fence();
+    if (lock->shared()) json["shared"] = true;
+    if (config.limit > 0) {
+      json["limit"] = config.limit;
+      json["slots"] = lock->slots();
+    }
     Print(JsonLine(json));
   } else {
     std::string text =
@@ -640,6 +745,11 @@ int AcquireCommand(const Config& config, Redlock& client,
                      "\ntoken=", lock->token(), "\nttl_ms=", ttl_ms,
                      "\nvalid_ms=", valid_ms, "\n");
     if (config.fencing) absl::StrAppend(&text, "fence=", lock->fence(), "\n");
+    if (lock->shared()) absl::StrAppend(&text, "shared=true\n");
+    if (config.limit > 0) {
+      absl::StrAppend(&text, "limit=", config.limit,
+                      "\nslots=", absl::StrJoin(lock->slots(), ","), "\n");
+    }
     Print(text);
   }
   PrintDebug(config.verbosity,
@@ -650,7 +760,8 @@ int AcquireCommand(const Config& config, Redlock& client,
 
 int ReleaseCommand(const Config& config, Redlock& client) {
   int exit_code = kExitSoftware;
-  std::optional<Lock> lock = AdoptToken(config, client, &exit_code);
+  std::optional<Lock> lock =
+      AdoptToken(config, client, "release", &exit_code);
   if (!lock.has_value()) return exit_code;
   // Every master's answer (or timeout: --request-timeout once connected,
   // after up to the connect timeout for a master still connecting): the
@@ -678,7 +789,8 @@ int ReleaseCommand(const Config& config, Redlock& client) {
 
 int ExtendCommand(const Config& config, Redlock& client) {
   int exit_code = kExitSoftware;
-  std::optional<Lock> lock = AdoptToken(config, client, &exit_code);
+  std::optional<Lock> lock =
+      AdoptToken(config, client, "extend", &exit_code);
   if (!lock.has_value()) return exit_code;
   const absl::Status status = client.Extend(*lock, config.ttl);
   TokenOutcome outcome;

@@ -133,6 +133,36 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   if (config.json && config.prometheus) {
     return Usage("--json and --prometheus exclude each other");
   }
+  // Readers and semaphores: which kind of lock RESOURCE is.
+  config.shared = line.shared;
+  config.limit = line.limit;
+  config.permits = line.permits == 0 ? 1 : line.permits;
+  if (config.shared && line.limit != 0) {
+    return Usage(
+        "--shared and --limit exclude each other (a semaphore's permits are "
+        "never shared)");
+  }
+  if (line.permits != 0 && line.limit == 0) {
+    return Usage("--permits needs --limit");
+  }
+  if (line.limit != 0 && (line.limit < 1 || line.limit > 1024)) {
+    return Usage(absl::StrCat("--limit must be in 1..1024 (got ", line.limit,
+                              ")"));
+  }
+  if (line.permits != 0 && (line.permits < 1 || line.permits > line.limit)) {
+    return Usage(absl::StrCat("--permits must be in 1..--limit (", line.limit,
+                              "; got ", line.permits, ")"));
+  }
+  if (config.fencing && (config.shared || config.limit != 0)) {
+    return Usage(absl::StrCat("--fencing and ",
+                              config.shared ? "--shared" : "--limit",
+                              " exclude each other (no fencing tokens for ",
+                              config.shared ? "readers" : "semaphores", ")"));
+  }
+  if ((config.shared || config.limit != 0) && config.resources.size() > 1) {
+    return Usage(absl::StrCat(config.shared ? "--shared" : "--limit",
+                              " takes one RESOURCE"));
+  }
   config.conflict_exit_code = line.conflict_exit_code;
   if (line.quiet && line.verbose) {
     return Usage("--quiet and --verbose exclude each other");
