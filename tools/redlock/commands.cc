@@ -389,6 +389,33 @@ std::string MarkerOwnPart(const std::string& marker) {
   return marker.substr(0, marker.find(';'));
 }
 
+bool SharedByReaders(const MasterStatus& s) {
+  return s.token == kSharedLockValue;
+}
+
+// The holder column: a token's prefix, or "shared by N readers".
+std::string HolderText(const MasterStatus& s) {
+  if (!s.token.has_value()) return "-";
+  if (SharedByReaders(s)) {
+    return absl::StrCat("shared by ", s.readers.size(), " readers");
+  }
+  return TokenPrefix(*s.token);
+}
+
+int PermitsUsed(const MasterStatus& s) {
+  return static_cast<int>(std::count_if(
+      s.slots.begin(), s.slots.end(),
+      [](const std::optional<std::string>& t) { return t.has_value(); }));
+}
+
+// The limit status reports for: --limit, else the largest one a master's
+// limit key holds (0: not a semaphore).
+int SemaphoreLimit(const std::vector<MasterStatus>& statuses) {
+  int limit = 0;
+  for (const MasterStatus& s : statuses) limit = std::max(limit, s.limit);
+  return limit;
+}
+
 Json JsonMasterStatus(const MasterStatus& s) {
   Json json;
   json["master"] = s.master;
@@ -404,6 +431,22 @@ Json JsonMasterStatus(const MasterStatus& s) {
   json["latency_ms"] = Millis(s.latency);
   json["held"] = held;
   json["token_prefix"] = held ? Json(TokenPrefix(*s.token)) : Json(nullptr);
+  if (SharedByReaders(s)) {
+    json["shared_by"] = s.readers.size();
+    Json readers = Json::array();
+    for (const std::string& r : s.readers) readers.push_back(TokenPrefix(r));
+    json["readers"] = std::move(readers);
+  }
+  if (s.limit > 0) {
+    json["limit"] = s.limit;
+    json["stored_limit"] = StringOrNull(s.stored_limit);
+    json["permits_used"] = PermitsUsed(s);
+    Json slots = Json::array();
+    for (const std::optional<std::string>& t : s.slots) {
+      slots.push_back(t.has_value() ? Json(TokenPrefix(*t)) : Json(nullptr));
+    }
+    json["slots"] = std::move(slots);
+  }
   json["pttl_ms"] = held && s.pttl_ms >= -1 ? Json(s.pttl_ms) : Json(nullptr);
   json["fence"] = Counter(s.fence);
   json["run_id"] = s.run_id.empty() ? Json(nullptr) : Json(s.run_id);
@@ -488,7 +531,7 @@ std::string HumanStatus(const Config& config, const StatusKeys& keys,
         transport,
         "up",
         Pretty(s.latency, absl::Microseconds(10)),
-        held ? TokenPrefix(*s.token) : "-",
+        HolderText(s),
         !held             ? "-"
         : s.pttl_ms == -1 ? "no TTL"
                           : Pretty(absl::Milliseconds(s.pttl_ms)),
@@ -504,7 +547,12 @@ std::string HumanStatus(const Config& config, const StatusKeys& keys,
       absl::StrCat("resource ", config.resource, " (key ", keys.lock, "), ", n,
                    " masters, quorum ", config.quorum, "\n");
   absl::StrAppend(&out, Table(rows));
-  if (summary.holders >= config.quorum) {
+  if (summary.holders >= config.quorum &&
+      summary.token == kSharedLockValue) {
+    absl::StrAppend(&out, "shared by readers on ", summary.holders, "/", n,
+                    " masters, expires in ~", Pretty(summary.expires_in),
+                    "\n");
+  } else if (summary.holders >= config.quorum) {
     absl::StrAppend(&out, "held by ", TokenPrefix(summary.token), " on ",
                     summary.holders, "/", n, " masters, expires in ~",
                     Pretty(summary.expires_in), "\n");
@@ -513,6 +561,22 @@ std::string HumanStatus(const Config& config, const StatusKeys& keys,
                     " on ", summary.holders, "/", n, " masters\n");
   } else {
     absl::StrAppend(&out, "not held\n");
+  }
+  if (const int limit = SemaphoreLimit(statuses); limit > 0) {
+    absl::StrAppend(&out, "semaphore ", config.resource, " (limit key ",
+                    keys.limit_key, "):\n");
+    for (const MasterStatus& s : statuses) {
+      if (!s.reachable) continue;
+      std::vector<std::string> slots;
+      for (size_t i = 0; i < s.slots.size(); ++i) {
+        slots.push_back(absl::StrCat(
+            i, "=", s.slots[i].has_value() ? TokenPrefix(*s.slots[i]) : "-"));
+      }
+      absl::StrAppend(&out, "  ", s.master, ": permits used ", PermitsUsed(s),
+                      " of ", s.limit, ", limit key ",
+                      s.stored_limit.value_or("-"), ", slots ",
+                      slots.empty() ? "-" : absl::StrJoin(slots, " "), "\n");
+    }
   }
   if (summary.reachable < config.quorum) {
     absl::StrAppend(&out, "only ", summary.reachable, "/", n,
@@ -824,9 +888,15 @@ int ExtendCommand(const Config& config, Redlock& client) {
 }
 
 int StatusCommand(const Config& config) {
-  const StatusKeys keys{LockKey(config.options, config.resource),
-                        FenceCounterKey(config.options, config.resource),
-                        DeploymentMarkerKey(config.options)};
+  StatusKeys keys{LockKey(config.options, config.resource),
+                  FenceCounterKey(config.options, config.resource),
+                  DeploymentMarkerKey(config.options)};
+  keys.readers = SharedHoldersKey(config.options, config.resource);
+  keys.reader_base = SharedHolderKey(config.options, config.resource, "");
+  keys.limit_key = SemaphoreLimitKey(config.options, config.resource);
+  keys.slot_base = SemaphoreSlotKey(config.options, config.resource, 0);
+  keys.slot_base.pop_back();  // The "0".
+  keys.limit = config.limit;
   const std::vector<MasterStatus> statuses =
       ProbeMasters(config.masters, TimeoutsOf(config), keys, /*full=*/true);
   const HolderSummary summary = Summarize(statuses, config.quorum);
@@ -848,6 +918,9 @@ int StatusCommand(const Config& config) {
     json["holder"] =
         summary.holders > 0 ? Json(TokenPrefix(summary.token)) : Json(nullptr);
     json["holders"] = summary.holders;
+    json["shared"] = held && summary.token == kSharedLockValue;
+    const int limit = SemaphoreLimit(statuses);
+    json["limit"] = limit > 0 ? Json(limit) : Json(nullptr);
     json["expires_in_ms"] =
         held && summary.expires_in != absl::InfiniteDuration()
             ? Json(absl::ToInt64Milliseconds(summary.expires_in))
