@@ -64,8 +64,8 @@ struct CommandLine {
   int conflict_exit_code = kExitConflict;
   bool fencing = false;
   bool shared = false;  // --shared.
-  int limit = 0;        // --limit; 0 when not given.
-  int permits = 0;      // --permits; 0 when not given.
+  int limit = -1;       // --limit; -1 when not given.
+  int permits = -1;     // --permits; -1 when not given.
   bool json = false;
   bool prometheus = false;  // status.
   std::string to;           // reconfigure: --to, the target master list.

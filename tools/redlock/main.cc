@@ -135,21 +135,21 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   }
   // Readers and semaphores: which kind of lock RESOURCE is.
   config.shared = line.shared;
-  config.limit = line.limit;
-  config.permits = line.permits == 0 ? 1 : line.permits;
-  if (config.shared && line.limit != 0) {
+  const bool has_limit = line.limit != -1;
+  const bool has_permits = line.permits != -1;
+  config.limit = has_limit ? line.limit : 0;
+  config.permits = has_permits ? line.permits : 1;
+  if (config.shared && has_limit) {
     return Usage(
         "--shared and --limit exclude each other (a semaphore's permits are "
         "never shared)");
   }
-  if (line.permits != 0 && line.limit == 0) {
-    return Usage("--permits needs --limit");
-  }
-  if (line.limit != 0 && (line.limit < 1 || line.limit > 1024)) {
+  if (has_permits && !has_limit) return Usage("--permits needs --limit");
+  if (has_limit && (line.limit < 1 || line.limit > 1024)) {
     return Usage(absl::StrCat("--limit must be in 1..1024 (got ", line.limit,
                               ")"));
   }
-  if (line.permits != 0 && (line.permits < 1 || line.permits > line.limit)) {
+  if (has_permits && (line.permits < 1 || line.permits > line.limit)) {
     return Usage(absl::StrCat("--permits must be in 1..--limit (", line.limit,
                               "; got ", line.permits, ")"));
   }
