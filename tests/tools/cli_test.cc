@@ -1878,5 +1878,33 @@ TEST_F(CliTest, AcquireStatusExtendReleaseOfReadersAndPermits) {
   }
 }
 
+
+// The tool extends a permit set itself (the blocking client has no
+// keep-alive for permits): a command that outlives the TTL keeps its slot.
+TEST_F(CliTest, RunWithLimitKeepsItsPermitPastTheTtl) {
+  // --ttl=2s: extended every 667ms, lost below 1s (twice the 500ms request
+  // timeout).
+  auto run = Start({"run", "--limit=2", "--ttl=2s", "pool", "--", "sh", "-c",
+                    absl::StrCat("echo $REDLOCK_TOKEN > ", Path("token"), "; ",
+                                 AwaitFile(Path("go")))});
+  ASSERT_TRUE(WaitForText(Path("token"), "\n"));
+  const std::string token =
+      std::string(absl::StripAsciiWhitespace(ReadFile(Path("token"))));
+  absl::SleepFor(absl::Milliseconds(3000));  // 1.5 TTLs.
+  EXPECT_GE(MastersHolding("redlock:__sem__:pool:0", token), 3);
+  EXPECT_GT(Pttl(0, "redlock:__semlimit__:pool"), 0);
+  Touch(Path("go"));
+  const Finished f = run->Wait();
+  EXPECT_EQ(f.exit_code, 0) << f;
+  EXPECT_EQ(MastersWithKey("redlock:__sem__:pool:0"), 0);
+  // A TTL that leaves no room for the keep-alive is refused before any
+  // permit is taken, as WithLock refuses it for a lock.
+  const Finished tight =
+      Run({"run", "--limit=2", "--ttl=1s", "pool", "--", "true"});
+  EXPECT_EQ(tight.exit_code, kUsage) << tight;
+  EXPECT_TRUE(absl::StrContains(tight.err, "safety margin")) << tight;
+  EXPECT_EQ(MastersWithKey("redlock:__sem__:pool:0"), 0);
+}
+
 }  // namespace
 }  // namespace redlock

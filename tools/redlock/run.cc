@@ -347,12 +347,18 @@ class Supervisor {
   std::optional<MonotonicTime> kill_at_;
 };
 
+// The library's default keep-alive margin: ttl/10, at least twice the
+// request timeout.
+absl::Duration KeeperMargin(const Config& config) {
+  return std::max(config.ttl / 10, 2 * config.options.request_timeout);
+}
+
 // Keeps a semaphore's permit set alive while the command runs: the blocking
 // client has no keep-alive for permit sets (WithLock takes resources only),
-// so this thread extends it every ttl/3 with Redlock::Extend(). A failed
-// extension, or validity below the safety margin (ttl/10, at least twice
-// the request timeout) after one, marks the lock lost (Lock::lost(), as the
-// library's keep-alive does) and notifies `lost`.
+// so this thread extends it every ttl/3 with Redlock::Extend(), by the
+// library's keep-alive rule: a failed extension, or validity that fell below
+// the safety margin (KeeperMargin()) before the next extension succeeded,
+// marks the lock lost (Lock::lost()) and notifies `lost`.
 class PermitKeeper {
  public:
   PermitKeeper(const Config& config, Redlock& client, Lock lock,
@@ -375,21 +381,22 @@ class PermitKeeper {
 
  private:
   void Keep() {
-    const absl::Duration margin = std::max(
-        config_.ttl / 10, 2 * config_.options.request_timeout);
+    const absl::Duration margin = KeeperMargin(config_);
     std::unique_lock<std::mutex> guard(mu_);
     while (true) {
+      // When validity runs below the margin unless an extension succeeds.
+      const MonotonicTime margin_at =
+          lock_.valid_until() - absl::ToChronoNanoseconds(margin);
       const bool stopped = wake_.wait_for(
           guard, absl::ToChronoNanoseconds(config_.ttl / 3),
           [this] { return stop_; });
       if (stopped) return;
       guard.unlock();
       absl::Status status = client_.Extend(lock_, config_.ttl);
-      if (status.ok() && lock_.remaining() < margin) {
-        status = absl::DeadlineExceededError(
-            absl::StrCat("validity ", Pretty(lock_.remaining()),
-                         " after an extension is below the safety margin ",
-                         Pretty(margin)));
+      if (status.ok() && MonotonicClock::now() > margin_at) {
+        status = absl::DeadlineExceededError(absl::StrCat(
+            "less than the safety margin of validity left (", Pretty(margin),
+            ") before an extension succeeded"));
       }
       guard.lock();
       if (!status.ok()) {
@@ -415,6 +422,13 @@ absl::Status WithPermits(const Config& config, Redlock& client,
                          const AcquireOptions& acquire,
                          absl::AnyInvocable<absl::Status(const Lock&)> work,
                          std::shared_ptr<LostNotice> lost) {
+  // As the library's keep-alive refuses it, before anything is taken.
+  if (config.ttl / 3 >= config.ttl - KeeperMargin(config)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "keep-alive: --ttl ", Pretty(config.ttl),
+        " leaves no room to extend every ttl/3 before the safety margin (",
+        Pretty(KeeperMargin(config)), ", at least twice --request-timeout)"));
+  }
   absl::StatusOr<Lock> lock =
       client.AcquirePermits(config.resource, SemaphoreOf(config), acquire);
   if (!lock.ok()) return lock.status();
