@@ -49,7 +49,8 @@ const std::vector<SubcommandSpec>& Specs() {
        Subcommand::kRun,
        {"RESOURCE"},
        " [RESOURCE...] -- COMMAND [ARGS...]",
-       {"ttl", "wait", "conflict-exit-code", "fencing", "grace"},
+       {"ttl", "wait", "conflict-exit-code", "fencing", "shared", "limit",
+        "permits", "grace"},
        "Acquire RESOURCE, run COMMAND as a child while the lock is extended "
        "every ttl/3, release it when the command exits. Several RESOURCEs "
        "are taken as one lock, all or none (REDLOCK_RESOURCES lists them, "
@@ -65,37 +66,46 @@ const std::vector<SubcommandSpec>& Specs() {
        Subcommand::kAcquire,
        {"RESOURCE"},
        "",
-       {"ttl", "wait", "conflict-exit-code", "fencing", "json"},
+       {"ttl", "wait", "conflict-exit-code", "fencing", "shared", "limit",
+        "permits", "json"},
        "Acquire RESOURCE and print key=value lines on stdout (resource, key, "
-       "token, ttl_ms, valid_ms, and fence with --fencing). The lock lives "
-       "--ttl unless extended or released."},
+       "token, ttl_ms, valid_ms, fence with --fencing, shared=true with "
+       "--shared, limit and slots with --limit). The lock lives --ttl unless "
+       "extended or released."},
       {"extend",
        Subcommand::kExtend,
        {"RESOURCE", "TOKEN"},
        "",
-       {"ttl", "json"},
+       {"ttl", "shared", "limit", "json"},
        "Set the TTL of RESOURCE to --ttl on every master that still holds "
        "TOKEN; a quorum must. Prints result and valid_ms, and on success "
-       "each master's answer (pending: not in yet at the quorum)."},
+       "each master's answer (pending: not in yet at the quorum). A reader's "
+       "token needs --shared; a semaphore's permits need --limit L (their "
+       "slots are the ones that hold TOKEN on any master)."},
       {"release",
        Subcommand::kRelease,
        {"RESOURCE", "TOKEN"},
        "",
-       {"json"},
+       {"shared", "limit", "json"},
        "Delete RESOURCE on every master that still holds TOKEN, waiting "
        "for every master's answer, and report each. extend and release are "
-       "quorum operations on a token: they work from any process."},
+       "quorum operations on a token: they work from any process. A "
+       "reader's token needs --shared, a semaphore's permits --limit L, as "
+       "for extend."},
       {"status",
        Subcommand::kStatus,
        {"RESOURCE"},
        "",
-       {"json", "prometheus"},
+       {"limit", "json", "prometheus"},
        "Per master: member name, reachable, PING latency, holder (token "
        "prefix), PTTL, fencing counter, run_id, uptime, restart-guard marker "
        "and membership record (epoch, members). Exits 0 if "
        "a quorum of masters answered, else 69. With --prometheus: the same "
        "as gauges in Prometheus text format (node_exporter's textfile "
-       "collector), exit 0 whenever they were printed."},
+       "collector), exit 0 whenever they were printed. A read-write lock "
+       "shared by readers shows \"shared by N readers\" per master. With "
+       "--limit L (or when a master holds RESOURCE's semaphore limit): the "
+       "holders per slot and \"permits used U of L\" per master."},
       {"reconfigure",
        Subcommand::kReconfigure,
        {},
@@ -164,7 +174,11 @@ Exit codes:
   64     usage error: bad option, argument, duration, URI, no masters
   69     too few masters answered in time (no quorum either way)
   70     internal error
-  75     held by another owner (run, acquire; see --conflict-exit-code)
+  65     reconfigure: the servers' records do not allow the change; run,
+         acquire with --limit: the masters hold another limit for RESOURCE
+  75     held by another owner (run, acquire; see --conflict-exit-code): a
+         writer holds it (--shared), no permit free (--limit), readers or a
+         writer hold it (plain)
   76     the lock was lost: run stopped the command; extend/release found the
          token on too few masters (expired, released or taken)
   126    run: COMMAND cannot be executed
@@ -467,6 +481,29 @@ std::unique_ptr<CLI::App> MakeApp(CommandLine* out, size_t* before_subcommand) {
         (void)absl::SimpleAtoi(value, n);
       });
   AddBool(*app, "", "fencing", "also issue a fencing token.", &out->fencing);
+  AddBool(*app, "", "shared",
+          "a reader of RESOURCE's read-write lock (like flock -s): readers "
+          "share it, a plain run/acquire (the writer) excludes them all.",
+          &out->shared);
+  auto add_int = [&](absl::string_view name, absl::string_view help,
+                     int* value) {
+    AddValue<int>(
+        *app, name, "N", help, value,
+        Expect("an integer",
+               [](const std::string& v) {
+                 int n;
+                 return absl::SimpleAtoi(v, &n);
+               }),
+        [](const std::string& v, int* n) { (void)absl::SimpleAtoi(v, n); });
+  };
+  add_int("limit",
+          "RESOURCE is a counting semaphore of N permits (1..1024; like GNU "
+          "parallel's sem): at most N holders at once across machines. "
+          "Every client of RESOURCE must give the same N.",
+          &out->limit);
+  add_int("permits",
+          "with --limit: take N permits at once (1..limit). Default 1.",
+          &out->permits);
   AddDuration(*app, "grace",
               "after a lost lock, SIGKILL this long after SIGTERM. Default "
               "10s.",

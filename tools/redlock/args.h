@@ -63,6 +63,9 @@ struct CommandLine {
   absl::Duration grace = absl::Seconds(10);
   int conflict_exit_code = kExitConflict;
   bool fencing = false;
+  bool shared = false;  // --shared.
+  int limit = -1;       // --limit; -1 when not given.
+  int permits = -1;     // --permits; -1 when not given.
   bool json = false;
   bool prometheus = false;  // status.
   std::string to;           // reconfigure: --to, the target master list.

@@ -23,7 +23,9 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitUsage = 64;        // EX_USAGE: bad command line.
 inline constexpr int kExitRefused = 65;      // EX_DATAERR: reconfigure:
                                              // the servers' records do not
-                                             // allow the change asked for.
+                                             // allow the change asked for;
+                                             // a semaphore: the masters hold
+                                             // another --limit.
 inline constexpr int kExitUnavailable = 69;  // EX_UNAVAILABLE: no quorum.
 inline constexpr int kExitSoftware = 70;     // EX_SOFTWARE: internal error.
 inline constexpr int kExitConflict = 75;     // EX_TEMPFAIL: held elsewhere;
@@ -64,6 +66,13 @@ struct Config {
   absl::Duration grace = absl::Seconds(10);    // May be infinite.
   int conflict_exit_code = kExitConflict;
   bool fencing = false;
+  // --shared: a reader of a read-write lock (run, acquire, extend, release).
+  bool shared = false;
+  // --limit L (0: not a semaphore) and --permits K: K permits of the
+  // semaphore RESOURCE of limit L (run, acquire; extend, release and status
+  // take --limit alone).
+  int limit = 0;
+  int permits = 1;
   bool json = false;
   // status: the Prometheus text exposition format instead of the table.
   bool prometheus = false;

@@ -21,6 +21,7 @@
 #include "redlock/lock.h"
 #include "src/algorithm/membership.h"
 #include "src/algorithm/scripts.h"
+#include "src/engine/lock_state.h"
 #include "src/engine/master.h"
 #include "tools/redlock/attempts.h"
 #include "tools/redlock/direct.h"
@@ -216,17 +217,112 @@ int ReportTokenOutcome(const Config& config, const TokenOutcome& outcome,
   return kExitSoftware;
 }
 
+// The slots of semaphore config.resource (limit config.limit) that hold
+// config.token on any master that answers (MGET of every slot key).
+// kNotFound if none does, kUnavailable if fewer than a quorum answered.
+absl::StatusOr<std::vector<int>> SlotsHolding(const Config& config) {
+  std::vector<std::string> mget = {"MGET"};
+  for (int i = 0; i < config.limit; ++i) {
+    mget.push_back(SemaphoreSlotKey(config.options, config.resource, i));
+  }
+  std::vector<std::optional<std::vector<bool>>> held(config.masters.size());
+  ForEachInParallel(config.masters.size(), [&](size_t m) {
+    absl::StatusOr<std::unique_ptr<Connection>> connection =
+        Connection::Open(config.masters[m], TimeoutsOf(config));
+    if (!connection.ok()) return;
+    absl::StatusOr<Reply> reply = (*connection)->Command(mget);
+    if (!reply.ok() || reply->type != REDIS_REPLY_ARRAY ||
+        reply->elements.size() != mget.size() - 1) {
+      return;
+    }
+    std::vector<bool> mine;
+    for (const Reply& e : reply->elements) {
+      mine.push_back(e.is_string() && e.str == config.token);
+    }
+    held[m] = std::move(mine);
+  });
+  int answered = 0;
+  std::vector<int> slots;
+  for (int i = 0; i < config.limit; ++i) {
+    bool any = false;
+    for (const auto& h : held) any = any || (h.has_value() && (*h)[i]);
+    if (any) slots.push_back(i);
+  }
+  for (const auto& h : held) answered += h.has_value();
+  if (answered < config.quorum) {
+    return absl::UnavailableError(absl::StrCat(
+        "too few masters answered to find the slots holding the token (",
+        answered, " of ", config.masters.size(), ", quorum ", config.quorum,
+        ")"));
+  }
+  if (slots.empty()) {
+    return absl::NotFoundError(absl::StrCat(
+        "no slot of semaphore ", config.resource, " (limit ", config.limit,
+        ") holds the token on any master that answered (expired, released "
+        "or never taken; is --limit right?)"));
+  }
+  return slots;
+}
+
 // The lock `config.token` names, for this client to extend or release;
 // nullopt after printing why not (the exit code goes to `exit_code`).
+//
+// The library's Adopt() makes a plain lock on one key. A reader's token
+// (--shared) and a semaphore's permits (--limit) are held under other keys,
+// so their Lock is made here from the adopted one: the same engine, clock
+// and token, with the reader's keys, or with the slots that hold TOKEN,
+// so that the library's Extend() and Release() send the reader's or the
+// semaphore's scripts.
 std::optional<Lock> AdoptToken(const Config& config, Redlock& client,
-                               int* exit_code) {
+                               absl::string_view op, int* exit_code) {
   absl::StatusOr<Lock> lock = client.Adopt(config.resource, config.token);
-  if (lock.ok()) return *std::move(lock);
-  // A token or resource the library would never have issued: bad input.
-  PrintError(lock.status().message());
-  *exit_code =
-      absl::IsInvalidArgument(lock.status()) ? kExitUsage : kExitSoftware;
-  return std::nullopt;
+  if (!lock.ok()) {
+    // A token or resource the library would never have issued: bad input.
+    PrintError(lock.status().message());
+    *exit_code =
+        absl::IsInvalidArgument(lock.status()) ? kExitUsage : kExitSoftware;
+    return std::nullopt;
+  }
+  if (!config.shared && config.limit == 0) return *std::move(lock);
+  const internal::LockState& adopted = *lock->state();
+  auto state = std::make_shared<internal::LockState>();
+  state->owner = adopted.owner;
+  state->clock = adopted.clock;
+  state->resource = adopted.resource;
+  state->resources = adopted.resources;
+  state->token = adopted.token;
+  state->acquired_at = adopted.acquired_at;
+  state->adopted = true;
+  if (config.shared) {
+    state->key = adopted.key;
+    state->keys = adopted.keys;
+    state->shared = true;
+    state->reader_key =
+        SharedHolderKey(config.options, config.resource, config.token);
+    state->readers_key = SharedHoldersKey(config.options, config.resource);
+  } else {
+    absl::StatusOr<std::vector<int>> slots = SlotsHolding(config);
+    if (!slots.ok()) {
+      PrintError(absl::StrCat(op, " ", config.resource, ": ",
+                              slots.status().message()));
+      *exit_code = absl::IsNotFound(slots.status()) ? kExitLost
+                                                    : kExitUnavailable;
+      return std::nullopt;
+    }
+    state->slots = *std::move(slots);
+    for (int slot : state->slots) {
+      state->keys.push_back(
+          SemaphoreSlotKey(config.options, config.resource, slot));
+    }
+    state->key = state->keys.front();
+    state->limit_key = SemaphoreLimitKey(config.options, config.resource);
+    state->limit = config.limit;
+  }
+  {
+    std::lock_guard<std::mutex> guard(state->mu);
+    state->valid_until = state->acquired_at;  // Unknown, as for Adopt().
+  }
+  return Lock(std::move(state));
 }
 
 // --- status ----------------------------------------------------------------
@@ -293,6 +389,33 @@ std::string MarkerOwnPart(const std::string& marker) {
   return marker.substr(0, marker.find(';'));
 }
 
+bool SharedByReaders(const MasterStatus& s) {
+  return s.token == kSharedLockValue;
+}
+
+// The holder column: a token's prefix, or "shared by N readers".
+std::string HolderText(const MasterStatus& s) {
+  if (!s.token.has_value()) return "-";
+  if (SharedByReaders(s)) {
+    return absl::StrCat("shared by ", s.readers.size(), " readers");
+  }
+  return TokenPrefix(*s.token);
+}
+
+int PermitsUsed(const MasterStatus& s) {
+  return static_cast<int>(std::count_if(
+      s.slots.begin(), s.slots.end(),
+      [](const std::optional<std::string>& t) { return t.has_value(); }));
+}
+
+// The limit status reports for: --limit, else the largest one a master's
+// limit key holds (0: not a semaphore).
+int SemaphoreLimit(const std::vector<MasterStatus>& statuses) {
+  int limit = 0;
+  for (const MasterStatus& s : statuses) limit = std::max(limit, s.limit);
+  return limit;
+}
+
 Json JsonMasterStatus(const MasterStatus& s) {
   Json json;
   json["master"] = s.master;
@@ -308,6 +431,22 @@ Json JsonMasterStatus(const MasterStatus& s) {
   json["latency_ms"] = Millis(s.latency);
   json["held"] = held;
   json["token_prefix"] = held ? Json(TokenPrefix(*s.token)) : Json(nullptr);
+  if (SharedByReaders(s)) {
+    json["shared_by"] = s.readers.size();
+    Json readers = Json::array();
+    for (const std::string& r : s.readers) readers.push_back(TokenPrefix(r));
+    json["readers"] = std::move(readers);
+  }
+  if (s.limit > 0) {
+    json["limit"] = s.limit;
+    json["stored_limit"] = StringOrNull(s.stored_limit);
+    json["permits_used"] = PermitsUsed(s);
+    Json slots = Json::array();
+    for (const std::optional<std::string>& t : s.slots) {
+      slots.push_back(t.has_value() ? Json(TokenPrefix(*t)) : Json(nullptr));
+    }
+    json["slots"] = std::move(slots);
+  }
   json["pttl_ms"] = held && s.pttl_ms >= -1 ? Json(s.pttl_ms) : Json(nullptr);
   json["fence"] = Counter(s.fence);
   json["run_id"] = s.run_id.empty() ? Json(nullptr) : Json(s.run_id);
@@ -392,7 +531,7 @@ std::string HumanStatus(const Config& config, const StatusKeys& keys,
         transport,
         "up",
         Pretty(s.latency, absl::Microseconds(10)),
-        held ? TokenPrefix(*s.token) : "-",
+        HolderText(s),
         !held             ? "-"
         : s.pttl_ms == -1 ? "no TTL"
                           : Pretty(absl::Milliseconds(s.pttl_ms)),
@@ -408,7 +547,12 @@ std::string HumanStatus(const Config& config, const StatusKeys& keys,
       absl::StrCat("resource ", config.resource, " (key ", keys.lock, "), ", n,
                    " masters, quorum ", config.quorum, "\n");
   absl::StrAppend(&out, Table(rows));
-  if (summary.holders >= config.quorum) {
+  if (summary.holders >= config.quorum &&
+      summary.token == kSharedLockValue) {
+    absl::StrAppend(&out, "shared by readers on ", summary.holders, "/", n,
+                    " masters, expires in ~", Pretty(summary.expires_in),
+                    "\n");
+  } else if (summary.holders >= config.quorum) {
     absl::StrAppend(&out, "held by ", TokenPrefix(summary.token), " on ",
                     summary.holders, "/", n, " masters, expires in ~",
                     Pretty(summary.expires_in), "\n");
@@ -417,6 +561,22 @@ std::string HumanStatus(const Config& config, const StatusKeys& keys,
                     " on ", summary.holders, "/", n, " masters\n");
   } else {
     absl::StrAppend(&out, "not held\n");
+  }
+  if (const int limit = SemaphoreLimit(statuses); limit > 0) {
+    absl::StrAppend(&out, "semaphore ", config.resource, " (limit key ",
+                    keys.limit_key, "):\n");
+    for (const MasterStatus& s : statuses) {
+      if (!s.reachable) continue;
+      std::vector<std::string> slots;
+      for (size_t i = 0; i < s.slots.size(); ++i) {
+        slots.push_back(absl::StrCat(
+            i, "=", s.slots[i].has_value() ? TokenPrefix(*s.slots[i]) : "-"));
+      }
+      absl::StrAppend(&out, "  ", s.master, ": permits used ", PermitsUsed(s),
+                      " of ", s.limit, ", limit key ",
+                      s.stored_limit.value_or("-"), ", slots ",
+                      slots.empty() ? "-" : absl::StrJoin(slots, " "), "\n");
+    }
   }
   if (summary.reachable < config.quorum) {
     absl::StrAppend(&out, "only ", summary.reachable, "/", n,
@@ -605,8 +765,12 @@ int AcquireCommand(const Config& config, Redlock& client,
   acquire.wait = config.wait;
   acquire.cancel = interrupter.cancel();
   acquire.fencing = config.fencing;
+  acquire.shared = config.shared;
   PrintWaiting(config);
-  absl::StatusOr<Lock> lock = client.Acquire(config.resource, acquire);
+  absl::StatusOr<Lock> lock =
+      config.limit > 0
+          ? client.AcquirePermits(config.resource, SemaphoreOf(config), acquire)
+          : client.Acquire(config.resource, acquire);
   int signo = interrupter.Finish();
   if (lock.ok()) {
     // Interrupted during the winning attempt: nobody will get the token.
@@ -633,6 +797,11 @@ int AcquireCommand(const Config& config, Redlock& client,
     json["ttl_ms"] = ttl_ms;
     json["valid_ms"] = valid_ms;
     if (config.fencing) json["fence"] = lock->fence();
+    if (lock->shared()) json["shared"] = true;
+    if (config.limit > 0) {
+      json["limit"] = config.limit;
+      json["slots"] = lock->slots();
+    }
     Print(JsonLine(json));
   } else {
     std::string text =
@@ -640,6 +809,11 @@ int AcquireCommand(const Config& config, Redlock& client,
                      "\ntoken=", lock->token(), "\nttl_ms=", ttl_ms,
                      "\nvalid_ms=", valid_ms, "\n");
     if (config.fencing) absl::StrAppend(&text, "fence=", lock->fence(), "\n");
+    if (lock->shared()) absl::StrAppend(&text, "shared=true\n");
+    if (config.limit > 0) {
+      absl::StrAppend(&text, "limit=", config.limit,
+                      "\nslots=", absl::StrJoin(lock->slots(), ","), "\n");
+    }
     Print(text);
   }
   PrintDebug(config.verbosity,
@@ -650,7 +824,8 @@ int AcquireCommand(const Config& config, Redlock& client,
 
 int ReleaseCommand(const Config& config, Redlock& client) {
   int exit_code = kExitSoftware;
-  std::optional<Lock> lock = AdoptToken(config, client, &exit_code);
+  std::optional<Lock> lock =
+      AdoptToken(config, client, "release", &exit_code);
   if (!lock.has_value()) return exit_code;
   // Every master's answer (or timeout: --request-timeout once connected,
   // after up to the connect timeout for a master still connecting): the
@@ -678,7 +853,8 @@ int ReleaseCommand(const Config& config, Redlock& client) {
 
 int ExtendCommand(const Config& config, Redlock& client) {
   int exit_code = kExitSoftware;
-  std::optional<Lock> lock = AdoptToken(config, client, &exit_code);
+  std::optional<Lock> lock =
+      AdoptToken(config, client, "extend", &exit_code);
   if (!lock.has_value()) return exit_code;
   const absl::Status status = client.Extend(*lock, config.ttl);
   TokenOutcome outcome;
@@ -712,9 +888,15 @@ int ExtendCommand(const Config& config, Redlock& client) {
 }
 
 int StatusCommand(const Config& config) {
-  const StatusKeys keys{LockKey(config.options, config.resource),
-                        FenceCounterKey(config.options, config.resource),
-                        DeploymentMarkerKey(config.options)};
+  StatusKeys keys{LockKey(config.options, config.resource),
+                  FenceCounterKey(config.options, config.resource),
+                  DeploymentMarkerKey(config.options)};
+  keys.readers = SharedHoldersKey(config.options, config.resource);
+  keys.reader_base = SharedHolderKey(config.options, config.resource, "");
+  keys.limit_key = SemaphoreLimitKey(config.options, config.resource);
+  keys.slot_base = SemaphoreSlotKey(config.options, config.resource, 0);
+  keys.slot_base.pop_back();  // The "0".
+  keys.limit = config.limit;
   const std::vector<MasterStatus> statuses =
       ProbeMasters(config.masters, TimeoutsOf(config), keys, /*full=*/true);
   const HolderSummary summary = Summarize(statuses, config.quorum);
@@ -736,6 +918,9 @@ int StatusCommand(const Config& config) {
     json["holder"] =
         summary.holders > 0 ? Json(TokenPrefix(summary.token)) : Json(nullptr);
     json["holders"] = summary.holders;
+    json["shared"] = held && summary.token == kSharedLockValue;
+    const int limit = SemaphoreLimit(statuses);
+    json["limit"] = limit > 0 ? Json(limit) : Json(nullptr);
     json["expires_in_ms"] =
         held && summary.expires_in != absl::InfiniteDuration()
             ? Json(absl::ToInt64Milliseconds(summary.expires_in))

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "redlock/keys.h"
 #include "redlock/lock.h"
 #include "src/algorithm/redis_reply.h"
 #include "src/engine/master.h"
@@ -197,6 +198,44 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
   }
   if (!full) return status;
   status.fence = string_or_nil(run({"GET", keys.fence}));
+  if (status.token == kSharedLockValue && !keys.readers.empty()) {
+    if (std::optional<Reply> members = run({"SMEMBERS", keys.readers});
+        members.has_value()) {
+      for (const Reply& m : members->elements) {
+        if (!m.is_string()) continue;
+        // Only readers whose own key lives: the index is pruned on release.
+        if (std::optional<Reply> exists =
+                run({"EXISTS", keys.reader_base + m.str});
+            exists.has_value() && exists->integer == 1) {
+          status.readers.push_back(m.str);
+        }
+      }
+      std::sort(status.readers.begin(), status.readers.end());
+    }
+  }
+  if (!keys.limit_key.empty()) {
+    status.stored_limit = string_or_nil(run({"GET", keys.limit_key}));
+    int limit = keys.limit;
+    if (limit == 0 && status.stored_limit.has_value() &&
+        !absl::SimpleAtoi(*status.stored_limit, &limit)) {
+      limit = 0;
+    }
+    if (limit > 0 && limit <= 1024) {
+      std::vector<std::string> mget = {"MGET"};
+      for (int i = 0; i < limit; ++i) {
+        mget.push_back(absl::StrCat(keys.slot_base, i));
+      }
+      if (std::optional<Reply> slots = run(mget);
+          slots.has_value() && slots->elements.size() == mget.size() - 1) {
+        status.limit = limit;
+        for (const Reply& e : slots->elements) {
+          status.slots.push_back(e.is_string()
+                                     ? std::optional<std::string>(e.str)
+                                     : std::nullopt);
+        }
+      }
+    }
+  }
   if (std::optional<Reply> info = run({"INFO", "server"});
       info.has_value() && info->type == REDIS_REPLY_STRING) {
     status.run_id = std::string(internal::InfoField(info->str, "run_id"));

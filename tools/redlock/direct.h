@@ -111,6 +111,15 @@ struct MasterStatus {
   std::optional<std::string> marker;  // GET deployment marker key.
   std::string maxmemory_policy;       // INFO memory; empty if unknown.
   internal::Persistence persistence;  // CONFIG GET append*.
+  // A read-write lock shared by readers (token == kSharedLockValue): the
+  // tokens in the readers' index whose own key still lives.
+  std::vector<std::string> readers;
+  // A semaphore: the limit key's value (nullopt: no such key), the limit
+  // the slots were read for (StatusKeys::limit, else the stored one; 0: not
+  // read) and each slot's token (nullopt: free).
+  std::optional<std::string> stored_limit;
+  int limit = 0;
+  std::vector<std::optional<std::string>> slots;
   // The index of an earlier master with the same run_id (one server under
   // two addresses: it casts one vote), or -1.
   int same_server_as = -1;
@@ -120,6 +129,13 @@ struct StatusKeys {
   std::string lock;    // LockKey().
   std::string fence;   // FenceCounterKey().
   std::string marker;  // DeploymentMarkerKey().
+  // Read with `full` only:
+  std::string readers;      // SharedHoldersKey().
+  std::string reader_base;  // SharedHolderKey() without the token.
+  std::string limit_key;    // SemaphoreLimitKey().
+  std::string slot_base;    // SemaphoreSlotKey() without the slot number.
+  // The semaphore's limit (--limit); 0: the one the limit key holds, if any.
+  int limit = 0;
 };
 
 // Asks every master, in parallel. With `full` false only PING, GET and PTTL

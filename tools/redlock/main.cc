@@ -133,6 +133,36 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   if (config.json && config.prometheus) {
     return Usage("--json and --prometheus exclude each other");
   }
+  // Readers and semaphores: which kind of lock RESOURCE is.
+  config.shared = line.shared;
+  const bool has_limit = line.limit != -1;
+  const bool has_permits = line.permits != -1;
+  config.limit = has_limit ? line.limit : 0;
+  config.permits = has_permits ? line.permits : 1;
+  if (config.shared && has_limit) {
+    return Usage(
+        "--shared and --limit exclude each other (a semaphore's permits are "
+        "never shared)");
+  }
+  if (has_permits && !has_limit) return Usage("--permits needs --limit");
+  if (has_limit && (line.limit < 1 || line.limit > 1024)) {
+    return Usage(absl::StrCat("--limit must be in 1..1024 (got ", line.limit,
+                              ")"));
+  }
+  if (has_permits && (line.permits < 1 || line.permits > line.limit)) {
+    return Usage(absl::StrCat("--permits must be in 1..--limit (", line.limit,
+                              "; got ", line.permits, ")"));
+  }
+  if (config.fencing && (config.shared || config.limit != 0)) {
+    return Usage(absl::StrCat("--fencing and ",
+                              config.shared ? "--shared" : "--limit",
+                              " exclude each other (no fencing tokens for ",
+                              config.shared ? "readers" : "semaphores", ")"));
+  }
+  if ((config.shared || config.limit != 0) && config.resources.size() > 1) {
+    return Usage(absl::StrCat(config.shared ? "--shared" : "--limit",
+                              " takes one RESOURCE"));
+  }
   config.conflict_exit_code = line.conflict_exit_code;
   if (line.quiet && line.verbose) {
     return Usage("--quiet and --verbose exclude each other");

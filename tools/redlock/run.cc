@@ -14,9 +14,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +39,7 @@
 #include "redlock/lock.h"
 #include "tools/redlock/attempts.h"
 #include "tools/redlock/direct.h"
+#include "src/engine/lock_state.h"
 #include "tools/redlock/progress.h"
 
 extern char** environ;
@@ -342,7 +347,115 @@ class Supervisor {
   std::optional<MonotonicTime> kill_at_;
 };
 
+// The library's default keep-alive margin: ttl/10, at least twice the
+// request timeout.
+absl::Duration KeeperMargin(const Config& config) {
+  return std::max(config.ttl / 10, 2 * config.options.request_timeout);
+}
+
+// Keeps a semaphore's permit set alive while the command runs: the blocking
+// client has no keep-alive for permit sets (WithLock takes resources only),
+// so this thread extends it every ttl/3 with Redlock::Extend(), by the
+// library's keep-alive rule: a failed extension, or validity that fell below
+// the safety margin (KeeperMargin()) before the next extension succeeded,
+// marks the lock lost (Lock::lost()) and notifies `lost`.
+class PermitKeeper {
+ public:
+  PermitKeeper(const Config& config, Redlock& client, Lock lock,
+               std::shared_ptr<LostNotice> lost)
+      : config_(config),
+        client_(client),
+        lock_(std::move(lock)),
+        lost_(std::move(lost)),
+        thread_(&PermitKeeper::Keep, this) {}
+  ~PermitKeeper() {
+    {
+      std::lock_guard<std::mutex> guard(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  PermitKeeper(const PermitKeeper&) = delete;
+  PermitKeeper& operator=(const PermitKeeper&) = delete;
+
+ private:
+  void Keep() {
+    const absl::Duration margin = KeeperMargin(config_);
+    std::unique_lock<std::mutex> guard(mu_);
+    while (true) {
+      // When validity runs below the margin unless an extension succeeds.
+      const MonotonicTime margin_at =
+          lock_.valid_until() - absl::ToChronoNanoseconds(margin);
+      const bool stopped = wake_.wait_for(
+          guard, absl::ToChronoNanoseconds(config_.ttl / 3),
+          [this] { return stop_; });
+      if (stopped) return;
+      guard.unlock();
+      absl::Status status = client_.Extend(lock_, config_.ttl);
+      if (status.ok() && MonotonicClock::now() > margin_at) {
+        status = absl::DeadlineExceededError(absl::StrCat(
+            "less than the safety margin of validity left (", Pretty(margin),
+            ") before an extension succeeded"));
+      }
+      guard.lock();
+      if (!status.ok()) {
+        if (lock_.state()->MarkLost(status)) lost_->Notify();
+        return;
+      }
+    }
+  }
+
+  const Config& config_;
+  Redlock& client_;
+  Lock lock_;
+  std::shared_ptr<LostNotice> lost_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// Redlock::WithLock() for a semaphore's permits: acquire, run `work` while
+// a PermitKeeper extends them, release. The same results as WithLock().
+absl::Status WithPermits(const Config& config, Redlock& client,
+                         const AcquireOptions& acquire,
+                         absl::AnyInvocable<absl::Status(const Lock&)> work,
+                         std::shared_ptr<LostNotice> lost) {
+  // As the library's keep-alive refuses it, before anything is taken.
+  if (config.ttl / 3 >= config.ttl - KeeperMargin(config)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "keep-alive: --ttl ", Pretty(config.ttl),
+        " leaves no room to extend every ttl/3 before the safety margin (",
+        Pretty(KeeperMargin(config)), ", at least twice --request-timeout)"));
+  }
+  absl::StatusOr<Lock> lock =
+      client.AcquirePermits(config.resource, SemaphoreOf(config), acquire);
+  if (!lock.ok()) return lock.status();
+  absl::Status result;
+  {
+    PermitKeeper keeper(config, client, *lock, std::move(lost));
+    result = work(*lock);
+  }
+  (void)client.Release(*lock);
+  if (lock->lost()) {
+    const absl::Status reason = lock->lost_reason();
+    return absl::Status(reason.code(),
+                        absl::StrCat("the permits were lost while the work "
+                                     "ran: ",
+                                     reason.message()));
+  }
+  return result;
+}
+
 }  // namespace
+
+SemaphoreOptions SemaphoreOf(const Config& config) {
+  SemaphoreOptions sem;
+  sem.limit = config.limit;
+  sem.permits = config.permits;
+  return sem;
+}
 
 void RecordInheritedFds() {
   inherited_fds = new absl::flat_hash_set<int>();
@@ -420,6 +533,17 @@ int AcquireFailure(const Config& config, const absl::Status& status,
     case absl::StatusCode::kInvalidArgument:
       PrintError(status.message());
       return kExitUsage;
+    case absl::StatusCode::kFailedPrecondition:
+      if (config.limit > 0) {
+        // Another --limit for the same semaphore: the masters' message
+        // names both limits and the master.
+        PrintError(absl::StrCat("limit mismatch: ", status.message(), "; ",
+                                what));
+        return kExitRefused;
+      }
+      PrintError(
+          absl::StrCat("cannot lock ", Names(config), ": ", status.ToString()));
+      return kExitSoftware;
     default:
       PrintError(
           absl::StrCat("cannot lock ", Names(config), ": ", status.ToString()));
@@ -474,11 +598,14 @@ int RunCommand(const Config& config, const std::string& path, Redlock& client,
   acquire.wait = config.wait;
   acquire.cancel = interrupter.cancel();
   acquire.fencing = config.fencing;
+  acquire.shared = config.shared;
   HoldOptions hold;
   hold.on_lost = [lost](const absl::Status&) { lost->Notify(); };
   PrintWaiting(config);
   const absl::Status status =
-      client.WithLock(config.resources, acquire, work, std::move(hold));
+      config.limit > 0
+          ? WithPermits(config, client, acquire, work, lost)
+          : client.WithLock(config.resources, acquire, work, std::move(hold));
   if (!state.work_ran) {
     // A signal ended the wait (the call returned kCancelled), or came as
     // it ended otherwise: either way the user wanted out.

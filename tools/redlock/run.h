@@ -32,6 +32,9 @@ int CheckCommand(const Config& config, std::string* path);
 int RunCommand(const Config& config, const std::string& path, Redlock& client,
                SignalWatch& signals);
 
+// config.limit and config.permits as the library takes them.
+SemaphoreOptions SemaphoreOf(const Config& config);
+
 // The exit code for a failed acquisition, after printing why. `what` says
 // what is not done, e.g. "not running the command".
 int AcquireFailure(const Config& config, const absl::Status& status,

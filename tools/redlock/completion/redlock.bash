@@ -18,11 +18,13 @@ _redlock_common_options="--masters --password-file --user --tls --cacert
 # The options only some subcommands take, per subcommand.
 _redlock_options_of() {
   case "$1" in
-    run) echo "--ttl --wait --conflict-exit-code --fencing --grace" ;;
-    acquire) echo "--ttl --wait --conflict-exit-code --fencing --json" ;;
-    extend) echo "--ttl --json" ;;
-    release) echo "--json" ;;
-    status) echo "--json --prometheus" ;;
+    run) echo "--ttl --wait --conflict-exit-code --fencing --shared --limit
+      --permits --grace" ;;
+    acquire) echo "--ttl --wait --conflict-exit-code --fencing --shared
+      --limit --permits --json" ;;
+    extend) echo "--ttl --shared --limit --json" ;;
+    release) echo "--shared --limit --json" ;;
+    status) echo "--limit --json --prometheus" ;;
     reconfigure) echo "--to --dry-run --wait" ;;
   esac
 }
@@ -34,7 +36,8 @@ _redlock_takes_value() {
   case "$1" in
     --masters | --password-file | --user | --cacert | --cacertdir | --cert | \
       --key | --sni | --request-timeout | --max-ttl | --key-prefix | \
-      --quorum | --ttl | --conflict-exit-code | --grace | --to)
+      --quorum | --ttl | --conflict-exit-code | --grace | --to | --limit | \
+      --permits)
       return 0
       ;;
     # reconfigure's --wait may stand alone; elsewhere it takes a duration.
