@@ -875,9 +875,9 @@ RedisReply SimRedis::SetCommand(absl::Time mnow, int db,
   updated.is_set = true;
   int64_t changed = 0;
   for (size_t i = 2; i < argv.size(); ++i) {
-    changed += name == "sadd" ? (updated.members.insert(argv[i]).second ? 1 : 0)
-                              : static_cast<int64_t>(
-                                    updated.members.erase(argv[i]));
+    changed += name == "sadd"
+                   ? (updated.members.insert(argv[i]).second ? 1 : 0)
+                   : static_cast<int64_t>(updated.members.erase(argv[i]));
   }
   // Only a change is a write; the last member's removal deletes the key.
   if (changed > 0) {
@@ -1167,9 +1167,9 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
   // tonumber(ARGV[i]) where Lua goes on only with a number (math.max, a
   // comparison, a KEYS index): the engine always sends one.
   auto not_a_number = [&](absl::string_view script) {
-    return RedisReply::Error(absl::StrCat(
-        "ERR SimRedis: ", script, " script given a non-number where Lua ",
-        "needs one"));
+    return RedisReply::Error(
+        absl::StrCat("ERR SimRedis: ", script,
+                     " script given a non-number where Lua needs one"));
   };
   auto is_string = [](const RedisReply& r, absl::string_view value) {
     return r.type == RedisReply::Type::kString && r.str == value;
@@ -1189,8 +1189,9 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     std::vector<const std::string*> slots;
     for (size_t i = 3; i < args.size(); ++i) {
       const std::optional<double> n = LuaToNumber(args[i]);
-      if (!n.has_value() || *n != static_cast<double>(static_cast<int64_t>(*n))
-          || *n + 1 < 0 || *n + 1 >= static_cast<double>(keys.size())) {
+      if (!n.has_value() ||
+          *n != static_cast<double>(static_cast<int64_t>(*n)) || *n + 1 < 0 ||
+          *n + 1 >= static_cast<double>(keys.size())) {
         return not_a_number("semaphore acquire");
       }
       slots.push_back(&keys[static_cast<size_t>(*n + 1)]);
@@ -1205,8 +1206,7 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
       }
       const std::optional<double> ttl = LuaToNumber(args[1]);
       if (!ttl.has_value()) return not_a_number("semaphore acquire");
-      const double longer =
-          std::max(*ttl, static_cast<double>(pttl(keys[0])));
+      const double longer = std::max(*ttl, static_cast<double>(pttl(keys[0])));
       if (!call_at({"SET", keys[0], args[2], "PX", LuaNumberArg(longer)}, 13,
                    &r)) {
         return r;
@@ -1254,8 +1254,8 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     const std::string& mine = keys[1];
     const std::string& index = keys[3];
     if (exists(keys[2])) {
-      return RedisReply::Array({RedisReply::Integer(0),
-                                RedisReply::String("writer waiting")});
+      return RedisReply::Array(
+          {RedisReply::Integer(0), RedisReply::String("writer waiting")});
     }
     RedisReply r;
     if (!call_at({"GET", lock}, 2, &r)) return r;
@@ -1267,9 +1267,9 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     const std::optional<double> most = LuaToNumber(args[2]);
     if (!most.has_value()) return not_a_number("reader acquire");
     if (static_cast<double>(r.integer) >= *most) {
-      const std::string base = LuaPrefix(
-          mine, static_cast<int64_t>(mine.size()) -
-                    static_cast<int64_t>(args[0].size()));
+      const std::string base =
+          LuaPrefix(mine, static_cast<int64_t>(mine.size()) -
+                              static_cast<int64_t>(args[0].size()));
       RedisReply members;
       if (!call_at({"SMEMBERS", index}, 6, &members)) return members;
       for (const RedisReply& t : members.elements) {
@@ -1277,16 +1277,16 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
       }
       if (!call_at({"SCARD", index}, 9, &r)) return r;
       if (static_cast<double>(r.integer) >= *most) {
-        return RedisReply::Array({RedisReply::Integer(0),
-                                  RedisReply::String("too many readers")});
+        return RedisReply::Array(
+            {RedisReply::Integer(0), RedisReply::String("too many readers")});
       }
     }
     const std::optional<double> ttl = LuaToNumber(args[1]);
     if (!ttl.has_value()) return not_a_number("reader acquire");
     const std::string longer =
         LuaNumberArg(std::max(*ttl, static_cast<double>(pttl(lock))));
-    if (!call_at({"SET", lock, std::string(kSharedLockValue), "PX", longer},
-                 12, &r)) {
+    if (!call_at({"SET", lock, std::string(kSharedLockValue), "PX", longer}, 12,
+                 &r)) {
       return r;
     }
     if (!call_at({"SET", mine, args[0], "PX", args[1]}, 13, &r)) return r;

@@ -1532,12 +1532,13 @@ TEST_F(SimRedisDifferentialTest, SemaphoreExtendMatches) {
   LoadScripts();
   const std::vector<std::string> slots = {"sem:0", "sem:1", "sem:2"};
   const std::vector<std::string> mine = {"sem:0", "sem:2"};
-  Same(Script(internal::SemaphoreAcquireCommand(
-      "sem:limit", slots, "tok-a", absl::Seconds(10), 3, std::vector<int>{0, 2})));
+  Same(Script(internal::SemaphoreAcquireCommand("sem:limit", slots, "tok-a",
+                                                absl::Seconds(10), 3,
+                                                std::vector<int>{0, 2})));
   auto extend = [&](const char* token, int limit,
                     absl::Duration ttl = absl::Seconds(30)) {
-    return Script(internal::SemaphoreExtendCommand("sem:limit", mine, token,
-                                                   ttl, limit));
+    return Script(
+        internal::SemaphoreExtendCommand("sem:limit", mine, token, ttl, limit));
   };
   // Granted: every slot and the limit key to the new TTL.
   Same(extend("tok-a", 3));
