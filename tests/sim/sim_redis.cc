@@ -42,6 +42,10 @@ RedisReply SyntaxError() { return RedisReply::Error("ERR syntax error"); }
 RedisReply NoScript() {
   return RedisReply::Error("NOSCRIPT No matching script. Please use EVAL.");
 }
+RedisReply WrongType() {
+  return RedisReply::Error(
+      "WRONGTYPE Operation against a key holding the wrong kind of value");
+}
 RedisReply InvalidExpire(absl::string_view command) {
   return RedisReply::Error(
       absl::StrCat("ERR invalid expire time in '", command, "' command"));
@@ -116,6 +120,20 @@ RedisReply ScriptCallError(const RedisReply& error, const std::string& sha1,
                            int line) {
   return RedisReply::Error(absl::StrCat(error.str, " script: ", sha1,
                                         ", on @user_script:", line, "."));
+}
+
+// A Lua number as redis.call() sends it (Redis 7.0: "%.17g"), e.g. the TTL
+// math.max() gives.
+std::string LuaNumberArg(double value) {
+  return absl::StrFormat("%.17g", value);
+}
+
+// Lua 5.1's string.sub(s, 1, j): a negative j counts from the end.
+std::string LuaPrefix(const std::string& s, int64_t j) {
+  const int64_t size = static_cast<int64_t>(s.size());
+  if (j < 0) j = size + j + 1;
+  j = std::min(j, size);
+  return j < 1 ? std::string() : s.substr(0, static_cast<size_t>(j));
 }
 
 // What a subscriber receives, and what SUBSCRIBE and UNSUBSCRIBE reply for
@@ -434,6 +452,7 @@ std::optional<std::string> SimRedis::Value(absl::Time now, int db,
       *it->second.expires_at <= MasterNow(now)) {
     return std::nullopt;
   }
+  if (it->second.is_set) return std::nullopt;
   return it->second.value;
 }
 
@@ -509,7 +528,8 @@ RedisReply SimRedis::Dispatch(absl::Time mnow, Connection& connection,
       {"set", -3},         {"del", -2},     {"pexpire", -3}, {"pttl", 2},
       {"exists", -2},      {"time", 1},     {"info", -1},    {"script", -2},
       {"eval", -3},        {"evalsha", -3}, {"dbsize", 1},   {"subscribe", -2},
-      {"unsubscribe", -1}, {"publish", 3},  {"config", -2}};
+      {"unsubscribe", -1}, {"publish", 3},  {"config", -2},  {"sadd", -3},
+      {"srem", -3},        {"smembers", 2}, {"scard", 2}};
   auto arity = kArity->find(name);
   if (arity == kArity->end()) {
     // Redis quotes the name as sent and the first arguments, up to ~128
@@ -597,10 +617,15 @@ RedisReply SimRedis::Dispatch(absl::Time mnow, Connection& connection,
   }
   if (name == "get") {
     const Entry* entry = Find(mnow, db, argv[1]);
-    return entry == nullptr ? RedisReply::Nil()
-                            : RedisReply::String(entry->value);
+    if (entry == nullptr) return RedisReply::Nil();
+    if (entry->is_set) return WrongType();
+    return RedisReply::String(entry->value);
   }
   if (name == "set") return Set(mnow, db, argv);
+  if (name == "sadd" || name == "srem" || name == "smembers" ||
+      name == "scard") {
+    return SetCommand(mnow, db, name, argv);
+  }
   if (name == "del" || name == "exists") {
     int64_t count = 0;
     for (int i = 1; i < argc; ++i) {
@@ -760,6 +785,9 @@ RedisReply SimRedis::Set(absl::Time mnow, int db,
     expires_at = mnow + absl::Milliseconds(ms);
   }
   Entry* existing = Find(mnow, db, argv[1]);
+  // SET ... GET reads the old value first: a set there is an error, and
+  // nothing is written. Without GET, SET replaces a key of any type.
+  if (get && existing != nullptr && existing->is_set) return WrongType();
   RedisReply old = existing == nullptr ? RedisReply::Nil()
                                        : RedisReply::String(existing->value);
   if ((nx && existing != nullptr) || (xx && existing == nullptr)) {
@@ -818,8 +846,48 @@ RedisReply SimRedis::Pexpire(absl::Time mnow, int db,
     Erase(mnow, db, argv[1]);
     return RedisReply::Integer(1);
   }
-  Put(mnow, db, argv[1], Entry{entry->value, when});
+  Entry updated = *entry;
+  updated.expires_at = when;
+  Put(mnow, db, argv[1], std::move(updated));
   return RedisReply::Integer(1);
+}
+
+RedisReply SimRedis::SetCommand(absl::Time mnow, int db,
+                                const std::string& name,
+                                const std::vector<std::string>& argv) {
+  const Entry* entry = Find(mnow, db, argv[1]);
+  if (entry != nullptr && !entry->is_set) return WrongType();
+  if (name == "scard") {
+    return RedisReply::Integer(
+        entry == nullptr ? 0 : static_cast<int64_t>(entry->members.size()));
+  }
+  if (name == "smembers") {
+    std::vector<RedisReply> members;
+    if (entry != nullptr) {
+      for (const std::string& member : entry->members) {
+        members.push_back(RedisReply::String(member));
+      }
+    }
+    return RedisReply::Array(std::move(members));
+  }
+  Entry updated;
+  if (entry != nullptr) updated = *entry;
+  updated.is_set = true;
+  int64_t changed = 0;
+  for (size_t i = 2; i < argv.size(); ++i) {
+    changed += name == "sadd"
+                   ? (updated.members.insert(argv[i]).second ? 1 : 0)
+                   : static_cast<int64_t>(updated.members.erase(argv[i]));
+  }
+  // Only a change is a write; the last member's removal deletes the key.
+  if (changed > 0) {
+    if (updated.members.empty()) {
+      Erase(mnow, db, argv[1]);
+    } else {
+      Put(mnow, db, argv[1], std::move(updated));
+    }
+  }
+  return RedisReply::Integer(changed);
 }
 
 RedisReply SimRedis::Time(absl::Time mnow) const {
@@ -1082,6 +1150,213 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
       return ScriptCallError(set, sha1, /*line=*/6);
     }
     return RedisReply::Integer(0);
+  }
+
+  // The semaphore and reader scripts below check every call that can fail
+  // (a key of the other type, a bad TTL): redis.call() raises its error, the
+  // script stops there with what it wrote so far kept, and the reply is the
+  // error with the script's SHA-1 and the Lua line of the call. `line` is
+  // that line in the script's source (src/algorithm/scripts.cc).
+  auto call_at = [&](std::vector<std::string> argv, int line,
+                     RedisReply* reply) {
+    *reply = call(std::move(argv));
+    if (reply->type != RedisReply::Type::kError) return true;
+    *reply = ScriptCallError(*reply, sha1, line);
+    return false;
+  };
+  // tonumber(ARGV[i]) where Lua goes on only with a number (math.max, a
+  // comparison, a KEYS index): the engine always sends one.
+  auto not_a_number = [&](absl::string_view script) {
+    return RedisReply::Error(
+        absl::StrCat("ERR SimRedis: ", script,
+                     " script given a non-number where Lua needs one"));
+  };
+  auto is_string = [](const RedisReply& r, absl::string_view value) {
+    return r.type == RedisReply::Type::kString && r.str == value;
+  };
+  auto pttl = [&](const std::string& key) {
+    return call({"PTTL", key}).integer;
+  };
+
+  if (sha1 == internal::SemaphoreAcquireScript().sha1) {
+    if (!need(1, 3)) return missing("semaphore acquire");
+    RedisReply limit;
+    if (!call_at({"GET", keys[0]}, 1, &limit)) return limit;
+    if (limit.type == RedisReply::Type::kString && limit.str != args[2]) {
+      return RedisReply::Array({RedisReply::Integer(-1), limit});
+    }
+    // KEYS[tonumber(ARGV[i]) + 2]: candidate slot n is keys[n + 1].
+    std::vector<const std::string*> slots;
+    for (size_t i = 3; i < args.size(); ++i) {
+      const std::optional<double> n = LuaToNumber(args[i]);
+      if (!n.has_value() ||
+          *n != static_cast<double>(static_cast<int64_t>(*n)) || *n + 1 < 0 ||
+          *n + 1 >= static_cast<double>(keys.size())) {
+        return not_a_number("semaphore acquire");
+      }
+      slots.push_back(&keys[static_cast<size_t>(*n + 1)]);
+    }
+    bool taken = false;
+    for (const std::string* slot : slots) taken = taken || exists(*slot);
+    std::vector<RedisReply> reply = {RedisReply::Integer(0)};
+    if (!taken) {
+      RedisReply r;
+      for (const std::string* slot : slots) {
+        if (!call_at({"SET", *slot, args[0], "PX", args[1]}, 10, &r)) return r;
+      }
+      const std::optional<double> ttl = LuaToNumber(args[1]);
+      if (!ttl.has_value()) return not_a_number("semaphore acquire");
+      const double longer = std::max(*ttl, static_cast<double>(pttl(keys[0])));
+      if (!call_at({"SET", keys[0], args[2], "PX", LuaNumberArg(longer)}, 13,
+                   &r)) {
+        return r;
+      }
+      reply[0] = RedisReply::Integer(1);
+    }
+    for (size_t s = 1; s < keys.size(); ++s) {
+      if (!exists(keys[s])) {
+        reply.push_back(RedisReply::Integer(static_cast<int64_t>(s) - 1));
+      }
+    }
+    return RedisReply::Array(std::move(reply));
+  }
+
+  if (sha1 == internal::SemaphoreExtendScript().sha1) {
+    if (!need(1, 3)) return missing("semaphore extend");
+    RedisReply r;
+    for (size_t i = 1; i < keys.size(); ++i) {
+      if (!call_at({"GET", keys[i]}, 2, &r)) return r;
+      if (!is_string(r, args[0])) return RedisReply::Integer(0);
+    }
+    RedisReply limit;
+    if (!call_at({"GET", keys[0]}, 4, &limit)) return limit;
+    if (limit.type == RedisReply::Type::kString && limit.str != args[2]) {
+      return RedisReply::Error(absl::StrCat("SEMLIMIT this master has limit ",
+                                            limit.str, ", the holder ",
+                                            args[2]));
+    }
+    for (size_t i = 1; i < keys.size(); ++i) {
+      if (!call_at({"PEXPIRE", keys[i], args[1]}, 9, &r)) return r;
+    }
+    const std::optional<double> ttl = LuaToNumber(args[1]);
+    if (!ttl.has_value()) return not_a_number("semaphore extend");
+    const double longer = std::max(*ttl, static_cast<double>(pttl(keys[0])));
+    if (!call_at({"SET", keys[0], args[2], "PX", LuaNumberArg(longer)}, 12,
+                 &r)) {
+      return r;
+    }
+    return RedisReply::Integer(1);
+  }
+
+  if (sha1 == internal::ReaderAcquireScript().sha1) {
+    if (!need(4, 3)) return missing("reader acquire");
+    const std::string& lock = keys[0];
+    const std::string& mine = keys[1];
+    const std::string& index = keys[3];
+    if (exists(keys[2])) {
+      return RedisReply::Array(
+          {RedisReply::Integer(0), RedisReply::String("writer waiting")});
+    }
+    RedisReply r;
+    if (!call_at({"GET", lock}, 2, &r)) return r;
+    if (r.type == RedisReply::Type::kString && r.str != kSharedLockValue) {
+      return RedisReply::Array(
+          {RedisReply::Integer(0), RedisReply::String("writer")});
+    }
+    if (!call_at({"SCARD", index}, 4, &r)) return r;
+    const std::optional<double> most = LuaToNumber(args[2]);
+    if (!most.has_value()) return not_a_number("reader acquire");
+    if (static_cast<double>(r.integer) >= *most) {
+      const std::string base =
+          LuaPrefix(mine, static_cast<int64_t>(mine.size()) -
+                              static_cast<int64_t>(args[0].size()));
+      RedisReply members;
+      if (!call_at({"SMEMBERS", index}, 6, &members)) return members;
+      for (const RedisReply& t : members.elements) {
+        if (!exists(base + t.str)) call({"SREM", index, t.str});
+      }
+      if (!call_at({"SCARD", index}, 9, &r)) return r;
+      if (static_cast<double>(r.integer) >= *most) {
+        return RedisReply::Array(
+            {RedisReply::Integer(0), RedisReply::String("too many readers")});
+      }
+    }
+    const std::optional<double> ttl = LuaToNumber(args[1]);
+    if (!ttl.has_value()) return not_a_number("reader acquire");
+    const std::string longer =
+        LuaNumberArg(std::max(*ttl, static_cast<double>(pttl(lock))));
+    if (!call_at({"SET", lock, std::string(kSharedLockValue), "PX", longer}, 12,
+                 &r)) {
+      return r;
+    }
+    if (!call_at({"SET", mine, args[0], "PX", args[1]}, 13, &r)) return r;
+    if (!call_at({"SADD", index, args[0]}, 14, &r)) return r;
+    if (!call_at({"PEXPIRE", index, longer}, 15, &r)) return r;
+    return RedisReply::Array({RedisReply::Integer(1)});
+  }
+
+  if (sha1 == internal::ReaderExtendScript().sha1) {
+    if (!need(3, 2)) return missing("reader extend");
+    const std::string& lock = keys[0];
+    const std::string& mine = keys[1];
+    const std::string& index = keys[2];
+    RedisReply r;
+    if (!call_at({"GET", mine}, 1, &r)) return r;
+    if (!is_string(r, args[0])) return RedisReply::Integer(0);
+    if (!call_at({"GET", lock}, 2, &r)) return r;
+    if (!is_string(r, kSharedLockValue)) return RedisReply::Integer(0);
+    if (!call_at({"PEXPIRE", mine, args[1]}, 3, &r)) return r;
+    const std::optional<double> ttl = LuaToNumber(args[1]);
+    if (!ttl.has_value()) return not_a_number("reader extend");
+    const std::string grown =
+        LuaNumberArg(std::max(*ttl, static_cast<double>(pttl(lock))));
+    if (!call_at({"PEXPIRE", lock, grown}, 5, &r)) return r;
+    if (!call_at({"SADD", index, args[0]}, 6, &r)) return r;
+    if (!call_at({"PEXPIRE", index, grown}, 7, &r)) return r;
+    return RedisReply::Integer(1);
+  }
+
+  if (sha1 == internal::ReaderReleaseScript().sha1) {
+    if (!need(3, 1)) return missing("reader release");
+    const std::string& lock = keys[0];
+    const std::string& mine = keys[1];
+    const std::string& index = keys[2];
+    RedisReply r;
+    if (!call_at({"GET", mine}, 1, &r)) return r;
+    if (!is_string(r, args[0])) return RedisReply::Integer(0);
+    call({"DEL", mine});
+    if (!call_at({"SREM", index, args[0]}, 3, &r)) return r;
+    const std::string base =
+        LuaPrefix(mine, static_cast<int64_t>(mine.size()) -
+                            static_cast<int64_t>(args[0].size()));
+    int64_t longest = 0;
+    bool forever = false;
+    RedisReply members;
+    if (!call_at({"SMEMBERS", index}, 7, &members)) return members;
+    for (const RedisReply& t : members.elements) {
+      const int64_t left = pttl(base + t.str);
+      if (left == -2) {
+        call({"SREM", index, t.str});
+      } else if (left == -1) {
+        forever = true;
+      } else {
+        longest = std::max<int64_t>({longest, left, 1});
+      }
+    }
+    if (forever) return RedisReply::Integer(1);
+    if (!call_at({"GET", lock}, 13, &r)) return r;
+    if (!is_string(r, kSharedLockValue)) return RedisReply::Integer(1);
+    if (longest == 0) {
+      call({"DEL", lock, index});
+      if (args.size() < 2 || args[1] != "0") {
+        call({"PUBLISH", lock, std::string(kReleasedMessage)});
+      }
+    } else {
+      const std::string left = absl::StrCat(longest);
+      if (!call_at({"PEXPIRE", lock, left}, 18, &r)) return r;
+      if (!call_at({"PEXPIRE", index, left}, 19, &r)) return r;
+    }
+    return RedisReply::Integer(1);
   }
 
   if (sha1 == internal::FencedAcquireScript().sha1) {

@@ -47,13 +47,25 @@
 //     // push.reply == ["message", "lock", "hi"]
 //   }
 //
-// Lua scripts are not interpreted: the engine's scripts (AllScripts(), but
-// not yet the two semaphore scripts nor the three reader scripts, issue 24),
-// ReconfigureScript() and
-// kFencedSetScript are recognised by SHA-1 and run
-// as C++ with the same semantics (including Redis's Lua-to-reply
-// conversion). Any other script can be loaded but running it returns an ERR
-// reply.
+// Lua scripts are not interpreted: the engine's scripts (every one of
+// AllScripts(): release, extend, multi acquire, fenced acquire, fence
+// write, marker, semaphore acquire and extend, reader acquire, extend and
+// release, writer acquire), ReconfigureScript() and kFencedSetScript are
+// recognised by SHA-1 and run as C++ with the same semantics (including
+// Redis's Lua-to-reply conversion: a table becomes an array, a number an
+// integer, false nil, redis.error_reply() an error reply). The semaphore and
+// reader scripts also give back, as Redis does, the error of a call that
+// fails inside them (WRONGTYPE on a key of the other type), with what they
+// wrote before it left in place; the older scripts do not (they read a set
+// key as a missing value). Any other script can be loaded but running it
+// returns an ERR reply.
+//
+// Data types: strings, and sets (for the readers' index) through SADD, SREM,
+// SMEMBERS and SCARD, each also a plain command. A set emptied by SREM is
+// deleted, as in Redis; a command of the other type answers WRONGTYPE.
+// SMEMBERS answers in ascending byte order (Redis answers in its hash
+// table's order, which no client can rely on; an all-integer set, an intset
+// there, comes sorted numerically).
 //
 // Expiry is lazy and by the master clock: a key whose expiry is at or before
 // the master's now does not exist. (Real Redis stores expiry in whole
@@ -218,15 +230,20 @@ class SimRedis {
   // The keys live at `now` in `db`, in order. Read-only: unlike a command,
   // it drops nothing that has expired.
   std::vector<std::string> Keys(absl::Time now, int db = 0) const;
-  // The value of `key` if it is live at `now` in `db`. Read-only likewise.
+  // The value of `key` if it is live at `now` in `db` and a string.
+  // Read-only likewise.
   std::optional<std::string> Value(absl::Time now, int db,
                                    absl::string_view key) const;
 
  private:
   struct Entry {
-    std::string value;
+    std::string value;  // A string key's.
     // On the master clock; nullopt: no TTL.
     std::optional<absl::Time> expires_at;
+    // A set key's members (`value` then unused). Never empty: the last SREM
+    // deletes the key.
+    bool is_set = false;
+    std::set<std::string> members;
   };
   using Keyspace = std::map<std::string, Entry, std::less<>>;
 
@@ -263,6 +280,10 @@ class SimRedis {
                            const std::vector<std::string>& argv);
   internal::RedisReply Pexpire(absl::Time mnow, int db,
                                const std::vector<std::string>& argv);
+  // SADD, SREM, SMEMBERS, SCARD (`name` lower-case).
+  internal::RedisReply SetCommand(absl::Time mnow, int db,
+                                  const std::string& name,
+                                  const std::vector<std::string>& argv);
   internal::RedisReply Info(absl::Time mnow,
                             const std::vector<std::string>& argv);
   internal::RedisReply Script(const std::vector<std::string>& argv);

@@ -251,6 +251,28 @@ class SimRedisDifferentialTest : public ::testing::Test {
     EXPECT_GE(real.integer, sim.integer - slack) << Describe(argv);
   }
 
+  // Both must give an array of the same elements, order aside: SMEMBERS,
+  // which real Redis answers in its hash table's order.
+  void SameMembers(const Argv& argv) {
+    Reply real;
+    RedisReply sim;
+    if (!SendBoth(argv, &real, &sim)) return;
+    ASSERT_EQ(real.type, Reply::Type::kArray) << real.DebugString();
+    ASSERT_EQ(sim.type, RedisReply::Type::kArray) << SimDebugString(sim);
+    std::vector<std::string> real_members, sim_members;
+    for (const Reply& e : real.elements) real_members.push_back(e.str);
+    for (const RedisReply& e : sim.elements) sim_members.push_back(e.str);
+    std::sort(real_members.begin(), real_members.end());
+    std::sort(sim_members.begin(), sim_members.end());
+    EXPECT_EQ(real_members, sim_members) << Describe(argv);
+  }
+
+  void LoadScripts() {
+    for (const internal::Script* script : AllScripts()) {
+      Same({"SCRIPT", "LOAD", std::string(script->source)});
+    }
+  }
+
   // Sleeps on the real side and advances simulated time by as much.
   void Advance(absl::Duration d) {
     absl::SleepFor(d);
@@ -1407,6 +1429,380 @@ TEST_F(SimRedisFaultTest, OtherScriptsAreRefused) {
   const RedisReply reply = Run({"EVAL", "return 1", "0"});
   EXPECT_EQ(reply.type, RedisReply::Type::kError);
   EXPECT_TRUE(absl::StartsWith(reply.str, "ERR ")) << reply.str;
+}
+
+TEST_F(SimRedisDifferentialTest, SetCommandsMatch) {
+  Same({"SADD", "s", "a", "b", "a"});
+  Same({"SADD", "s", "b", "c"});
+  Same({"SCARD", "s"});
+  SameMembers({"SMEMBERS", "s"});
+  Same({"SREM", "s", "a", "nothing"});
+  Same({"SREM", "s", "nothing"});
+  Same({"SCARD", "missing"});
+  Same({"SMEMBERS", "missing"});
+  Same({"SREM", "missing", "a"});
+  // A set takes a TTL like any key.
+  Same({"PEXPIRE", "s", "20000"});
+  CloseInteger({"PTTL", "s"}, 100);
+  Same({"EXISTS", "s"});
+  // The last member's removal deletes the key.
+  Same({"SREM", "s", "b", "c"});
+  Same({"EXISTS", "s"});
+  Same({"PTTL", "s"});
+  // The other type: WRONGTYPE, both ways; SET replaces a set unless GET.
+  Same({"SET", "str", "v"});
+  Same({"SADD", "str", "a"});
+  Same({"SREM", "str", "a"});
+  Same({"SCARD", "str"});
+  Same({"SMEMBERS", "str"});
+  Same({"SADD", "set", "a"});
+  Same({"GET", "set"});
+  Same({"SET", "set", "v", "GET"});
+  Same({"SCARD", "set"});
+  Same({"SET", "set", "v"});
+  Same({"GET", "set"});
+  Same({"SADD", "set2", "x"});
+  Same({"DEL", "set2", "set"});
+  Same({"SADD"});
+  Same({"SADD", "k"});
+  Same({"SMEMBERS"});
+  Same({"SCARD", "a", "b"});
+}
+
+TEST_F(SimRedisDifferentialTest, SemaphoreAcquireMatches) {
+  LoadScripts();
+  const std::vector<std::string> slots = {"sem:0", "sem:1", "sem:2"};
+  const absl::Duration ttl = absl::Seconds(10);
+  auto acquire = [&](const char* token, std::vector<int> candidates,
+                     int limit = 3) {
+    return Script(internal::SemaphoreAcquireCommand("sem:limit", slots, token,
+                                                    ttl, limit, candidates));
+  };
+  // Grant: the candidates set with the TTL, the limit key written, the
+  // free slots after the grant listed.
+  Same(acquire("tok-a", {0, 2}));
+  Same({"GET", "sem:0"});
+  Same({"GET", "sem:2"});
+  Same({"EXISTS", "sem:1"});
+  CloseInteger({"PTTL", "sem:0"}, 100);
+  Same({"GET", "sem:limit"});
+  CloseInteger({"PTTL", "sem:limit"}, 100);
+  // One candidate taken: nothing set, every free slot listed.
+  Same(acquire("tok-b", {1, 2}));
+  Same({"EXISTS", "sem:1"});
+  Same(acquire("tok-b", {0}));
+  // The last free slot: granted, nothing left free.
+  Same(acquire("tok-b", {1}));
+  Same({"GET", "sem:1"});
+  Same(acquire("tok-c", {0}));
+  // A holder of another limit: {-1, the limit stored}, nothing changes.
+  Same({"DEL", "sem:1"});
+  Same(acquire("tok-c", {1}, 4));
+  Same({"EXISTS", "sem:1"});
+  Same(acquire("tok-c", {1}, 2));
+  Same({"GET", "sem:limit"});
+  // The limit key keeps the longer of its TTL and the grant's.
+  Same({"SET", "sem:limit", "3", "PX", "60000"});
+  Same(acquire("tok-c", {1}));
+  CloseInteger({"PTTL", "sem:limit"}, 100);
+  CloseInteger({"PTTL", "sem:1"}, 100);
+  Same({"DEL", "sem:1"});
+  Same({"SET", "sem:limit", "3", "PX", "2000"});
+  Same(acquire("tok-d", {1}));
+  CloseInteger({"PTTL", "sem:limit"}, 100);
+  // A limit key without a TTL gets the grant's (PTTL -1 is the shorter).
+  Same({"DEL", "sem:0", "sem:1", "sem:2"});
+  Same({"SET", "sem:limit", "3"});
+  Same(acquire("tok-e", {2}));
+  CloseInteger({"PTTL", "sem:limit"}, 100);
+  // A missing limit key is written; a refusal does not write one.
+  Same({"DEL", "sem:limit"});
+  Same(acquire("tok-f", {2}));
+  Same({"EXISTS", "sem:limit"});
+  Same(acquire("tok-f", {0, 1}));
+  Same({"GET", "sem:limit"});
+  CloseInteger({"PTTL", "sem:limit"}, 100);
+  // No candidate at all: a grant of nothing, the limit key still written.
+  Same({"DEL", "sem:limit"});
+  Same(acquire("tok-g", {}));
+  Same({"GET", "sem:limit"});
+}
+
+TEST_F(SimRedisDifferentialTest, SemaphoreExtendMatches) {
+  LoadScripts();
+  const std::vector<std::string> slots = {"sem:0", "sem:1", "sem:2"};
+  const std::vector<std::string> mine = {"sem:0", "sem:2"};
+  Same(Script(internal::SemaphoreAcquireCommand("sem:limit", slots, "tok-a",
+                                                absl::Seconds(10), 3,
+                                                std::vector<int>{0, 2})));
+  auto extend = [&](const char* token, int limit,
+                    absl::Duration ttl = absl::Seconds(30)) {
+    return Script(
+        internal::SemaphoreExtendCommand("sem:limit", mine, token, ttl, limit));
+  };
+  // Granted: every slot and the limit key to the new TTL.
+  Same(extend("tok-a", 3));
+  CloseInteger({"PTTL", "sem:0"}, 100);
+  CloseInteger({"PTTL", "sem:2"}, 100);
+  CloseInteger({"PTTL", "sem:limit"}, 100);
+  // A wrong token: 0, nothing changes.
+  Same(extend("tok-b", 3, absl::Seconds(50)));
+  CloseInteger({"PTTL", "sem:0"}, 100);
+  // The limit key keeps a longer TTL of its own; a shorter extension only
+  // shortens the slots.
+  Same(extend("tok-a", 3, absl::Seconds(5)));
+  CloseInteger({"PTTL", "sem:0"}, 100);
+  CloseInteger({"PTTL", "sem:limit"}, 100);
+  // Another limit stored: the SEMLIMIT error reply, nothing changes.
+  Same(extend("tok-a", 4, absl::Seconds(40)));
+  CloseInteger({"PTTL", "sem:0"}, 100);
+  Same({"GET", "sem:limit"});
+  // The limit key gone: written again with the extension's TTL.
+  Same({"DEL", "sem:limit"});
+  Same(extend("tok-a", 3, absl::Seconds(20)));
+  Same({"GET", "sem:limit"});
+  CloseInteger({"PTTL", "sem:limit"}, 100);
+  // A slot lost (expired or taken over): 0, and no slot is created.
+  Same({"DEL", "sem:2"});
+  Same(extend("tok-a", 3, absl::Seconds(40)));
+  Same({"EXISTS", "sem:2"});
+  CloseInteger({"PTTL", "sem:0"}, 100);
+  Same({"SET", "sem:2", "tok-z", "PX", "10000"});
+  Same(extend("tok-a", 3, absl::Seconds(40)));
+  Same({"GET", "sem:2"});
+  // The limit checked only once every slot holds the token.
+  Same(extend("tok-a", 4, absl::Seconds(40)));
+}
+
+// The read-write lock's keys, spelled as SharedHolderKey() and the rest
+// spell them: a reader's key is the index's base followed by its token.
+constexpr char kR[] = "rw:R";
+constexpr char kWaiting[] = "rw:wait";
+constexpr char kIndex[] = "rw:readers";
+std::string ReaderKey(absl::string_view token) {
+  return absl::StrCat("rw:reader:", token);
+}
+
+Argv ReaderAcquire(absl::string_view token, absl::Duration ttl,
+                   int max_readers = 16) {
+  return Script(internal::ReaderAcquireCommand(
+      kR, ReaderKey(token), kWaiting, kIndex, token, ttl, max_readers));
+}
+Argv ReaderExtend(absl::string_view token, absl::Duration ttl) {
+  return Script(
+      internal::ReaderExtendCommand(kR, ReaderKey(token), kIndex, token, ttl));
+}
+Argv ReaderRelease(absl::string_view token, bool announce = true) {
+  return Script(internal::ReaderReleaseCommand(kR, ReaderKey(token), kIndex,
+                                               token, announce));
+}
+
+TEST_F(SimRedisDifferentialTest, ReaderAcquireMatches) {
+  LoadScripts();
+  const absl::Duration ttl = absl::Seconds(10);
+  // Granted: R shared, the reader's key, the index with R's TTL.
+  Same(ReaderAcquire("tok-a", ttl));
+  Same({"GET", kR});
+  Same({"GET", ReaderKey("tok-a")});
+  SameMembers({"SMEMBERS", kIndex});
+  CloseInteger({"PTTL", kR}, 100);
+  CloseInteger({"PTTL", ReaderKey("tok-a")}, 100);
+  CloseInteger({"PTTL", kIndex}, 100);
+  // R keeps the longer TTL: a shorter reader leaves it, a longer raises it
+  // and the index with it.
+  Same(ReaderAcquire("tok-b", absl::Seconds(3)));
+  CloseInteger({"PTTL", kR}, 100);
+  CloseInteger({"PTTL", ReaderKey("tok-b")}, 100);
+  Same(ReaderAcquire("tok-c", absl::Seconds(40)));
+  CloseInteger({"PTTL", kR}, 100);
+  CloseInteger({"PTTL", kIndex}, 100);
+  Same({"SCARD", kIndex});
+  // A writer waiting: refused, nothing written.
+  Same({"SET", kWaiting, "waiter-1", "PX", "5000"});
+  Same(ReaderAcquire("tok-d", ttl));
+  Same({"EXISTS", ReaderKey("tok-d")});
+  Same({"SCARD", kIndex});
+  Same({"DEL", kWaiting});
+  // A writer holding R: refused, nothing written.
+  Same({"SET", kR, "writer-token", "PX", "5000"});
+  Same(ReaderAcquire("tok-d", ttl));
+  Same({"GET", kR});
+  Same({"EXISTS", ReaderKey("tok-d")});
+  // R shared without a TTL (never so set by the library) gets the reader's.
+  Same({"SET", kR, "shared"});
+  Same(ReaderAcquire("tok-d", ttl));
+  CloseInteger({"PTTL", kR}, 100);
+}
+
+TEST_F(SimRedisDifferentialTest, ReaderCapIsCountedAfterPruningGoneReaders) {
+  LoadScripts();
+  const absl::Duration ttl = absl::Seconds(10);
+  Same(ReaderAcquire("tok-a", ttl, /*max_readers=*/2));
+  Same(ReaderAcquire("tok-b", ttl, 2));
+  // At the cap, every reader live: refused, nothing written.
+  Same(ReaderAcquire("tok-c", ttl, 2));
+  Same({"EXISTS", ReaderKey("tok-c")});
+  SameMembers({"SMEMBERS", kIndex});
+  // A reader's key gone (expired): pruned from the index, then granted.
+  Same({"DEL", ReaderKey("tok-a")});
+  Same(ReaderAcquire("tok-c", ttl, 2));
+  SameMembers({"SMEMBERS", kIndex});
+  Same({"GET", ReaderKey("tok-c")});
+  // Pruned but still at the cap: refused, and the prune is kept.
+  Same({"SADD", kIndex, "ghost"});
+  Same(ReaderAcquire("tok-d", ttl, 2));
+  SameMembers({"SMEMBERS", kIndex});
+  Same({"EXISTS", ReaderKey("tok-d")});
+  // A larger cap (another client's ARGV) lets it in without a prune.
+  Same({"SADD", kIndex, "ghost"});
+  Same(ReaderAcquire("tok-d", ttl, 4));
+  SameMembers({"SMEMBERS", kIndex});
+  // A cap of 0 refuses even an empty index's first reader.
+  Same({"DEL", kR, kIndex});
+  Same(ReaderAcquire("tok-e", ttl, 0));
+  Same({"EXISTS", kR, kIndex, ReaderKey("tok-e")});
+}
+
+TEST_F(SimRedisDifferentialTest, ReaderExtendMatches) {
+  LoadScripts();
+  Same(ReaderAcquire("tok-a", absl::Seconds(10)));
+  Same(ReaderAcquire("tok-b", absl::Seconds(10)));
+  // Granted: the reader's key to the TTL, R and the index to the longer.
+  Same(ReaderExtend("tok-a", absl::Seconds(30)));
+  CloseInteger({"PTTL", ReaderKey("tok-a")}, 100);
+  CloseInteger({"PTTL", kR}, 100);
+  CloseInteger({"PTTL", kIndex}, 100);
+  CloseInteger({"PTTL", ReaderKey("tok-b")}, 100);
+  // A shorter extension shortens only the reader's key.
+  Same(ReaderExtend("tok-b", absl::Seconds(2)));
+  CloseInteger({"PTTL", ReaderKey("tok-b")}, 100);
+  CloseInteger({"PTTL", kR}, 100);
+  // The token put back in an index that lost it.
+  Same({"SREM", kIndex, "tok-b"});
+  Same(ReaderExtend("tok-b", absl::Seconds(2)));
+  SameMembers({"SMEMBERS", kIndex});
+  // Not this reader's key: 0, nothing changes.
+  Same(ReaderExtend("tok-c", absl::Seconds(50)));
+  Same({"EXISTS", ReaderKey("tok-c")});
+  CloseInteger({"PTTL", kR}, 100);
+  Same({"SET", ReaderKey("tok-b"), "someone-else", "PX", "10000"});
+  Same(ReaderExtend("tok-b", absl::Seconds(50)));
+  CloseInteger({"PTTL", ReaderKey("tok-b")}, 100);
+  // R a writer's (or gone): a reader's extension never touches it.
+  Same({"SET", kR, "writer-token", "PX", "4000"});
+  Same(ReaderExtend("tok-a", absl::Seconds(50)));
+  CloseInteger({"PTTL", kR}, 100);
+  CloseInteger({"PTTL", ReaderKey("tok-a")}, 100);
+  Same({"DEL", kR});
+  Same(ReaderExtend("tok-a", absl::Seconds(50)));
+  Same({"EXISTS", kR});
+}
+
+TEST_F(SimRedisDifferentialTest, ReaderReleaseShrinksThenDeletesTheSharedKey) {
+  LoadScripts();
+  std::unique_ptr<Peer> sub = NewPeer();
+  ASSERT_NE(sub, nullptr);
+  SameOn(*sub, {"SUBSCRIBE", kR});
+  ExpectPushed(*sub, {});
+  Same(ReaderAcquire("tok-a", absl::Seconds(30)));
+  Same(ReaderAcquire("tok-b", absl::Seconds(10)));
+  Same(ReaderAcquire("tok-c", absl::Seconds(20)));
+  // Not this reader's: 0, nothing changes.
+  Same(ReaderRelease("tok-z"));
+  Same({"SCARD", kIndex});
+  // The longest reader leaves: R and the index shrink to the longest left.
+  Same(ReaderRelease("tok-a"));
+  Same({"EXISTS", ReaderKey("tok-a")});
+  SameMembers({"SMEMBERS", kIndex});
+  CloseInteger({"PTTL", kR}, 100);
+  CloseInteger({"PTTL", kIndex}, 100);
+  ExpectPushed(*sub, {});
+  Same(ReaderRelease("tok-a"));
+  // A reader whose key is gone is pruned by the next release.
+  Same({"DEL", ReaderKey("tok-c")});
+  Same({"SADD", kIndex, "ghost"});
+  Same(ReaderRelease("tok-b"));
+  // The last reader gone: R and the index deleted, and "released" on R.
+  Same({"EXISTS", kR, kIndex});
+  ExpectPushed(*sub, {Message(kR, kReleasedMessage)});
+  // A lost attempt's cleanup: deleted quietly.
+  Same(ReaderAcquire("tok-d", absl::Seconds(10)));
+  Same(ReaderRelease("tok-d", /*announce=*/false));
+  Same({"EXISTS", kR, kIndex});
+  ExpectPushed(*sub, {});
+}
+
+TEST_F(SimRedisDifferentialTest, ReaderReleaseLeavesAWritersOrAnEndlessKey) {
+  LoadScripts();
+  // R a writer's: the reader's own key and index entry go, R stays.
+  Same(ReaderAcquire("tok-a", absl::Seconds(10)));
+  Same({"SET", kR, "writer-token", "PX", "4000"});
+  Same(ReaderRelease("tok-a"));
+  Same({"EXISTS", ReaderKey("tok-a")});
+  Same({"GET", kR});
+  CloseInteger({"PTTL", kR}, 100);
+  Same({"EXISTS", kIndex});
+  // A reader key without a TTL left: R is kept as it is (fail closed).
+  Same({"DEL", kR});
+  Same(ReaderAcquire("tok-b", absl::Seconds(10)));
+  Same(ReaderAcquire("tok-c", absl::Seconds(10)));
+  Same({"SET", ReaderKey("tok-c"), "tok-c"});
+  Same(ReaderRelease("tok-b"));
+  CloseInteger({"PTTL", kR}, 100);
+  Same({"GET", kR});
+  SameMembers({"SMEMBERS", kIndex});
+  // With a TTL again, the last reader's release deletes R and the index.
+  Same({"SET", ReaderKey("tok-c"), "tok-c", "PX", "5000"});
+  Same(ReaderRelease("tok-c"));
+  Same({"EXISTS", kR, kIndex});
+}
+
+TEST_F(SimRedisDifferentialTest, ScriptCallErrorsStopTheScriptWhereRedisDoes) {
+  LoadScripts();
+  // The index a string: the reader acquire's SCARD fails (line 4).
+  Same({"SET", kIndex, "not-a-set"});
+  Same(ReaderAcquire("tok-a", absl::Seconds(10)));
+  Same({"EXISTS", kR, ReaderKey("tok-a")});
+  // The reader release fails at its SREM (line 3), its DEL already done.
+  Same({"SET", ReaderKey("tok-a"), "tok-a", "PX", "10000"});
+  Same(ReaderRelease("tok-a"));
+  Same({"EXISTS", ReaderKey("tok-a")});
+  // The reader extend's SADD (line 6), after R and its own key were
+  // extended.
+  Same({"SET", kR, "shared", "PX", "1000"});
+  Same({"SET", ReaderKey("tok-a"), "tok-a", "PX", "1000"});
+  Same(ReaderExtend("tok-a", absl::Seconds(20)));
+  CloseInteger({"PTTL", kR}, 100);
+  CloseInteger({"PTTL", ReaderKey("tok-a")}, 100);
+  // R a set: the reader acquire's GET (line 2).
+  Same({"DEL", kR, kIndex});
+  Same({"SADD", kR, "x"});
+  Same(ReaderAcquire("tok-b", absl::Seconds(10)));
+  // The semaphore's limit key a set: the acquire's GET (line 1), and the
+  // extend's (line 4) once the slots hold the token.
+  const std::vector<std::string> slots = {"sem:0", "sem:1"};
+  const std::vector<std::string> slot0 = {"sem:0"};
+  const absl::Duration ttl = absl::Seconds(10);
+  Same({"SADD", "sem:limit", "x"});
+  Same(Script(internal::SemaphoreAcquireCommand("sem:limit", slots, "tok-c",
+                                                ttl, 2, std::vector<int>{0})));
+  Same({"EXISTS", "sem:0"});
+  Same({"SET", "sem:0", "tok-c", "PX", "10000"});
+  Same(Script(
+      internal::SemaphoreExtendCommand("sem:limit", slot0, "tok-c", ttl, 2)));
+  // A slot a set: the extend's GET of it (line 2); the acquire only asks
+  // whether it exists, so it counts as taken.
+  Same({"DEL", "sem:limit", "sem:0"});
+  Same({"SADD", "sem:1", "x"});
+  Same({"SET", "sem:0", "tok-c", "PX", "10000"});
+  Same(Script(
+      internal::SemaphoreExtendCommand("sem:limit", slots, "tok-c", ttl, 2)));
+  Same({"DEL", "sem:0"});
+  Same(Script(internal::SemaphoreAcquireCommand("sem:limit", slots, "tok-c",
+                                                ttl, 2, std::vector<int>{1})));
+  Same(Script(internal::SemaphoreAcquireCommand("sem:limit", slots, "tok-c",
+                                                ttl, 2, std::vector<int>{0})));
+  Same({"GET", "sem:0"});
 }
 
 }  // namespace
