@@ -19,5 +19,9 @@
 // The application's work, which the examples call.
 inline void RecalculateRatings(const redlock::Lock& lock) { (void)lock; }
 inline void DoTheRest(absl::Duration remaining) { (void)remaining; }
+inline absl::Status Encode(const redlock::Lock& permit) {
+  (void)permit;
+  return absl::OkStatus();
+}
 // A token another process printed (redlock acquire).
 inline const std::string token_from_the_job = "0123456789abcdef";
