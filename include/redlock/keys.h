@@ -65,11 +65,12 @@ std::string SharedHolderKey(const Options& options, absl::string_view resource,
 std::string SharedHoldersKey(const Options& options,
                              absl::string_view resource);
 
-// key_prefix + "__writerwait__:" + resource: set by a writer that was refused
-// and is still waiting, to a random id of its acquisition, with a TTL of at
-// most the writer's TTL (and never past the end of its wait); while it lives
-// new readers of `resource` are refused there. Deleted when the writer's
-// acquisition ends.
+// key_prefix + "__writerwait__:" + resource: the set of the ids (random, one
+// per acquisition) of the writers of `resource` that were refused and still
+// wait, with a TTL that each refused attempt raises to at least
+// min(writer TTL, its wait left); while it exists new readers of `resource`
+// are refused there. A writer's id leaves it when the writer gets in or its
+// acquisition ends; the set goes with its last id, or at its TTL.
 std::string WriterWaitingKey(const Options& options,
                              absl::string_view resource);
 

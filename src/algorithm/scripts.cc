@@ -170,9 +170,12 @@ constexpr absl::string_view kWriterAcquireSource =
     "if redis.call('exists', KEYS[1]) == 0 then\n"
     "  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
     "  if ARGV[5] == '1' then redis.call('publish', KEYS[1], 'taken') end\n"
+    "  redis.call('srem', KEYS[2], ARGV[3])\n"
     "  return 1\n"
     "end\n"
-    "redis.call('set', KEYS[2], ARGV[3], 'PX', ARGV[4])\n"
+    "redis.call('sadd', KEYS[2], ARGV[3])\n"
+    "local wait = math.max(tonumber(ARGV[4]), redis.call('pttl', KEYS[2]))\n"
+    "redis.call('pexpire', KEYS[2], wait)\n"
     "return 0\n";
 // clang-format on
 

@@ -100,9 +100,13 @@ const Script& ReaderExtendScript();
 const Script& ReaderReleaseScript();
 // A writer's attempt after a refusal (one resource, no fencing): KEYS = R,
 // the writer-waiting key; ARGV = token, ttl ms, the waiter id, the waiting
-// key's TTL in ms, "1" to publish kTakenMessage on a win. If R is missing,
-// sets it to the token with PX ttl and returns 1; else sets the waiting key
-// to the waiter id with PX its TTL and returns 0.
+// key's TTL in ms, "1" to publish kTakenMessage on a win. The waiting key
+// is a set of the waiting writers' ids (several writers may wait at once;
+// one winning must not unmark the others). If R is missing, sets it to the
+// token with PX ttl, removes the waiter id from the set, and returns 1; else
+// adds the waiter id and raises the set's TTL to the longer of its own and
+// the given one, and returns 0. A writer whose wait ends removes its id
+// (SREM; Redis deletes the set with its last member).
 const Script& WriterAcquireScript();
 // Raises every counter in KEYS to ARGV[1] if every one is lower (never
 // lowers one). Returns 1 if it raised them, 0 if any was already at or above

@@ -142,6 +142,7 @@ class Engine::AcquireOp final : public Engine::Operation,
     retry_timer_->Cancel();
     next_ = Next::kNone;
     recheck_ = false;
+    writer_round_ = false;
     in_attempt_ = true;
     woken_in_attempt_ = false;
     ++attempts_;
@@ -194,7 +195,10 @@ class Engine::AcquireOp final : public Engine::Operation,
             keys_.front(), waiting_key_, token_, ttl_, waiter_id_,
             std::max(std::min(ttl_, left), absl::Milliseconds(1)), announce);
         config.map_reply = &ScriptVote;
-        waiting_sent_ = true;
+        config.keep_replies = true;  // Which masters took the mark off.
+        writer_round_ = true;
+        // Unknown until the replies: maybe marked everywhere.
+        marked_.assign(engine_->links_.size(), true);
       } else {
         config.command = AcquireCommand(keys_, token_, ttl_, announce);
         // One key: SET NX; several, or announced: the all-or-none script.
@@ -215,6 +219,17 @@ class Engine::AcquireOp final : public Engine::Operation,
       return;
     }
     in_attempt_ = false;
+    if (std::exchange(writer_round_, false)) {
+      // A master that let this writer in took its id off the waiting set
+      // there (WriterAcquireScript).
+      for (size_t i = 0; i < result.replies.size() && i < marked_.size(); ++i) {
+        const std::optional<RedisReply>& reply = result.replies[i];
+        if (reply.has_value() && reply->type == RedisReply::Type::kInteger &&
+            reply->integer == 1) {
+          marked_[i] = false;
+        }
+      }
+    }
     if (Observer* observer = engine_->observer()) {
       AttemptEvent event;
       event.resource = resource_;
@@ -461,12 +476,16 @@ class Engine::AcquireOp final : public Engine::Operation,
     finished_ = true;
     retry_timer_->Cancel();
     Unwatch();
-    if (waiting_sent_) {
-      // Won or given up: new readers need not wait for this writer any
-      // more. Only our own mark goes (another writer may have set its own).
-      waiting_sent_ = false;
-      SendToAll(ReleaseCommand(waiting_key_, waiter_id_, /*announce=*/false));
+    // Won or given up: new readers need not wait for this writer any more.
+    // Only its own id goes (other writers may be waiting too), and only
+    // where it may still be.
+    for (size_t i = 0; i < marked_.size(); ++i) {
+      if (!marked_[i]) continue;
+      Command unmark;
+      unmark.args = {"SREM", waiting_key_, waiter_id_};
+      engine_->links_[i]->Send(unmark, [](absl::StatusOr<RedisReply>) {});
     }
+    marked_.clear();
     if (cancel_ != nullptr) cancel_->Unsubscribe(subscription_);
     cancel_.reset();
   }
@@ -695,8 +714,9 @@ class Engine::AcquireOp final : public Engine::Operation,
   const std::string readers_key_;  // Readers: SharedHoldersKey().
   std::string reader_key_;         // Readers: this attempt's own key.
   bool waits_as_writer_ = false;   // Attempts use the writer script.
-  bool waiting_sent_ = false;      // It was sent: clear when done.
-  std::string waiter_id_;          // What the waiting key holds.
+  bool writer_round_ = false;      // The round in flight is a writer's.
+  std::vector<bool> marked_;       // Per master: its id may be waiting.
+  std::string waiter_id_;          // Its id in the waiting set.
   std::string refusals_;           // Readers: the last refusals.
   AsyncRedlock::AcquireCallback done_;
   const MonotonicTime started_;

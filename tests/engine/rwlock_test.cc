@@ -212,7 +212,7 @@ TEST_F(RwLockTest, AReaderAndAWriterAreNeverValidAtOnce) {
     threads.emplace_back([&, c] {
       absl::BitGen gen;
       while (absl::Now() < end) {
-        const bool shared = absl::Bernoulli(gen, 0.6);
+        const bool shared = absl::Bernoulli(gen, 0.8);
         const absl::Duration ttl = absl::Milliseconds(500);
         absl::StatusOr<Lock> lock = clients[c]->Acquire(
             "R", shared ? Reader(ttl) : Writer(ttl, kWriterWait));
@@ -252,8 +252,8 @@ TEST_F(RwLockTest, AReaderAndAWriterAreNeverValidAtOnce) {
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(violations.load(), 0);
   // Not vacuous: both kinds were granted, and readers did overlap.
-  EXPECT_GT(reads.load(), 10);
-  EXPECT_GT(writes.load(), 5);
+  EXPECT_GT(reads.load(), 5);
+  EXPECT_GT(writes.load(), 3);
   EXPECT_GT(concurrent_reads.load(), 0);
 }
 
@@ -456,6 +456,63 @@ TEST_F(RwLockTest, AVanishedWaitingWriterHoldsReadersOffForItsBoundOnly) {
   absl::SleepFor(marked + bound + absl::Milliseconds(300) - absl::Now());
   absl::StatusOr<Lock> admitted = late->Acquire("R", Reader(absl::Seconds(5)));
   EXPECT_TRUE(admitted.ok()) << admitted.status();
+}
+
+// Two writers wait behind a reader: "b" (played by hand, as a writer's
+// retry would mark it, with a waiting bound of 20s) marks first, then a real
+// writer. The real one gets in when the reader leaves, and then releases.
+// New readers must still queue: "b" is still waiting. (With one writer id in
+// the mark, the second writer's id replaced the first's, and its clean-up
+// unmarked both.)
+TEST_F(RwLockTest, OneOfTwoWaitingWritersWinningKeepsReadersQueuedForTheOther) {
+  auto r = MakeClient();
+  absl::StatusOr<Lock> inside = r->Acquire("R", Reader(absl::Seconds(20)));
+  ASSERT_TRUE(inside.ok()) << inside.status();
+  const std::string waiting = WriterWaitingKey(Options(), "R");
+  const internal::Command b_retry = internal::WriterAcquireCommand(
+      Key(), waiting, std::string(32, 'b'), absl::Seconds(20),
+      std::string(32, 'b'), absl::Seconds(20), /*announce=*/false);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(On(i, internal::CommandArgv(b_retry, /*eval=*/true)).integer, 0)
+        << i;
+  }
+  Options options = testing::TestOptions(cluster_->Uris());
+  options.retry.min_delay = absl::Milliseconds(20);
+  options.retry.max_delay = absl::Milliseconds(20);
+  auto w = Redlock::Create(std::move(options));
+  ASSERT_TRUE(w.ok()) << w.status();
+  absl::StatusOr<Lock> written;
+  std::thread writer([&] {
+    written = (*w)->Acquire("R", Writer(absl::Seconds(20), absl::Seconds(10)));
+  });
+  // Its retries mark it too: two ids wait on every master.
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  bool both = false;
+  while (!both && absl::Now() < deadline) {
+    both = true;
+    for (int i = 0; i < 3; ++i)
+      both = both && On(i, {"SCARD", waiting}).integer == 2;
+    if (!both) absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_TRUE(both) << "the real writer never marked itself waiting";
+  ReleaseOptions everywhere;
+  everywhere.wait_for_all_masters = true;
+  ASSERT_TRUE(r->Release(*inside, everywhere).ok());
+  writer.join();
+  ASSERT_TRUE(written.ok()) << written.status();
+  ASSERT_TRUE((*w)->Release(*written, everywhere).ok());
+  // Its own id went; b's stays, and new readers queue behind b.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(On(i, {"SISMEMBER", waiting, written->token()}).integer, 0) << i;
+    EXPECT_EQ(On(i, {"SISMEMBER", waiting, std::string(32, 'b')}).integer, 1)
+        << i;
+  }
+  auto late = MakeClient();
+  absl::StatusOr<Lock> queued = late->Acquire("R", Reader(absl::Seconds(5)));
+  EXPECT_EQ(queued.status().code(), absl::StatusCode::kAborted)
+      << queued.status();
+  EXPECT_TRUE(absl::StrContains(queued.status().message(), "writer waiting"))
+      << queued.status();
 }
 
 TEST_F(RwLockTest, AVanishedReaderBlocksTheWriterForItsTtlNotLonger) {

@@ -1143,12 +1143,25 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
       if (args[4] == "1") {
         call({"PUBLISH", keys[0], std::string(kTakenMessage)});
       }
+      const RedisReply srem = call({"SREM", keys[1], args[2]});
+      if (srem.type == RedisReply::Type::kError) {
+        return ScriptCallError(srem, sha1, /*line=*/4);
+      }
       return RedisReply::Integer(1);
     }
-    const RedisReply set = call({"SET", keys[1], args[2], "PX", args[3]});
-    if (set.type == RedisReply::Type::kError) {
-      return ScriptCallError(set, sha1, /*line=*/6);
+    const RedisReply sadd = call({"SADD", keys[1], args[2]});
+    if (sadd.type == RedisReply::Type::kError) {
+      return ScriptCallError(sadd, sha1, /*line=*/7);
     }
+    int64_t wait = 0;
+    if (!absl::SimpleAtoi(args[3], &wait)) {
+      return RedisReply::Error(absl::StrCat(
+          "ERR user_script:8: bad argument #1 to 'max' (number expected, got "
+          "nil) script: ",
+          sha1));
+    }
+    const int64_t pttl = call({"PTTL", keys[1]}).integer;
+    call({"PEXPIRE", keys[1], absl::StrCat(std::max(wait, pttl))});
     return RedisReply::Integer(0);
   }
 
