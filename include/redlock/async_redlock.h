@@ -105,6 +105,30 @@ struct SemaphoreOptions {
   int permits = 1;
 };
 
+// What AsyncRedlock::Adopt() makes of a token acquired elsewhere. The
+// default is a writer's (exclusive) lock on the one key of the resource, as
+// Adopt(resource, token, fence) makes.
+struct AdoptOptions {
+  // The fencing token that came with a writer's lock (0 if none); fence()
+  // returns it as given, unchecked. Must be 0 for a reader or a permit set
+  // (they have none).
+  uint64_t fence = 0;
+  // A reader of the resource (a Lock with shared() true, e.g. printed by
+  // `redlock acquire --shared`): extending and releasing it send the
+  // reader's scripts, so the last reader's release deletes the shared lock
+  // key. Not with `limit`.
+  bool shared = false;
+  // A permit set of the semaphore named by the resource: the limit every
+  // client of it gives (SemaphoreOptions::limit, in [1, 1024]) and the slots
+  // the token holds (Lock::slots() of the acquired lock, `slots=` of
+  // `redlock acquire --limit`): at least one, each in [0, limit), no repeats,
+  // in any order. Extension refreshes these slots and the limit key, and
+  // fails when a master holds another limit; release deletes these slots
+  // where they hold the token. 0 and empty: not a permit set.
+  int limit = 0;
+  std::vector<int> slots;
+};
+
 // How to release.
 struct ReleaseOptions {
   // Deliver the result only once every master answered or timed out, for a
@@ -297,6 +321,20 @@ class AsyncRedlock {
   // (empty, too long, or not printable ASCII without spaces).
   absl::StatusOr<Lock> Adopt(absl::string_view resource,
                              absl::string_view token, uint64_t fence = 0);
+  // Adopt() of a reader or a permit set, or of a writer as above
+  // (AdoptOptions). Nothing is sent; validity is unknown until an extension
+  // succeeds, as above. The masters are not asked whether the token holds
+  // what `options` says: a wrong token, or slots it does not hold, make
+  // ExtendAsync() fail (kAborted) and ReleaseAsync() delete nothing; a limit
+  // other than the masters' makes ExtendAsync() fail and change nothing.
+  // Returns kInvalidArgument, naming the field (AdoptOptions.limit, .slots,
+  // .shared, .fence), for a limit out of [1, 1024], slots without a limit or
+  // a limit without slots, a slot out of [0, limit) or given twice, `shared`
+  // with `limit`, or a fence with `shared` or `limit`; and as above for the
+  // resource and the token.
+  absl::StatusOr<Lock> Adopt(absl::string_view resource,
+                             absl::string_view token,
+                             const AdoptOptions& options);
 
   // Extends `lock` to `ttl` every options.extend_every until the handle is
   // stopped or destroyed (which releases the lock), or until the lock is

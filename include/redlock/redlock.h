@@ -161,6 +161,12 @@ class Redlock {
   // resources adopted for one of them extends and releases that key alone.
   absl::StatusOr<Lock> Adopt(absl::string_view resource,
                              absl::string_view token, uint64_t fence = 0);
+  // AsyncRedlock::Adopt(resource, token, options): a reader (`shared`) or a
+  // semaphore's permit set (`limit` and `slots`) acquired elsewhere, to
+  // Extend() and Release() here. Errors as there.
+  absl::StatusOr<Lock> Adopt(absl::string_view resource,
+                             absl::string_view token,
+                             const AdoptOptions& options);
 
   // Acquires `resource` (as Acquire(resource, acquire)), runs `work` on the
   // calling thread while the lock is extended in the background (`hold`),

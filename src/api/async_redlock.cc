@@ -65,7 +65,15 @@ absl::Status AsyncRedlock::AcquirePermitsAsync(absl::string_view name,
 absl::StatusOr<Lock> AsyncRedlock::Adopt(absl::string_view resource,
                                          absl::string_view token,
                                          uint64_t fence) {
-  return engine_->Adopt(resource, token, fence);
+  AdoptOptions options;
+  options.fence = fence;
+  return engine_->Adopt(resource, token, options);
+}
+
+absl::StatusOr<Lock> AsyncRedlock::Adopt(absl::string_view resource,
+                                         absl::string_view token,
+                                         const AdoptOptions& options) {
+  return engine_->Adopt(resource, token, options);
 }
 
 absl::StatusOr<KeepAliveHandle> AsyncRedlock::KeepAlive(const Lock& lock,

@@ -275,11 +275,19 @@ absl::StatusOr<ScopedLock> Redlock::AcquireScoped(
 
 absl::StatusOr<Lock> Redlock::Adopt(absl::string_view resource,
                                     absl::string_view token, uint64_t fence) {
+  AdoptOptions options;
+  options.fence = fence;
+  return Adopt(resource, token, options);
+}
+
+absl::StatusOr<Lock> Redlock::Adopt(absl::string_view resource,
+                                    absl::string_view token,
+                                    const AdoptOptions& options) {
   if (impl_->InLoopThread())
-    return impl_->engine().Adopt(resource, token, fence);
+    return impl_->engine().Adopt(resource, token, options);
   std::optional<absl::StatusOr<Lock>> lock;
   impl_->RunOnLoop(
-      [&] { lock.emplace(impl_->engine().Adopt(resource, token, fence)); });
+      [&] { lock.emplace(impl_->engine().Adopt(resource, token, options)); });
   return *std::move(lock);
 }
 

@@ -1069,8 +1069,52 @@ absl::Status Engine::AcquirePermits(absl::string_view name,
   return absl::OkStatus();
 }
 
+namespace {
+
+// AdoptOptions that describe a writer, a reader or a permit set; else
+// kInvalidArgument naming the field.
+absl::Status CheckAdoptOptions(const AdoptOptions& options) {
+  if (options.shared && (options.limit != 0 || !options.slots.empty())) {
+    return absl::InvalidArgumentError(
+        "AdoptOptions.shared with AdoptOptions.limit: a token is a reader or "
+        "a permit set, not both");
+  }
+  if (options.fence != 0 && (options.shared || options.limit != 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "AdoptOptions.fence is ", options.fence, "; ",
+        options.shared ? "readers" : "permit sets", " have no fencing token"));
+  }
+  if (options.limit == 0 && options.slots.empty()) return absl::OkStatus();
+  if (options.limit < 1 || options.limit > kMaxSemaphoreLimit) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "AdoptOptions.limit is ", options.limit, "; must be in [1, ",
+        kMaxSemaphoreLimit, "] with AdoptOptions.slots"));
+  }
+  if (options.slots.empty()) {
+    return absl::InvalidArgumentError(
+        "AdoptOptions.slots is empty; a permit set holds at least one slot");
+  }
+  std::vector<bool> seen(options.limit, false);
+  for (int slot : options.slots) {
+    if (slot < 0 || slot >= options.limit) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "AdoptOptions.slots has ", slot, "; must be in [0, ", options.limit,
+          ") for AdoptOptions.limit ", options.limit));
+    }
+    if (seen[slot]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("AdoptOptions.slots has ", slot, " twice"));
+    }
+    seen[slot] = true;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<Lock> Engine::Adopt(absl::string_view resource,
-                                   absl::string_view token, uint64_t fence) {
+                                   absl::string_view token,
+                                   const AdoptOptions& options) {
   if (absl::Status status = CheckResource(resource); !status.ok()) {
     return status;
   }
@@ -1097,6 +1141,9 @@ absl::StatusOr<Lock> Engine::Adopt(absl::string_view resource,
           i, "; this library's tokens are 32 hex digits"));
     }
   }
+  if (absl::Status status = CheckAdoptOptions(options); !status.ok()) {
+    return status;
+  }
   auto state = std::make_shared<LockState>();
   state->owner = this;
   state->clock = runtime_->LockClock();
@@ -1106,8 +1153,25 @@ absl::StatusOr<Lock> Engine::Adopt(absl::string_view resource,
   state->keys = {state->key};
   state->token = std::string(token);
   state->acquired_at = runtime_->Now();
-  state->fence = fence;
+  state->fence = options.fence;
   state->adopted = true;
+  if (options.shared) {
+    // As AcquireOp makes a reader: the shared lock key stays `key`.
+    state->shared = true;
+    state->reader_key = SharedHolderKey(options_, resource, token);
+    state->readers_key = SharedHoldersKey(options_, resource);
+  } else if (options.limit > 0) {
+    // As AcquireOp makes a permit set: slots ascending, keys in that order.
+    state->slots = options.slots;
+    std::sort(state->slots.begin(), state->slots.end());
+    state->keys.clear();
+    for (int slot : state->slots) {
+      state->keys.push_back(SemaphoreSlotKey(options_, resource, slot));
+    }
+    state->key = state->keys.front();
+    state->limit_key = SemaphoreLimitKey(options_, resource);
+    state->limit = options.limit;
+  }
   {
     std::lock_guard<std::mutex> lock(state->mu);
     // Unknown until an extension succeeds: nothing is promised.

@@ -81,7 +81,8 @@ class Engine {
   absl::Status Release(const Lock& lock, const ReleaseOptions& options,
                        AsyncRedlock::ReleaseCallback done);
   absl::StatusOr<Lock> Adopt(absl::string_view resource,
-                             absl::string_view token, uint64_t fence);
+                             absl::string_view token,
+                             const AdoptOptions& options);
 
   const Options& options() const { return options_; }
   // Options::observer, or null.

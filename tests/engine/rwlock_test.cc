@@ -534,5 +534,107 @@ TEST_F(RwLockTest, AVanishedReaderBlocksTheWriterForItsTtlNotLonger) {
   EXPECT_TRUE(late.ok()) << late.status();
 }
 
+// --- Adopt() of a reader (AdoptOptions::shared) ------------------------------
+
+AdoptOptions AReader() {
+  AdoptOptions adopt;
+  adopt.shared = true;
+  return adopt;
+}
+
+// Readers handed over by token: the heir extends each (its own key and the
+// shared key), releases them, and the last release deletes the shared key,
+// after which a writer gets in.
+TEST_F(RwLockTest,
+       AnAdoptedReaderIsExtendedAndReleasedAndTheLastDeletesTheSharedKey) {
+  auto a = MakeClient();
+  auto b = MakeClient();
+  auto heir = MakeClient();
+  absl::StatusOr<Lock> ra = a->Acquire("R", Reader(absl::Seconds(5)));
+  ASSERT_TRUE(ra.ok()) << ra.status();
+  absl::StatusOr<Lock> rb = b->Acquire("R", Reader(absl::Seconds(5)));
+  ASSERT_TRUE(rb.ok()) << rb.status();
+
+  absl::StatusOr<Lock> adopted_a = heir->Adopt("R", ra->token(), AReader());
+  ASSERT_TRUE(adopted_a.ok()) << adopted_a.status();
+  EXPECT_TRUE(adopted_a->shared());
+  EXPECT_TRUE(adopted_a->adopted());
+  EXPECT_EQ(adopted_a->key(), Key());
+  ASSERT_TRUE(heir->Extend(*adopted_a, absl::Seconds(30)).ok());
+  EXPECT_TRUE(adopted_a->valid());
+  absl::SleepFor(absl::Milliseconds(50));  // Let every master apply it.
+  const std::string a_key = SharedHolderKey(Options(), "R", ra->token());
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_GT(Pttl(i, a_key), 25'000) << i;
+    EXPECT_GT(Pttl(i, Key()), 25'000) << i;
+    EXPECT_EQ(On(i, {"GET", Key()}).str, kSharedLockValue) << i;
+  }
+
+  // The first release leaves the other reader's shared key (shrunk to it).
+  ASSERT_TRUE(heir->Release(*adopted_a).ok());
+  absl::SleepFor(absl::Milliseconds(50));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(On(i, {"EXISTS", a_key}).integer, 0) << i;
+    EXPECT_EQ(On(i, {"GET", Key()}).str, kSharedLockValue) << i;
+    EXPECT_LE(Pttl(i, Key()), 5'000) << i;
+  }
+  EXPECT_EQ(heir->Acquire("R", Writer(absl::Seconds(5))).status().code(),
+            absl::StatusCode::kAborted);
+
+  // The last reader's release deletes the shared key and the index.
+  absl::StatusOr<Lock> adopted_b = heir->Adopt("R", rb->token(), AReader());
+  ASSERT_TRUE(adopted_b.ok()) << adopted_b.status();
+  ASSERT_TRUE(heir->Release(*adopted_b).ok());
+  absl::SleepFor(absl::Milliseconds(50));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(On(i, {"EXISTS", Key(), SharedHoldersKey(Options(), "R"),
+                     SharedHolderKey(Options(), "R", rb->token())})
+                  .integer,
+              0)
+        << i;
+  }
+  absl::StatusOr<Lock> writer = heir->Acquire("R", Writer(absl::Seconds(5)));
+  EXPECT_TRUE(writer.ok()) << writer.status();
+}
+
+// A token that is no reader of R: extension is refused and release deletes
+// nothing; a writer's token adopted as a reader touches nothing either.
+TEST_F(RwLockTest, AnAdoptedReaderWithAWrongTokenIsRefused) {
+  auto a = MakeClient();
+  auto heir = MakeClient();
+  absl::StatusOr<Lock> ra = a->Acquire("R", Reader(absl::Seconds(20)));
+  ASSERT_TRUE(ra.ok()) << ra.status();
+  absl::StatusOr<Lock> wrong =
+      heir->Adopt("R", "0123456789abcdef0123456789abcdef", AReader());
+  ASSERT_TRUE(wrong.ok()) << wrong.status();
+  EXPECT_EQ(heir->Extend(*wrong, absl::Seconds(60)).code(),
+            absl::StatusCode::kAborted);
+  EXPECT_FALSE(wrong->valid());
+  absl::StatusOr<ReleaseReport> report = heir->Release(*wrong);
+  EXPECT_TRUE(report.ok() ? report->released == 0 : true);
+  absl::SleepFor(absl::Milliseconds(50));
+  const std::string a_key = SharedHolderKey(Options(), "R", ra->token());
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(On(i, {"GET", Key()}).str, kSharedLockValue) << i;
+    EXPECT_LE(Pttl(i, Key()), 20'000) << i;
+    EXPECT_EQ(On(i, {"GET", a_key}).str, ra->token()) << i;
+  }
+  ASSERT_TRUE(a->Release(*ra).ok());
+
+  // A writer's token adopted as a reader.
+  absl::StatusOr<Lock> w = a->Acquire("R", Writer(absl::Seconds(20)));
+  ASSERT_TRUE(w.ok()) << w.status();
+  absl::StatusOr<Lock> as_reader = heir->Adopt("R", w->token(), AReader());
+  ASSERT_TRUE(as_reader.ok()) << as_reader.status();
+  EXPECT_EQ(heir->Extend(*as_reader, absl::Seconds(60)).code(),
+            absl::StatusCode::kAborted);
+  (void)heir->Release(*as_reader);
+  absl::SleepFor(absl::Milliseconds(50));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(On(i, {"GET", Key()}).str, w->token()) << i;
+    EXPECT_LE(Pttl(i, Key()), 20'000) << i;
+  }
+}
+
 }  // namespace
 }  // namespace redlock

@@ -515,5 +515,179 @@ TEST(ChooseSlotsTest, SlotsFreeOnAQuorumAreTriedAtOnceOthersLater) {
   EXPECT_EQ(seen, (std::set<int>{0, 2}));
 }
 
+// --- Adopt() of a permit set (AdoptOptions::limit and ::slots) -------------
+
+AdoptOptions PermitSet(int limit, std::vector<int> slots) {
+  AdoptOptions adopt;
+  adopt.limit = limit;
+  adopt.slots = std::move(slots);
+  return adopt;
+}
+
+// Another process's permit set, handed over by token, limit and slots: this
+// client extends its slots and the limit key, and releases the slots, and
+// nobody else's.
+TEST_F(SemaphoreTest,
+       AnAdoptedPermitSetExtendsItsSlotsAndTheLimitKeyAndReleasesThem) {
+  auto owner = MakeClient();
+  auto other = MakeClient();
+  auto heir = MakeClient();
+  absl::StatusOr<Lock> set =
+      owner->AcquirePermits("pool", Sem(4, 2), Ttl(absl::Seconds(5)));
+  ASSERT_TRUE(set.ok()) << set.status();
+  ASSERT_EQ(set->slots(), (std::vector<int>{0, 1}));
+  absl::StatusOr<Lock> theirs =
+      other->AcquirePermits("pool", Sem(4), Ttl(absl::Seconds(20)));
+  ASSERT_TRUE(theirs.ok()) << theirs.status();
+  ASSERT_EQ(theirs->slots(), (std::vector<int>{2}));
+
+  // Slots in any order: the Lock has them ascending, keys in that order.
+  absl::StatusOr<Lock> adopted =
+      heir->Adopt("pool", set->token(), PermitSet(4, {1, 0}));
+  ASSERT_TRUE(adopted.ok()) << adopted.status();
+  EXPECT_TRUE(adopted->adopted());
+  EXPECT_FALSE(adopted->valid());  // Unknown until an extension.
+  EXPECT_FALSE(adopted->shared());
+  EXPECT_EQ(adopted->slots(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(adopted->permits(), 2);
+  EXPECT_EQ(adopted->keys(), set->keys());
+  EXPECT_EQ(adopted->token(), set->token());
+
+  ASSERT_TRUE(heir->Extend(*adopted, absl::Seconds(60)).ok());
+  EXPECT_TRUE(adopted->valid());
+  absl::SleepFor(absl::Milliseconds(50));  // Let every master apply it.
+  const std::string limit_key = SemaphoreLimitKey(Options(), "pool");
+  for (int i = 0; i < 3; ++i) {
+    for (const std::string& key : set->keys()) {
+      EXPECT_GT(Pttl(i, key), 50'000) << key << " on master " << i;
+    }
+    EXPECT_GT(Pttl(i, limit_key), 50'000) << i;
+    EXPECT_LE(Pttl(i, theirs->key()), 20'000) << i;  // Not extended.
+  }
+
+  absl::StatusOr<ReleaseReport> released = heir->Release(*adopted);
+  ASSERT_TRUE(released.ok()) << released.status();
+  EXPECT_GE(released->released, 2) << released->released;
+  absl::SleepFor(absl::Milliseconds(50));
+  for (int i = 0; i < 3; ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok());
+    for (const std::string& key : set->keys()) {
+      EXPECT_EQ(*(*client)->Get(key), std::nullopt) << key << " on " << i;
+    }
+    EXPECT_EQ(*(*client)->Get(theirs->key()), theirs->token()) << i;
+  }
+  // The freed slots are taken again.
+  absl::StatusOr<Lock> next =
+      other->AcquirePermits("pool", Sem(4, 2), Ttl(absl::Seconds(5)));
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_EQ(next->slots(), (std::vector<int>{0, 1}));
+}
+
+// What the masters do not confirm is refused: another token, a slot the
+// token does not hold, another limit. Nothing changes on the masters.
+TEST_F(SemaphoreTest, AnAdoptedPermitSetWithAWrongTokenSlotOrLimitIsRefused) {
+  auto owner = MakeClient();
+  auto heir = MakeClient();
+  absl::StatusOr<Lock> set =
+      owner->AcquirePermits("pool", Sem(3), Ttl(absl::Seconds(20)));
+  ASSERT_TRUE(set.ok()) << set.status();
+  ASSERT_EQ(set->slots(), (std::vector<int>{0}));
+  const std::string limit_key = SemaphoreLimitKey(Options(), "pool");
+  auto unchanged = [&](absl::string_view what) {
+    absl::SleepFor(absl::Milliseconds(50));
+    for (int i = 0; i < 3; ++i) {
+      auto client = cluster_->Client(i);
+      ASSERT_TRUE(client.ok());
+      EXPECT_EQ(*(*client)->Get(set->key()), set->token()) << what << " " << i;
+      EXPECT_LE(Pttl(i, set->key()), 20'000) << what << " " << i;
+      EXPECT_EQ(*(*client)->Get(limit_key), "3") << what << " " << i;
+      EXPECT_LE(Pttl(i, limit_key), 20'000) << what << " " << i;
+      EXPECT_EQ(*(*client)->Get(SemaphoreSlotKey(Options(), "pool", 1)),
+                std::nullopt)
+          << what << " " << i;
+    }
+  };
+
+  absl::StatusOr<Lock> wrong_token = heir->Adopt(
+      "pool", "0123456789abcdef0123456789abcdef", PermitSet(3, {0}));
+  ASSERT_TRUE(wrong_token.ok()) << wrong_token.status();
+  EXPECT_EQ(heir->Extend(*wrong_token, absl::Seconds(60)).code(),
+            absl::StatusCode::kAborted);
+  absl::StatusOr<ReleaseReport> report = heir->Release(*wrong_token);
+  EXPECT_TRUE(report.ok() ? report->released == 0 : true);
+  unchanged("wrong token");
+
+  absl::StatusOr<Lock> wrong_slot =
+      heir->Adopt("pool", set->token(), PermitSet(3, {1}));
+  ASSERT_TRUE(wrong_slot.ok()) << wrong_slot.status();
+  EXPECT_EQ(heir->Extend(*wrong_slot, absl::Seconds(60)).code(),
+            absl::StatusCode::kAborted);
+  unchanged("wrong slot");
+
+  absl::StatusOr<Lock> wrong_limit =
+      heir->Adopt("pool", set->token(), PermitSet(4, {0}));
+  ASSERT_TRUE(wrong_limit.ok()) << wrong_limit.status();
+  const absl::Status extended = heir->Extend(*wrong_limit, absl::Seconds(60));
+  EXPECT_FALSE(extended.ok());
+  EXPECT_TRUE(absl::StrContains(extended.message(), "limit")) << extended;
+  EXPECT_FALSE(wrong_limit->valid());
+  unchanged("wrong limit");
+}
+
+TEST_F(SemaphoreTest, BadAdoptOptionsAreRefusedNamingTheField) {
+  auto client = MakeClient();
+  testing::LoopRunner loop;
+  auto engine =
+      AsyncRedlock::Create(loop.base(), testing::TestOptions(cluster_->Uris()));
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  AdoptOptions reader_with_limit = PermitSet(2, {0});
+  reader_with_limit.shared = true;
+  AdoptOptions fenced_set = PermitSet(2, {0});
+  fenced_set.fence = 7;
+  AdoptOptions fenced_reader;
+  fenced_reader.shared = true;
+  fenced_reader.fence = 7;
+  struct Case {
+    AdoptOptions options;
+    std::string field;
+  } cases[] = {
+      {PermitSet(0, {0}), "AdoptOptions.limit"},
+      {PermitSet(1025, {0}), "AdoptOptions.limit"},
+      {PermitSet(-1, {}), "AdoptOptions.limit"},
+      {PermitSet(2, {}), "AdoptOptions.slots"},
+      {PermitSet(2, {2}), "AdoptOptions.slots"},
+      {PermitSet(2, {-1}), "AdoptOptions.slots"},
+      {PermitSet(2, {1, 1}), "AdoptOptions.slots"},
+      {reader_with_limit, "AdoptOptions.shared"},
+      {fenced_set, "AdoptOptions.fence"},
+      {fenced_reader, "AdoptOptions.fence"},
+  };
+  const std::string token = "0123456789abcdef0123456789abcdef";
+  for (const Case& c : cases) {
+    absl::StatusOr<Lock> blocking = client->Adopt("pool", token, c.options);
+    EXPECT_EQ(blocking.status().code(), absl::StatusCode::kInvalidArgument)
+        << c.field;
+    EXPECT_TRUE(absl::StrContains(blocking.status().message(), c.field))
+        << blocking.status();
+    absl::StatusOr<Lock> async = (*engine)->Adopt("pool", token, c.options);
+    EXPECT_EQ(async.status().code(), absl::StatusCode::kInvalidArgument)
+        << c.field;
+    EXPECT_TRUE(absl::StrContains(async.status().message(), c.field))
+        << async.status();
+  }
+  // The resource and the token are checked as for a writer.
+  EXPECT_EQ(client->Adopt("", token, PermitSet(2, {0})).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(client->Adopt("pool", "", PermitSet(2, {0})).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // A good one from the async client names what it was given.
+  absl::StatusOr<Lock> good =
+      (*engine)->Adopt("pool", token, PermitSet(2, {1}));
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_EQ(good->keys(),
+            (std::vector<std::string>{SemaphoreSlotKey(Options(), "pool", 1)}));
+}
+
 }  // namespace
 }  // namespace redlock

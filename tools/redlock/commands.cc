@@ -21,7 +21,6 @@
 #include "redlock/lock.h"
 #include "src/algorithm/membership.h"
 #include "src/algorithm/scripts.h"
-#include "src/engine/lock_state.h"
 #include "src/engine/master.h"
 #include "tools/redlock/attempts.h"
 #include "tools/redlock/direct.h"
@@ -267,15 +266,37 @@ absl::StatusOr<std::vector<int>> SlotsHolding(const Config& config) {
 // The lock `config.token` names, for this client to extend or release;
 // nullopt after printing why not (the exit code goes to `exit_code`).
 //
-// The library's Adopt() makes a plain lock on one key. A reader's token
-// (--shared) and a semaphore's permits (--limit) are held under other keys,
-// so their Lock is made here from the adopted one: the same engine, clock
-// and token, with the reader's keys, or with the slots that hold TOKEN,
-// so that the library's Extend() and Release() send the reader's or the
-// semaphore's scripts.
+// The library's Adopt() makes a writer's lock, a reader (--shared), or a
+// permit set (--limit) of the slots that hold TOKEN on the masters, so that
+// Extend() and Release() send the reader's or the semaphore's scripts.
 std::optional<Lock> AdoptToken(const Config& config, Redlock& client,
                                absl::string_view op, int* exit_code) {
-  absl::StatusOr<Lock> lock = client.Adopt(config.resource, config.token);
+  AdoptOptions adopt;
+  adopt.shared = config.shared;
+  if (config.limit > 0) {
+    // The token and resource are checked before the masters are asked
+    // which slots hold the token.
+    if (absl::StatusOr<Lock> checked =
+            client.Adopt(config.resource, config.token);
+        !checked.ok()) {
+      PrintError(checked.status().message());
+      *exit_code = absl::IsInvalidArgument(checked.status()) ? kExitUsage
+                                                             : kExitSoftware;
+      return std::nullopt;
+    }
+    absl::StatusOr<std::vector<int>> slots = SlotsHolding(config);
+    if (!slots.ok()) {
+      PrintError(absl::StrCat(op, " ", config.resource, ": ",
+                              slots.status().message()));
+      *exit_code =
+          absl::IsNotFound(slots.status()) ? kExitLost : kExitUnavailable;
+      return std::nullopt;
+    }
+    adopt.limit = config.limit;
+    adopt.slots = *std::move(slots);
+  }
+  absl::StatusOr<Lock> lock =
+      client.Adopt(config.resource, config.token, adopt);
   if (!lock.ok()) {
     // A token or resource the library would never have issued: bad input.
     PrintError(lock.status().message());
@@ -283,46 +304,7 @@ std::optional<Lock> AdoptToken(const Config& config, Redlock& client,
         absl::IsInvalidArgument(lock.status()) ? kExitUsage : kExitSoftware;
     return std::nullopt;
   }
-  if (!config.shared && config.limit == 0) return *std::move(lock);
-  const internal::LockState& adopted = *lock->state();
-  auto state = std::make_shared<internal::LockState>();
-  state->owner = adopted.owner;
-  state->clock = adopted.clock;
-  state->resource = adopted.resource;
-  state->resources = adopted.resources;
-  state->token = adopted.token;
-  state->acquired_at = adopted.acquired_at;
-  state->adopted = true;
-  if (config.shared) {
-    state->key = adopted.key;
-    state->keys = adopted.keys;
-    state->shared = true;
-    state->reader_key =
-        SharedHolderKey(config.options, config.resource, config.token);
-    state->readers_key = SharedHoldersKey(config.options, config.resource);
-  } else {
-    absl::StatusOr<std::vector<int>> slots = SlotsHolding(config);
-    if (!slots.ok()) {
-      PrintError(absl::StrCat(op, " ", config.resource, ": ",
-                              slots.status().message()));
-      *exit_code = absl::IsNotFound(slots.status()) ? kExitLost
-                                                    : kExitUnavailable;
-      return std::nullopt;
-    }
-    state->slots = *std::move(slots);
-    for (int slot : state->slots) {
-      state->keys.push_back(
-          SemaphoreSlotKey(config.options, config.resource, slot));
-    }
-    state->key = state->keys.front();
-    state->limit_key = SemaphoreLimitKey(config.options, config.resource);
-    state->limit = config.limit;
-  }
-  {
-    std::lock_guard<std::mutex> guard(state->mu);
-    state->valid_until = state->acquired_at;  // Unknown, as for Adopt().
-  }
-  return Lock(std::move(state));
+  return *std::move(lock);
 }
 
 // --- status ----------------------------------------------------------------
@@ -547,11 +529,9 @@ std::string HumanStatus(const Config& config, const StatusKeys& keys,
       absl::StrCat("resource ", config.resource, " (key ", keys.lock, "), ", n,
                    " masters, quorum ", config.quorum, "\n");
   absl::StrAppend(&out, Table(rows));
-  if (summary.holders >= config.quorum &&
-      summary.token == kSharedLockValue) {
+  if (summary.holders >= config.quorum && summary.token == kSharedLockValue) {
     absl::StrAppend(&out, "shared by readers on ", summary.holders, "/", n,
-                    " masters, expires in ~", Pretty(summary.expires_in),
-                    "\n");
+                    " masters, expires in ~", Pretty(summary.expires_in), "\n");
   } else if (summary.holders >= config.quorum) {
     absl::StrAppend(&out, "held by ", TokenPrefix(summary.token), " on ",
                     summary.holders, "/", n, " masters, expires in ~",
@@ -824,8 +804,7 @@ int AcquireCommand(const Config& config, Redlock& client,
 
 int ReleaseCommand(const Config& config, Redlock& client) {
   int exit_code = kExitSoftware;
-  std::optional<Lock> lock =
-      AdoptToken(config, client, "release", &exit_code);
+  std::optional<Lock> lock = AdoptToken(config, client, "release", &exit_code);
   if (!lock.has_value()) return exit_code;
   // Every master's answer (or timeout: --request-timeout once connected,
   // after up to the connect timeout for a master still connecting): the
@@ -853,8 +832,7 @@ int ReleaseCommand(const Config& config, Redlock& client) {
 
 int ExtendCommand(const Config& config, Redlock& client) {
   int exit_code = kExitSoftware;
-  std::optional<Lock> lock =
-      AdoptToken(config, client, "extend", &exit_code);
+  std::optional<Lock> lock = AdoptToken(config, client, "extend", &exit_code);
   if (!lock.has_value()) return exit_code;
   const absl::Status status = client.Extend(*lock, config.ttl);
   TokenOutcome outcome;
