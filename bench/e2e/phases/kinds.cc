@@ -28,11 +28,13 @@
 #include "absl/time/time.h"
 #include "bench/e2e/common.h"
 #include "bench/e2e/json.h"
+#include "bench/e2e/master_counters.h"
 #include "bench/e2e/masters.h"
 #include "bench/e2e/phase.h"
 #include "bench/e2e/report.h"
 #include "bench/e2e/runner.h"
 #include "bench/e2e/stats.h"
+#include "bench/e2e/sync_client.h"
 #include "redlock/async_redlock.h"
 #include "redlock/lock.h"
 #include "redlock/redlock.h"
@@ -193,6 +195,28 @@ struct KindConfig {
   Kind kind = kLock;
   std::unique_ptr<Runner> runner;
   Samples own;
+  // The masters' counters over this kind's blocks (INFO before and after
+  // each block, on each of the 5 masters; our own INFO taken off).
+  MasterCounters masters;
+  // The masters' CPU per cycle (INFO cpu, summed over the 5 masters): the
+  // commands, the scripts and the network I/O.
+  double MasterCpuUsPerCycle() const {
+    return own.cpu_cycles > 0 ? 1e6 * masters.cpu.total() / own.cpu_cycles
+                              : 0;
+  }
+  // EVALSHA's own time per call (INFO commandstats usec / calls; it
+  // includes the commands the script runs).
+  double EvalshaUsPerCall() const {
+    auto calls = masters.calls.find("evalsha");
+    auto usec = masters.usec.find("evalsha");
+    if (calls == masters.calls.end() || usec == masters.usec.end()) return 0;
+    return Ratio(static_cast<double>(usec->second), calls->second);
+  }
+  double CommandsPerCycle() const {
+    return own.cpu_cycles > 0
+               ? static_cast<double>(masters.commands) / own.cpu_cycles
+               : 0;
+  }
 };
 
 // One client kind: its lock, semaphore and reader.
@@ -221,6 +245,15 @@ class KindsPhase : public Phase {
       return absl::OkStatus();
     }
     ttl_ = ctx.ttl;
+    std::vector<ContextPtr> info;
+    for (int i = 0; i < kMasters; ++i) {
+      absl::StatusOr<ContextPtr> c = ConnectSync(ctx.masters[i].address);
+      if (!c.ok()) {
+        return absl::InternalError(absl::StrCat(
+            "kinds: INFO connection: ", c.status().ToString()));
+      }
+      info.push_back(*std::move(c));
+    }
     for (const char* client : {"async", "blocking"}) {
       ClientSet set;
       set.client = client;
@@ -262,7 +295,14 @@ class KindsPhase : public Phase {
         for (int j = 0; j < kKinds; ++j) {
           const int k = (j + round) % kKinds;  // Rotate the order.
           KindConfig& c = set.kinds[k];
+          absl::StatusOr<MasterCounters> before = ReadAll(info);
+          if (!before.ok()) return before.status();
           p50[k] = RunBlock(*c.runner, block_cycles_, c.own).p50_us;
+          absl::StatusOr<MasterCounters> after = ReadAll(info);
+          if (!after.ok()) return after.status();
+          MasterCounters d = *after - *before;
+          d.RemoveInfo(kMasters);
+          c.masters += d;
         }
         for (int k = 0; k < kKinds; ++k) {
           if (p50[k] > 0 && p50[kLock] > 0) {
@@ -331,8 +371,9 @@ class KindsPhase : public Phase {
         "kind, same run). Times in µs.\n\n",
         "| configuration | cycles | p50 | p90 | p99 | p99.9 | acquire p50 | "
         "÷ lock p50 | ÷ lock p99 | ÷ lock p50 per round (min / median / max) | "
-        "CPU µs/cycle | errors |\n"
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|\n");
+        "client CPU µs/cycle | masters' commands per cycle | masters' CPU µs "
+        "per cycle | EVALSHA µs per call | errors |\n"
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|\n");
     for (const ClientSet& set : sets_) {
       const Dist lock = Summarize(set.kinds[kLock].own.cycle_us);
       for (int k = 0; k < kKinds; ++k) {
@@ -346,8 +387,10 @@ class KindsPhase : public Phase {
             k == kLock ? "" : X(Ratio(own.p50, lock.p50)), " | ",
             k == kLock ? "" : X(Ratio(own.p99, lock.p99)), " | ",
             k == kLock ? "" : Spread(set.round_ratio_p50[k], "—"), " | ",
-            absl::StrFormat("%.1f", CpuPerCycleUs(c.own)), " | ", c.own.errors,
-            " |\n");
+            absl::StrFormat("%.1f | %.1f | %.1f | %.1f", CpuPerCycleUs(c.own),
+                            c.CommandsPerCycle(), c.MasterCpuUsPerCycle(),
+                            c.EvalshaUsPerCall()),
+            " | ", c.own.errors, " |\n");
       }
     }
     absl::StrAppend(
@@ -359,7 +402,15 @@ class KindsPhase : public Phase {
         " slot keys; it checks each slot) and the release script on its slot; "
         "the reader the reader acquire script (checks the lock key and the "
         "writer's waiting key, sets the lock key, its own key and the readers' "
-        "index) and the reader release script.\n\n");
+        "index) and the reader release script: two requests per master per "
+        "cycle for every kind. \"Masters' commands\" counts the commands run "
+        "inside the scripts too (`total_commands_processed`, summed over the 5 "
+        "masters); \"masters' CPU\" is their `used_cpu_user` + `used_cpu_sys` "
+        "over the kind's blocks (summed over the 5 masters, network I/O "
+        "included); \"EVALSHA µs per call\" is the masters' own time per "
+        "script call (`INFO commandstats`: the lock's release, the others' "
+        "acquire and release). The client CPU is RUSAGE_THREAD for async, "
+        "RUSAGE_SELF for blocking.\n\n");
   }
 
   void AddResults(Json& results) const override {
@@ -387,6 +438,9 @@ class KindsPhase : public Phase {
           r["ratio_p99_to_lock"] = Num(Ratio(own.p99, lock.p99));
           r["round_ratio_p50_to_lock"] = Nums(set.round_ratio_p50[k]);
           r["cpu_us_per_cycle"] = Num(CpuPerCycleUs(c.own));
+          r["master_commands_per_cycle"] = Num(c.CommandsPerCycle());
+          r["master_cpu_us_per_cycle"] = Num(c.MasterCpuUsPerCycle());
+          r["evalsha_us_per_call"] = Num(c.EvalshaUsPerCall());
           r["errors"] = c.own.errors;
           r["last_error"] = c.own.last_error;
           configs.push_back(std::move(r));
@@ -398,6 +452,16 @@ class KindsPhase : public Phase {
   }
 
  private:
+  static absl::StatusOr<MasterCounters> ReadAll(std::vector<ContextPtr>& info) {
+    MasterCounters sum;
+    for (ContextPtr& c : info) {
+      absl::StatusOr<MasterCounters> one = ReadMasterCounters(c.get());
+      if (!one.ok()) return one.status();
+      sum += *one;
+    }
+    return sum;
+  }
+
   const ClientSet* Find(absl::string_view client) const {
     if (!ran_) return nullptr;
     for (const ClientSet& s : sets_) {
