@@ -533,6 +533,13 @@ Command ReleaseCommand(absl::string_view key, absl::string_view token,
   return ReleaseCommand(k, token, announce);
 }
 
+Command SemaphoreAnnounceCommand(absl::string_view limit_key,
+                                 absl::string_view message) {
+  Command command;
+  command.args = {"PUBLISH", std::string(limit_key), std::string(message)};
+  return command;
+}
+
 Command ExtendCommand(absl::Span<const std::string> keys,
                       absl::string_view token, absl::Duration ttl) {
   return KeysCommand(ExtendScript(), keys,

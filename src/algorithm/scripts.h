@@ -147,6 +147,14 @@ Command SemaphoreAcquireCommand(absl::string_view limit_key,
                                 absl::Span<const std::string> slot_keys,
                                 absl::string_view token, absl::Duration ttl,
                                 int limit, absl::Span<const int> candidates);
+// Tells a semaphore's waiters (RetryPolicy::wake_on_release) on its limit
+// key's channel: PUBLISH limit_key message. kReleasedMessage follows a
+// permit set's release on the same connection, so it is heard after the
+// slots are free; kTakenMessage follows a win that left no slot free on a
+// quorum. Its slot keys change between attempts, so a semaphore's waiters
+// listen here rather than on its slots.
+Command SemaphoreAnnounceCommand(absl::string_view limit_key,
+                                 absl::string_view message);
 // SemaphoreExtendScript: `slot_keys` are the permit set's.
 Command SemaphoreExtendCommand(absl::string_view limit_key,
                                absl::Span<const std::string> slot_keys,

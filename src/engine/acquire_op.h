@@ -97,6 +97,10 @@ class Engine::AcquireOp final : public Engine::Operation,
     if (semaphore_.has_value()) {
       // Uncontended, slots 0 .. permits-1 are free: one round trip.
       for (int s = 0; s < semaphore_->permits; ++s) candidates_.push_back(s);
+      // Its slot keys change between attempts: its waiters listen on the
+      // limit key's channel, where permit releases are announced
+      // (SemaphoreAnnounceCommand).
+      watch_keys_.push_back(semaphore_->limit_key);
     }
   }
 
@@ -282,6 +286,7 @@ class Engine::AcquireOp final : public Engine::Operation,
   // goes on as a lock's.
   bool OnSemaphoreRound(const RoundResult& result) {
     std::vector<int> free_votes(semaphore_->limit, 0);
+    int full_on = 0;  // Masters that granted and have no slot left free.
     for (size_t i = 0; i < result.replies.size(); ++i) {
       if (!result.replies[i].has_value()) continue;
       absl::StatusOr<SemaphoreReply> reply =
@@ -305,11 +310,19 @@ class Engine::AcquireOp final : public Engine::Operation,
           // frees them again), and so are the slots it reports.
           for (int s : candidates_) ++free_votes[s];
           for (int s : reply->free_slots) ++free_votes[s];
+          if (reply->free_slots.empty()) ++full_on;
           break;
         case SemaphoreReply::Kind::kDenied:
           for (int s : reply->free_slots) ++free_votes[s];
           break;
       }
+    }
+    if (result.status.ok() && full_on >= engine_->quorum_ &&
+        (watching_ || (engine_->wakeups_ != nullptr &&
+                       engine_->wakeups_->Contended(watch_keys_)))) {
+      // Full now: woken waiters of this semaphore stand down until the next
+      // release (a hint only; every attempt is still a full round).
+      SendToAll(SemaphoreAnnounceCommand(semaphore_->limit_key, kTakenMessage));
     }
     if (result.status.code() != absl::StatusCode::kAborted) return true;
     SlotChoice choice = ChooseSlots(free_votes, semaphore_->permits,
@@ -391,6 +404,10 @@ class Engine::AcquireOp final : public Engine::Operation,
     // pending request, so whatever it sets is deleted.
     if (StopRound()) {
       SendToAll(UndoCommand(/*announce=*/true));
+      if (semaphore_.has_value()) {
+        SendToAll(
+            SemaphoreAnnounceCommand(semaphore_->limit_key, kReleasedMessage));
+      }
       released = "; the attempt in flight was released";
     }
     const int attempts = attempts_;
@@ -463,18 +480,14 @@ class Engine::AcquireOp final : public Engine::Operation,
       GiveUp(status);
       return;
     }
-    // Not for semaphores yet: a waiter polls (its slot keys change between
-    // attempts).
-    if (Wakeups* wakeups =
-            semaphore_.has_value() ? nullptr : engine_->WakeupsForWaiting();
-        wakeups != nullptr) {
+    if (Wakeups* wakeups = engine_->WakeupsForWaiting(); wakeups != nullptr) {
       std::optional<absl::Duration> left = schedule_.WaitLeft(now);
       if (left.has_value()) {
         last_status_ = status;
         if (!watching_) {
           // Subscribed only now: a release since this attempt went
           // unheard; one more attempt once subscribed will see it.
-          recheck_ = wakeups->Watch(this, keys_);
+          recheck_ = wakeups->Watch(this, WatchKeys());
           watching_ = true;
         }
         if (woken_in_attempt_) {
@@ -543,7 +556,7 @@ class Engine::AcquireOp final : public Engine::Operation,
     // Subscribed before the next attempt: a release after it is heard.
     // Bounded by the subscribers' connect and request timeouts, and by the
     // end of the budget.
-    if (watching_ && !engine_->wakeups_->Settled(keys_)) {
+    if (watching_ && !engine_->wakeups_->Settled(WatchKeys())) {
       if (std::optional<absl::Duration> left =
               schedule_.WaitLeft(engine_->runtime_->Now())) {
         ArmRetry(Next::kSettling, *left);
@@ -561,7 +574,7 @@ class Engine::AcquireOp final : public Engine::Operation,
     const MonotonicTime now = engine_->runtime_->Now();
     switch (event) {
       case Wakeups::Event::kSettled:
-        if (!engine_->wakeups_->Settled(keys_)) return;
+        if (!engine_->wakeups_->Settled(WatchKeys())) return;
         if (recheck_ && (next_ == Next::kPoll || next_ == Next::kGiveUp)) {
           recheck_ = false;
           const absl::Duration jitter = WakeJitter();
@@ -574,6 +587,9 @@ class Engine::AcquireOp final : public Engine::Operation,
         if (next_ == Next::kSettling) StartAttempt();
         return;
       case Wakeups::Event::kReleased: {
+        // A semaphore's freed slot is found by the refusal's free list:
+        // each release heard allows the at-once attempts again.
+        quick_retries_ = 0;
         if (in_attempt_) {
           woken_in_attempt_ = true;
           return;
@@ -620,13 +636,15 @@ class Engine::AcquireOp final : public Engine::Operation,
   void Unwatch() {
     if (!watching_) return;
     watching_ = false;
-    engine_->wakeups_->Unwatch(this, keys_);
+    engine_->wakeups_->Unwatch(this, WatchKeys());
   }
 
-  void SendToAll(const Command& command) {
-    for (MasterLink* master : engine_->links_) {
-      master->Send(command, [](absl::StatusOr<RedisReply>) {});
-    }
+  void SendToAll(const Command& command) { engine_->SendToAll(command); }
+
+  // The channels this acquisition's waiting listens on: its lock keys, or
+  // a semaphore's limit key (its slot keys change between attempts).
+  absl::Span<const std::string> WatchKeys() const {
+    return semaphore_.has_value() ? watch_keys_ : keys_;
   }
 
   void Fail(absl::Status status) override {
@@ -664,7 +682,8 @@ class Engine::AcquireOp final : public Engine::Operation,
   // The lock's keys; for a semaphore, the current attempt's candidate
   // slots' keys.
   std::vector<std::string> keys_;
-  std::vector<int> candidates_;  // Semaphore: this attempt's slots.
+  std::vector<std::string> watch_keys_;  // A semaphore's limit key.
+  std::vector<int> candidates_;          // Semaphore: this attempt's slots.
   int quick_retries_ = 0;
   const std::vector<std::string> counter_keys_;  // Fencing only.
   const absl::Duration ttl_;

@@ -133,6 +133,12 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
   OnMasterStateChange();
 }
 
+void Engine::SendToAll(const Command& command) {
+  for (MasterLink* master : links_) {
+    master->Send(command, [](absl::StatusOr<RedisReply>) {});
+  }
+}
+
 Wakeups* Engine::WakeupsForWaiting() {
   if (wakeups_ == nullptr && options_.retry.wake_on_release) {
     std::vector<MasterConfig> configs;

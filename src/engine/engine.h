@@ -245,6 +245,9 @@ class Engine {
   // The subscribers that wake waiters, made on first use (a client that
   // never waits makes none); null without RetryPolicy::wake_on_release.
   Wakeups* WakeupsForWaiting();
+  // Sends `command` to every master, answers ignored (a clean-up or an
+  // announcement: nothing waits for it).
+  void SendToAll(const Command& command);
   // Acquire() on resources this call owns (validated, sorted here).
   absl::Status AcquireOwned(std::vector<std::string> resources,
                             const AcquireOptions& options,

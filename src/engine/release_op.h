@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -42,7 +43,9 @@ class Engine::ReleaseOp final : public Engine::Operation {
         state_->shared
             ? ReaderReleaseCommand(state_->key, state_->reader_key,
                                    state_->readers_key, state_->token)
-            : ReleaseCommand(state_->keys, state_->token);
+            // A permit set announces once, on its semaphore's channel.
+            : ReleaseCommand(state_->keys, state_->token,
+                             /*announce=*/state_->limit_key.empty());
     config.map_reply = &ScriptVote;
     config.quorum = engine_->quorum_;
     config.groups = engine_->groups_;
@@ -53,7 +56,16 @@ class Engine::ReleaseOp final : public Engine::Operation {
     config.decide_when = wait_for_all_
                              ? RoundConfig::DecideWhen::kAllVoted
                              : RoundConfig::DecideWhen::kQuorumCleared;
+    // Copied first: the round may end (and this operation with it) before
+    // StartRound returns.
+    Engine* engine = engine_;
+    const std::string limit_key = state_->limit_key;
     StartRound(std::move(config));
+    if (!limit_key.empty()) {
+      // Behind the release on each connection: heard once the slots are
+      // free.
+      engine->SendToAll(SemaphoreAnnounceCommand(limit_key, kReleasedMessage));
+    }
   }
 
  private:

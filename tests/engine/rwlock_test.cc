@@ -169,8 +169,21 @@ TEST_F(RwLockTest, AWriterRefusesAReaderUntilItReleases) {
       << reader.status();
   EXPECT_TRUE(absl::StrContains(reader.status().message(), "writer"))
       << reader.status();
-  // The writer's key is untouched by the refusal.
-  EXPECT_EQ(On(0, {"GET", Key()}).str, writer->token());
+  // The writer's key is untouched by the refusal: a quorum holds its token.
+  // The acquisition returned at a quorum, so the third master may have let
+  // the reader in first (its clean-up, on its way, empties it again); no
+  // master holds any other value.
+  int holding = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::string value = On(i, {"GET", Key()}).str;
+    if (value == writer->token()) {
+      ++holding;
+    } else {
+      EXPECT_TRUE(value.empty() || value == kSharedLockValue)
+          << "master " << i << ": " << value;
+    }
+  }
+  EXPECT_GE(holding, 2);
   ASSERT_TRUE(w->Release(*writer).ok());
   reader = r->Acquire("R", Reader(absl::Seconds(10)));
   ASSERT_TRUE(reader.ok()) << reader.status();

@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/random/random.h"
@@ -20,6 +21,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "redlock/async_redlock.h"
+#include "redlock/health.h"
 #include "redlock/keys.h"
 #include "redlock/redlock.h"
 #include "src/algorithm/scripts.h"
@@ -119,7 +121,11 @@ TEST_F(SemaphoreTest, AFourthPermitOfThreeIsRefusedUntilOneIsReleased) {
       << fourth.status();
   // The middle one goes: the fourth gets its slot, in one call without a
   // wait (its first candidate, slot 0, is held; slot 1 is reported free).
-  ASSERT_TRUE(clients[1]->Release(held[1]).ok());
+  // Every master has the slot free before the fourth asks (a release
+  // returns at a quorum; the third master could still be on its way).
+  ReleaseOptions everywhere;
+  everywhere.wait_for_all_masters = true;
+  ASSERT_TRUE(clients[1]->Release(held[1], everywhere).ok());
   absl::StatusOr<Lock> after =
       clients[3]->AcquirePermits("pool", Sem(3), Ttl(absl::Seconds(10)));
   ASSERT_TRUE(after.ok()) << after.status();
@@ -313,6 +319,66 @@ TEST_F(SemaphoreTest, AKeptAlivePermitSetOutlivesItsTtl) {
       EXPECT_EQ(Pttl(i, key), -2) << key << " on master " << i;
     }
   }
+}
+
+// PUBSUB NUMSUB of semaphore `name`'s channel (its limit key) on master
+// `i`, awaited (bounded) until every master has at least `n`.
+bool AwaitSemaphoreSubscribers(RedisCluster& cluster, const std::string& name,
+                               int64_t n) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (absl::Now() < deadline) {
+    bool all = true;
+    for (int i = 0; i < cluster.size() && all; ++i) {
+      auto client = cluster.Client(i);
+      if (!client.ok()) return false;
+      auto reply = (*client)->Command(
+          {"PUBSUB", "NUMSUB", SemaphoreLimitKey(Options(), name)});
+      all = reply.ok() && reply->elements.size() == 2 &&
+            reply->elements[1].integer >= n;
+    }
+    if (all) return true;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return false;
+}
+
+// A waiter for a permit listens on its semaphore's channel, and a permit's
+// release wakes it: it has the freed slot long before its next poll (10s
+// here), whichever slot it was going to try.
+TEST_F(SemaphoreTest, APermitReleaseWakesAWaiterBeforeItsPoll) {
+  auto holder = MakeClient();
+  std::vector<Lock> held;
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<Lock> permit =
+        holder->AcquirePermits("woken", Sem(2), Ttl(absl::Seconds(30)));
+    ASSERT_TRUE(permit.ok()) << permit.status();
+    held.push_back(*permit);
+  }
+  Options options = testing::TestOptions(cluster_->Uris());
+  options.retry.min_delay = absl::Seconds(10);
+  options.retry.max_delay = absl::Seconds(10);
+  auto waiter = Redlock::Create(std::move(options));
+  ASSERT_TRUE(waiter.ok()) << waiter.status();
+  absl::StatusOr<Lock> got;
+  std::thread waiting([&] {
+    got = (*waiter)->AcquirePermits("woken", Sem(2),
+                                    Ttl(absl::Seconds(30), absl::Seconds(20)));
+  });
+  ASSERT_TRUE(AwaitSemaphoreSubscribers(*cluster_, "woken", 1));
+  absl::SleepFor(absl::Milliseconds(100));  // Its check once subscribed.
+  const absl::Time released = absl::Now();
+  ASSERT_TRUE(holder->Release(held[1]).ok());
+  waiting.join();
+  ASSERT_TRUE(got.ok()) << got.status();
+  // Generous: far below the 10s poll, whatever the machine's load.
+  EXPECT_LT(absl::Now() - released, absl::Seconds(4));
+  EXPECT_EQ(got->slots(), held[1].slots());
+  // It heard the release (on the semaphore's channel) from every master.
+  for (const MasterHealth& h : (*waiter)->Health()) {
+    EXPECT_GE(h.subscriber_messages, 1) << h.master;
+  }
+  ASSERT_TRUE((*waiter)->Release(*got).ok());
+  ASSERT_TRUE(holder->Release(held[0]).ok());
 }
 
 // A client that never takes a permit sends the handshake it always did: the
