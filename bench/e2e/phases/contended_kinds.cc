@@ -235,6 +235,14 @@ struct RwFigures {
   // Readers whose winning attempt was sent after a writer's waiting mark
   // was set (its second attempt lost) and before that writer's grant.
   int64_t readers_past_mark = 0;
+  // Of those, the ones after another writer's grant that came between the
+  // mark and the reader's attempt: the waiting key holds one writer's id,
+  // so a second waiting writer overwrites it, and that writer's acquisition
+  // deletes it when it ends (compare-and-delete of its own id) although
+  // the first still waits, until the first's next attempt marks it again.
+  int64_t readers_past_mark_after_other_writer = 0;
+  // How long after the mark each such reader's attempt was sent.
+  std::vector<double> past_mark_margin_us;
   int64_t marked_writers = 0;
   // Writers with no other writer's grant inside their wait, and their
   // waits; every writer's wait against its own bound.
@@ -383,9 +391,14 @@ class ContendedKindsPhase : public Phase {
       exclusion = {
           exclusion.what,
           absl::StrFormat("%d reader/writer overlaps, %d writer/writer, %d "
-                          "readers past a mark (%d writers marked)",
+                          "readers past a mark (%d of them after another "
+                          "writer's grant; sent %s ms after the mark at the "
+                          "median; %d writers marked)",
                           rw_.reader_with_writer, rw_.writer_with_writer,
-                          rw_.readers_past_mark, rw_.marked_writers),
+                          rw_.readers_past_mark,
+                          rw_.readers_past_mark_after_other_writer,
+                          Ms(Median(rw_.past_mark_margin_us)),
+                          rw_.marked_writers),
           rw_.reader_with_writer == 0 && rw_.writer_with_writer == 0 &&
               rw_.readers_past_mark == 0,
           true};
@@ -609,6 +622,9 @@ class ContendedKindsPhase : public Phase {
           x["writers_over_bound"] = rw_.writers_over_bound;
           x["worst_over_bound_ms"] = Num(rw_.worst_over_bound_ms);
           x["readers_past_a_mark"] = rw_.readers_past_mark;
+          x["readers_past_a_mark_after_another_writers_grant"] =
+              rw_.readers_past_mark_after_other_writer;
+          x["past_mark_margin"] = DistJson(Summarize(rw_.past_mark_margin_us));
           x["marked_writers"] = rw_.marked_writers;
           x["reader_writer_overlaps"] = rw_.reader_with_writer;
           x["writer_writer_overlaps"] = rw_.writer_with_writer;
@@ -917,6 +933,15 @@ class ContendedKindsPhase : public Phase {
             if (ws.marked_ns > 0 && r2->s.won_sent_ns > ws.marked_ns &&
                 r2->s.won_sent_ns < ws.acquired_ns) {
               ++rw_.readers_past_mark;
+              rw_.past_mark_margin_us.push_back(
+                  (r2->s.won_sent_ns - ws.marked_ns) / 1e3);
+              for (const TimedSection* w3 : writers) {
+                if (w3 != w && w3->s.acquired_ns > ws.marked_ns &&
+                    w3->s.acquired_ns < r2->s.won_sent_ns) {
+                  ++rw_.readers_past_mark_after_other_writer;
+                  break;
+                }
+              }
             }
           }
           int64_t k = 0;
