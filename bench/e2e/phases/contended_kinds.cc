@@ -72,6 +72,9 @@ ABSL_FLAG(int, ck_sem_contenders, 16,
 ABSL_FLAG(int, ck_sem_limit, 8, "Contended kinds phase: the semaphore's limit.");
 ABSL_FLAG(int, ck_rw_contenders, 8,
           "Contended kinds phase: processes on the read-write lock.");
+ABSL_FLAG(absl::Duration, ck_long_hold, absl::Milliseconds(100),
+          "Contended kinds phase: the hold of the semaphore_long blocks (they "
+          "think half of it).");
 ABSL_FLAG(double, ck_read_share, 0.9,
           "Contended kinds phase: share of the read-write lock's sections "
           "that are readers'.");
@@ -84,9 +87,13 @@ namespace {
 
 constexpr int kMasters = 5;
 
-enum Kind { kLock = 0, kSemaphore = 1, kRwLock = 2 };
-constexpr const char* kKindNames[] = {"lock", "semaphore", "rwlock"};
-constexpr int kKinds = 3;
+// kSemaphoreLong: the same semaphore and processes, each section holding
+// --ck_long_hold (and thinking half that): how many permits are in use when
+// a hold is long against a release and a hand-off.
+enum Kind { kLock = 0, kSemaphore = 1, kRwLock = 2, kSemaphoreLong = 3 };
+constexpr const char* kKindNames[] = {"lock", "semaphore", "rwlock",
+                                      "semaphore_long"};
+constexpr int kKinds = 4;
 
 struct TimedSection {
   HandoffSection s;
@@ -269,11 +276,13 @@ class ContendedKindsPhase : public Phase {
         block_(quick ? absl::Milliseconds(700) : absl::GetFlag(FLAGS_ck_block)),
         hold_(absl::GetFlag(FLAGS_ck_hold)),
         think_(absl::GetFlag(FLAGS_ck_think)),
+        long_hold_(absl::GetFlag(FLAGS_ck_long_hold)),
         ttl_(absl::GetFlag(FLAGS_ck_ttl)),
         wait_(absl::GetFlag(FLAGS_ck_wait)),
         contenders_{absl::GetFlag(FLAGS_ck_lock_contenders),
                     absl::GetFlag(FLAGS_ck_sem_contenders),
-                    absl::GetFlag(FLAGS_ck_rw_contenders)},
+                    absl::GetFlag(FLAGS_ck_rw_contenders),
+                    absl::GetFlag(FLAGS_ck_sem_contenders)},
         limit_(absl::GetFlag(FLAGS_ck_sem_limit)),
         read_share_(absl::GetFlag(FLAGS_ck_read_share)),
         max_delay_(RetryPolicy{}.max_delay) {}
@@ -297,6 +306,7 @@ class ContendedKindsPhase : public Phase {
     settings["ck_block_s"] = Num(absl::ToDoubleSeconds(block_));
     settings["ck_hold_ms"] = Num(absl::ToDoubleMilliseconds(hold_));
     settings["ck_think_ms"] = Num(absl::ToDoubleMilliseconds(think_));
+    settings["ck_long_hold_ms"] = Num(absl::ToDoubleMilliseconds(long_hold_));
     settings["ck_ttl_ms"] = Num(absl::ToDoubleMilliseconds(ttl_));
     settings["ck_wait_ms"] = Num(absl::ToDoubleMilliseconds(wait_));
     settings["ck_lock_contenders"] = contenders_[kLock];
@@ -310,8 +320,12 @@ class ContendedKindsPhase : public Phase {
     const std::string sem = absl::StrCat("semaphore (limit ", limit_, ", ",
                                          contenders_[kSemaphore],
                                          " processes)");
-    Target in_use = Unmeasured(
-        absl::StrCat(sem, ": permits in use while contended ≥ 7.5 on average"));
+    Target in_use = Unmeasured(absl::StrCat(
+        sem, ": permits in use while contended ≥ 7.5 on average (hold ",
+        absl::FormatDuration(hold_), ")"));
+    Target in_use_long = Unmeasured(absl::StrCat(
+        sem, ": permits in use while contended ≥ 7.5 on average (hold ",
+        absl::FormatDuration(long_hold_), ")"));
     Target handoff = Unmeasured(
         absl::StrCat(sem, ": hand-off to a waiter, median ≤ 2 ms"));
     Target requests = Unmeasured(absl::StrCat(
@@ -331,8 +345,9 @@ class ContendedKindsPhase : public Phase {
         rw, ": writer wait p99 within the queueing bound (writers with no "
             "other writer granted during their wait)"));
     Target exclusion = Unmeasured(absl::StrCat(
-        rw, ": no reader beside a writer, no reader admitted past a waiting "
-            "writer's mark"));
+        rw, ": no reader beside a writer, no two writers at once"));
+    Target queueing = Unmeasured(absl::StrCat(
+        rw, ": no reader admitted past a waiting writer's mark"));
     if (ran_) {
       const KindData& sd = data_[kSemaphore];
       const KindData& ld = data_[kLock];
@@ -346,6 +361,15 @@ class ContendedKindsPhase : public Phase {
                     100 * sem_.contended_share, lock_.held_contended,
                     lock_.releasing_contended),
                 in_use_x >= 7.5, true};
+      in_use_long = {
+          in_use_long.what,
+          absl::StrFormat("%.2f of %d, %.2f more being released (contended "
+                          "%.0f%% of the time; hand-off to a waiter p50 %s ms)",
+                          sem_long_.mean_in_use_contended, limit_,
+                          sem_long_.mean_releasing_contended,
+                          100 * sem_long_.contended_share,
+                          Ms(Median(sem_long_.handoffs.waiter_gap_us))),
+          sem_long_.mean_in_use_contended >= 7.5, true};
       const double hp50 = Median(sem_.handoffs.waiter_gap_us);
       handoff = {handoff.what,
                  absl::StrFormat(
@@ -390,21 +414,23 @@ class ContendedKindsPhase : public Phase {
                lone.count > 0 && lone.p99 <= BoundUs(0), true};
       exclusion = {
           exclusion.what,
-          absl::StrFormat("%d reader/writer overlaps, %d writer/writer, %d "
-                          "readers past a mark (%d of them after another "
+          absl::StrFormat("%d reader/writer overlaps, %d writer/writer "
+                          "(holders' own intervals)",
+                          rw_.reader_with_writer, rw_.writer_with_writer),
+          rw_.reader_with_writer == 0 && rw_.writer_with_writer == 0, true};
+      queueing = {
+          queueing.what,
+          absl::StrFormat("%d readers past a mark (%d of them after another "
                           "writer's grant; sent %s ms after the mark at the "
                           "median; %d writers marked)",
-                          rw_.reader_with_writer, rw_.writer_with_writer,
                           rw_.readers_past_mark,
                           rw_.readers_past_mark_after_other_writer,
                           Ms(Median(rw_.past_mark_margin_us)),
                           rw_.marked_writers),
-          rw_.reader_with_writer == 0 && rw_.writer_with_writer == 0 &&
-              rw_.readers_past_mark == 0,
-          true};
+          rw_.readers_past_mark == 0, true};
     }
-    for (Target* t :
-         {&in_use, &handoff, &requests, &limit, &readers, &bound, &exclusion}) {
+    for (Target* t : {&in_use, &in_use_long, &handoff, &requests, &limit,
+                      &readers, &bound, &exclusion, &queueing}) {
       targets.push_back(*t);
     }
   }
@@ -430,7 +456,10 @@ class ContendedKindsPhase : public Phase {
         ", 1 permit each (`AcquirePermits`); **rwlock**: ",
         contenders_[kRwLock], " processes on one read-write lock, each "
         "section a reader (`AcquireOptions::shared`) with probability ",
-        absl::StrFormat("%.2f", read_share_), ", else a writer (`Acquire`). ",
+        absl::StrFormat("%.2f", read_share_), ", else a writer (`Acquire`); "
+        "**semaphore_long**: the semaphore's blocks again with hold ",
+        absl::FormatDuration(long_hold_), " and think ",
+        absl::FormatDuration(long_hold_ / 2), ". ",
         rounds_, " rounds of one ", absl::FormatDuration(block_),
         " block of each kind (the order rotating), each block with fresh "
         "processes connected before its clock starts. A holder's interval is "
@@ -445,8 +474,8 @@ class ContendedKindsPhase : public Phase {
         "per grant | contenders' CPU µs per grant | acquire wait p50 ms | p99 "
         "ms | failed acquisitions | commands by name, per grant |\n"
         "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
-    const std::vector<double>* waits[kKinds] = {&lock_.wait_us, &sem_.wait_us,
-                                                &all_rw_wait_us_};
+    const std::vector<double>* waits[kKinds] = {
+        &lock_.wait_us, &sem_.wait_us, &all_rw_wait_us_, &sem_long_.wait_us};
     for (int k = 0; k < kKinds; ++k) {
       const KindData& d = data_[k];
       const Dist w = Summarize(*waits[k]);
@@ -465,8 +494,6 @@ class ContendedKindsPhase : public Phase {
         X(Ratio(sd.CommandsPerGrant(), ld.CommandsPerGrant())), " | ",
         X(Ratio(sd.ContenderCpuUs(), ld.ContenderCpuUs())), " | | | | |\n\n");
 
-    const Dist sg = Summarize(sem_.handoffs.gap_us);
-    const Dist swg = Summarize(sem_.handoffs.waiter_gap_us);
     const Dist lg = Summarize(lock_.handoffs.gap_us);
     const Dist lwg = Summarize(lock_.handoffs.waiter_gap_us);
     absl::StrAppend(
@@ -494,18 +521,22 @@ class ContendedKindsPhase : public Phase {
         " | ", lwg.count, " | ", Ms(lwg.p50), " | ", Ms(lwg.p90), " | ",
         Ms(lwg.p99), " | ", lock_.handoffs.same_again, " | ",
         lock_.handoffs.overlaps, " |\n");
-    absl::StrAppend(
-        &md, "| semaphore | ", absl::StrFormat("%.1f", sem_.mean_waiting),
-        " | ",
-        absl::StrFormat("%.2f of %d | %.2f | %.0f%% | %.2f | %d",
-                        sem_.mean_in_use_contended, limit_,
-                        sem_.mean_releasing_contended,
-                        100 * sem_.contended_share, sem_.mean_in_use,
-                        sem_.max_in_use),
-        " | ", sg.count, " | ", Ms(sg.p50), " | ", Ms(sg.p99), " | ",
-        swg.count, " | ", Ms(swg.p50), " | ", Ms(swg.p90), " | ", Ms(swg.p99),
-        " | ", sem_.handoffs.same_again, " | ", sem_.handoffs.overlaps,
-        " |\n\n");
+    for (Kind k : {kSemaphore, kSemaphoreLong}) {
+      const SemaphoreFigures& f = k == kSemaphore ? sem_ : sem_long_;
+      const Dist g = Summarize(f.handoffs.gap_us);
+      const Dist wg = Summarize(f.handoffs.waiter_gap_us);
+      absl::StrAppend(
+          &md, "| ", kKindNames[k], " | ",
+          absl::StrFormat("%.1f", f.mean_waiting), " | ",
+          absl::StrFormat("%.2f of %d | %.2f | %.0f%% | %.2f | %d",
+                          f.mean_in_use_contended, limit_,
+                          f.mean_releasing_contended, 100 * f.contended_share,
+                          f.mean_in_use, f.max_in_use),
+          " | ", g.count, " | ", Ms(g.p50), " | ", Ms(g.p99), " | ", wg.count,
+          " | ", Ms(wg.p50), " | ", Ms(wg.p90), " | ", Ms(wg.p99), " | ",
+          f.handoffs.same_again, " | ", f.handoffs.overlaps, " |\n");
+    }
+    absl::StrAppend(&md, "\n");
 
     const Dist rw_r = Summarize(rw_.reader_wait_us);
     const Dist rw_w = Summarize(rw_.writer_wait_us);
@@ -594,20 +625,23 @@ class ContendedKindsPhase : public Phase {
           x["being_released_share_while_contended"] =
               Num(lock_.releasing_contended);
           HandoffsJson(lock_.handoffs, x);
-        } else if (k == kSemaphore) {
+        } else if (k == kSemaphore || k == kSemaphoreLong) {
+          const SemaphoreFigures& sem_f = k == kSemaphore ? sem_ : sem_long_;
           x["limit"] = limit_;
           x["permits"] = 1;
-          x["acquire_wait"] = DistJson(Summarize(sem_.wait_us));
-          x["mean_waiting"] = Num(sem_.mean_waiting);
+          x["hold_ms"] = Num(absl::ToDoubleMilliseconds(Hold(static_cast<Kind>(k))));
+          x["think_ms"] = Num(absl::ToDoubleMilliseconds(Think(static_cast<Kind>(k))));
+          x["acquire_wait"] = DistJson(Summarize(sem_f.wait_us));
+          x["mean_waiting"] = Num(sem_f.mean_waiting);
           x["permits_in_use_while_contended"] =
-              Num(sem_.mean_in_use_contended);
+              Num(sem_f.mean_in_use_contended);
           x["permits_being_released_while_contended"] =
-              Num(sem_.mean_releasing_contended);
-          x["contended_share"] = Num(sem_.contended_share);
-          x["permits_in_use"] = Num(sem_.mean_in_use);
-          x["most_permits_in_use"] = sem_.max_in_use;
-          x["permits_without_slot"] = sem_.no_slot;
-          HandoffsJson(sem_.handoffs, x);
+              Num(sem_f.mean_releasing_contended);
+          x["contended_share"] = Num(sem_f.contended_share);
+          x["permits_in_use"] = Num(sem_f.mean_in_use);
+          x["most_permits_in_use"] = sem_f.max_in_use;
+          x["permits_without_slot"] = sem_f.no_slot;
+          HandoffsJson(sem_f.handoffs, x);
         } else {
           x["read_share"] = Num(read_share_);
           x["readers"] = rw_.readers;
@@ -642,6 +676,13 @@ class ContendedKindsPhase : public Phase {
   }
 
  private:
+  absl::Duration Hold(Kind k) const {
+    return k == kSemaphoreLong ? long_hold_ : hold_;
+  }
+  absl::Duration Think(Kind k) const {
+    return k == kSemaphoreLong ? long_hold_ / 2 : think_;
+  }
+
   // B(k) in µs.
   double BoundUs(int64_t k) const {
     return absl::ToDoubleMicroseconds(2 * max_delay_ + hold_ +
@@ -684,7 +725,8 @@ class ContendedKindsPhase : public Phase {
       info.push_back(*std::move(c));
     }
     Log(absl::StrCat("contended kinds: ", rounds_,
-                     " rounds x (lock, semaphore, rwlock) blocks of ",
+                     " rounds x (lock, semaphore, rwlock, semaphore_long) "
+                     "blocks of ",
                      absl::FormatDuration(block_)));
     for (int round = 0; round < rounds_; ++round) {
       for (int j = 0; j < kKinds; ++j) {
@@ -712,9 +754,10 @@ class ContendedKindsPhase : public Phase {
           absl::StrCat("--resource=", resource),
           absl::StrCat("--ttl=", absl::FormatDuration(ttl_)),
           absl::StrCat("--wait=", absl::FormatDuration(wait_)),
-          absl::StrCat("--hold=", absl::FormatDuration(hold_)),
-          absl::StrCat("--think=", absl::FormatDuration(think_)),
-          absl::StrCat("--kind=", kKindNames[kind]),
+          absl::StrCat("--hold=", absl::FormatDuration(Hold(kind))),
+          absl::StrCat("--think=", absl::FormatDuration(Think(kind))),
+          absl::StrCat("--kind=",
+                       kind == kSemaphoreLong ? "semaphore" : kKindNames[kind]),
           absl::StrCat("--limit=", limit_),
           "--permits=1",
           absl::StrCat("--read_share=", read_share_),
@@ -828,6 +871,45 @@ class ContendedKindsPhase : public Phase {
     return h;
   }
 
+  static void AnalyseSemaphore(const KindData& d, SemaphoreFigures& f) {
+    {
+      double contended_in_use = 0, contended_s = 0, in_use = 0, window = 0,
+             waiting = 0, releasing = 0;
+      for (size_t b = 0; b < d.blocks.size(); ++b) {
+        std::map<int, std::vector<TimedSection>> by_slot;
+        for (const TimedSection& t : d.blocks[b]) {
+          if (t.s.slot < 0) {
+            ++f.no_slot;
+          } else {
+            by_slot[t.s.slot].push_back(t);
+          }
+          f.wait_us.push_back((t.s.acquired_ns - t.s.acquire_called_ns) /
+                                 1e3);
+        }
+        for (auto& [slot, seq] : by_slot) AddHandoffs(seq, f.handoffs);
+        const auto [w0, w1] = d.windows[b];
+        const Intervals holds = Holds(d.blocks[b], -1);
+        const Intervals waits = Waits(d.blocks[b], d.failed[b]);
+        const Sweep all = Integrate(holds, nullptr, w0, w1);
+        const Sweep contended = Integrate(holds, &waits, w0, w1);
+        releasing +=
+            Integrate(Releases(d.blocks[b]), &waits, w0, w1).weighted_s;
+        const Sweep w = Integrate(waits, nullptr, w0, w1);
+        contended_in_use += contended.weighted_s;
+        contended_s += contended.counted_s;
+        in_use += all.weighted_s;
+        window += all.counted_s;
+        waiting += w.weighted_s;
+        f.max_in_use = std::max(f.max_in_use, all.max_value);
+      }
+      f.mean_in_use_contended = Ratio(contended_in_use, contended_s);
+      f.mean_releasing_contended = Ratio(releasing, contended_s);
+      f.contended_share = Ratio(contended_s, window);
+      f.mean_in_use = Ratio(in_use, window);
+      f.mean_waiting = Ratio(waiting, window);
+    }
+  }
+
   void Analyse() {
     {  // Lock.
       const KindData& d = data_[kLock];
@@ -857,43 +939,8 @@ class ContendedKindsPhase : public Phase {
       lock_.held_contended = Ratio(held, contended);
       lock_.releasing_contended = Ratio(releasing, contended);
     }
-    {  // Semaphore.
-      const KindData& d = data_[kSemaphore];
-      double contended_in_use = 0, contended_s = 0, in_use = 0, window = 0,
-             waiting = 0, releasing = 0;
-      for (size_t b = 0; b < d.blocks.size(); ++b) {
-        std::map<int, std::vector<TimedSection>> by_slot;
-        for (const TimedSection& t : d.blocks[b]) {
-          if (t.s.slot < 0) {
-            ++sem_.no_slot;
-          } else {
-            by_slot[t.s.slot].push_back(t);
-          }
-          sem_.wait_us.push_back((t.s.acquired_ns - t.s.acquire_called_ns) /
-                                 1e3);
-        }
-        for (auto& [slot, seq] : by_slot) AddHandoffs(seq, sem_.handoffs);
-        const auto [w0, w1] = d.windows[b];
-        const Intervals holds = Holds(d.blocks[b], -1);
-        const Intervals waits = Waits(d.blocks[b], d.failed[b]);
-        const Sweep all = Integrate(holds, nullptr, w0, w1);
-        const Sweep contended = Integrate(holds, &waits, w0, w1);
-        releasing +=
-            Integrate(Releases(d.blocks[b]), &waits, w0, w1).weighted_s;
-        const Sweep w = Integrate(waits, nullptr, w0, w1);
-        contended_in_use += contended.weighted_s;
-        contended_s += contended.counted_s;
-        in_use += all.weighted_s;
-        window += all.counted_s;
-        waiting += w.weighted_s;
-        sem_.max_in_use = std::max(sem_.max_in_use, all.max_value);
-      }
-      sem_.mean_in_use_contended = Ratio(contended_in_use, contended_s);
-      sem_.mean_releasing_contended = Ratio(releasing, contended_s);
-      sem_.contended_share = Ratio(contended_s, window);
-      sem_.mean_in_use = Ratio(in_use, window);
-      sem_.mean_waiting = Ratio(waiting, window);
-    }
+    AnalyseSemaphore(data_[kSemaphore], sem_);
+    AnalyseSemaphore(data_[kSemaphoreLong], sem_long_);
     {  // Read-write lock.
       const KindData& d = data_[kRwLock];
       double readers = 0, window = 0, inside_readers = 0, inside_s = 0;
@@ -976,6 +1023,7 @@ class ContendedKindsPhase : public Phase {
   const absl::Duration block_;
   const absl::Duration hold_;
   const absl::Duration think_;
+  const absl::Duration long_hold_;
   const absl::Duration ttl_;
   const absl::Duration wait_;
   const int contenders_[kKinds];
@@ -988,6 +1036,7 @@ class ContendedKindsPhase : public Phase {
   KindData data_[kKinds];
   LockFigures lock_;
   SemaphoreFigures sem_;
+  SemaphoreFigures sem_long_;
   RwFigures rw_;
   std::vector<double> all_rw_wait_us_;
 };
