@@ -274,8 +274,9 @@ class AsyncRedlock {
   // Returns kInvalidArgument, without calling `done`, for a bad `name` (as
   // for a resource), `sem.limit` not in [1, 1024], `sem.permits` not in
   // [1, limit] (the message names the field), a bad TTL or wait, or
-  // `options.fencing` (not offered for semaphores yet). A waiter is not
-  // woken by a release (RetryPolicy::wake_on_release): it polls.
+  // `options.fencing` (a semaphore has no fencing token: its holders are
+  // not one after another). A waiter is woken by a release of a permit of
+  // `name` (RetryPolicy::wake_on_release), as a lock's waiter is.
   absl::Status AcquirePermitsAsync(absl::string_view name,
                                    const SemaphoreOptions& sem,
                                    const AcquireOptions& options,

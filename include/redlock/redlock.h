@@ -128,6 +128,19 @@ class Redlock {
   absl::StatusOr<Lock> AcquirePermits(absl::string_view name,
                                       const SemaphoreOptions& sem,
                                       const AcquireOptions& options);
+  // AcquirePermits(), returning a guard that releases the permits on scope
+  // exit.
+  absl::StatusOr<ScopedLock> AcquirePermitsScoped(
+      absl::string_view name, const SemaphoreOptions& sem,
+      const AcquireOptions& options);
+  // WithLock() for permits: AcquirePermits(name, sem, acquire), `work` on the
+  // calling thread while the permit set is extended in the background
+  // (`hold`), released when `work` returns or unwinds. Returns as WithLock()
+  // does (the loss reason if the permits were lost while `work` ran).
+  absl::Status WithPermits(absl::string_view name, const SemaphoreOptions& sem,
+                           const AcquireOptions& acquire,
+                           absl::AnyInvocable<absl::Status(const Lock&)> work,
+                           HoldOptions hold = {});
 
   // Exactly one attempt: Acquire(resource, ttl, absl::ZeroDuration()).
   absl::StatusOr<Lock> TryAcquire(absl::string_view resource,
@@ -192,6 +205,11 @@ class Redlock {
  private:
   class Impl;
   explicit Redlock(std::unique_ptr<Impl> impl);
+  // WithLock() and WithPermits() once the acquisition answered.
+  absl::Status WorkWhileHeld(absl::StatusOr<Lock> lock,
+                             const AcquireOptions& acquire,
+                             absl::AnyInvocable<absl::Status(const Lock&)> work,
+                             HoldOptions hold);
   std::unique_ptr<Impl> impl_;
   // What ScopedLocks hold weakly to reach this client.
   std::shared_ptr<ScopedLock::ClientRef> ref_;

@@ -174,7 +174,26 @@ absl::Status Redlock::WithLock(
     return absl::FailedPreconditionError(
         "WithLock was called on the client's own loop thread");
   }
-  absl::StatusOr<Lock> lock = Acquire(resources, acquire);
+  return WorkWhileHeld(Acquire(resources, acquire), acquire, std::move(work),
+                       std::move(hold));
+}
+
+absl::Status Redlock::WithPermits(
+    absl::string_view name, const SemaphoreOptions& sem,
+    const AcquireOptions& acquire,
+    absl::AnyInvocable<absl::Status(const Lock&)> work, HoldOptions hold) {
+  if (!work) return absl::InvalidArgumentError("work must not be empty");
+  if (impl_->InLoopThread()) {
+    return absl::FailedPreconditionError(
+        "WithPermits was called on the client's own loop thread");
+  }
+  return WorkWhileHeld(AcquirePermits(name, sem, acquire), acquire,
+                       std::move(work), std::move(hold));
+}
+
+absl::Status Redlock::WorkWhileHeld(
+    absl::StatusOr<Lock> lock, const AcquireOptions& acquire,
+    absl::AnyInvocable<absl::Status(const Lock&)> work, HoldOptions hold) {
   if (!lock.ok()) return lock.status();
   const absl::Duration ttl = acquire.ttl == absl::ZeroDuration()
                                  ? impl_->options().default_ttl
@@ -222,6 +241,14 @@ absl::Status Redlock::WithLock(
 absl::StatusOr<Lock> Redlock::TryAcquire(absl::string_view resource,
                                          absl::Duration ttl) {
   return Acquire(resource, ttl, absl::ZeroDuration());
+}
+
+absl::StatusOr<ScopedLock> Redlock::AcquirePermitsScoped(
+    absl::string_view name, const SemaphoreOptions& sem,
+    const AcquireOptions& options) {
+  absl::StatusOr<Lock> lock = AcquirePermits(name, sem, options);
+  if (!lock.ok()) return lock.status();
+  return ScopedLock(ref_, *std::move(lock));
 }
 
 absl::StatusOr<ScopedLock> Redlock::AcquireScoped(absl::string_view resource,

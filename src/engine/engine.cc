@@ -1036,7 +1036,8 @@ absl::Status Engine::AcquirePermits(absl::string_view name,
   }
   if (options.fencing) {
     return absl::InvalidArgumentError(
-        "fencing for semaphores is not offered yet (AcquireOptions.fencing)");
+        "AcquireOptions.fencing: a semaphore has no fencing token (its holders "
+        "are not one after another; see docs/design.md)");
   }
   if (absl::Status status = CheckTtl(options.ttl); !status.ok()) {
     return status;

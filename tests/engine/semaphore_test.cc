@@ -381,6 +381,51 @@ TEST_F(SemaphoreTest, APermitReleaseWakesAWaiterBeforeItsPoll) {
   ASSERT_TRUE(holder->Release(held[0]).ok());
 }
 
+// WithPermits keeps the permit set alive while the work runs (here for
+// three TTLs), so nobody else gets the one slot; it is free once the work
+// returns. A scoped permit is released on scope exit.
+TEST_F(SemaphoreTest, WithPermitsHoldsThePermitsForTheWorkAndReleasesAfter) {
+  auto client = MakeClient();
+  auto other = MakeClient();
+  HoldOptions hold;
+  hold.extend_every = absl::Milliseconds(200);
+  hold.safety_margin = absl::Milliseconds(300);
+  int refused_meanwhile = 0;
+  const absl::Status status = client->WithPermits(
+      "solo", Sem(1), Ttl(absl::Seconds(1)),
+      [&](const Lock& permit) {
+        EXPECT_EQ(permit.permits(), 1);
+        for (int i = 0; i < 6; ++i) {
+          absl::SleepFor(absl::Milliseconds(500));
+          absl::StatusOr<Lock> taken =
+              other->AcquirePermits("solo", Sem(1), Ttl(absl::Seconds(1)));
+          if (taken.status().code() == absl::StatusCode::kAborted) {
+            ++refused_meanwhile;
+          } else if (taken.ok()) {
+            other->Release(*taken).IgnoreError();
+          }
+        }
+        return absl::OkStatus();
+      },
+      std::move(hold));
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(refused_meanwhile, 6) << "the slot was free while the work ran";
+  {
+    absl::StatusOr<ScopedLock> scoped =
+        other->AcquirePermitsScoped("solo", Sem(1), Ttl(absl::Seconds(30)));
+    ASSERT_TRUE(scoped.ok()) << scoped.status();
+    EXPECT_EQ(client->AcquirePermits("solo", Sem(1), Ttl(absl::Seconds(30)))
+                  .status()
+                  .code(),
+              absl::StatusCode::kAborted);
+  }
+  // Released on scope exit (awaited, at a quorum at least).
+  absl::StatusOr<Lock> after = client->AcquirePermits(
+      "solo", Sem(1), Ttl(absl::Seconds(30), absl::Seconds(2)));
+  ASSERT_TRUE(after.ok()) << after.status();
+  ASSERT_TRUE(client->Release(*after).ok());
+}
+
 // A client that never takes a permit sends the handshake it always did: the
 // semaphore's scripts are loaded on a connection just ahead of their first
 // call there, and that first call succeeds (no NOSCRIPT, no second attempt).
