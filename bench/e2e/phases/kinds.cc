@@ -399,11 +399,13 @@ class KindsPhase : public Phase {
         "script; the permit the semaphore acquire script (its KEYS are the "
         "limit key and all ",
         limit_,
-        " slot keys; it checks each slot) and the release script on its slot; "
+        " slot keys; it checks each slot), the release script on its slot and "
+        "a PUBLISH \"released\" on the semaphore's limit key (its waiters' "
+        "channel); "
         "the reader the reader acquire script (checks the lock key and the "
         "writer's waiting key, sets the lock key, its own key and the readers' "
-        "index) and the reader release script: two requests per master per "
-        "cycle for every kind. \"Masters' commands\" counts the commands run "
+        "index) and the reader release script: per master and cycle, three "
+        "requests for the permit and two for the others (seen with MONITOR). \"Masters' commands\" counts the commands run "
         "inside the scripts too (`total_commands_processed`, summed over the 5 "
         "masters); \"masters' CPU\" is their `used_cpu_user` + `used_cpu_sys` "
         "over the kind's blocks (summed over the 5 masters, network I/O "
