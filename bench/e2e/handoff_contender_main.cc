@@ -17,10 +17,10 @@
 
 #include <atomic>
 #include <cstdio>
-#include <random>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -174,9 +174,9 @@ absl::Status WarmUp(Redlock& client, absl::Duration ttl) {
       // The scripts a kind uses are loaded on their first use: a permit set
       // or a reader is taken once here, and for a read-write lock a writer
       // is refused by that reader and retries once (the writer script).
-      absl::StatusOr<Lock> lock = AcquireOne(client, resource, ttl,
-                                             absl::ZeroDuration(),
-                                             /*shared=*/kind == "rwlock");
+      absl::StatusOr<Lock> lock =
+          AcquireOne(client, resource, ttl, absl::ZeroDuration(),
+                     /*shared=*/kind == "rwlock");
       if (lock.ok()) {
         if (kind == "rwlock") {
           client.Acquire(resource, ttl, absl::Milliseconds(30)).IgnoreError();
@@ -210,9 +210,9 @@ ContenderReport Loop(Redlock& client, AttemptsObserver& attempts,
   const absl::Duration wait = absl::GetFlag(FLAGS_wait);
   const absl::Duration hold = absl::GetFlag(FLAGS_hold);
   const absl::Duration think = absl::GetFlag(FLAGS_think);
-  const double read_share =
-      absl::GetFlag(FLAGS_kind) == "rwlock" ? absl::GetFlag(FLAGS_read_share)
-                                            : 0.0;
+  const double read_share = absl::GetFlag(FLAGS_kind) == "rwlock"
+                                ? absl::GetFlag(FLAGS_read_share)
+                                : 0.0;
   std::mt19937_64 random(0x5eed0000u + absl::GetFlag(FLAGS_id));
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   ContenderReport report;

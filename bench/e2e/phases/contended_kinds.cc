@@ -69,7 +69,8 @@ ABSL_FLAG(int, ck_lock_contenders, 8,
           "Contended kinds phase: processes on the plain lock.");
 ABSL_FLAG(int, ck_sem_contenders, 16,
           "Contended kinds phase: processes on the semaphore.");
-ABSL_FLAG(int, ck_sem_limit, 8, "Contended kinds phase: the semaphore's limit.");
+ABSL_FLAG(int, ck_sem_limit, 8,
+          "Contended kinds phase: the semaphore's limit.");
 ABSL_FLAG(int, ck_rw_contenders, 8,
           "Contended kinds phase: processes on the read-write lock.");
 ABSL_FLAG(absl::Duration, ck_long_hold, absl::Milliseconds(100),
@@ -102,8 +103,8 @@ struct TimedSection {
 
 // Everything the blocks of one kind reported, with their windows.
 struct KindData {
-  std::vector<std::vector<TimedSection>> blocks;  // Sections, by block.
-  std::vector<std::vector<FailedWait>> failed;    // Failed waits, by block.
+  std::vector<std::vector<TimedSection>> blocks;     // Sections, by block.
+  std::vector<std::vector<FailedWait>> failed;       // Failed waits, by block.
   std::vector<std::pair<int64_t, int64_t>> windows;  // [start, last end] ns.
   int64_t sections = 0;
   int64_t failed_acquisitions = 0;
@@ -222,10 +223,10 @@ struct LockFigures {
 struct SemaphoreFigures {
   Handoffs handoffs;  // Per slot.
   std::vector<double> wait_us;
-  double mean_in_use_contended = 0;  // While some process waits.
+  double mean_in_use_contended = 0;     // While some process waits.
   double mean_releasing_contended = 0;  // Release called, not returned.
-  double contended_share = 0;        // Share of the window with a waiter.
-  double mean_in_use = 0;            // Over the whole window.
+  double contended_share = 0;           // Share of the window with a waiter.
+  double mean_in_use = 0;               // Over the whole window.
   int max_in_use = 0;
   int64_t no_slot = 0;  // Sections whose Lock had no slot (must be 0).
   double mean_waiting = 0;
@@ -317,37 +318,37 @@ class ContendedKindsPhase : public Phase {
   }
 
   void AddTargets(std::vector<Target>& targets) const override {
-    const std::string sem = absl::StrCat("semaphore (limit ", limit_, ", ",
-                                         contenders_[kSemaphore],
-                                         " processes)");
+    const std::string sem =
+        absl::StrCat("semaphore (limit ", limit_, ", ", contenders_[kSemaphore],
+                     " processes)");
     Target in_use = Unmeasured(absl::StrCat(
         sem, ": permits in use while contended ≥ 7.5 on average (hold ",
         absl::FormatDuration(hold_), ")"));
     Target in_use_long = Unmeasured(absl::StrCat(
         sem, ": permits in use while contended ≥ 7.5 on average (hold ",
         absl::FormatDuration(long_hold_), ")"));
-    Target handoff = Unmeasured(
-        absl::StrCat(sem, ": hand-off to a waiter, median ≤ 2 ms"));
-    Target requests = Unmeasured(absl::StrCat(
-        sem, ": requests per grant ≤ 1.5× a contended lock's (",
-        contenders_[kLock], " processes)"));
+    Target handoff =
+        Unmeasured(absl::StrCat(sem, ": hand-off to a waiter, median ≤ 2 ms"));
+    Target requests = Unmeasured(
+        absl::StrCat(sem, ": requests per grant ≤ 1.5× a contended lock's (",
+                     contenders_[kLock], " processes)"));
     Target limit = Unmeasured(
         absl::StrCat(sem, ": never more than ", limit_,
                      " holders at once, no slot held twice at once"));
-    const std::string rw = absl::StrCat(
-        "read-write lock (", contenders_[kRwLock], " processes, ",
-        absl::StrFormat("%.0f/%.0f", 100 * read_share_,
-                        100 - 100 * read_share_),
-        " read/write)");
-    Target readers =
-        Unmeasured(absl::StrCat(rw, ": mean readers inside > 1"));
+    const std::string rw =
+        absl::StrCat("read-write lock (", contenders_[kRwLock], " processes, ",
+                     absl::StrFormat("%.0f/%.0f", 100 * read_share_,
+                                     100 - 100 * read_share_),
+                     " read/write)");
+    Target readers = Unmeasured(absl::StrCat(rw, ": mean readers inside > 1"));
     Target bound = Unmeasured(absl::StrCat(
-        rw, ": writer wait p99 within the queueing bound (writers with no "
-            "other writer granted during their wait)"));
+        rw,
+        ": writer wait p99 within the queueing bound (writers with no "
+        "other writer granted during their wait)"));
     Target exclusion = Unmeasured(absl::StrCat(
         rw, ": no reader beside a writer, no two writers at once"));
-    Target queueing = Unmeasured(absl::StrCat(
-        rw, ": no reader admitted past a waiting writer's mark"));
+    Target queueing = Unmeasured(
+        absl::StrCat(rw, ": no reader admitted past a waiting writer's mark"));
     if (ran_) {
       const KindData& sd = data_[kSemaphore];
       const KindData& ld = data_[kLock];
@@ -380,13 +381,13 @@ class ContendedKindsPhase : public Phase {
                      Ms(Median(lock_.handoffs.waiter_gap_us))),
                  !sem_.handoffs.waiter_gap_us.empty() && hp50 <= 2000, true};
       const double rr = Ratio(sd.RequestsPerGrant(), ld.RequestsPerGrant());
-      requests = {requests.what,
-                  absl::StrFormat("%s (%.2f vs %.2f; masters' commands %.2f "
-                                  "vs %.2f)",
-                                  X(rr), sd.RequestsPerGrant(),
-                                  ld.RequestsPerGrant(), sd.CommandsPerGrant(),
-                                  ld.CommandsPerGrant()),
-                  sd.sections > 0 && ld.sections > 0 && rr <= 1.5, true};
+      requests = {
+          requests.what,
+          absl::StrFormat("%s (%.2f vs %.2f; masters' commands %.2f "
+                          "vs %.2f)",
+                          X(rr), sd.RequestsPerGrant(), ld.RequestsPerGrant(),
+                          sd.CommandsPerGrant(), ld.CommandsPerGrant()),
+          sd.sections > 0 && ld.sections > 0 && rr <= 1.5, true};
       limit = {limit.what,
                absl::StrFormat("at most %d at once; %d slot overlaps; %d "
                                "permits without a slot",
@@ -403,15 +404,15 @@ class ContendedKindsPhase : public Phase {
                  rw_.mean_readers > 1, true};
       const Dist lone = Summarize(rw_.lone_writer_wait_us);
       const Dist all = Summarize(rw_.writer_wait_us);
-      bound = {bound.what,
-               absl::StrFormat(
-                   "p99 %s ms vs the bound %s ms (%d such writers; all %d "
-                   "writers: p50 %s, p99 %s ms, %d over their own bound by "
-                   "at most %.1f ms)",
-                   Ms(lone.p99), Ms(BoundUs(0)), lone.count, all.count,
-                   Ms(all.p50), Ms(all.p99), rw_.writers_over_bound,
-                   rw_.worst_over_bound_ms),
-               lone.count > 0 && lone.p99 <= BoundUs(0), true};
+      bound = {
+          bound.what,
+          absl::StrFormat(
+              "p99 %s ms vs the bound %s ms (%d such writers; all %d "
+              "writers: p50 %s, p99 %s ms, %d over their own bound by "
+              "at most %.1f ms)",
+              Ms(lone.p99), Ms(BoundUs(0)), lone.count, all.count, Ms(all.p50),
+              Ms(all.p99), rw_.writers_over_bound, rw_.worst_over_bound_ms),
+          lone.count > 0 && lone.p99 <= BoundUs(0), true};
       exclusion = {
           exclusion.what,
           absl::StrFormat("%d reader/writer overlaps, %d writer/writer "
@@ -420,13 +421,12 @@ class ContendedKindsPhase : public Phase {
           rw_.reader_with_writer == 0 && rw_.writer_with_writer == 0, true};
       queueing = {
           queueing.what,
-          absl::StrFormat("%d readers past a mark (%d of them after another "
-                          "writer's grant; sent %s ms after the mark at the "
-                          "median; %d writers marked)",
-                          rw_.readers_past_mark,
-                          rw_.readers_past_mark_after_other_writer,
-                          Ms(Median(rw_.past_mark_margin_us)),
-                          rw_.marked_writers),
+          absl::StrFormat(
+              "%d readers past a mark (%d of them after another "
+              "writer's grant; sent %s ms after the mark at the "
+              "median; %d writers marked)",
+              rw_.readers_past_mark, rw_.readers_past_mark_after_other_writer,
+              Ms(Median(rw_.past_mark_margin_us)), rw_.marked_writers),
           rw_.readers_past_mark == 0, true};
     }
     for (Target* t : {&in_use, &in_use_long, &handoff, &requests, &limit,
@@ -443,24 +443,29 @@ class ContendedKindsPhase : public Phase {
       return;
     }
     absl::StrAppend(
-        &md, "### Contended semaphore and read-write lock, beside a contended "
-        "lock (processes, own connections, N=", kMasters, ")\n\n",
+        &md,
+        "### Contended semaphore and read-write lock, beside a contended "
+        "lock (processes, own connections, N=",
+        kMasters, ")\n\n",
         "Contender processes (`redlock-e2e-handoff-contender --kind=...`, "
         "each a blocking `Redlock` with default options, so waiters are "
-        "woken on release) loop acquire (ttl ", absl::FormatDuration(ttl_),
-        ", wait ", absl::FormatDuration(wait_), ") → hold ",
-        absl::FormatDuration(hold_), " → release (awaited) → think ",
-        absl::FormatDuration(think_), ". **lock**: ", contenders_[kLock],
+        "woken on release) loop acquire (ttl ",
+        absl::FormatDuration(ttl_), ", wait ", absl::FormatDuration(wait_),
+        ") → hold ", absl::FormatDuration(hold_),
+        " → release (awaited) → think ", absl::FormatDuration(think_),
+        ". **lock**: ", contenders_[kLock],
         " processes on one lock; **semaphore**: ", contenders_[kSemaphore],
         " processes on a semaphore of limit ", limit_,
         ", 1 permit each (`AcquirePermits`); **rwlock**: ",
-        contenders_[kRwLock], " processes on one read-write lock, each "
+        contenders_[kRwLock],
+        " processes on one read-write lock, each "
         "section a reader (`AcquireOptions::shared`) with probability ",
-        absl::StrFormat("%.2f", read_share_), ", else a writer (`Acquire`); "
+        absl::StrFormat("%.2f", read_share_),
+        ", else a writer (`Acquire`); "
         "**semaphore_long**: the semaphore's blocks again with hold ",
         absl::FormatDuration(long_hold_), " and think ",
-        absl::FormatDuration(long_hold_ / 2), ". ",
-        rounds_, " rounds of one ", absl::FormatDuration(block_),
+        absl::FormatDuration(long_hold_ / 2), ". ", rounds_, " rounds of one ",
+        absl::FormatDuration(block_),
         " block of each kind (the order rotating), each block with fresh "
         "processes connected before its clock starts. A holder's interval is "
         "its own, from its acquisition returning to its release being "
@@ -517,10 +522,10 @@ class ContendedKindsPhase : public Phase {
         &md, "| lock | ", absl::StrFormat("%.1f", lock_.mean_waiting), " | ",
         absl::StrFormat("%.2f of 1 | %.2f", lock_.held_contended,
                         lock_.releasing_contended),
-        " | | | 1 | ", lg.count, " | ", Ms(lg.p50), " | ", Ms(lg.p99),
-        " | ", lwg.count, " | ", Ms(lwg.p50), " | ", Ms(lwg.p90), " | ",
-        Ms(lwg.p99), " | ", lock_.handoffs.same_again, " | ",
-        lock_.handoffs.overlaps, " |\n");
+        " | | | 1 | ", lg.count, " | ", Ms(lg.p50), " | ", Ms(lg.p99), " | ",
+        lwg.count, " | ", Ms(lwg.p50), " | ", Ms(lwg.p90), " | ", Ms(lwg.p99),
+        " | ", lock_.handoffs.same_again, " | ", lock_.handoffs.overlaps,
+        " |\n");
     for (Kind k : {kSemaphore, kSemaphoreLong}) {
       const SemaphoreFigures& f = k == kSemaphore ? sem_ : sem_long_;
       const Dist g = Summarize(f.handoffs.gap_us);
@@ -570,18 +575,18 @@ class ContendedKindsPhase : public Phase {
         "(all writers) p50 / p99 ms |\n"
         "|--:|--:|--:|--:|--:|--:|---|---|---|--:|--:|--:|--:|---|\n");
     const Dist lw = Summarize(lock_.wait_us);
-    absl::StrAppend(
-        &md, "| ", rw_.readers + rw_.writers, " | ", rw_.readers, " | ",
-        rw_.writers, " | ",
-        absl::StrFormat("%.2f | %.2f | %d", rw_.mean_readers,
-                        rw_.mean_readers_inside, rw_.max_readers),
-        " | ", Ms(rw_r.p50), " / ", Ms(rw_r.p99), " | ", Ms(rw_w.p50), " / ",
-        Ms(rw_w.p99), " / ", Ms(rw_w.max), " | ", Ms(lone.p50), " / ",
-        Ms(lone.p99), " / ", Ms(lone.max), " (", lone.count, ") | ",
-        Ms(BoundUs(0)), " | ", rw_.writers_over_bound, " of ", rw_.writers,
-        " | ", rw_.readers_past_mark, " | ",
-        rw_.reader_with_writer + rw_.writer_with_writer, " | ", Ms(lw.p50),
-        " / ", Ms(lw.p99), " |\n\n");
+    absl::StrAppend(&md, "| ", rw_.readers + rw_.writers, " | ", rw_.readers,
+                    " | ", rw_.writers, " | ",
+                    absl::StrFormat("%.2f | %.2f | %d", rw_.mean_readers,
+                                    rw_.mean_readers_inside, rw_.max_readers),
+                    " | ", Ms(rw_r.p50), " / ", Ms(rw_r.p99), " | ",
+                    Ms(rw_w.p50), " / ", Ms(rw_w.p99), " / ", Ms(rw_w.max),
+                    " | ", Ms(lone.p50), " / ", Ms(lone.p99), " / ",
+                    Ms(lone.max), " (", lone.count, ") | ", Ms(BoundUs(0)),
+                    " | ", rw_.writers_over_bound, " of ", rw_.writers, " | ",
+                    rw_.readers_past_mark, " | ",
+                    rw_.reader_with_writer + rw_.writer_with_writer, " | ",
+                    Ms(lw.p50), " / ", Ms(lw.p99), " |\n\n");
   }
 
   void AddResults(Json& results) const override {
@@ -629,8 +634,10 @@ class ContendedKindsPhase : public Phase {
           const SemaphoreFigures& sem_f = k == kSemaphore ? sem_ : sem_long_;
           x["limit"] = limit_;
           x["permits"] = 1;
-          x["hold_ms"] = Num(absl::ToDoubleMilliseconds(Hold(static_cast<Kind>(k))));
-          x["think_ms"] = Num(absl::ToDoubleMilliseconds(Think(static_cast<Kind>(k))));
+          x["hold_ms"] =
+              Num(absl::ToDoubleMilliseconds(Hold(static_cast<Kind>(k))));
+          x["think_ms"] =
+              Num(absl::ToDoubleMilliseconds(Think(static_cast<Kind>(k))));
           x["acquire_wait"] = DistJson(Summarize(sem_f.wait_us));
           x["mean_waiting"] = Num(sem_f.mean_waiting);
           x["permits_in_use_while_contended"] =
@@ -732,8 +739,8 @@ class ContendedKindsPhase : public Phase {
       for (int j = 0; j < kKinds; ++j) {
         const Kind kind = static_cast<Kind>((j + round) % kKinds);
         if (absl::Status s = RunBlock(ctx, info, kind); !s.ok()) {
-          return absl::StrCat("round ", round + 1, ", ", kKindNames[kind],
-                              ": ", s.ToString());
+          return absl::StrCat("round ", round + 1, ", ", kKindNames[kind], ": ",
+                              s.ToString());
         }
       }
       Log(absl::StrCat("contended kinds round ", round + 1, "/", rounds_));
@@ -849,7 +856,8 @@ class ContendedKindsPhase : public Phase {
     for (const TimedSection& t : sections) {
       w.push_back({t.s.acquire_called_ns, t.s.acquired_ns});
     }
-    for (const FailedWait& f : failed) w.push_back({f.called_ns, f.returned_ns});
+    for (const FailedWait& f : failed)
+      w.push_back({f.called_ns, f.returned_ns});
     return w;
   }
 
@@ -883,8 +891,7 @@ class ContendedKindsPhase : public Phase {
           } else {
             by_slot[t.s.slot].push_back(t);
           }
-          f.wait_us.push_back((t.s.acquired_ns - t.s.acquire_called_ns) /
-                                 1e3);
+          f.wait_us.push_back((t.s.acquired_ns - t.s.acquire_called_ns) / 1e3);
         }
         for (auto& [slot, seq] : by_slot) AddHandoffs(seq, f.handoffs);
         const auto [w0, w1] = d.windows[b];
@@ -926,12 +933,12 @@ class ContendedKindsPhase : public Phase {
           contended += h.counted_s;
         }
         for (const TimedSection& t : d.blocks[b]) {
-          lock_.wait_us.push_back(
-              (t.s.acquired_ns - t.s.acquire_called_ns) / 1e3);
+          lock_.wait_us.push_back((t.s.acquired_ns - t.s.acquire_called_ns) /
+                                  1e3);
         }
         const auto [w0, w1] = d.windows[b];
-        const Sweep s = Integrate(Waits(d.blocks[b], d.failed[b]), nullptr,
-                                  w0, w1);
+        const Sweep s =
+            Integrate(Waits(d.blocks[b], d.failed[b]), nullptr, w0, w1);
         waiting += s.weighted_s;
         window += s.counted_s;
       }

@@ -201,8 +201,7 @@ struct KindConfig {
   // The masters' CPU per cycle (INFO cpu, summed over the 5 masters): the
   // commands, the scripts and the network I/O.
   double MasterCpuUsPerCycle() const {
-    return own.cpu_cycles > 0 ? 1e6 * masters.cpu.total() / own.cpu_cycles
-                              : 0;
+    return own.cpu_cycles > 0 ? 1e6 * masters.cpu.total() / own.cpu_cycles : 0;
   }
   // EVALSHA's own time per call (INFO commandstats usec / calls; it
   // includes the commands the script runs).
@@ -249,8 +248,8 @@ class KindsPhase : public Phase {
     for (int i = 0; i < kMasters; ++i) {
       absl::StatusOr<ContextPtr> c = ConnectSync(ctx.masters[i].address);
       if (!c.ok()) {
-        return absl::InternalError(absl::StrCat(
-            "kinds: INFO connection: ", c.status().ToString()));
+        return absl::InternalError(
+            absl::StrCat("kinds: INFO connection: ", c.status().ToString()));
       }
       info.push_back(*std::move(c));
     }
@@ -359,10 +358,10 @@ class KindsPhase : public Phase {
         "the lock (one client, sequential, N=5)\n\n",
         "Acquire, then the release awaited, on the same 5 masters: the plain "
         "lock (`Acquire(R)`), one permit of a semaphore of limit ",
-        limit_,
-        " (`AcquirePermits(S, {limit ", limit_,
+        limit_, " (`AcquirePermits(S, {limit ", limit_,
         ", permits 1})`) and a reader (`AcquireOptions::shared`), TTL ",
-        absl::FormatDuration(ttl_), ", each on a resource of its own, one "
+        absl::FormatDuration(ttl_),
+        ", each on a resource of its own, one "
         "client per kind. ",
         rounds_, " rounds; in each, for each client kind, a block of ",
         block_cycles_,
@@ -405,7 +404,8 @@ class KindsPhase : public Phase {
         "the reader the reader acquire script (checks the lock key and the "
         "writer's waiting key, sets the lock key, its own key and the readers' "
         "index) and the reader release script: per master and cycle, three "
-        "requests for the permit and two for the others (seen with MONITOR). \"Masters' commands\" counts the commands run "
+        "requests for the permit and two for the others (seen with MONITOR). "
+        "\"Masters' commands\" counts the commands run "
         "inside the scripts too (`total_commands_processed`, summed over the 5 "
         "masters); \"masters' CPU\" is their `used_cpu_user` + `used_cpu_sys` "
         "over the kind's blocks (summed over the 5 masters, network I/O "
