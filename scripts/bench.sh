@@ -22,10 +22,13 @@
 # the same masters and by the same method, and reports both side by side.
 #
 # Steps: micro benchmarks (Google Benchmark); the end-to-end harness
-# (redlock-e2e-bench: latency vs an interleaved floor, whole cycles with one
-# slow master, cycles under a joint membership record vs a steady one,
+# (redlock-e2e-bench: latency vs an interleaved floor, the uncontended cycle
+# of a semaphore permit and of a reader beside the lock's, whole cycles with
+# one slow master, cycles under a joint membership record vs a steady one,
 # throughput vs redis-benchmark, contention, hand-off between contender
-# processes with waiters polling vs woken on release, client CPU, a fresh
+# processes with waiters polling vs woken on release, a contended semaphore
+# (limit 8, 16 processes) and read-write lock (90/10, 8 processes) beside a
+# contended lock, client CPU, a fresh
 # client's first acquisition with a master stopped; TLS against plain TCP on
 # the same servers: cycles, connecting, a fresh client with a master
 # stopped); instructions per
@@ -41,7 +44,7 @@ for arg in "$@"; do
   case "$arg" in
     --quick) QUICK=1 ;;
     -h | --help)
-      sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,37p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)

@@ -6,7 +6,11 @@
 // as handoff_protocol.h describes: reads the masters, connects, says
 // "ready", waits for "go", then loops Acquire → hold → Release → think,
 // and reports every critical section, with the attempts its acquisition
-// made (from an Observer). Not meant to be run by hand.
+// made (from an Observer). --kind picks what it takes: a lock (the handoff
+// phase), a permit of a semaphore (--limit, --permits) or, for a read-write
+// lock, a reader with probability --read_share and a writer otherwise (the
+// contended_kinds phase, phases/contended_kinds.cc). Not meant to be run by
+// hand.
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -16,6 +20,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,6 +57,13 @@ ABSL_FLAG(std::optional<absl::Duration>, wake_jitter, std::nullopt,
           "RetryPolicy::wake_jitter (default: the library's).");
 ABSL_FLAG(absl::Duration, connect_budget, absl::Seconds(15),
           "How long to wait for every master before giving up.");
+ABSL_FLAG(std::string, kind, "lock",
+          "What each section takes: lock, semaphore (--limit, --permits) or "
+          "rwlock (a reader with probability --read_share, else a writer).");
+ABSL_FLAG(int, limit, 8, "--kind=semaphore: SemaphoreOptions::limit.");
+ABSL_FLAG(int, permits, 1, "--kind=semaphore: SemaphoreOptions::permits.");
+ABSL_FLAG(double, read_share, 0.9,
+          "--kind=rwlock: the probability that a section is a reader's.");
 
 namespace redlock::bench {
 namespace {
@@ -83,13 +95,26 @@ Sent SentSoFar(const Redlock& client) {
   return n;
 }
 
-// How many attempts the last acquisition of `resource` made. OnAcquired()
-// runs on the client's loop thread before the blocking Acquire() returns, so
-// the caller reads the count of its own acquisition once Acquire() is back.
+// How many attempts the last acquisition of `resource` made, when its
+// winning attempt was sent, and when its second attempt lost. The events
+// run on the client's loop thread before the blocking Acquire() returns, so
+// the caller reads the figures of its own acquisition once Acquire() is
+// back (one acquisition at a time per process).
 class AttemptsObserver : public Observer {
  public:
   explicit AttemptsObserver(std::string resource)
       : resource_(std::move(resource)) {}
+
+  void OnAttempt(const AttemptEvent& event) override {
+    if (event.resource != resource_) return;
+    const int64_t now = SteadyNanos(Now());
+    if (event.outcome.ok()) {
+      won_sent_ns_.store(now - absl::ToInt64Nanoseconds(event.elapsed),
+                         std::memory_order_release);
+    } else if (event.attempt == 2) {
+      marked_ns_.store(now, std::memory_order_release);
+    }
+  }
 
   void OnAcquired(const AcquiredEvent& event) override {
     if (event.resource == resource_) {
@@ -97,16 +122,42 @@ class AttemptsObserver : public Observer {
     }
   }
 
-  // The count of the last acquisition, and 0 in its place, so that a section
-  // never shows an earlier acquisition's count.
-  int TakeLastAttempts() {
-    return last_attempts_.exchange(0, std::memory_order_acq_rel);
+  // The figures of the last acquisition, and 0 in their place, so that a
+  // section never shows an earlier acquisition's.
+  void TakeLast(HandoffSection* s) {
+    s->attempts = last_attempts_.exchange(0, std::memory_order_acq_rel);
+    s->won_sent_ns = won_sent_ns_.exchange(0, std::memory_order_acq_rel);
+    s->marked_ns = marked_ns_.exchange(0, std::memory_order_acq_rel);
+  }
+  void Clear() {
+    HandoffSection ignored;
+    TakeLast(&ignored);
   }
 
  private:
   const std::string resource_;
   std::atomic<int> last_attempts_{0};
+  std::atomic<int64_t> won_sent_ns_{0};
+  std::atomic<int64_t> marked_ns_{0};
 };
+
+// One acquisition of what --kind says: a lock, a permit set, a reader or a
+// writer.
+absl::StatusOr<Lock> AcquireOne(Redlock& client, absl::string_view resource,
+                                absl::Duration ttl, absl::Duration wait,
+                                bool shared) {
+  AcquireOptions options;
+  options.ttl = ttl;
+  options.wait = wait;
+  if (absl::GetFlag(FLAGS_kind) == "semaphore") {
+    SemaphoreOptions sem;
+    sem.limit = absl::GetFlag(FLAGS_limit);
+    sem.permits = absl::GetFlag(FLAGS_permits);
+    return client.AcquirePermits(resource, sem, options);
+  }
+  options.shared = shared;
+  return client.Acquire(resource, options);
+}
 
 // Connected to every master, each one's grants counting, and one lock (on a
 // resource of this contender's own) taken and released: from here on the
@@ -117,11 +168,19 @@ absl::Status WarmUp(Redlock& client, absl::Duration ttl) {
   const absl::Time deadline = absl::Now() + absl::GetFlag(FLAGS_connect_budget);
   absl::Status last = absl::UnavailableError("not tried");
   bool cycled = false;
+  const std::string kind = absl::GetFlag(FLAGS_kind);
   while (absl::Now() < deadline) {
     if (!cycled) {
+      // The scripts a kind uses are loaded on their first use: a permit set
+      // or a reader is taken once here, and for a read-write lock a writer
+      // is refused by that reader and retries once (the writer script).
       absl::StatusOr<Lock> lock =
-          client.Acquire(resource, ttl, absl::ZeroDuration());
+          AcquireOne(client, resource, ttl, absl::ZeroDuration(),
+                     /*shared=*/kind == "rwlock");
       if (lock.ok()) {
+        if (kind == "rwlock") {
+          client.Acquire(resource, ttl, absl::Milliseconds(30)).IgnoreError();
+        }
         absl::StatusOr<ReleaseReport> released = client.Release(*lock);
         cycled = released.ok();
         if (!released.ok()) last = released.status();
@@ -151,22 +210,33 @@ ContenderReport Loop(Redlock& client, AttemptsObserver& attempts,
   const absl::Duration wait = absl::GetFlag(FLAGS_wait);
   const absl::Duration hold = absl::GetFlag(FLAGS_hold);
   const absl::Duration think = absl::GetFlag(FLAGS_think);
+  const double read_share = absl::GetFlag(FLAGS_kind) == "rwlock"
+                                ? absl::GetFlag(FLAGS_read_share)
+                                : 0.0;
+  std::mt19937_64 random(0x5eed0000u + absl::GetFlag(FLAGS_id));
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
   ContenderReport report;
   report.sections.reserve(4096);
   const Sent sent_before = SentSoFar(client);
   const Cpu cpu_before = CpuNow(RUSAGE_SELF);
   while (Now() < end) {
-    attempts.TakeLastAttempts();
+    const bool shared = uniform(random) < read_share;
+    attempts.Clear();
     const SteadyTime called = Now();
-    absl::StatusOr<Lock> lock = client.Acquire(resource, ttl, wait);
+    absl::StatusOr<Lock> lock = AcquireOne(client, resource, ttl, wait, shared);
     const SteadyTime acquired = Now();
-    const int attempts_made = attempts.TakeLastAttempts();
+    HandoffSection section;
+    attempts.TakeLast(&section);
     report.waiting_ns += SteadyNanos(acquired) - SteadyNanos(called);
     if (!lock.ok()) {
       ++report.failed_acquisitions;
       report.last_error = lock.status().ToString();
+      report.failed_waits.push_back(
+          {SteadyNanos(called), SteadyNanos(acquired)});
       continue;
     }
+    section.slot = lock->slots().empty() ? -1 : lock->slots().front();
+    section.shared = lock->shared();
     absl::SleepFor(hold);
     const SteadyTime release_start = Now();
     absl::StatusOr<ReleaseReport> released = client.Release(*lock);
@@ -175,9 +245,11 @@ ContenderReport Loop(Redlock& client, AttemptsObserver& attempts,
       ++report.failed_releases;
       report.last_error = released.status().ToString();
     }
-    report.sections.push_back({SteadyNanos(called), SteadyNanos(acquired),
-                               SteadyNanos(release_start),
-                               SteadyNanos(release_end), attempts_made});
+    section.acquire_called_ns = SteadyNanos(called);
+    section.acquired_ns = SteadyNanos(acquired);
+    section.release_start_ns = SteadyNanos(release_start);
+    section.release_end_ns = SteadyNanos(release_end);
+    report.sections.push_back(section);
     absl::SleepFor(think);
   }
   report.cpu = CpuNow(RUSAGE_SELF) - cpu_before;

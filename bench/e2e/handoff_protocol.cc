@@ -18,7 +18,12 @@ std::string EncodeReport(const ContenderReport& report) {
   for (const HandoffSection& s : report.sections) {
     absl::StrAppend(&out, "section ", s.acquire_called_ns, " ", s.acquired_ns,
                     " ", s.release_start_ns, " ", s.release_end_ns, " ",
-                    s.attempts, "\n");
+                    s.attempts, " ", s.slot, " ", s.shared ? 1 : 0, " ",
+                    s.won_sent_ns, " ", s.marked_ns, "\n");
+  }
+  for (const FailedWait& w : report.failed_waits) {
+    absl::StrAppend(&out, "failed_wait ", w.called_ns, " ", w.returned_ns,
+                    "\n");
   }
   absl::StrAppend(&out, "failed_acquisitions ", report.failed_acquisitions,
                   "\n", "failed_releases ", report.failed_releases, "\n");
@@ -47,14 +52,24 @@ absl::StatusOr<ContenderReport> ParseReport(absl::string_view text) {
     }
     const std::vector<absl::string_view> f = absl::StrSplit(line, ' ');
     bool ok = false;
-    if (f[0] == "section" && f.size() == 6) {
+    if (f[0] == "section" && f.size() == 10) {
       HandoffSection s;
+      int shared = 0;
       ok = absl::SimpleAtoi(f[1], &s.acquire_called_ns) &&
            absl::SimpleAtoi(f[2], &s.acquired_ns) &&
            absl::SimpleAtoi(f[3], &s.release_start_ns) &&
            absl::SimpleAtoi(f[4], &s.release_end_ns) &&
-           absl::SimpleAtoi(f[5], &s.attempts);
+           absl::SimpleAtoi(f[5], &s.attempts) &&
+           absl::SimpleAtoi(f[6], &s.slot) && absl::SimpleAtoi(f[7], &shared) &&
+           absl::SimpleAtoi(f[8], &s.won_sent_ns) &&
+           absl::SimpleAtoi(f[9], &s.marked_ns);
+      s.shared = shared != 0;
       report.sections.push_back(s);
+    } else if (f[0] == "failed_wait" && f.size() == 3) {
+      FailedWait w;
+      ok = absl::SimpleAtoi(f[1], &w.called_ns) &&
+           absl::SimpleAtoi(f[2], &w.returned_ns);
+      report.failed_waits.push_back(w);
     } else if (f[0] == "failed_acquisitions" && f.size() == 2) {
       ok = absl::SimpleAtoi(f[1], &report.failed_acquisitions);
     } else if (f[0] == "failed_releases" && f.size() == 2) {

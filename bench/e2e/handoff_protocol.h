@@ -55,6 +55,25 @@ struct HandoffSection {
   // The acquisition's attempts (AcquiredEvent::attempts): 1 when the first
   // attempt won, 2 or more when the contender had to wait for the lock.
   int attempts = 0;
+  // A semaphore's permit: the first slot it holds (Lock::slots()); -1 for a
+  // lock or a reader.
+  int slot = -1;
+  // A reader of a read-write lock (Lock::shared()).
+  bool shared = false;
+  // When the winning attempt was sent: the observer's OnAttempt time of the
+  // winning attempt minus its AttemptEvent::elapsed. 0 if not seen.
+  int64_t won_sent_ns = 0;
+  // A writer: when its second attempt was decided and lost (OnAttempt with
+  // attempt 2), so from when its waiting mark was on the masters that
+  // refused it (a writer's retries run the writer script, which sets it).
+  // 0 if it had no refused second attempt.
+  int64_t marked_ns = 0;
+};
+
+// An acquisition that returned without a lock.
+struct FailedWait {
+  int64_t called_ns = 0;
+  int64_t returned_ns = 0;
 };
 
 // What one contender did between START and the end of its loop.
@@ -73,6 +92,8 @@ struct ContenderReport {
   int64_t subscriber_messages = 0;
   // Time spent inside Acquire(), failed calls included.
   int64_t waiting_ns = 0;
+  // Every acquisition that failed, with its times.
+  std::vector<FailedWait> failed_waits;
 };
 
 // The report as lines, ending with "done\n".

@@ -23,6 +23,10 @@
 //               poll, quorum for acquire, all for release); AsyncRedlock
 //               driven on this thread; blocking Redlock; for N = 1, 3, 5, 7.
 //               Also the client CPU per cycle (getrusage).
+//   kinds       the uncontended cycle of a semaphore permit (limit 8) and of
+//               a reader, each beside the lock's at N=5, async and
+//               blocking, in interleaved blocks; the masters' INFO around
+//               each block.
 //   fault       whole cycles (acquire, then the release awaited as a caller
 //               awaits it; also with wait_for_all_masters) with one of five
 //               masters behind a FaultProxy adding latency each way,
@@ -39,6 +43,12 @@
 //               blocking Redlock) on one resource: hand-off gap, requests
 //               and CPU per critical section, waiters only polling vs woken
 //               on release, in interleaved blocks.
+//   contended_kinds
+//               contender processes at N=5: 8 on a lock, 16 on a semaphore
+//               of limit 8 (hold 10ms, and again 100ms), 8 on a read-write
+//               lock (90% readers), in interleaved blocks: permits in use,
+//               hand-offs, requests per grant, readers inside, writer waits
+//               against the queueing bound.
 //   fresh       a fresh Redlock's Create() + first Acquire() (+ Release(),
 //               destroyed) with every master healthy and with one SIGSTOPped,
 //               in interleaved pairs (only with masters it started).
@@ -108,7 +118,8 @@ ABSL_FLAG(bool, quick, false,
           "below).");
 // The default is every registered phase, in order (read after main starts,
 // when every phase file has registered):
-// latency,fault,membership,throughput,contention,handoff,fresh,tls.
+// latency,kinds,fault,membership,throughput,contention,handoff,
+// contended_kinds,fresh,tls.
 ABSL_FLAG(std::string, phases, redlock::bench::AllPhaseNames(),
           "Which phases to run, comma-separated.");
 ABSL_FLAG(absl::Duration, ttl, absl::Seconds(10),

@@ -18,6 +18,7 @@ namespace redlock::bench {
 MasterCounters& MasterCounters::operator+=(const MasterCounters& o) {
   commands += o.commands;
   for (const auto& [name, n] : o.calls) calls[name] += n;
+  for (const auto& [name, n] : o.usec) usec[name] += n;
   cpu += o.cpu;
   return *this;
 }
@@ -26,9 +27,13 @@ MasterCounters MasterCounters::operator-(const MasterCounters& o) const {
   MasterCounters d = *this;
   d.commands -= o.commands;
   for (const auto& [name, n] : o.calls) d.calls[name] -= n;
+  for (const auto& [name, n] : o.usec) d.usec[name] -= n;
   d.cpu = cpu - o.cpu;
   for (auto it = d.calls.begin(); it != d.calls.end();) {
     it = it->second == 0 ? d.calls.erase(it) : std::next(it);
+  }
+  for (auto it = d.usec.begin(); it != d.usec.end();) {
+    it = d.calls.count(it->first) == 0 ? d.usec.erase(it) : std::next(it);
   }
   return d;
 }
@@ -61,6 +66,9 @@ MasterCounters ParseMasterCounters(absl::string_view info) {
         if (absl::ConsumePrefix(&field, "calls=") &&
             absl::SimpleAtoi(field, &n)) {
           c.calls[std::string(parts[0])] = n;
+        } else if (absl::ConsumePrefix(&field, "usec=") &&
+                   absl::SimpleAtoi(field, &n)) {
+          c.usec[std::string(parts[0])] = n;
         }
       }
     }

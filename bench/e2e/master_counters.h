@@ -30,6 +30,7 @@ inline constexpr int kInfoCommandsPerReading = 1;
 struct MasterCounters {
   int64_t commands = 0;                  // total_commands_processed
   std::map<std::string, int64_t> calls;  // cmdstat_NAME calls, by NAME
+  std::map<std::string, int64_t> usec;   // cmdstat_NAME usec, by NAME
   Cpu cpu;                               // used_cpu_user, used_cpu_sys
 
   MasterCounters& operator+=(const MasterCounters& o);
