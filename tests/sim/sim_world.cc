@@ -54,6 +54,28 @@ std::string ResourceName(int resource) {
 
 int64_t Ns(absl::Duration d) { return absl::ToInt64Nanoseconds(d); }
 
+// The winning attempt's votes, one letter per master (torture::Section).
+std::string VoteLetters(const std::vector<MasterVote>& votes) {
+  std::string out;
+  for (const MasterVote& v : votes) {
+    switch (v.kind) {
+      case MasterVote::Kind::kGranted:
+        out += 'g';
+        break;
+      case MasterVote::Kind::kDenied:
+        out += 'd';
+        break;
+      case MasterVote::Kind::kFailed:
+        out += 'f';
+        break;
+      case MasterVote::Kind::kPending:
+        out += 'p';
+        break;
+    }
+  }
+  return out;
+}
+
 absl::Duration Uniform(std::mt19937_64& rng, absl::Duration lo,
                        absl::Duration hi) {
   if (hi <= lo) return lo;
@@ -638,6 +660,7 @@ void World::Acquire(int client, const PlannedOp* op, absl::Duration wait,
             s.limit = resource == kPool ? sem.limit : 0;
             s.permits = resource == kPool ? sem.permits : 0;
             s.token = lock->token();
+            s.votes = VoteLetters(lock->votes());
             s.fence = static_cast<int64_t>(lock->fence());
             s.start = start;
             s.ret = T();
