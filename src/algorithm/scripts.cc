@@ -347,11 +347,11 @@ const Script& SemaphoreExtendScript() {
 }
 
 const Script& SemaphoreCountersAcquireScript() {
-  static const Script* const script = new Script(
-      MakeScript("semaphore counters acquire (test only, unsafe)",
-                 kSemaphoreCountersAcquireSource,
-                 /*creates_lock=*/true,
-                 /*loaded_on_connect=*/false));
+  static const Script* const script =
+      new Script(MakeScript("semaphore counters acquire (test only, unsafe)",
+                            kSemaphoreCountersAcquireSource,
+                            /*creates_lock=*/true,
+                            /*loaded_on_connect=*/false));
   return *script;
 }
 
@@ -407,12 +407,11 @@ const Script& MarkerScript() {
 
 const std::vector<const Script*>& AllScripts() {
   static const auto* const scripts = new std::vector<const Script*>{
-      &ReleaseScript(),          &ExtendScript(),
-      &FencedAcquireScript(),    &FenceWriteScript(),
-      &MultiAcquireScript(),     &MarkerScript(),
+      &ReleaseScript(), &ExtendScript(), &FencedAcquireScript(),
+      &FenceWriteScript(), &MultiAcquireScript(), &MarkerScript(),
       &SemaphoreAcquireScript(), &SemaphoreExtendScript(),
-      &ReaderAcquireScript(),    &ReaderExtendScript(),
-      &ReaderReleaseScript(),    &WriterAcquireScript(),
+      &ReaderAcquireScript(), &ReaderExtendScript(), &ReaderReleaseScript(),
+      &WriterAcquireScript(),
       // Test only (Engine::set_semaphore_majority_of_counters_for_testing);
       // listed so that its on-demand SCRIPT LOAD is recognised.
       &SemaphoreCountersAcquireScript()};

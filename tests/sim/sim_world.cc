@@ -1527,9 +1527,15 @@ namespace {
 
 // A history's violations by kind, gravest first.
 std::array<int64_t, 9> ViolationKinds(const torture::Summary& s) {
-  return {s.mutual_exclusion,   s.reader_with_writer, s.permits_over_limit,
-          s.stale_fenced_accepted, s.fence_duplicate, s.fence_order,
-          s.callbacks,          s.leftovers,          s.liveness};
+  return {s.mutual_exclusion,
+          s.reader_with_writer,
+          s.permits_over_limit,
+          s.stale_fenced_accepted,
+          s.fence_duplicate,
+          s.fence_order,
+          s.callbacks,
+          s.leftovers,
+          s.liveness};
 }
 
 }  // namespace
@@ -1648,9 +1654,9 @@ std::string FormatPlan(const Plan& plan) {
                               absl::ToDoubleSeconds(op.cancel_after))
             : std::string(),
         op.fresh_client ? " fresh-client" : "",
-        op.permits > 0  ? absl::StrFormat(" permits %d", op.permits)
-        : op.shared     ? std::string(" reader")
-                        : std::string());
+        op.permits > 0 ? absl::StrFormat(" permits %d", op.permits)
+        : op.shared    ? std::string(" reader")
+                       : std::string());
   }
   return out;
 }

@@ -385,7 +385,6 @@ void CheckResource(const std::string& r, const std::vector<const Section*>& v,
                     late ? " (sent past valid_until)" : ""));
     }
   }
-
 }
 
 // Liveness on one resource's sections `v` (its lock's, or a semaphore's),
