@@ -4,6 +4,8 @@
 // (src/engine/engine.h, the production code) on a SimRuntime, contend for two
 // resources — one fenced, one not, as in examples/lease/ — on N simulated
 // masters, while a nemesis injects faults on a schedule drawn from the seed.
+// (With WorldConfig::primitive, permits of one counting semaphore instead,
+// or readers and writers of the two resources.)
 // Everything runs on one SimLoop: a history is a pure function of its Plan,
 // and the Plan a pure function of (config, seed), so any history replays.
 //
