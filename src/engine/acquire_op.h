@@ -177,6 +177,14 @@ class Engine::AcquireOp final : public Engine::Operation,
       config.command =
           SemaphoreAcquireCommand(semaphore_->limit_key, semaphore_->slot_keys,
                                   token_, ttl_, semaphore_->limit, candidates_);
+      if (engine_->semaphore_majority_of_counters_) {
+        // TEST ONLY, unsafe: majority of counters (see
+        // Engine::set_semaphore_majority_of_counters_for_testing).
+        keys_ = semaphore_->slot_keys;
+        config.command = SemaphoreCountersAcquireCommand(
+            semaphore_->limit_key, semaphore_->slot_keys, token_, ttl_,
+            semaphore_->limit, semaphore_->permits);
+      }
       config.map_reply = &SemaphoreAcquireVote;
       // For the free slots the denials report, and limit mismatches.
       config.keep_replies = true;

@@ -110,6 +110,17 @@ class Engine {
   // a grant. Kept so the simulation (tests/sim) can show it finds the double
   // grant this allows. Never set outside tests.
   void set_legacy_grant_rule_for_testing(bool on) { legacy_grant_rule_ = on; }
+  // TEST ONLY, and unsafe: a semaphore's acquisitions use the
+  // majority-of-counters rule (SemaphoreCountersAcquireScript: each master
+  // admits while its own count leaves room, taking any free slot of its
+  // own, and a majority of admissions wins), which admits more holders than
+  // the limit (docs/design.md, "Why not counters"). The permit set's keys
+  // are then all of the semaphore's slots (release deletes those holding
+  // the token; extension fails). Kept so the simulation (tests/sim) can show
+  // the violation. Never set outside tests.
+  void set_semaphore_majority_of_counters_for_testing(bool on) {
+    semaphore_majority_of_counters_ = on;
+  }
   // TEST ONLY, and unsafe: the restart guard's rule from before it knew of
   // partial data loss — a master carrying a trusted marker counts at once,
   // even if it restarted since it was marked with persistence that can
@@ -300,6 +311,7 @@ class Engine {
   // ComputeMaxTtlAgreement() as of the last Rejudge().
   absl::Status max_ttl_agreement_;
   bool legacy_grant_rule_ = false;
+  bool semaphore_majority_of_counters_ = false;  // Unsafe, test only.
   bool trust_marked_restarts_ = false;
   // Set first thing in ~Engine: late replies to marker reads do nothing.
   bool destroying_ = false;

@@ -1234,6 +1234,45 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     return RedisReply::Array(std::move(reply));
   }
 
+  // TEST ONLY, unsafe (Engine::set_semaphore_majority_of_counters_for_testing).
+  if (sha1 == internal::SemaphoreCountersAcquireScript().sha1) {
+    if (!need(1, 4)) return missing("semaphore counters acquire");
+    RedisReply limit;
+    if (!call_at({"GET", keys[0]}, 1, &limit)) return limit;
+    if (limit.type == RedisReply::Type::kString && limit.str != args[2]) {
+      return RedisReply::Array({RedisReply::Integer(-1), limit});
+    }
+    std::vector<size_t> free;
+    for (size_t s = 1; s < keys.size(); ++s) {
+      if (!exists(keys[s])) free.push_back(s);
+    }
+    const std::optional<double> permits = LuaToNumber(args[3]);
+    if (!permits.has_value()) return not_a_number("semaphore counters acquire");
+    std::vector<RedisReply> reply = {RedisReply::Integer(0)};
+    if (static_cast<double>(free.size()) >= *permits) {
+      RedisReply r;
+      for (size_t i = 0; static_cast<double>(i) + 1 <= *permits; ++i) {
+        if (!call_at({"SET", keys[free[i]], args[0], "PX", args[1]}, 10, &r)) {
+          return r;
+        }
+      }
+      const std::optional<double> ttl = LuaToNumber(args[1]);
+      if (!ttl.has_value()) return not_a_number("semaphore counters acquire");
+      const double longer = std::max(*ttl, static_cast<double>(pttl(keys[0])));
+      if (!call_at({"SET", keys[0], args[2], "PX", LuaNumberArg(longer)}, 13,
+                   &r)) {
+        return r;
+      }
+      reply[0] = RedisReply::Integer(1);
+    }
+    for (size_t s = 1; s < keys.size(); ++s) {
+      if (!exists(keys[s])) {
+        reply.push_back(RedisReply::Integer(static_cast<int64_t>(s) - 1));
+      }
+    }
+    return RedisReply::Array(std::move(reply));
+  }
+
   if (sha1 == internal::SemaphoreExtendScript().sha1) {
     if (!need(1, 3)) return missing("semaphore extend");
     RedisReply r;

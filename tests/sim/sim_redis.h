@@ -50,8 +50,9 @@
 // Lua scripts are not interpreted: the engine's scripts (every one of
 // AllScripts(): release, extend, multi acquire, fenced acquire, fence
 // write, marker, semaphore acquire and extend, reader acquire, extend and
-// release, writer acquire), ReconfigureScript() and kFencedSetScript are
-// recognised by SHA-1 and run as C++ with the same semantics (including
+// release, writer acquire, and the test-only semaphore counters acquire),
+// ReconfigureScript() and kFencedSetScript are recognised by SHA-1 and run
+// as C++ with the same semantics (including
 // Redis's Lua-to-reply conversion: a table becomes an array, a number an
 // integer, false nil, redis.error_reply() an error reply). The semaphore and
 // reader scripts also give back, as Redis does, the error of a call that

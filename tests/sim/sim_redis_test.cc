@@ -1528,6 +1528,42 @@ TEST_F(SimRedisDifferentialTest, SemaphoreAcquireMatches) {
   Same({"GET", "sem:limit"});
 }
 
+// The test-only, unsafe majority-of-counters script
+// (Engine::set_semaphore_majority_of_counters_for_testing): a master admits
+// while enough of its own slots are free, taking the lowest free ones.
+TEST_F(SimRedisDifferentialTest, SemaphoreCountersAcquireMatches) {
+  LoadScripts();
+  const std::vector<std::string> slots = {"sem:0", "sem:1", "sem:2"};
+  const absl::Duration ttl = absl::Seconds(10);
+  auto acquire = [&](const char* token, int permits, int limit = 3) {
+    return Script(internal::SemaphoreCountersAcquireCommand(
+        "sem:limit", slots, token, ttl, limit, permits));
+  };
+  // Any free slots: the lowest ones, here slots 0 and 2 around a taken 1.
+  Same({"SET", "sem:1", "other", "PX", "20000"});
+  Same(acquire("tok-a", 2));
+  Same({"GET", "sem:0"});
+  Same({"GET", "sem:2"});
+  CloseInteger({"PTTL", "sem:2"}, 100);
+  Same({"GET", "sem:limit"});
+  CloseInteger({"PTTL", "sem:limit"}, 100);
+  // No room: nothing set, the free slots (none) listed.
+  Same(acquire("tok-b", 1));
+  Same({"DEL", "sem:0"});
+  Same(acquire("tok-b", 2));
+  Same({"EXISTS", "sem:0"});
+  Same(acquire("tok-b", 1));
+  Same({"GET", "sem:0"});
+  // Another limit stored: {-1, it}, nothing changes.
+  Same({"DEL", "sem:0"});
+  Same(acquire("tok-c", 1, 2));
+  Same({"EXISTS", "sem:0"});
+  // The limit key keeps the longer of its TTL and the grant's.
+  Same({"SET", "sem:limit", "3", "PX", "60000"});
+  Same(acquire("tok-c", 1));
+  CloseInteger({"PTTL", "sem:limit"}, 100);
+}
+
 TEST_F(SimRedisDifferentialTest, SemaphoreExtendMatches) {
   LoadScripts();
   const std::vector<std::string> slots = {"sem:0", "sem:1", "sem:2"};

@@ -32,6 +32,9 @@ namespace {
 constexpr const char* kResources[2] = {"fenced", "plain"};
 // PlannedOp::resource 2 (churn configurations only): both, as one lock.
 constexpr int kBoth = 2;
+// PlannedOp::resource 3 (WorldConfig::kSemaphore only): the semaphore.
+constexpr int kPool = 3;
+constexpr const char* kPoolName = "pool";
 
 // The resources (indexes into kResources) of a planned op's lock.
 std::vector<int> ResourcesOf(int resource) {
@@ -39,11 +42,39 @@ std::vector<int> ResourcesOf(int resource) {
   return {resource};
 }
 
+// The name of one of ResourcesOf()'s elements (the semaphore's, or a
+// resource's).
+const char* NameOf(int resource) {
+  return resource == kPool ? kPoolName : kResources[resource];
+}
+
 std::string ResourceName(int resource) {
-  return resource == kBoth ? "fenced+plain" : kResources[resource];
+  return resource == kBoth ? "fenced+plain" : NameOf(resource);
 }
 
 int64_t Ns(absl::Duration d) { return absl::ToInt64Nanoseconds(d); }
+
+// The winning attempt's votes, one letter per master (torture::Section).
+std::string VoteLetters(const std::vector<MasterVote>& votes) {
+  std::string out;
+  for (const MasterVote& v : votes) {
+    switch (v.kind) {
+      case MasterVote::Kind::kGranted:
+        out += 'g';
+        break;
+      case MasterVote::Kind::kDenied:
+        out += 'd';
+        break;
+      case MasterVote::Kind::kFailed:
+        out += 'f';
+        break;
+      case MasterVote::Kind::kPending:
+        out += 'p';
+        break;
+    }
+  }
+  return out;
+}
 
 absl::Duration Uniform(std::mt19937_64& rng, absl::Duration lo,
                        absl::Duration hi) {
@@ -307,6 +338,9 @@ void World::NewEngine(int i) {
   clients_[i].engine = *std::move(engine);
   if (config_.legacy_grant_rule) {
     clients_[i].engine->set_legacy_grant_rule_for_testing(true);
+  }
+  if (config_.semaphore_counters) {
+    clients_[i].engine->set_semaphore_majority_of_counters_for_testing(true);
   }
   if (config_.trust_marked_restarts) {
     clients_[i].engine->set_trust_marked_restarts_for_testing(true);
@@ -581,8 +615,10 @@ void World::Acquire(int client, const PlannedOp* op, absl::Duration wait,
   AcquireOptions options;
   options.ttl = config_.ttl;
   options.wait = wait;
-  // A lock that includes the fenced resource is fenced.
-  options.fencing = op->resource != 1;
+  // A lock that includes the fenced resource is fenced; a reader and a
+  // semaphore's permits never are.
+  options.fencing = op->resource != 1 && op->resource != kPool && !op->shared;
+  options.shared = op->shared;
   if (op->cancel_after > absl::ZeroDuration()) {
     // From "another thread": through the runtime's mailbox, like a real one.
     loop_.After(op->cancel_after,
@@ -591,10 +627,15 @@ void World::Acquire(int client, const PlannedOp* op, absl::Duration wait,
   const size_t call = NewCall(client, "acquire", op->resource);
   const int64_t start = T();
   std::vector<std::string> names;
-  for (int r : ResourcesOf(op->resource)) names.push_back(kResources[r]);
-  absl::Status sent = c.engine->Acquire(
-      names, options,
-      [this, call, client, start, resource = op->resource,
+  for (int r : ResourcesOf(op->resource)) names.push_back(NameOf(r));
+  SemaphoreOptions sem;
+  if (op->resource == kPool) {
+    sem.limit = plan_.limit;
+    sem.permits = op->permits;
+  }
+  AsyncRedlock::AcquireCallback done =
+      [this, call, client, start, resource = op->resource, sem,
+       shared = op->shared,
        then = std::move(then)](absl::StatusOr<Lock> lock) mutable {
         ++history_.calls[call].completions;
         // One record per resource: a lock on both holds each of them, and
@@ -603,7 +644,7 @@ void World::Acquire(int client, const PlannedOp* op, absl::Duration wait,
           if (!lock.ok()) {
             torture::AcquireFailure f;
             f.client = client;
-            f.resource = kResources[r];
+            f.resource = NameOf(r);
             f.start = start;
             f.ret = T();
             f.code = absl::StatusCodeToString(lock.status().code());
@@ -612,8 +653,14 @@ void World::Acquire(int client, const PlannedOp* op, absl::Duration wait,
             torture::Section s;
             s.client = client;
             s.seq = clients_[client].sections++;
-            s.resource = kResources[r];
+            s.resource = NameOf(r);
+            s.shared = shared;
+            // What the holder takes itself to hold: judged against the
+            // limit by the checker.
+            s.limit = resource == kPool ? sem.limit : 0;
+            s.permits = resource == kPool ? sem.permits : 0;
             s.token = lock->token();
+            s.votes = VoteLetters(lock->votes());
             s.fence = static_cast<int64_t>(lock->fence());
             s.start = start;
             s.ret = T();
@@ -623,7 +670,11 @@ void World::Acquire(int client, const PlannedOp* op, absl::Duration wait,
           }
         }
         then(std::move(lock));
-      });
+      };
+  absl::Status sent =
+      op->resource == kPool
+          ? c.engine->AcquirePermits(kPoolName, sem, options, std::move(done))
+          : c.engine->Acquire(names, options, std::move(done));
   if (!sent.ok()) {
     // Refused at once: the callback will not run.
     history_.calls[call].completions = 1;
@@ -711,7 +762,9 @@ void World::OnWon(int client, const PlannedOp* op, Lock lock) {
 void World::Write(std::shared_ptr<Holding> h, absl::AnyInvocable<void()> then) {
   if (h->finished || quiescing_) return;
   torture::Section& s = history_.sections[h->section];
-  if (h->op->resource == 1) {
+  // The unfenced resource, a semaphore's permits and a reader: no storage
+  // can refuse their writes (a reader's are reads).
+  if (h->op->resource == 1 || h->op->resource == kPool || h->op->shared) {
     ++s.unfenced;
     if (T() > s.valid_until) ++s.unfenced_late;
     then();
@@ -967,6 +1020,8 @@ void World::HealAll() {
 
 // Acquires resource `index` (then releases it) through a client, retrying
 // until it wins or a bound well past the liveness bound has passed.
+// Four probes: each resource twice (a lock, or with kRwLock a writer then a
+// reader), or with kSemaphore one permit and all of them, twice.
 void World::Probe(size_t index, absl::AnyInvocable<void()> done) {
   if (index >= 2 * std::size(kResources)) {
     done();
@@ -977,6 +1032,12 @@ void World::Probe(size_t index, absl::AnyInvocable<void()> done) {
   op->client = client;
   op->resource = static_cast<int>(index % std::size(kResources));
   op->kind = PlannedOp::Kind::kWorkRelease;
+  if (config_.primitive == WorldConfig::Primitive::kSemaphore) {
+    op->resource = kPool;
+    op->permits = index % 2 == 0 ? 1 : plan_.limit;
+  } else if (config_.primitive == WorldConfig::Primitive::kRwLock) {
+    op->shared = index >= std::size(kResources);
+  }
   const int64_t give_up = T() + Ns(config_.ttl + absl::Seconds(3));
   auto attempt = std::make_shared<absl::AnyInvocable<void()>>();
   *attempt = [this, index, op, give_up, attempt,
@@ -1016,7 +1077,11 @@ WorldResult World::Run() {
   history_.summary.t0 = 0;
   history_.summary.ttl_ns = Ns(config_.ttl);
   history_.summary.retry_max_ns = Ns(Options().retry.max_delay);
-  history_.resources = {kResources[0], kResources[1]};
+  if (config_.primitive == WorldConfig::Primitive::kSemaphore) {
+    history_.resources = {kPoolName};
+  } else {
+    history_.resources = {kResources[0], kResources[1]};
+  }
   const bool membership = config_.membership != WorldConfig::Membership::kOff;
   if (membership) WriteFirstRecords();
   StartClients();
@@ -1076,16 +1141,38 @@ WorldResult World::Run() {
   // (callbacks still owed run now, cancelled).
   loop_.RunUntil(loop_.now() + absl::Milliseconds(100));
   const Options options = EngineOptions();
-  for (int m = 0; m < config_.masters; ++m) {
+  // The keys that make a holder: lock keys, and a semaphore's slots or a
+  // reader's key and a waiting writer's mark. (Not a semaphore's limit key:
+  // it outlives the last release by up to a TTL, by design.)
+  std::vector<std::string> exact, prefixes;
+  if (config_.primitive == WorldConfig::Primitive::kSemaphore) {
+    for (int i = 0; i < plan_.limit; ++i) {
+      exact.push_back(SemaphoreSlotKey(options, kPoolName, i));
+    }
+  } else {
     for (const char* resource : kResources) {
-      const std::string key = LockKey(options, resource);
-      for (const std::string& k : cluster_.Keys(m, key)) {
-        if (k != key) continue;
-        torture::Leftover left;
-        left.master = absl::StrCat("m", m + 1);
-        left.key = k;
-        history_.leftover_keys.push_back(std::move(left));
+      exact.push_back(LockKey(options, resource));
+      if (config_.primitive == WorldConfig::Primitive::kRwLock) {
+        exact.push_back(WriterWaitingKey(options, resource));
+        exact.push_back(SharedHoldersKey(options, resource));
+        prefixes.push_back(SharedHolderKey(options, resource, ""));
       }
+    }
+  }
+  for (int m = 0; m < config_.masters; ++m) {
+    auto left_over = [&](const std::string& k) {
+      torture::Leftover left;
+      left.master = absl::StrCat("m", m + 1);
+      left.key = k;
+      history_.leftover_keys.push_back(std::move(left));
+    };
+    for (const std::string& key : exact) {
+      for (const std::string& k : cluster_.Keys(m, key)) {
+        if (k == key) left_over(k);
+      }
+    }
+    for (const std::string& prefix : prefixes) {
+      for (const std::string& k : cluster_.Keys(m, prefix)) left_over(k);
     }
   }
   history_.summary.leftover_check_ran = true;
@@ -1177,6 +1264,38 @@ absl::StatusOr<WorldConfig> NamedConfig(absl::string_view name) {
     c.membership = WorldConfig::Membership::kIgnored;
     return c;
   }
+  // Issue 24: a counting semaphore, and readers with writers, under the
+  // fault plans of "safe", "guarded", "guarded-churn" and "guarded-partial".
+  for (const char* prefix : {"semaphore", "rwlock"}) {
+    if (!absl::StartsWith(name, prefix)) continue;
+    c.primitive = absl::string_view(prefix) == "semaphore"
+                      ? WorldConfig::Primitive::kSemaphore
+                      : WorldConfig::Primitive::kRwLock;
+    c.clients = 4;
+    const absl::string_view rest =
+        name.substr(absl::string_view(prefix).size());
+    if (rest.empty()) return c;
+    if (rest == "-guarded") {
+      c.persistence = false;
+      return c;
+    }
+    if (rest == "-churn") {
+      c.persistence = false;
+      c.churn = true;
+      return c;
+    }
+    if (rest == "-partial") {
+      c.partial_loss = true;
+      c.crash_heavy = true;
+      return c;
+    }
+    if (rest == "-counters" &&
+        c.primitive == WorldConfig::Primitive::kSemaphore) {
+      // "semaphore" with the majority-of-counters rule: unsafe.
+      c.semaphore_counters = true;
+      return c;
+    }
+  }
   if (name == "partial-trust-marked") {
     // "guarded-partial" with a marked master trusted at once: unsafe.
     c.partial_loss = true;
@@ -1201,13 +1320,26 @@ std::vector<std::string> ConfigNames() {
           "fast-clock",
           "legacy-grant",
           "partial-trust-marked",
-          "membership-ignored"};
+          "membership-ignored",
+          "semaphore",
+          "semaphore-guarded",
+          "semaphore-churn",
+          "semaphore-partial",
+          "semaphore-counters",
+          "rwlock",
+          "rwlock-guarded",
+          "rwlock-churn",
+          "rwlock-partial"};
 }
 
 bool ExpectedSafe(absl::string_view name) {
   return name == "safe" || name == "guarded" || name == "guarded-crashes" ||
          name == "churn" || name == "guarded-churn" ||
-         name == "guarded-partial" || name == "reconfigure";
+         name == "guarded-partial" || name == "reconfigure" ||
+         name == "semaphore" || name == "semaphore-guarded" ||
+         name == "semaphore-churn" || name == "semaphore-partial" ||
+         name == "rwlock" || name == "rwlock-guarded" ||
+         name == "rwlock-churn" || name == "rwlock-partial";
 }
 
 Plan MakePlan(const WorldConfig& config, uint64_t seed) {
@@ -1249,6 +1381,15 @@ Plan MakePlan(const WorldConfig& config, uint64_t seed) {
       }
       op.fresh_client = rng() % 5 == 0;
       if (rng() % 5 == 0) op.resource = kBoth;
+    }
+    // Drawn after the rest too.
+    if (config.primitive == WorldConfig::Primitive::kSemaphore) {
+      op.resource = kPool;
+      op.permits = static_cast<int>(rng() % 2) + 1;
+    } else if (config.primitive == WorldConfig::Primitive::kRwLock) {
+      op.shared = rng() % 5 < 3;
+      // A reader takes one resource.
+      if (op.shared && op.resource == kBoth) op.resource = 1;
     }
     plan.ops.push_back(op);
   }
@@ -1372,6 +1513,9 @@ Plan MakePlan(const WorldConfig& config, uint64_t seed) {
                 return a.at < b.at;
               });
   }
+  if (config.primitive == WorldConfig::Primitive::kSemaphore) {
+    plan.limit = static_cast<int>(rng() % 2) + 2;  // Drawn last.
+  }
   std::sort(plan.faults.begin(), plan.faults.end(),
             [](const PlannedFault& a, const PlannedFault& b) {
               return a.start < b.start;
@@ -1382,10 +1526,15 @@ Plan MakePlan(const WorldConfig& config, uint64_t seed) {
 namespace {
 
 // A history's violations by kind, gravest first.
-std::array<int64_t, 7> ViolationKinds(const torture::Summary& s) {
-  return {s.mutual_exclusion, s.stale_fenced_accepted,
-          s.fence_duplicate,  s.fence_order,
-          s.callbacks,        s.leftovers,
+std::array<int64_t, 9> ViolationKinds(const torture::Summary& s) {
+  return {s.mutual_exclusion,
+          s.reader_with_writer,
+          s.permits_over_limit,
+          s.stale_fenced_accepted,
+          s.fence_duplicate,
+          s.fence_order,
+          s.callbacks,
+          s.leftovers,
           s.liveness};
 }
 
@@ -1400,7 +1549,7 @@ Plan Shrink(const WorldConfig& config, const Plan& plan, int max_runs) {
   // The kind of violation to keep: the first of the original's, in order of
   // gravity. A shrink that trades a double grant for a liveness failure has
   // not shrunk the failure.
-  const std::array<int64_t, 7> first =
+  const std::array<int64_t, 9> first =
       ViolationKinds(RunWorld(config, plan).history.summary);
   const auto wanted =
       std::find_if(first.begin(), first.end(), [](int64_t n) { return n > 0; });
@@ -1463,6 +1612,10 @@ std::string FormatPlan(const Plan& plan) {
             ? std::string("aof always")
             : std::string("none"));
   }
+  if (plan.limit > 0) {
+    absl::StrAppendFormat(&out, "  semaphore %s limit %d\n", kPoolName,
+                          plan.limit);
+  }
   if (plan.replaced >= 0) {
     absl::StrAppendFormat(
         &out, "  change m%d replaced by the last server, begins %.3fs\n",
@@ -1492,7 +1645,7 @@ std::string FormatPlan(const Plan& plan) {
     absl::StrAppendFormat(
         &out,
         "  op     client %d  %-13s %-6s think %.3fs wait %.3fs work "
-        "%.3fs%s%s\n",
+        "%.3fs%s%s%s\n",
         op.client, OpName(op.kind), ResourceName(op.resource),
         absl::ToDoubleSeconds(op.think), absl::ToDoubleSeconds(op.wait),
         absl::ToDoubleSeconds(op.work),
@@ -1500,7 +1653,10 @@ std::string FormatPlan(const Plan& plan) {
             ? absl::StrFormat(" cancel %.3fs",
                               absl::ToDoubleSeconds(op.cancel_after))
             : std::string(),
-        op.fresh_client ? " fresh-client" : "");
+        op.fresh_client ? " fresh-client" : "",
+        op.permits > 0 ? absl::StrFormat(" permits %d", op.permits)
+        : op.shared    ? std::string(" reader")
+                       : std::string());
   }
   return out;
 }

@@ -4,6 +4,8 @@
 // (src/engine/engine.h, the production code) on a SimRuntime, contend for two
 // resources — one fenced, one not, as in examples/lease/ — on N simulated
 // masters, while a nemesis injects faults on a schedule drawn from the seed.
+// (With WorldConfig::primitive, permits of one counting semaphore instead,
+// or readers and writers of the two resources.)
 // Everything runs on one SimLoop: a history is a pure function of its Plan,
 // and the Plan a pure function of (config, seed), so any history replays.
 //
@@ -119,6 +121,19 @@ struct WorldConfig {
     kIgnored,
   };
   Membership membership = Membership::kOff;
+  // What the clients take (issue 24). kLock: locks of the two resources (the
+  // older configurations, whose plans and recorded seeds stay as they
+  // were). kSemaphore: permits (1 or 2) of one counting semaphore, "pool",
+  // of limit 2 or 3 (the plan's), unfenced. kRwLock: readers
+  // (AcquireOptions::shared, 3 in 5 operations) and writers (a plain
+  // acquisition: fenced on "fenced", unfenced on "plain", where a refused
+  // writer marks itself waiting) of the two resources.
+  enum class Primitive { kLock, kSemaphore, kRwLock };
+  Primitive primitive = Primitive::kLock;
+  // kSemaphore: the majority-of-counters rule
+  // (Engine::set_semaphore_majority_of_counters_for_testing); test-only, to
+  // show the simulator finds more holders than the limit.
+  bool semaphore_counters = false;
 };
 
 // The named configurations: "safe" (persistence, guard on), "guarded"
@@ -130,8 +145,14 @@ struct WorldConfig {
 // and "partial-trust-marked" (restarts lose part of the data, a marked
 // master trusted at once); with a change of members (4 servers, lists of
 // 3): "reconfigure" (the safe procedure, faults on) and the unsafe
-// "membership-ignored" (no procedure, membership ignored). kInvalidArgument
-// for another name.
+// "membership-ignored" (no procedure, membership ignored); with a counting
+// semaphore (WorldConfig::kSemaphore): "semaphore" (as "safe"),
+// "semaphore-guarded" (as "guarded"), "semaphore-churn" (as
+// "guarded-churn"), "semaphore-partial" (as "guarded-partial") and the
+// unsafe "semaphore-counters" (restarts lose data, the majority-of-counters
+// rule); with readers and writers (kRwLock): "rwlock", "rwlock-guarded",
+// "rwlock-churn" and "rwlock-partial", likewise. kInvalidArgument for
+// another name.
 absl::StatusOr<WorldConfig> NamedConfig(absl::string_view name);
 // Every name NamedConfig() knows.
 std::vector<std::string> ConfigNames();
@@ -143,7 +164,9 @@ bool ExpectedSafe(absl::string_view name);
 struct PlannedOp {
   enum class Kind { kWorkRelease, kExtend, kKeepAlive, kPausedWriter };
   int client = 0;
-  int resource = 0;  // 0: fenced, 1: unfenced, 2: both as one lock (churn).
+  // 0: fenced, 1: unfenced, 2: both as one lock (churn), 3: the semaphore
+  // (WorldConfig::kSemaphore).
+  int resource = 0;
   Kind kind = Kind::kWorkRelease;
   absl::Duration think;  // Before the acquisition.
   absl::Duration wait;   // The acquisition's wait.
@@ -153,6 +176,9 @@ struct PlannedOp {
   // before it.
   absl::Duration cancel_after;
   bool fresh_client = false;
+  // WorldConfig::kSemaphore: the permits taken (1 or 2). kRwLock: a reader.
+  int permits = 0;
+  bool shared = false;
 };
 
 struct PlannedFault {
@@ -198,6 +224,8 @@ struct Plan {
   int replaced = -1;
   absl::Duration reconfigure_at;
   std::vector<PlannedSwitch> switches;
+  // WorldConfig::kSemaphore: the semaphore's limit (every client's).
+  int limit = 0;
   // Events in the plan (what shrinking reduces).
   size_t size() const { return ops.size() + faults.size(); }
 };

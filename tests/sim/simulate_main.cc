@@ -7,6 +7,7 @@
 //   redlock-sim --config=safe --seed=1 --count=1000
 //   redlock-sim --config=guarded --seed=1 --seconds=60 --stride=2 --offset=1
 //   redlock-sim --config=legacy-grant --seed=4711 --count=1 --verbose
+//   redlock-sim --config=semaphore --seed=1 --count=200 --masters=3
 //
 // A failing seed prints the command that replays it, the plan shrunk to the
 // fewest events that still fail, that history's violations and sections, and
@@ -31,9 +32,11 @@
 
 ABSL_FLAG(std::string, config, "safe",
           "Configuration: safe, guarded, guarded-crashes, churn, "
-          "guarded-churn, guarded-partial, reconfigure (safe); guard-off, "
+          "guarded-churn, guarded-partial, reconfigure, semaphore, "
+          "semaphore-guarded, semaphore-churn, semaphore-partial, rwlock, "
+          "rwlock-guarded, rwlock-churn, rwlock-partial (safe); guard-off, "
           "fast-clock, legacy-grant, partial-trust-marked, "
-          "membership-ignored (unsafe).");
+          "membership-ignored, semaphore-counters (unsafe).");
 ABSL_FLAG(uint64_t, seed, 1, "First seed.");
 ABSL_FLAG(int64_t, count, 0, "Histories to run (0: until --seconds).");
 ABSL_FLAG(double, seconds, 0, "Stop starting histories after this long.");
@@ -59,11 +62,14 @@ std::string Sections(const torture::History& h) {
   for (const torture::Section& s : h.sections) {
     absl::StrAppendFormat(
         &out,
-        "  section client %d %-6s fence %3d  start %9.3fms ret %9.3fms "
+        "  section client %d %-6s %s fence %3d  start %9.3fms ret %9.3fms "
         "valid_until %9.3fms work_end %9.3fms release %s\n",
-        s.client, s.resource, s.fence, s.start / 1e6, s.ret / 1e6,
-        s.valid_until / 1e6, s.work_end / 1e6,
-        s.release.empty() ? "-" : s.release);
+        s.client, s.resource,
+        s.limit > 0 ? absl::StrFormat("permits %d of %d", s.permits, s.limit)
+        : s.shared  ? std::string("reader")
+                    : std::string("writer"),
+        s.fence, s.start / 1e6, s.ret / 1e6, s.valid_until / 1e6,
+        s.work_end / 1e6, s.release.empty() ? "-" : s.release);
     for (const torture::FencedWrite& w : s.fenced) {
       absl::StrAppendFormat(&out, "    fenced write %d sent %9.3fms %s\n",
                             w.fence, w.send / 1e6, w.result);

@@ -548,6 +548,33 @@ TEST(CheckHistoryInMemoryTest, ResourceNeverWonAfterTheHealBreaksLiveness) {
   EXPECT_THAT(h.resources, ElementsAre("r0", "r1"));
 }
 
+// A semaphore's liveness is judged on its own sections: permits won soon
+// after the heal are live (and a semaphore with only permit sections is not
+// "never acquired"); permits won late, after every earlier holder was gone,
+// are counted.
+TEST(CheckHistoryInMemoryTest, ASemaphoreIsJudgedLiveOnItsOwnSections) {
+  History h = QuietRun();
+  h.summary.heal = h.summary.t0 + 2000 * kMs;
+  h.resources = {"pool"};
+  h.sections.push_back(Permits(0, "pool", 2, 1, 1000, 1100, 1200));
+  h.sections.push_back(Permits(1, "pool", 2, 2, 2050, 2100, 2200));
+  CheckHistory(&h);
+  EXPECT_THAT(NonZeroViolations(h.summary), IsEmpty());
+  EXPECT_EQ(h.summary.max_gap_after_heal_ns, 50 * kMs);
+
+  // The second acquisition returns 1.5s after the lock was free (2.1s,
+  // when the first key expired: never released), over the 1.4s bound.
+  h.sections[0].release = "error";
+  h.sections[1] = Permits(1, "pool", 2, 2, 2050, 3600, 3700);
+  h.summary = QuietRun().summary;
+  h.summary.heal = h.summary.t0 + 2000 * kMs;
+  CheckHistory(&h);
+  EXPECT_THAT(NonZeroViolations(h.summary), ElementsAre(Pair("liveness", 1)));
+  ASSERT_EQ(h.summary.marks.size(), 1u);
+  EXPECT_EQ(h.summary.marks[0].resource, "pool");
+  EXPECT_EQ(h.summary.marks[0].start, h.summary.t0 + 2100 * kMs);
+}
+
 TEST(CheckHistoryInMemoryTest, SlowAcquisitionAfterTheLockWasFreeIsCounted) {
   // Healed at 2s; the last section's key expired at 1.1s + 1s TTL = 2.1s
   // (never released); the next acquisition, started at 2.05s, returns at

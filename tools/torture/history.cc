@@ -288,8 +288,8 @@ void CheckPermits(const std::string& r, const std::vector<const Section*>& v,
   }
 }
 
-// Mutual exclusion, stale fenced writes and liveness on one resource's
-// sections `v`, sorted by ret.
+// Mutual exclusion, readers with writers and stale fenced writes on one
+// resource's sections `v` (not a semaphore's), sorted by ret.
 void CheckResource(const std::string& r, const std::vector<const Section*>& v,
                    Summary& s) {
   // The sections still held when the next one returned. Two writers
@@ -385,10 +385,15 @@ void CheckResource(const std::string& r, const std::vector<const Section*>& v,
                     late ? " (sent past valid_until)" : ""));
     }
   }
+}
 
-  // Liveness: after the heal, the lock is free again and a waiting client
-  // gets it within one TTL + the longest retry delay (+ slack for round
-  // trips and the fencing write-back on a 2-core machine).
+// Liveness on one resource's sections `v` (its lock's, or a semaphore's),
+// sorted by ret: after the heal, the lock is free again and a waiting client
+// gets it within one TTL + the longest retry delay (+ slack for round trips
+// and the fencing write-back on a 2-core machine). A semaphore counts as
+// free only once every earlier holder is gone, as a lock does.
+void CheckLiveness(const std::string& r, const std::vector<const Section*>& v,
+                   Summary& s) {
   if (s.heal > 0 && s.end > s.heal) {
     const int64_t bound = s.ttl_ns + s.retry_max_ns + kLivenessSlackNs;
     int64_t free_at = s.heal;
@@ -461,6 +466,10 @@ void CheckHistory(History* h) {
     std::sort(permits.begin(), permits.end(), by_ret);
     CheckResource(r, v, s);
     CheckPermits(r, permits, s);
+    // A semaphore's liveness on its own sections; a resource with none of
+    // either is judged (and found never acquired) once.
+    if (!v.empty() || permits.empty()) CheckLiveness(r, v, s);
+    if (!permits.empty()) CheckLiveness(r, permits, s);
   }
   CheckFenceTokens(h->sections, &s);
   for (const Section& x : h->sections) {

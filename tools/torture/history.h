@@ -257,6 +257,16 @@ absl::StatusOr<History> CheckHistory(const std::string& dir);
 //   mutual exclusion   taking the sections in order of `ret`, one that
 //                      returns before the largest HoldEnd() of those before
 //                      it: two holders at once. One per such section.
+//                      Readers (Section::shared) are left out of it.
+//   reader with writer taking them in the same order, a reader that returns
+//                      while a writer is held, or a writer while a reader
+//                      is: one per such section. Readers may overlap.
+//   permits over limit a semaphore's sections (Section::limit > 0, judged
+//                      apart from the lock of the same name), in the same
+//                      order: one that returns while the permits held, its
+//                      own included, exceed the smallest limit among them.
+//                      A section is held until HoldEnd(): valid_until has
+//                      the drift bound taken off already.
 //   stale fenced write an accepted fenced write whose token is lower than
 //                      one the storage had accepted (answered) before it was
 //                      sent. One per write.
@@ -268,7 +278,9 @@ absl::StatusOr<History> CheckHistory(const std::string& dir);
 //                      return within ttl_ns + retry_max_ns + 300ms of that;
 //                      one per late section. A resource no section won in
 //                      [heal, end] is one violation if end - heal exceeds
-//                      that bound. Only sections are read, not failures: the
+//                      that bound. A semaphore's sections are judged apart,
+//                      the same way (free once every earlier holder is
+//                      gone). Only sections are read, not failures: the
 //                      check assumes that some client keeps trying every
 //                      listed resource until summary.end.
 //   fence tokens       CheckFenceTokens().
