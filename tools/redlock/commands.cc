@@ -866,9 +866,10 @@ int ExtendCommand(const Config& config, Redlock& client) {
 }
 
 int StatusCommand(const Config& config) {
-  StatusKeys keys{LockKey(config.options, config.resource),
-                  FenceCounterKey(config.options, config.resource),
-                  DeploymentMarkerKey(config.options)};
+  StatusKeys keys;
+  keys.lock = LockKey(config.options, config.resource);
+  keys.fence = FenceCounterKey(config.options, config.resource);
+  keys.marker = DeploymentMarkerKey(config.options);
   keys.readers = SharedHoldersKey(config.options, config.resource);
   keys.reader_base = SharedHolderKey(config.options, config.resource, "");
   keys.limit_key = SemaphoreLimitKey(config.options, config.resource);

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -25,13 +26,20 @@ void WriteAll(absl::string_view text) {
   }
 }
 
+// The progress display reads the lock key alone.
+StatusKeys LockKeyOnly(std::string lock) {
+  StatusKeys keys;
+  keys.lock = std::move(lock);
+  return keys;
+}
+
 }  // namespace
 
 ProgressDisplay::ProgressDisplay(const Config& config, const Timeouts& timeouts,
                                  MonotonicTime started)
     : config_(config),
       timeouts_(timeouts),
-      keys_{LockKey(config.options, config.resource), "", ""},
+      keys_(LockKeyOnly(LockKey(config.options, config.resource))),
       started_(started) {}
 
 ProgressDisplay::~ProgressDisplay() { Stop(); }
