@@ -88,8 +88,8 @@ struct AcquireOptions {
   // TTL. With `shared`, AcquireAsync refuses (kInvalidArgument) `fencing`
   // (readers need no fencing token; writers keep theirs) and more than one
   // resource. At most 1024 live readers per resource and master (more are
-  // refused there). AcquirePermitsAsync ignores it (its permits are never
-  // shared). Default: false.
+  // refused there). AcquirePermitsAsync refuses it (kInvalidArgument: its
+  // permits are never shared). Default: false.
   bool shared = false;
 };
 
@@ -299,7 +299,7 @@ class AsyncRedlock {
   // for a resource), `sem.limit` not in [1, 1024], `sem.permits` not in
   // [1, limit] (the message names the field), a bad TTL or wait, or
   // `options.fencing` (a semaphore has no fencing token: its holders are
-  // not one after another). A waiter is woken by a release of a permit of
+  // not one after another) or `options.shared`. A waiter is woken by a release of a permit of
   // `name` (RetryPolicy::wake_on_release), as a lock's waiter is.
   absl::Status AcquirePermitsAsync(absl::string_view name,
                                    const SemaphoreOptions& sem,

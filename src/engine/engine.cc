@@ -1039,6 +1039,11 @@ absl::Status Engine::AcquirePermits(absl::string_view name,
         "AcquireOptions.fencing: a semaphore has no fencing token (its holders "
         "are not one after another; see docs/design.md)");
   }
+  if (options.shared) {
+    return absl::InvalidArgumentError(
+        "AcquireOptions.shared: a semaphore's permits are not shared (a reader "
+        "is AcquireAsync with shared)");
+  }
   if (absl::Status status = CheckTtl(options.ttl); !status.ok()) {
     return status;
   }

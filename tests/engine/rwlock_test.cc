@@ -100,15 +100,18 @@ TEST_F(RwLockTest, BadReaderOptionsAreRefused) {
   const std::vector<std::string> two = {"r", "s"};
   EXPECT_EQ(client->Acquire(two, Reader(absl::Seconds(5))).status().code(),
             absl::StatusCode::kInvalidArgument);
-  // A semaphore ignores it: its permit is an ordinary one.
+  // A semaphore's permits are not shared: asked for, it is refused, naming
+  // the field, and nothing is taken.
   SemaphoreOptions sem;
   sem.limit = 2;
   absl::StatusOr<Lock> permit =
       client->AcquirePermits("pool", sem, Reader(absl::Seconds(5)));
-  ASSERT_TRUE(permit.ok()) << permit.status();
-  EXPECT_FALSE(permit->shared());
-  EXPECT_EQ(permit->permits(), 1);
-  EXPECT_TRUE(client->Release(*permit).ok());
+  EXPECT_EQ(permit.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(
+      absl::StrContains(permit.status().message(), "AcquireOptions.shared"))
+      << permit.status();
+  EXPECT_EQ(On(0, {"EXISTS", SemaphoreSlotKey(Options(), "pool", 0)}).integer,
+            0);
   // The marker as a token would release or shorten the readers' key.
   EXPECT_EQ(client->Adopt("r", std::string(kSharedLockValue)).status().code(),
             absl::StatusCode::kInvalidArgument);
