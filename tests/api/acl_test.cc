@@ -313,6 +313,28 @@ TEST_F(AclTest, TheDocumentedRuleRunsTheWholeClient) {
       std::move(hold));
   EXPECT_TRUE(held.ok()) << held;
 
+  // A semaphore's permit and two readers: their scripts' set and TTL
+  // commands (the last reader's release walks the readers' index).
+  SemaphoreOptions sem;
+  sem.limit = 2;
+  auto permit = client->AcquirePermits("pool", sem, Ttl(absl::Seconds(10)));
+  ASSERT_TRUE(permit.ok()) << permit.status();
+  ASSERT_TRUE(client->Extend(*permit, absl::Seconds(10)).ok());
+  ASSERT_TRUE(client->Release(*permit, AllMasters()).ok());
+  AcquireOptions reader = Ttl(absl::Seconds(10));
+  reader.shared = true;
+  auto first = client->Acquire("shelf", reader);
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = client->Acquire("shelf", reader);
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_TRUE(client->Extend(*second, absl::Seconds(10)).ok());
+  ASSERT_TRUE(client->Release(*first, AllMasters()).ok());
+  ASSERT_TRUE(client->Release(*second, AllMasters()).ok());
+  for (int i = 0; i < cluster_->size(); ++i) {
+    EXPECT_EQ(Get(i, LockKey(defaults, "shelf")), std::nullopt)
+        << "master " << i;
+  }
+
   // Wake-ups: a waiter that would poll only every 10s gets the lock soon
   // after the holder's release (the release script's PUBLISH, heard on its
   // SUBSCRIBE).

@@ -539,7 +539,10 @@ TEST_F(SemaphoreTest,
   absl::StatusOr<Lock> theirs =
       other->AcquirePermits("pool", Sem(4), Ttl(absl::Seconds(20)));
   ASSERT_TRUE(theirs.ok()) << theirs.status();
-  ASSERT_EQ(theirs->slots(), (std::vector<int>{2}));
+  // Slot 0 refused it; 2 and 3 were free everywhere, a tie broken at random.
+  ASSERT_EQ(theirs->slots().size(), 1u);
+  EXPECT_TRUE(theirs->slots()[0] == 2 || theirs->slots()[0] == 3)
+      << theirs->slots()[0];
 
   // Slots in any order: the Lock has them ascending, keys in that order.
   absl::StatusOr<Lock> adopted =

@@ -1190,6 +1190,33 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
   auto pttl = [&](const std::string& key) {
     return call({"PTTL", key}).integer;
   };
+  // The tail of both semaphore acquire scripts (KEYS: the limit key, then
+  // the slots; ARGV: token, ttl, limit, ...): takes `take` (none if null),
+  // raises the limit key, then lists the free slots.
+  auto take_and_list = [&](const std::vector<const std::string*>* take,
+                           absl::string_view script) {
+    std::vector<RedisReply> reply = {RedisReply::Integer(0)};
+    if (take != nullptr) {
+      RedisReply r;
+      for (const std::string* slot : *take) {
+        if (!call_at({"SET", *slot, args[0], "PX", args[1]}, 10, &r)) return r;
+      }
+      const std::optional<double> ttl = LuaToNumber(args[1]);
+      if (!ttl.has_value()) return not_a_number(script);
+      const double longer = std::max(*ttl, static_cast<double>(pttl(keys[0])));
+      if (!call_at({"SET", keys[0], args[2], "PX", LuaNumberArg(longer)}, 13,
+                   &r)) {
+        return r;
+      }
+      reply[0] = RedisReply::Integer(1);
+    }
+    for (size_t s = 1; s < keys.size(); ++s) {
+      if (!exists(keys[s])) {
+        reply.push_back(RedisReply::Integer(static_cast<int64_t>(s) - 1));
+      }
+    }
+    return RedisReply::Array(std::move(reply));
+  };
 
   if (sha1 == internal::SemaphoreAcquireScript().sha1) {
     if (!need(1, 3)) return missing("semaphore acquire");
@@ -1211,27 +1238,7 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     }
     bool taken = false;
     for (const std::string* slot : slots) taken = taken || exists(*slot);
-    std::vector<RedisReply> reply = {RedisReply::Integer(0)};
-    if (!taken) {
-      RedisReply r;
-      for (const std::string* slot : slots) {
-        if (!call_at({"SET", *slot, args[0], "PX", args[1]}, 10, &r)) return r;
-      }
-      const std::optional<double> ttl = LuaToNumber(args[1]);
-      if (!ttl.has_value()) return not_a_number("semaphore acquire");
-      const double longer = std::max(*ttl, static_cast<double>(pttl(keys[0])));
-      if (!call_at({"SET", keys[0], args[2], "PX", LuaNumberArg(longer)}, 13,
-                   &r)) {
-        return r;
-      }
-      reply[0] = RedisReply::Integer(1);
-    }
-    for (size_t s = 1; s < keys.size(); ++s) {
-      if (!exists(keys[s])) {
-        reply.push_back(RedisReply::Integer(static_cast<int64_t>(s) - 1));
-      }
-    }
-    return RedisReply::Array(std::move(reply));
+    return take_and_list(taken ? nullptr : &slots, "semaphore acquire");
   }
 
   // TEST ONLY, unsafe (Engine::set_semaphore_majority_of_counters_for_testing).
@@ -1248,29 +1255,14 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     }
     const std::optional<double> permits = LuaToNumber(args[3]);
     if (!permits.has_value()) return not_a_number("semaphore counters acquire");
-    std::vector<RedisReply> reply = {RedisReply::Integer(0)};
-    if (static_cast<double>(free.size()) >= *permits) {
-      RedisReply r;
-      for (size_t i = 0; static_cast<double>(i) + 1 <= *permits; ++i) {
-        if (!call_at({"SET", keys[free[i]], args[0], "PX", args[1]}, 10, &r)) {
-          return r;
-        }
-      }
-      const std::optional<double> ttl = LuaToNumber(args[1]);
-      if (!ttl.has_value()) return not_a_number("semaphore counters acquire");
-      const double longer = std::max(*ttl, static_cast<double>(pttl(keys[0])));
-      if (!call_at({"SET", keys[0], args[2], "PX", LuaNumberArg(longer)}, 13,
-                   &r)) {
-        return r;
-      }
-      reply[0] = RedisReply::Integer(1);
+    if (static_cast<double>(free.size()) < *permits) {
+      return take_and_list(nullptr, "semaphore counters acquire");
     }
-    for (size_t s = 1; s < keys.size(); ++s) {
-      if (!exists(keys[s])) {
-        reply.push_back(RedisReply::Integer(static_cast<int64_t>(s) - 1));
-      }
+    std::vector<const std::string*> take;
+    for (size_t i = 0; static_cast<double>(i) + 1 <= *permits; ++i) {
+      take.push_back(&keys[free[i]]);
     }
-    return RedisReply::Array(std::move(reply));
+    return take_and_list(&take, "semaphore counters acquire");
   }
 
   if (sha1 == internal::SemaphoreExtendScript().sha1) {
