@@ -20,6 +20,7 @@
 #include "redlock/keys.h"
 #include "redlock/redlock.h"
 #include "tests/support/await_call.h"
+#include "tests/support/own_masters_test.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/test_options.h"
 
@@ -29,23 +30,8 @@ namespace {
 using ::redlock::testing::RedisCluster;
 using ::redlock::testing::RedisServer;
 
-class MultiResourceTest : public ::testing::Test {
+class MultiResourceTest : public testing::OwnMastersTest {
  protected:
-  void SetUp() override {
-    if (RedisServer::UsingExternalMasters()) {
-      GTEST_SKIP() << "reads its own masters' keys";
-    }
-    auto cluster = RedisCluster::Start(3);
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    cluster_ = *std::move(cluster);
-  }
-
-  std::unique_ptr<Redlock> MakeClient() {
-    auto client = Redlock::Create(testing::TestOptions(cluster_->Uris()));
-    EXPECT_TRUE(client.ok()) << client.status();
-    return client.ok() ? *std::move(client) : nullptr;
-  }
-
   // The value of `resource`'s key on master `i`.
   std::optional<std::string> Value(int i, const std::string& resource) {
     auto client = cluster_->Client(i);
@@ -79,8 +65,6 @@ class MultiResourceTest : public ::testing::Test {
     options.wait = wait;
     return options;
   }
-
-  std::unique_ptr<RedisCluster> cluster_;
 };
 
 TEST_F(MultiResourceTest, ASetIsTakenOnEveryMasterAsOneAndReleasedAsOne) {

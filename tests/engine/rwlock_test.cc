@@ -21,6 +21,7 @@
 #include "redlock/keys.h"
 #include "redlock/redlock.h"
 #include "src/algorithm/scripts.h"
+#include "tests/support/own_masters_test.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/test_options.h"
 
@@ -30,23 +31,8 @@ namespace {
 using ::redlock::testing::RedisCluster;
 using ::redlock::testing::RedisServer;
 
-class RwLockTest : public ::testing::Test {
+class RwLockTest : public testing::OwnMastersTest {
  protected:
-  void SetUp() override {
-    if (RedisServer::UsingExternalMasters()) {
-      GTEST_SKIP() << "reads its own masters' keys";
-    }
-    auto cluster = RedisCluster::Start(3);
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    cluster_ = *std::move(cluster);
-  }
-
-  std::unique_ptr<Redlock> MakeClient() {
-    auto client = Redlock::Create(testing::TestOptions(cluster_->Uris()));
-    EXPECT_TRUE(client.ok()) << client.status();
-    return client.ok() ? *std::move(client) : nullptr;
-  }
-
   static AcquireOptions Reader(absl::Duration ttl,
                                absl::Duration wait = absl::ZeroDuration()) {
     AcquireOptions options;
@@ -63,20 +49,7 @@ class RwLockTest : public ::testing::Test {
     return options;
   }
 
-  testing::Reply On(int i, std::vector<std::string> argv) {
-    auto client = cluster_->Client(i);
-    EXPECT_TRUE(client.ok()) << client.status();
-    if (!client.ok()) return testing::Reply();
-    auto reply = (*client)->Command(std::move(argv));
-    EXPECT_TRUE(reply.ok()) << reply.status();
-    return reply.ok() ? *std::move(reply) : testing::Reply();
-  }
   static std::string Key() { return LockKey(Options(), "R"); }
-  int64_t Pttl(int i, const std::string& key) {
-    return On(i, {"PTTL", key}).integer;
-  }
-
-  std::unique_ptr<RedisCluster> cluster_;
 };
 
 TEST_F(RwLockTest, TheScriptsShareTheLibrarysSharedMarker) {

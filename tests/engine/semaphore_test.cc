@@ -28,6 +28,7 @@
 #include "tests/support/await_call.h"
 #include "tests/support/fault_proxy.h"
 #include "tests/support/loop_runner.h"
+#include "tests/support/own_masters_test.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/test_options.h"
 
@@ -38,28 +39,12 @@ using ::redlock::testing::FaultProxy;
 using ::redlock::testing::RedisCluster;
 using ::redlock::testing::RedisServer;
 
-class SemaphoreTest : public ::testing::Test {
+class SemaphoreTest : public testing::OwnMastersTest {
  protected:
-  void SetUp() override {
-    if (RedisServer::UsingExternalMasters()) {
-      GTEST_SKIP() << "reads its own masters' keys";
-    }
-    auto cluster = RedisCluster::Start(3);
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    cluster_ = *std::move(cluster);
-  }
-
   void TearDown() override {
     // Clients go before the proxies they use.
     clients_.clear();
     proxies_.clear();
-  }
-
-  std::unique_ptr<Redlock> MakeClient(std::vector<std::string> uris = {}) {
-    if (uris.empty()) uris = cluster_->Uris();
-    auto client = Redlock::Create(testing::TestOptions(std::move(uris)));
-    EXPECT_TRUE(client.ok()) << client.status();
-    return client.ok() ? *std::move(client) : nullptr;
   }
 
   static SemaphoreOptions Sem(int limit, int permits = 1) {
@@ -76,15 +61,6 @@ class SemaphoreTest : public ::testing::Test {
     return options;
   }
 
-  int64_t Pttl(int i, const std::string& key) {
-    auto client = cluster_->Client(i);
-    EXPECT_TRUE(client.ok());
-    auto reply = (*client)->Command({"PTTL", key});
-    EXPECT_TRUE(reply.ok());
-    return reply.ok() ? reply->integer : -3;
-  }
-
-  std::unique_ptr<RedisCluster> cluster_;
   std::vector<std::unique_ptr<FaultProxy>> proxies_;
   std::vector<std::unique_ptr<Redlock>> clients_;
 };
