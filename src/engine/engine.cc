@@ -43,6 +43,12 @@ constexpr absl::Duration kJudgementHorizon = absl::Seconds(3);
 
 std::shared_ptr<LockState> StateOf(const Lock& lock) { return lock.state(); }
 
+// What tells one marker written on a server from another: when and for
+// which server process (Engine::MarkerReplaced()).
+std::string MarkerStamp(const MasterIdentity& id) {
+  return absl::StrCat(id.marker_time_us, ":", id.marker_run_id);
+}
+
 }  // namespace
 
 void StopKeepAlive(KeepAliveOp& op, bool release) { op.Stop(release); }
@@ -121,6 +127,7 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
   reported_verdict_.assign(masters_.size(),
                            absl::FailedPreconditionError("not yet judged"));
   marker_busy_.assign(masters_.size(), false);
+  first_marker_.assign(masters_.size(), std::string());
   for (const auto& master : masters_) {
     master->set_on_state_change([this] { OnMasterStateChange(); });
   }
@@ -163,6 +170,9 @@ void Engine::Rejudge() {
     names_[i] = id.known && id.has_record && address.member.empty()
                     ? id.member
                     : address.MemberName();
+    if (first_marker_[i].empty() && id.known && !id.marker.empty()) {
+      first_marker_[i] = MarkerStamp(id);
+    }
     MemberView& v = views[i];
     v.known = id.known;
     // One server (same run_id) or one member (same name: a replica carries
@@ -702,6 +712,23 @@ absl::Status Engine::GuardVerdict(int master) const {
     if (trust_marked_restarts_) {
       return absl::OkStatus();  // Unsafe; see the setter.
     }
+    if (MarkerReplaced(master)) {
+      // It lost the marker this client read (and what it stored then)
+      // before the new one was written: the spec's delayed restart, timed
+      // from the new marker, on the server's clock. Unknown age: refused.
+      const absl::Duration age =
+          id.server_time_us > 0
+              ? absl::Microseconds(id.server_time_us - id.marker_time_us) +
+                    ToDuration(runtime_->Now() - id.seen_at)
+              : absl::ZeroDuration();
+      if (age >= options_.max_ttl) return absl::OkStatus();
+      return absl::FailedPreconditionError(absl::StrCat(
+          "restart guard: this master's deployment marker was written "
+          "again since this client first read it (it lost its data, and a "
+          "client marked it anew); its grants count again in ",
+          absl::FormatDuration(
+              absl::Ceil(options_.max_ttl - age, absl::Seconds(1)))));
+    }
     // It kept its marker, but if it restarted since the marker was written
     // it may have come back with part of its data (an RDB snapshot, an AOF
     // whose last second was not fsynced): the spec's delayed restart.
@@ -759,9 +786,17 @@ absl::Status Engine::ComputeMaxTtlAgreement() const {
 absl::Status Engine::FenceVeto(int master) const {
   if (absl::Status veto = GrantVeto(master); !veto.ok()) return veto;
   const MasterIdentity& id = masters_[master]->identity();
-  if (trust_marked_restarts_ || Durable(id.persistence)) {
-    return absl::OkStatus();
+  if (trust_marked_restarts_) return absl::OkStatus();  // Unsafe; see setter.
+  // Whatever its persistence: its counters went with the marker this client
+  // read, and the one it carries now was written by a client that could not
+  // know how high tokens went. Only an operator's re-mark restores it.
+  if (MarkerReplaced(master)) {
+    return absl::FailedPreconditionError(
+        "its deployment marker was written again since this client first "
+        "read it (it lost its data, and a client marked it anew): its "
+        "fencing counters may be older than tokens already issued");
   }
+  if (Durable(id.persistence)) return absl::OkStatus();
   // Fail closed: without a judged marker nothing says whether its counters
   // came through a restart (the guard refuses such a master already; this
   // holds with the guard off too).
@@ -785,6 +820,13 @@ absl::Status Engine::FenceVeto(int master) const {
       "restarted since it was marked, with persistence ",
       DescribePersistence(id.persistence),
       ": its fencing counters may be older than tokens already issued"));
+}
+
+bool Engine::MarkerReplaced(int master) const {
+  const MasterIdentity& id = masters_[master]->identity();
+  return id.known && id.marker == kTrustedMarker && id.marker_time_us != 0 &&
+         !first_marker_[master].empty() &&
+         MarkerStamp(id) != first_marker_[master];
 }
 
 absl::string_view Engine::FailureDomain(int master) const {

@@ -210,6 +210,17 @@ class Engine {
   // brought back counters older than tokens issued). Otherwise
   // kFailedPrecondition saying why. Fail closed: kUnknown is a restart.
   absl::Status FenceVeto(int master) const;
+  // True if master `i` carries a "trusted" marker written by a client (a
+  // dated one) other than the first marker this client read from it: the
+  // marker this client saw is gone (lost with the master's data, a restart
+  // or a flush), and a client marked it trusted again — one that never saw
+  // the deployment takes masters that all lost their data for a new
+  // deployment (found by the simulation, seed 1006982 of rwlock-partial).
+  // Its data is not what the deployment stored: GuardVerdict() counts its
+  // grants once that marker is max_ttl old, FenceVeto() never trusts its
+  // counters. An operator's mark by hand ("trusted:0:<run_id>", undated)
+  // is not a replacement.
+  bool MarkerReplaced(int master) const;
   // OK unless a master's marker records a max_ttl other than this client's;
   // then kFailedPrecondition naming both.
   absl::Status MaxTtlAgreement() const { return max_ttl_agreement_; }
@@ -317,6 +328,9 @@ class Engine {
   bool destroying_ = false;
   // Per master: a marker write or read is on its way.
   std::vector<bool> marker_busy_;
+  // Per master: "<time>:<run_id>" of the first marker this client read from
+  // it (Rejudge()), empty until one; for MarkerReplaced().
+  std::vector<std::string> first_marker_;
   Observer* const observer_;
   // Per master, as the observer was last told: connected, and the verdict.
   std::vector<bool> reported_ready_;

@@ -476,5 +476,108 @@ TEST_F(PartialRestartTest, ARestartedMastersCountersAreNotTrustedForFencing) {
   ASSERT_TRUE(y->Release(*fifth).ok());
 }
 
+// Every master loses its data while client X, which marked the deployment
+// and took fence 1, is away (its reconnect backoff); client Y, which never
+// saw the deployment, finds every master unmarked and marks them trusted as
+// a new deployment (the documented limit, for Y). X comes back to markers
+// that replaced the ones it read: not the deployment's data. Its grants wait
+// until those markers are max_ttl old, and its fencing is refused until an
+// operator raises the counters and re-marks (found by the simulation, seed
+// 1006982 of rwlock-partial: X issued fence 1 again). Removing the data
+// files before a restart is the stand-in for a crash that lost them.
+TEST_F(PartialRestartTest,
+       AClientThatSawTheDeploymentDistrustsMarkersWrittenAnew) {
+  SKIP_WITH_EXTERNAL_MASTERS();
+  ASSERT_TRUE(StartCluster(RedisServer::Persistence::kAofEverysec));
+  constexpr absl::Duration kMaxTtl = absl::Seconds(6);
+  Options options = TestOptions(Uris(/*acl_user=*/false));
+  options.max_ttl = kMaxTtl;
+  options.default_ttl = absl::Seconds(1);
+  options.on_warning = [](absl::string_view) {};
+  // X reconnects 3 s after losing a connection: long after Y's marking.
+  options.reconnect.initial = absl::Seconds(3);
+  options.reconnect.max = absl::Seconds(3);
+  auto created = Redlock::Create(options);
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::unique_ptr<Redlock> x = *std::move(created);
+  AcquireOptions fenced;
+  fenced.ttl = absl::Seconds(1);
+  fenced.fencing = true;
+  absl::StatusOr<Lock> first = x->Acquire(kJob, fenced);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->fence(), 1u);
+  ASSERT_TRUE(x->Release(*first).ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(Crash(i, [&] {
+                  std::error_code ec;
+                  const std::filesystem::path dir(cluster_->server(i).dir());
+                  std::filesystem::remove_all(dir / "appendonlydir", ec);
+                  std::filesystem::remove(dir / "dump.rdb", ec);
+                  return absl::OkStatus();
+                }).ok());
+    ASSERT_EQ(Get(i, DeploymentMarkerKey(Options())), std::nullopt) << i;
+  }
+  auto y = MakeClient(kMaxTtl);
+  ASSERT_NE(y, nullptr);
+  absl::StatusOr<Lock> warmup = y->TryAcquire("warmup", absl::Seconds(1));
+  ASSERT_TRUE(warmup.ok()) << warmup.status();  // Y took it for new.
+  const absl::Time marked_by_y = absl::Now();   // Y's markers are older.
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(testing::MarkerState(Get(i, DeploymentMarkerKey(Options()))),
+              "trusted");
+  }
+  // X back on every master, reading Y's markers.
+  std::vector<MasterHealth> health;
+  for (int k = 0; k < 200; ++k) {
+    health = x->Health();
+    if (std::all_of(health.begin(), health.end(), [](const MasterHealth& h) {
+          return h.connected && h.marker == "trusted";
+        })) {
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_EQ(health.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(health[i].connected) << i;
+    EXPECT_EQ(health[i].grants_count.code(),
+              absl::StatusCode::kFailedPrecondition)
+        << i << " " << health[i].grants_count;
+    EXPECT_TRUE(Mentions(health[i].grants_count, "written again"))
+        << health[i].grants_count;
+  }
+  absl::StatusOr<Lock> early = x->TryAcquire(kJob, absl::Seconds(1));
+  ASSERT_FALSE(early.ok()) << "counted masters that lost their data";
+  EXPECT_TRUE(Mentions(early.status(), "written again")) << early.status();
+  // Once Y's markers are max_ttl old X's grants count, its fencing not.
+  absl::SleepFor(marked_by_y + kMaxTtl + absl::Milliseconds(500) - absl::Now());
+  absl::StatusOr<Lock> plain = x->TryAcquire(kJob, absl::Seconds(1));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_TRUE(x->Release(*plain).ok());
+  absl::StatusOr<Lock> again = x->Acquire(kJob, fenced);
+  ASSERT_FALSE(again.ok()) << "fence " << again->fence() << " issued again";
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kUnavailable)
+      << again.status();
+  EXPECT_TRUE(Mentions(again.status(), "fencing unavailable"))
+      << again.status();
+  EXPECT_TRUE(Mentions(again.status(), "written again")) << again.status();
+  // The operator's step: raise the counters, then vouch for the masters.
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(
+        Command(i, {"SET", FenceCounterKey(Options(), kJob), "100"}).ok());
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE(testing::OperatorMarkTrusted(**client).ok());
+  }
+  absl::StatusOr<Lock> restored = x->Acquire(kJob, fenced);
+  if (!restored.ok() && Mentions(restored.status(), "no membership record")) {
+    absl::SleepFor(absl::Milliseconds(100));
+    restored = x->Acquire(kJob, fenced);
+  }
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_GT(restored->fence(), 100u);
+  ASSERT_TRUE(x->Release(*restored).ok());
+}
+
 }  // namespace
 }  // namespace redlock

@@ -331,6 +331,72 @@ TEST(SimWorldTest, SeedThatFoundAStaleCounterOnARebornMasterStaysClean) {
   EXPECT_EQ(s.violations(), 0) << Details(s);
 }
 
+// Found by the 30-minute run of the semaphore and rwlock configurations
+// (docs/safety-under-faults.md), seed 1006982 of rwlock-partial, and shrunk
+// to 4 events: m2 (AOF always) crashes at 1 ms, before the deployment's
+// marker reaches it; a client takes fence 1 from m1 and m3 at 8 ms; then
+// m1 and m3 (AOF everysec) crash and lose their last 107 ms and 395 ms:
+// the marker and the counter. Another client, whose handshakes had read
+// m1 and m3 before they were marked and which never read m2 then, never
+// saw the deployment; once all three answered unmarked it took them for a
+// new deployment and marked them trusted (the documented limit for that
+// client). The client that had seen the deployment took the new markers as
+// the old ones and issued fence 1 again. It now sees that a marker it read
+// was replaced by a client's, and trusts neither the master's grants (until
+// that marker is max_ttl old) nor its counters (until an operator re-marks).
+TEST(SimWorldTest, SeedThatFoundAReplacedMarkerTrustedStaysClean) {
+  const torture::Summary s = RunRecorded({"rwlock-partial", 1006982, 3, 40});
+  EXPECT_EQ(s.fence_duplicate, 0) << Details(s);
+  EXPECT_EQ(s.violations(), 0) << Details(s);
+}
+
+TEST(SimWorldTest, ShrunkReplacedMarkerPlanRefusesTheClientThatSawIt) {
+  const WorldConfig rw = ConfigOf({"rwlock-partial", 1006982, 3, 40});
+  const Plan full = MakePlan(rw, 1006982);
+  // The shrinker's 4 events: the first three faults and the 17th op.
+  ASSERT_GE(full.faults.size(), 3u);
+  ASSERT_GE(full.ops.size(), 17u);
+  Plan plan = full;
+  plan.faults.assign(full.faults.begin(), full.faults.begin() + 3);
+  plan.ops = {full.ops[16]};
+  for (const PlannedFault& f : plan.faults) {
+    ASSERT_EQ(f.kind, PlannedFault::Kind::kCrashRestart);
+  }
+  EXPECT_EQ(plan.faults[0].master, 1);
+  EXPECT_EQ(plan.faults[1].master, 0);
+  EXPECT_EQ(plan.faults[2].master, 2);
+  ASSERT_EQ(plan.ops[0].client, 0);
+  ASSERT_EQ(plan.ops[0].resource, 0);  // Fenced.
+  ASSERT_FALSE(plan.ops[0].shared);
+  auto fence_one_to = [](const WorldResult& r, int client) {
+    int n = 0;
+    for (const torture::Section& section : r.history.sections) {
+      n += section.fence == 1 && (client < 0 || section.client == client);
+    }
+    return n;
+  };
+  WorldConfig config = ConfigOf({"rwlock-partial", 1006982, 3, 40});
+  config.clients = 4;
+  const WorldResult rw_result = RunWorld(config, plan);
+  EXPECT_EQ(rw_result.history.summary.violations(), 0)
+      << Details(rw_result.history.summary);
+  // The scene is reached: fence 1 was issued in the active phase, once.
+  EXPECT_EQ(fence_one_to(rw_result, -1), 1);
+  // The plain lock's configuration, 4 clients: client 0, which took fence 1
+  // and saw the deployment marked, is refused fencing now. Its probe there
+  // is followed by client 2's fenced one, and client 2 never read a marker
+  // of the first deployment (its handshakes read m1 and m3 before they were
+  // marked, and m2 was down): for it every master lost its data at once,
+  // the documented limit (docs/lifetime-and-fencing.md, "Limits"), and it
+  // gets fence 1. Nothing in its view can tell; no lock is shared.
+  config = ConfigOf({"guarded-partial", 1006982, 3, 40});
+  config.clients = 4;
+  const WorldResult plain = RunWorld(config, plan);
+  EXPECT_EQ(plain.history.summary.mutual_exclusion, 0)
+      << Details(plain.history.summary);
+  EXPECT_EQ(fence_one_to(plain, 0), 1) << Details(plain.history.summary);
+}
+
 // The safe configuration over a range of seeds: no violation, and the
 // histories do exercise what the guard is about (crashes that kept the
 // marker but lost keys, grants, fenced writes, and the heal's re-marking
