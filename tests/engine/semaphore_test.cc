@@ -25,6 +25,7 @@
 #include "redlock/keys.h"
 #include "redlock/redlock.h"
 #include "src/algorithm/scripts.h"
+#include "tests/support/attempt_counter.h"
 #include "tests/support/await_call.h"
 #include "tests/support/fault_proxy.h"
 #include "tests/support/loop_runner.h"
@@ -355,6 +356,60 @@ TEST_F(SemaphoreTest, APermitReleaseWakesAWaiterBeforeItsPoll) {
   }
   ASSERT_TRUE((*waiter)->Release(*got).ok());
   ASSERT_TRUE(holder->Release(held[0]).ok());
+}
+
+// Four waiters for the one permit of a full semaphore; its release wakes
+// them all, each after its own jitter (up to 1s here, so they are far
+// apart). The first takes the permit, and the win that leaves no slot free
+// announces it ("taken" on the semaphore's channel): the others stand down
+// until their next poll (10s) instead of each trying in vain.
+TEST_F(SemaphoreTest, WokenPermitWaitersStandDownWhenTheSemaphoreIsFullAgain) {
+  auto holder = MakeClient();
+  absl::StatusOr<Lock> held =
+      holder->AcquirePermits("full", Sem(1), Ttl(absl::Seconds(30)));
+  ASSERT_TRUE(held.ok()) << held.status();
+  constexpr int kWaiters = 4;
+  auto counter = std::make_shared<testing::AttemptCounter>();
+  std::vector<std::unique_ptr<Redlock>> waiters;
+  for (int i = 0; i < kWaiters; ++i) {
+    Options options = testing::TestOptions(cluster_->Uris());
+    options.retry.min_delay = absl::Seconds(10);
+    options.retry.max_delay = absl::Seconds(10);
+    options.retry.wake_jitter = absl::Seconds(1);
+    options.observer = counter;
+    auto waiter = Redlock::Create(std::move(options));
+    ASSERT_TRUE(waiter.ok()) << waiter.status();
+    waiters.push_back(*std::move(waiter));
+  }
+  std::vector<absl::StatusOr<Lock>> got(kWaiters);
+  std::vector<std::thread> waiting;
+  for (int i = 0; i < kWaiters; ++i) {
+    waiting.emplace_back([&, i] {
+      got[i] = waiters[i]->AcquirePermits(
+          "full", Sem(1), Ttl(absl::Seconds(30), absl::Seconds(6)));
+    });
+  }
+  ASSERT_TRUE(AwaitSemaphoreSubscribers(*cluster_, "full", kWaiters));
+  // Each waiter's first attempt and its check once subscribed lost.
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (counter->lost() < 2 * kWaiters && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_EQ(counter->lost(), 2 * kWaiters);
+
+  ASSERT_TRUE(holder->Release(*held).ok());
+  absl::SleepFor(absl::Seconds(3));
+  // Two waiters whose jitters fall within a round trip of each other may
+  // both try; more than one such collision would be a coincidence.
+  EXPECT_LE(counter->lost() - 2 * kWaiters, 1);
+  for (std::thread& t : waiting) t.join();  // The others' waits end at 6s.
+  int won = 0;
+  for (int i = 0; i < kWaiters; ++i) {
+    if (!got[i].ok()) continue;
+    ++won;
+    waiters[i]->Release(*got[i]).IgnoreError();
+  }
+  EXPECT_EQ(won, 1);
 }
 
 // WithPermits keeps the permit set alive while the work runs (here for

@@ -22,46 +22,20 @@
 #include "redlock/keys.h"
 #include "redlock/observer.h"
 #include "redlock/redlock.h"
+#include "tests/support/attempt_counter.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/test_options.h"
 
 namespace redlock {
 namespace {
 
+using ::redlock::testing::AttemptCounter;
 using ::redlock::testing::RedisCluster;
 using ::redlock::testing::RedisServer;
 
 constexpr absl::Duration kPoll = absl::Seconds(30);
 // What "woken, not polled" allows: far below kPoll and the waits below.
 constexpr absl::Duration kWokenWithin = absl::Seconds(5);
-
-// Counts attempts that lost, and runs a hook on the loop thread after each.
-class AttemptCounter : public Observer {
- public:
-  void OnAttempt(const AttemptEvent& event) override {
-    if (!event.outcome.ok()) lost_.fetch_add(1);
-    absl::AnyInvocable<void(const AttemptEvent&)> hook;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      hook = std::move(hook_);
-    }
-    if (hook) hook(event);
-  }
-  int lost() const { return lost_.load(); }
-  // Runs once, after the next attempt.
-  void AfterNextAttempt(absl::AnyInvocable<void(const AttemptEvent&)> hook) {
-    std::lock_guard<std::mutex> lock(mu_);
-    hook_ = std::move(hook);
-  }
-
- private:
-  std::atomic<int> lost_{0};
-  // std::mutex, not absl::Mutex: one counter serves several clients' loop
-  // threads, and ThreadSanitizer sees only std::mutex (Debian's Abseil is
-  // not built for it).
-  std::mutex mu_;
-  absl::AnyInvocable<void(const AttemptEvent&)> hook_;
-};
 
 class WakeupTest : public ::testing::Test {
  protected:
