@@ -162,7 +162,7 @@ trap 'cleanup; exit 143' TERM
 CG_FEW=100
 CG_MANY=400
 ((QUICK)) && CG_MANY=200
-CG_CONFIGS=(floor raw async blocking)
+CG_CONFIGS=(floor raw async blocking handover)
 declare -A IR IR_BASE SYSCALLS
 # callgrind_ir BIN TAG CFG: Ir per cycle of CFG with BIN (profiles
 # $WORK/cg.TAG.CFG.N).
@@ -398,6 +398,7 @@ $(ir_row floor "floor (1 master)" 1)
 $(ir_row raw "raw fan-out N=5" 5)
 $(ir_row async "async N=5" 5)
 $(ir_row blocking "blocking N=5" 5)
+$(ir_row handover "blocking N=5, calls handed to the loop thread (before)" 5)
 $(baseline_section)
 
 The library's own functions, async N=5, inclusive instructions per cycle

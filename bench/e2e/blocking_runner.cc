@@ -5,13 +5,17 @@
 #include <utility>
 
 #include "redlock/lock.h"
+#include "src/transport/event_loop.h"
 
 namespace redlock::bench {
 
 absl::StatusOr<std::unique_ptr<BlockingRunner>> BlockingRunner::Create(
-    redlock::Options options, std::string resource, absl::Duration ttl) {
+    redlock::Options options, std::string resource, absl::Duration ttl,
+    bool callers_turn) {
+  internal::EventLoop::SetCallersTurnForTesting(callers_turn);
   absl::StatusOr<std::unique_ptr<Redlock>> client =
       Redlock::Create(std::move(options));
+  internal::EventLoop::SetCallersTurnForTesting(true);
   if (!client.ok()) return client.status();
   return std::unique_ptr<BlockingRunner>(
       new BlockingRunner(*std::move(client), std::move(resource), ttl));

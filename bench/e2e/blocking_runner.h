@@ -17,12 +17,15 @@
 
 namespace redlock::bench {
 
-// The blocking Redlock: every call is posted to its own loop thread and the
-// caller waits, so a cycle costs two thread hand-offs each way.
+// The blocking Redlock. A caller turns the client's loop itself when nobody
+// else does (src/transport/event_loop.h). With `callers_turn` false the
+// client works as before that: every call is posted to the loop thread and
+// the caller waits, two thread hand-overs per call.
 class BlockingRunner : public Runner {
  public:
   static absl::StatusOr<std::unique_ptr<BlockingRunner>> Create(
-      redlock::Options options, std::string resource, absl::Duration ttl);
+      redlock::Options options, std::string resource, absl::Duration ttl,
+      bool callers_turn = true);
 
   absl::Status Cycle(CycleSample* sample) override;
 

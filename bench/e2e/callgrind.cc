@@ -31,8 +31,11 @@ int RunCallgrind(const std::vector<Master>& masters, const std::string& which,
   } else if (which == "blocking") {
     runner = BlockingRunner::Create(ClientOptions(UrisOf(masters, n), true),
                                     resource, ttl);
+  } else if (which == "handover") {
+    runner = BlockingRunner::Create(ClientOptions(UrisOf(masters, n), true),
+                                    resource, ttl, /*callers_turn=*/false);
   } else {
-    Log("--callgrind must be floor, raw, async or blocking");
+    Log("--callgrind must be floor, raw, async, blocking or handover");
     return 2;
   }
   if (!runner.ok()) {

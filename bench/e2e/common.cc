@@ -24,7 +24,8 @@ Cpu CpuNow(int who) {
   rusage ru{};
   getrusage(who, &ru);
   return {ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
-          ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6};
+          ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
+          static_cast<double>(ru.ru_nvcsw + ru.ru_nivcsw)};
 }
 
 int64_t ProcStatusKb(absl::string_view field) {

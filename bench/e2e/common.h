@@ -34,11 +34,15 @@ void Log(const std::string& line);
 struct Cpu {
   double user = 0;
   double sys = 0;
+  double switches = 0;  // Context switches, voluntary and involuntary.
   double total() const { return user + sys; }
-  Cpu operator-(const Cpu& o) const { return {user - o.user, sys - o.sys}; }
+  Cpu operator-(const Cpu& o) const {
+    return {user - o.user, sys - o.sys, switches - o.switches};
+  }
   Cpu& operator+=(const Cpu& o) {
     user += o.user;
     sys += o.sys;
+    switches += o.switches;
     return *this;
   }
 };

@@ -38,27 +38,30 @@ class Redlock::Impl {
     return status;
   }
 
-  // Runs `start(callback)` on the loop thread and waits for the callback.
-  // `start` returns the status of the async call: a non-OK one is the result.
+  // Runs `start(callback)` on the loop and waits for the callback: the
+  // calling thread turns the loop itself when nobody else does
+  // (event_loop.h). `start` returns the status of the async call: a non-OK
+  // one is the result.
   template <typename T, typename Start>
   T Call(Start start) {
     if (loop_->InLoopThread()) {
       return T(absl::FailedPreconditionError(
           "a blocking Redlock call was made on the client's own loop thread"));
     }
-    internal::Waiter done;
+    internal::EventLoop::Completion done;
     std::optional<T> result;
-    loop_->Post([&] {
-      absl::Status status = start([&](T value) {
-        result.emplace(std::move(value));
-        done.Notify();
-      });
-      if (!status.ok()) {
-        result.emplace(std::move(status));
-        done.Notify();
-      }
-    });
-    done.Wait();
+    loop_->Run(
+        [&] {
+          absl::Status status = start([&](T value) {
+            result.emplace(std::move(value));
+            done.Finish();
+          });
+          if (!status.ok()) {
+            result.emplace(std::move(status));
+            done.Finish();
+          }
+        },
+        done);
     return *std::move(result);
   }
 
@@ -67,6 +70,10 @@ class Redlock::Impl {
     loop_->RunAndWait(std::move(fn));
   }
   bool InLoopThread() const { return loop_->InLoopThread(); }
+  // While a lock is kept alive and its holder works, the loop must turn
+  // without waiting for the holder's next call.
+  void PinLoop() { loop_->Pin(); }
+  void UnpinLoop() { loop_->Unpin(); }
 
   AsyncRedlock& engine() { return *engine_; }
   const Options& options() const { return options_; }
@@ -211,6 +218,7 @@ absl::Status Redlock::WorkWhileHeld(
       started = handle.status();
     }
   });
+  if (keeper.has_value()) impl_->PinLoop();
   // Stops extending and releases on every way out of this function,
   // unwinding included.
   struct Finisher {
@@ -219,10 +227,12 @@ absl::Status Redlock::WorkWhileHeld(
     std::optional<KeepAliveHandle>* keeper;
     const Lock* lock;
     ~Finisher() {
+      const bool pinned = keeper->has_value();
       impl->RunOnLoop([this] {
         if (keeper->has_value()) (*keeper)->Stop(/*release=*/false);
         keeper->reset();
       });
+      if (pinned) impl->UnpinLoop();
       if (!lock->released()) client->Release(*lock).IgnoreError();
     }
   } finisher{this, impl_.get(), &keeper, &*lock};

@@ -73,7 +73,7 @@ class LatencyPhase : public Phase {
     const std::vector<Master>& masters = ctx.masters;
     const int available = static_cast<int>(masters.size());
     const absl::Duration ttl = ctx.ttl;
-    for (const char* client : {"raw", "async", "blocking"}) {
+    for (const char* client : {"raw", "async", "blocking", "handover"}) {
       for (int n : {1, 3, 5, 7}) {
         if (n > available) continue;
         LatencyConfig config;
@@ -89,7 +89,8 @@ class LatencyPhase : public Phase {
                                        resource, ttl);
         } else {
           runner = BlockingRunner::Create(
-              ClientOptions(UrisOf(masters, n), false), resource, ttl);
+              ClientOptions(UrisOf(masters, n), false), resource, ttl,
+              /*callers_turn=*/config.client == "blocking");
         }
         if (!runner.ok()) {
           return absl::InternalError(
@@ -188,6 +189,57 @@ class LatencyPhase : public Phase {
       targets.push_back(p99);
       targets.push_back(cpu);
     }
+    AddBlockingTargets(targets);
+  }
+
+  // Issue 25: the blocking client at the async client's speed, every N.
+  void AddBlockingTargets(std::vector<Target>& targets) const {
+    struct Bound {
+      const char* what;
+      double bound;
+      double (*ratio)(const LatencyConfig&, const LatencyConfig&);
+    };
+    const Bound bounds[] = {
+        {"blocking cycle p50 ≤ 1.1× async's, same N, N = 1…7", 1.1,
+         [](const LatencyConfig& b, const LatencyConfig& a) {
+           return Ratio(Summarize(b.own.cycle_us).p50,
+                        Summarize(a.own.cycle_us).p50);
+         }},
+        {"blocking client CPU per cycle ≤ 1.1× async's, same N, N = 1…7", 1.1,
+         [](const LatencyConfig& b, const LatencyConfig& a) {
+           return Ratio(CpuPerCycleUs(b.own), CpuPerCycleUs(a.own));
+         }},
+        {"blocking cycle p99 ≤ 1.2× async's, same N, N = 1…7", 1.2,
+         [](const LatencyConfig& b, const LatencyConfig& a) {
+           return Ratio(Summarize(b.own.cycle_us).p99,
+                        Summarize(a.own.cycle_us).p99);
+         }},
+    };
+    for (const Bound& bound : bounds) {
+      std::string per_n;
+      double worst = 0;
+      bool measured = false;
+      for (int n : {1, 3, 5, 7}) {
+        const LatencyConfig* b = Find("blocking", n);
+        const LatencyConfig* a = Find("async", n);
+        const LatencyConfig* h = Find("handover", n);
+        if (b == nullptr || a == nullptr) continue;
+        const double r = bound.ratio(*b, *a);
+        worst = std::max(worst, r);
+        measured = true;
+        absl::StrAppend(&per_n, per_n.empty() ? "" : "; ", "N=", n, " ",
+                        X(r));
+        if (h != nullptr) {
+          absl::StrAppend(&per_n, " (before: ", X(bound.ratio(*h, *a)), ")");
+        }
+      }
+      Target t = Unmeasured(bound.what);
+      if (measured) {
+        t = {t.what, absl::StrFormat("worst %s: %s", X(worst), per_n),
+             worst <= bound.bound, true};
+      }
+      targets.push_back(t);
+    }
   }
 
   void AppendMarkdown(const Context& ctx, std::string& md) const override {
@@ -237,14 +289,16 @@ class LatencyPhase : public Phase {
         "reply is read, poll(), quorum of OKs; then EVALSHA to all, wait for "
         "all): what an N-master cycle costs on this machine before any library "
         "code. `async`: AsyncRedlock on an event_base turned by the bench "
-        "thread. `blocking`: redlock::Redlock (its own loop thread; the caller "
-        "waits).\n\n");
+        "thread. `blocking`: redlock::Redlock, whose caller turns the loop "
+        "itself while nobody else does. `handover`: the same with that off, "
+        "every call handed to its loop thread (how it worked before issue "
+        "25).\n\n");
 
     absl::StrAppend(
         &md, "### Client CPU per cycle\n\n",
         "user + system CPU from getrusage over each block: RUSAGE_THREAD for "
         "floor, raw and async (the whole client runs on the bench thread), "
-        "RUSAGE_SELF for blocking (its loop thread included). Redis servers "
+        "RUSAGE_SELF for blocking and handover (their loop threads included). Redis servers "
         "are "
         "other processes and not counted.\n\n",
         "| configuration | CPU µs/cycle | user | system | floor CPU µs/cycle "
@@ -262,6 +316,7 @@ class LatencyPhase : public Phase {
                       " | ", absl::StrFormat("%.1f", fcpu), " | ",
                       X(Ratio(cpu, c.masters * fcpu)), " |\n");
     }
+    AppendBlockingMarkdown(md);
     const Memory& m = ctx.memory;
     absl::StrAppend(
         &md, "\nResident memory: ",
@@ -272,6 +327,53 @@ class LatencyPhase : public Phase {
                         m.with_latency_clients_kb / 1024.0,
                         static_cast<int>(configs_.size()), m.end_kb / 1024.0,
                         m.peak_kb / 1024.0));
+  }
+
+  // The blocking client beside the async one at the same N, and beside
+  // itself as it was (calls handed to the loop thread).
+  void AppendBlockingMarkdown(std::string& md) const {
+    if (Find("blocking", 1) == nullptr && Find("blocking", 5) == nullptr) {
+      return;
+    }
+    absl::StrAppend(
+        &md,
+        "\n### The blocking client beside the async one (same N, same "
+        "blocks)\n\n",
+        "`blocking`: redlock::Redlock as built: a caller turns the client's "
+        "loop itself while nobody else does (src/transport/event_loop.h), so "
+        "a call's request, replies and result stay on the caller's thread. "
+        "`handover`: the same client with that switched off "
+        "(`EventLoop::SetCallersTurnForTesting(false)`), which is how every "
+        "call worked before: posted to the loop thread, the caller asleep "
+        "until the loop thread wakes it. Context switches: ru_nvcsw + "
+        "ru_nivcsw over the blocks (RUSAGE_THREAD for async, RUSAGE_SELF for "
+        "the blocking clients).\n\n",
+        "| N | blocking ÷ async p50 | p99 | CPU | handover ÷ async p50 | p99 | "
+        "CPU | context switches per cycle: async / blocking / handover |\n",
+        "|--:|--:|--:|--:|--:|--:|--:|---|\n");
+    auto switches = [](const LatencyConfig* c) {
+      return c == nullptr || c->own.cpu_cycles == 0
+                 ? std::string("—")
+                 : absl::StrFormat("%.2f",
+                                   c->own.cpu.switches / c->own.cpu_cycles);
+    };
+    for (int n : {1, 3, 5, 7}) {
+      const LatencyConfig* a = Find("async", n);
+      const LatencyConfig* b = Find("blocking", n);
+      const LatencyConfig* h = Find("handover", n);
+      if (a == nullptr || b == nullptr) continue;
+      const Dist ad = Summarize(a->own.cycle_us);
+      auto cols = [&](const LatencyConfig* c) {
+        if (c == nullptr) return std::string(" | | ");
+        const Dist d = Summarize(c->own.cycle_us);
+        return absl::StrCat(
+            X(Ratio(d.p50, ad.p50)), " | ", X(Ratio(d.p99, ad.p99)), " | ",
+            X(Ratio(CpuPerCycleUs(c->own), CpuPerCycleUs(a->own))));
+      };
+      absl::StrAppend(&md, "| ", n, " | ", cols(b), " | ", cols(h), " | ",
+                      switches(a), " / ", switches(b), " / ", switches(h),
+                      " |\n");
+    }
   }
 
   void AddResults(Json& results) const override {
@@ -308,6 +410,9 @@ class LatencyPhase : public Phase {
       j["cpu_us_per_cycle"] = Num(CpuPerCycleUs(c.own));
       j["cpu_user_us_per_cycle"] = Num(UserPerCycleUs(c.own));
       j["cpu_sys_us_per_cycle"] = Num(SysPerCycleUs(c.own));
+      j["context_switches_per_cycle"] =
+          Num(c.own.cpu_cycles > 0 ? c.own.cpu.switches / c.own.cpu_cycles
+                                   : 0);
       j["floor_cpu_us_per_cycle"] = Num(CpuPerCycleUs(c.floor));
       j["cpu_ratio_to_n_floor"] =
           Num(Ratio(CpuPerCycleUs(c.own), c.masters * CpuPerCycleUs(c.floor)));
