@@ -14,6 +14,7 @@
 
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "redlock/observer.h"
 #include "tests/support/await_call.h"
 #include "tests/support/redis_server.h"
 
@@ -409,6 +410,39 @@ TEST_F(RedlockTest, DistinctResourcesFromManyThreadsAllSucceed) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(ok.load(), 80);
+}
+
+// A caller turns the client's loop itself, so the client's callbacks can run
+// on the caller's own thread; a blocking call made from one must still be
+// refused rather than wait for itself.
+TEST_F(RedlockTest, ABlockingCallFromAnObserverOnTheCallersTurnIsRefused) {
+  class CallsBack : public Observer {
+   public:
+    void OnAcquired(const AcquiredEvent&) override {
+      if (client == nullptr || called.exchange(true)) return;
+      caller_thread = std::this_thread::get_id();
+      nested = client->TryAcquire("nested-from-observer", absl::Seconds(5))
+                   .status();
+    }
+    Redlock* client = nullptr;
+    std::atomic<bool> called{false};
+    std::thread::id caller_thread;
+    absl::Status nested;
+  };
+  auto observer = std::make_shared<CallsBack>();
+  Options options;
+  options.masters = uris_;
+  options.request_timeout = absl::Milliseconds(500);
+  options.observer = observer;
+  auto client = Redlock::Create(options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  observer->client = client->get();
+  auto lock = (*client)->TryAcquire("observed", absl::Seconds(5));
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  ASSERT_TRUE(observer->called.load());
+  EXPECT_EQ(observer->nested.code(), absl::StatusCode::kFailedPrecondition)
+      << observer->nested;
+  EXPECT_TRUE((*client)->Release(*lock).ok());
 }
 
 TEST(RedlockCreateTest, RejectsBadOptionsWithAClearError) {
