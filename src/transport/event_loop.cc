@@ -170,9 +170,12 @@ bool EventLoop::UrgentLocked() const {
 void EventLoop::ReleaseLeaseLocked() {
   turner_ = Turner::kNobody;
   released_at_ = std::chrono::steady_clock::now();
-  // Otherwise the background thread finds the lease free when its grace
-  // ends (a caller that came back before took it; the grace starts again).
-  if (UrgentLocked() || stop_) background_cv_.notify_one();
+  // Otherwise a background thread in its grace finds the lease free when
+  // the grace ends (a caller that came back before took it; the grace starts
+  // again); one that found the lease taken sleeps until told.
+  if (UrgentLocked() || stop_ || background_waits_for_lease_) {
+    background_cv_.notify_one();
+  }
 }
 
 void EventLoop::BackgroundMain() {
@@ -190,7 +193,10 @@ void EventLoop::BackgroundMain() {
     // Wait for the lease: free, and either needed now or free for a grace.
     for (;;) {
       if (turner_ != Turner::kNobody) {
+        // The holder wakes this thread when it gives the lease back.
+        background_waits_for_lease_ = true;
         background_cv_.wait(lock);
+        background_waits_for_lease_ = false;
         continue;
       }
       if (stop_ || UrgentLocked()) break;

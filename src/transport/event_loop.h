@@ -145,6 +145,8 @@ class EventLoop {
   int pinned_ = 0;       // Guarded by mu_.
   bool served_ = false;  // The background finished a posted Run(). mu_.
   bool stop_ = false;    // Guarded by mu_.
+  // The background thread sleeps until the lease is given back. mu_.
+  bool background_waits_for_lease_ = false;
   std::chrono::steady_clock::time_point released_at_;  // Guarded by mu_.
   std::thread thread_;  // Last: it starts running in the constructor.
 };

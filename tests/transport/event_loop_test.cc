@@ -136,6 +136,35 @@ TEST(EventLoopTest, ATimerFiresWhileNoCallerTurnsTheLoop) {
   EXPECT_TRUE(fired.WaitFor(std::chrono::seconds(10)));
 }
 
+// The background thread, waking at the end of its grace, found the lease
+// held by a caller whose turn outlasted the grace; when that caller gives it
+// back, the background thread must learn of it (it slept for good, and
+// nobody turned the loop again, before this was pinned).
+TEST(EventLoopTest, ATimerArmedInACallersLongTurnFiresAfterTheCallerLeaves) {
+  std::unique_ptr<EventLoop> loop = StartLoop();
+  ASSERT_NE(loop, nullptr);
+  loop->RunAndWait([] {});  // The background thread gives the lease back.
+  Flag fired;
+  EventLoop::Completion done;
+  loop->Run(
+      [&] {
+        const timeval in_50ms{0, 50000};  // Past this turn.
+        event_base_once(
+            loop->base(), -1, EV_TIMEOUT,
+            [](int, short, void* arg) { static_cast<Flag*>(arg)->Set(); },
+            &fired, &in_50ms);
+        const timeval in_10ms{0, 10000};  // 20 graces.
+        event_base_once(
+            loop->base(), -1, EV_TIMEOUT,
+            [](int, short, void* arg) {
+              static_cast<EventLoop::Completion*>(arg)->Finish();
+            },
+            &done, &in_10ms);
+      },
+      done);
+  EXPECT_TRUE(fired.WaitFor(std::chrono::seconds(10)));
+}
+
 TEST(EventLoopTest, InLoopThreadIsTrueOnlyInsideATurn) {
   std::unique_ptr<EventLoop> loop = StartLoop();
   ASSERT_NE(loop, nullptr);
