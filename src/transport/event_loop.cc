@@ -120,9 +120,14 @@ void EventLoop::Run(absl::AnyInvocable<void()> start, Completion& done) {
   if (callers_turn_ && turner_ == Turner::kNobody && !stop_) {
     // Nobody turns: this thread does, until its work is finished.
     turner_ = Turner::kCaller;
+    turn_started_at_ = std::chrono::steady_clock::now();
     lock.unlock();
     {
       TurnScope turn(this);
+      // Catch up first on what arrived while nobody turned (a reply, a
+      // closed connection, a timer due), as a loop thread would have, so
+      // that the work starts from the state the masters left.
+      event_base_loop(base_, EVLOOP_NONBLOCK);
       RunPosted();  // What other threads posted earlier goes first.
       start();
       while (!done.finished_.load(std::memory_order_acquire)) TurnOnce(base_);
@@ -193,7 +198,15 @@ void EventLoop::BackgroundMain() {
     // Wait for the lease: free, and either needed now or free for a grace.
     for (;;) {
       if (turner_ != Turner::kNobody) {
-        // The holder wakes this thread when it gives the lease back.
+        // A caller's short turns (a sequence of calls) are polled for, every
+        // grace, so that giving the lease back costs the caller nothing; a
+        // long turn (a wait for a held lock) is slept through, and its
+        // caller wakes this thread when it gives the lease back.
+        const auto now = std::chrono::steady_clock::now();
+        if (turner_ == Turner::kCaller && now - turn_started_at_ < kLongTurn) {
+          background_cv_.wait_until(lock, now + kGrace);
+          continue;
+        }
         background_waits_for_lease_ = true;
         background_cv_.wait(lock);
         background_waits_for_lease_ = false;

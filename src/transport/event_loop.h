@@ -63,7 +63,11 @@ class EventLoop {
   // How long the lease stays free after a caller gave it back before the
   // background thread takes it: long enough to cover a caller's next call
   // of a sequence, short enough that a timer is never late by more.
-  static constexpr std::chrono::microseconds kGrace{500};
+  static constexpr std::chrono::microseconds kGrace{1000};
+  // A caller's turn longer than this is slept through by the background
+  // thread, which is then woken when the lease is given back; shorter ones
+  // are polled for every grace.
+  static constexpr std::chrono::microseconds kLongTurn{4000};
 
   // The end of one Run(): finished on the loop, by whoever turns it.
   class Completion {
@@ -148,6 +152,8 @@ class EventLoop {
   // The background thread sleeps until the lease is given back. mu_.
   bool background_waits_for_lease_ = false;
   std::chrono::steady_clock::time_point released_at_;  // Guarded by mu_.
+  // When the caller holding the lease took it. Guarded by mu_.
+  std::chrono::steady_clock::time_point turn_started_at_;
   std::thread thread_;  // Last: it starts running in the constructor.
 };
 

@@ -87,7 +87,7 @@ TEST(EventLoopTest, ACallerWhoFindsNobodyTurningRunsTheLoopOnItsOwnThread) {
   EXPECT_GT(inline_runs, 0);
 }
 
-TEST(EventLoopTest, WorkFromManyThreadsFinishesEachCallOnceAndInOrder) {
+TEST(EventLoopTest, WorkFromManyThreadsFinishesEachCallExactlyOnce) {
   std::unique_ptr<EventLoop> loop = StartLoop();
   ASSERT_NE(loop, nullptr);
   constexpr int kThreads = 8;
@@ -136,11 +136,12 @@ TEST(EventLoopTest, ATimerFiresWhileNoCallerTurnsTheLoop) {
   EXPECT_TRUE(fired.WaitFor(std::chrono::seconds(10)));
 }
 
-// The background thread, waking at the end of its grace, found the lease
-// held by a caller whose turn outlasted the grace; when that caller gives it
-// back, the background thread must learn of it (it slept for good, and
+// The background thread, waking at the end of its grace, finds the lease
+// held by a caller: it polls for a short turn and sleeps through a long one
+// (EventLoop::kLongTurn). Either way, once that caller gives the lease back
+// and nobody calls again, it must take the loop (it slept for good, and
 // nobody turned the loop again, before this was pinned).
-TEST(EventLoopTest, ATimerArmedInACallersLongTurnFiresAfterTheCallerLeaves) {
+void ExpectATimerArmedInATurnOfToFireAfterwards(int turn_us) {
   std::unique_ptr<EventLoop> loop = StartLoop();
   ASSERT_NE(loop, nullptr);
   loop->RunAndWait([] {});  // The background thread gives the lease back.
@@ -153,16 +154,26 @@ TEST(EventLoopTest, ATimerArmedInACallersLongTurnFiresAfterTheCallerLeaves) {
             loop->base(), -1, EV_TIMEOUT,
             [](int, short, void* arg) { static_cast<Flag*>(arg)->Set(); },
             &fired, &in_50ms);
-        const timeval in_10ms{0, 10000};  // 20 graces.
+        const timeval turn{0, turn_us};
         event_base_once(
             loop->base(), -1, EV_TIMEOUT,
             [](int, short, void* arg) {
               static_cast<EventLoop::Completion*>(arg)->Finish();
             },
-            &done, &in_10ms);
+            &done, &turn);
       },
       done);
-  EXPECT_TRUE(fired.WaitFor(std::chrono::seconds(10)));
+  EXPECT_TRUE(fired.WaitFor(std::chrono::seconds(10))) << turn_us << " us";
+}
+
+TEST(EventLoopTest, ATimerArmedInACallersShortTurnFiresAfterTheCallerLeaves) {
+  ExpectATimerArmedInATurnOfToFireAfterwards(
+      static_cast<int>(EventLoop::kGrace.count() * 2));
+}
+
+TEST(EventLoopTest, ATimerArmedInACallersLongTurnFiresAfterTheCallerLeaves) {
+  ExpectATimerArmedInATurnOfToFireAfterwards(
+      static_cast<int>(EventLoop::kLongTurn.count() * 3));
 }
 
 TEST(EventLoopTest, InLoopThreadIsTrueOnlyInsideATurn) {
