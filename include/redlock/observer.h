@@ -13,7 +13,9 @@
 //   };
 //   options.observer = std::make_shared<LostLocksToLog>();
 //
-// Every call is made on the client's loop thread, after the state it reports
+// Every call is made on the client's loop thread (for a blocking Redlock:
+// its own background thread, or a thread waiting in one of its calls, which
+// turns the loop itself meanwhile), after the state it reports
 // changed and before the caller's callback (if any) runs. A method must be
 // quick and must not block or call the client's blocking API (it runs on the
 // thread that would have to answer). Events refer to data that lives only for

@@ -17,8 +17,12 @@
 //   // Released when `guard` goes out of scope.
 //
 // Thread safety: every method may be called from any number of threads at
-// once. Do not call it from inside an AsyncRedlock callback of the same
-// client (that is its loop thread, and it would wait for itself).
+// once. A call turns the client's event loop on the calling thread when no
+// other thread does (no hand-over to the loop thread and back), so the
+// client's callbacks (Observer events, HoldOptions::on_lost) run either on
+// its own loop thread or on a thread waiting in one of its calls. A blocking
+// call made from inside such a callback of the same client is refused with
+// kFailedPrecondition (it would wait for itself).
 
 #ifndef REDLOCK_REDLOCK_H_
 #define REDLOCK_REDLOCK_H_
