@@ -77,6 +77,11 @@ ABSL_FLAG(std::string, node_redlock_dir, "",
 ABSL_FLAG(std::string, node_binary, "node",
           "Contention-peer phase: the node executable (looked up in PATH "
           "without a '/').");
+ABSL_FLAG(std::string, peer_baseline_contender_binary, "",
+          "Contention-peer phase: another build's "
+          "redlock-e2e-handoff-contender (say, of the commit before a "
+          "change), run as a third kind, \"ours (baseline)\", in the same "
+          "rounds. Empty: not run.");
 ABSL_FLAG(std::string, peer_contender_binary, "",
           "Contention-peer phase: our contender binary. Default: "
           "redlock-e2e-handoff-contender next to this binary.");
@@ -91,8 +96,10 @@ constexpr int kNodeRetryDelayMs = 40;
 constexpr int kNodeRetryJitterMs = 20;
 constexpr double kNodeDriftFactor = 0.01;
 
-enum Kind { kOurs = 0, kNode = 1 };
-constexpr const char* kKindNames[] = {"ours", "node-redlock"};
+enum Kind { kOurs = 0, kNode = 1, kBaseline = 2 };
+constexpr int kKinds = 3;
+constexpr const char* kKindNames[] = {"ours", "node-redlock",
+                                      "ours (baseline)"};
 
 // What the blocks of one kind measured, or one block's.
 struct Figures {
@@ -336,8 +343,9 @@ class ContentionPeerPhase : public Phase {
         "masters' commands per grant | messages heard per grant | same "
         "contender again | overlapping holders |\n"
         "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
-    for (Kind k : {kOurs, kNode}) {
+    for (Kind k : {kOurs, kBaseline, kNode}) {
       if (k == kNode && !node_ran_) continue;
+      if (k == kBaseline && kinds_[k].blocks == 0) continue;
       const Figures& f = kinds_[k];
       const Dist w = Summarize(f.wait_us);
       absl::StrAppend(
@@ -355,21 +363,10 @@ class ContentionPeerPhase : public Phase {
           " | ", f.overlaps, " |\n");
     }
     if (node_ran_) {
-      const Figures& o = kinds_[kOurs];
-      const Figures& n = kinds_[kNode];
-      const Dist ow = Summarize(o.wait_us);
-      const Dist nw = Summarize(n.wait_us);
-      absl::StrAppend(
-          &md, "| ours/node | ", X(Ratio(o.grants, n.grants)), " | ",
-          X(Ratio(o.GrantsPerS(), n.GrantsPerS())), " | ",
-          X(Ratio(ow.p50, nw.p50)), " | ", X(Ratio(ow.p99, nw.p99)), " | ",
-          X(Ratio(o.LongestWaitUs(), n.LongestWaitUs())), " | | ",
-          X(Ratio(Summarize(o.gap_us).max, Summarize(n.gap_us).max)), " | ",
-          X(Ratio(o.WorstUnfairness(), n.WorstUnfairness())), " | ",
-          X(Ratio(o.AttemptsPerGrant(), n.AttemptsPerGrant())), " | ",
-          X(Ratio(o.CpuUsPerGrant(), n.CpuUsPerGrant())), " | ",
-          X(Ratio(o.RequestsPerGrant(), n.RequestsPerGrant())), " | ",
-          X(Ratio(o.CommandsPerGrant(), n.CommandsPerGrant())), " | | | |\n");
+      AppendRatioRow("ours/node", kinds_[kOurs], kinds_[kNode], md);
+    }
+    if (kinds_[kBaseline].blocks > 0) {
+      AppendRatioRow("ours/baseline", kinds_[kOurs], kinds_[kBaseline], md);
     }
     absl::StrAppend(&md, "\nPer block (round, kind: grants, wait p99 ms, "
                          "unfairness, CPU µs per grant): ");
@@ -393,8 +390,8 @@ class ContentionPeerPhase : public Phase {
     if (ran_) {
       j["contenders"] = contenders_;
       j["masters"] = kMasters;
-      for (Kind k : {kOurs, kNode}) {
-        if (k == kNode && !node_ran_) continue;
+      for (Kind k : {kOurs, kNode, kBaseline}) {
+        if (kinds_[k].blocks == 0) continue;
         j[kKindNames[k]] = FiguresJson(kinds_[k]);
       }
       Json blocks = Json::array();
@@ -446,9 +443,19 @@ class ContentionPeerPhase : public Phase {
                      "blocks of ",
                      absl::FormatDuration(block_), ", ", contenders_,
                      " contender processes"));
+    std::vector<Kind> kinds = {kOurs, kNode};
+    baseline_binary_ = absl::GetFlag(FLAGS_peer_baseline_contender_binary);
+    if (!baseline_binary_.empty()) {
+      if (access(baseline_binary_.c_str(), X_OK) != 0) {
+        return absl::StrCat("no baseline contender binary at ",
+                            baseline_binary_);
+      }
+      kinds.push_back(kBaseline);
+    }
+    const int n = static_cast<int>(kinds.size());
     for (int round = 0; round < rounds_; ++round) {
-      for (int i = 0; i < 2; ++i) {
-        const Kind kind = static_cast<Kind>((i + round) % 2);
+      for (int i = 0; i < n; ++i) {
+        const Kind kind = kinds[(i + round) % n];
         if (kind == kNode && !node_skipped_.empty()) continue;
         absl::StatusOr<Figures> f = RunBlock(ctx, info, kind);
         if (!f.ok()) {
@@ -477,7 +484,7 @@ class ContentionPeerPhase : public Phase {
     std::vector<std::vector<std::string>> args;
     const std::string resource = "contention-peer";
     for (int i = 0; i < contenders_; ++i) {
-      if (kind == kOurs) {
+      if (kind != kNode) {
         args.push_back({
             absl::StrCat("--id=", i),
             absl::StrCat("--key_prefix=", options.key_prefix),
@@ -512,7 +519,9 @@ class ContentionPeerPhase : public Phase {
                                    std::vector<ContextPtr>& info, Kind kind) {
     const Options options = ClientOptions(UrisOf(ctx.masters, kMasters), false);
     absl::StatusOr<std::unique_ptr<ChildProcesses>> children =
-        ChildProcesses::Start(kind == kOurs ? ours_binary_ : node_binary_,
+        ChildProcesses::Start(kind == kOurs    ? ours_binary_
+                              : kind == kNode ? node_binary_
+                                              : baseline_binary_,
                               Args(options, kind));
     if (!children.ok()) return children.status();
     ChildProcesses& procs = **children;
@@ -603,6 +612,25 @@ class ContentionPeerPhase : public Phase {
     return f;
   }
 
+  static void AppendRatioRow(absl::string_view name, const Figures& o,
+                             const Figures& n, std::string& md) {
+    const Dist ow = Summarize(o.wait_us);
+    const Dist nw = Summarize(n.wait_us);
+    absl::StrAppend(
+        &md, "| ", name, " | ", X(Ratio(o.grants, n.grants)), " | ",
+        X(Ratio(o.GrantsPerS(), n.GrantsPerS())), " | ",
+        X(Ratio(ow.p50, nw.p50)), " | ", X(Ratio(ow.p99, nw.p99)), " | ",
+        X(Ratio(o.LongestWaitUs(), n.LongestWaitUs())), " | | ",
+        X(Ratio(Summarize(o.gap_us).max, Summarize(n.gap_us).max)), " | ",
+        X(Ratio(o.WorstUnfairness(), n.WorstUnfairness())), " | ",
+        X(Ratio(o.AttemptsPerGrant(), n.AttemptsPerGrant())), " | ",
+        X(Ratio(o.CpuUsPerGrant(), n.CpuUsPerGrant())), " | ",
+        X(Ratio(o.RequestsPerGrant(), n.RequestsPerGrant())), " | ",
+        X(Ratio(o.CommandsPerGrant(), n.CommandsPerGrant())), " | ",
+        X(Ratio(o.MessagesPerGrant(), n.MessagesPerGrant())), " | ",
+        X(Ratio(o.SameAgainShare(), n.SameAgainShare())), " | |\n");
+  }
+
   static absl::StatusOr<MasterCounters> ReadAll(std::vector<ContextPtr>& info) {
     MasterCounters sum;
     for (ContextPtr& c : info) {
@@ -650,13 +678,14 @@ class ContentionPeerPhase : public Phase {
   const absl::Duration wait_;
   const int node_retry_count_;
   std::string ours_binary_;
+  std::string baseline_binary_;
   std::string node_binary_;
   std::string node_script_;
   bool ran_ = false;
   bool node_ran_ = false;
   std::string skipped_;
   std::string node_skipped_;
-  Figures kinds_[2];
+  Figures kinds_[kKinds];
   std::vector<Block> blocks_;
 };
 
