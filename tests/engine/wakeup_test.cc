@@ -506,8 +506,7 @@ TEST_F(WakeupTest, AReleaserWantingTheLockAgainYieldsToTheWaiterItWoke) {
   // Nearly every round (see above); by chance the releaser may draw a
   // jitter shorter than the waiter's way to its attempt.
   EXPECT_GE(waiter_first, 13) << "the waiter took the lock first in "
-                             << waiter_first << " of " << kRounds
-                             << " rounds";
+                              << waiter_first << " of " << kRounds << " rounds";
 }
 
 }  // namespace

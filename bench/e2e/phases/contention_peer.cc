@@ -21,6 +21,10 @@
 // are "not run" and ours still run, so the phase never fails for want of
 // node.
 //
+// With --peer_baseline_contender_binary, a third kind, "ours (baseline)":
+// another build's contender (say, of the commit before a change) in the same
+// rounds, so that a change is measured before and after in one run.
+//
 // Reports results.json's "contention_peer".
 
 #include <unistd.h>
@@ -279,14 +283,13 @@ class ContentionPeerPhase : public Phase {
         p99.measured = cpu.measured =
             absl::StrCat("node-redlock not run: ", node_skipped_);
       }
-      stall = {stall.what,
-               absl::StrFormat("longest wait %s ms, longest hand-off %s ms, "
-                               "TTL %s ms",
-                               Ms(o.LongestWaitUs()), Ms(longest_gap),
-                               Ms(ttl_us)),
-               o.grants > 0 && o.LongestWaitUs() < ttl_us &&
-                   longest_gap < ttl_us,
-               true};
+      stall = {
+          stall.what,
+          absl::StrFormat("longest wait %s ms, longest hand-off %s ms, "
+                          "TTL %s ms",
+                          Ms(o.LongestWaitUs()), Ms(longest_gap), Ms(ttl_us)),
+          o.grants > 0 && o.LongestWaitUs() < ttl_us && longest_gap < ttl_us,
+          true};
       fair = {fair.what,
               absl::StrFormat("worst block %.2f× (%d / %d), blocks %s",
                               o.WorstUnfairness(), o.most, o.least,
@@ -302,8 +305,8 @@ class ContentionPeerPhase : public Phase {
   void AppendMarkdown(const Context& ctx, std::string& md) const override {
     if (!ran_) {
       if (!skipped_.empty()) {
-        absl::StrAppend(&md, "Contention beside node-redlock skipped: ",
-                        skipped_, "\n\n");
+        absl::StrAppend(
+            &md, "Contention beside node-redlock skipped: ", skipped_, "\n\n");
       }
       return;
     }
@@ -311,7 +314,8 @@ class ContentionPeerPhase : public Phase {
         &md, "### Contention beside node-redlock (", contenders_,
         " processes, one resource, no hold, N=", kMasters, ")\n\n",
         "Each contender is a process looping acquire (TTL ",
-        absl::FormatDuration(ttl_), ") → release (awaited) with no hold and "
+        absl::FormatDuration(ttl_),
+        ") → release (awaited) with no hold and "
         "no pause: **ours**, a blocking `Redlock` with default options (wait ",
         absl::FormatDuration(wait_),
         "); **node-redlock** 5.0.0-beta.2 with ioredis 5, retryDelay ",
@@ -319,7 +323,9 @@ class ContentionPeerPhase : public Phase {
         " ms (so 20–60 ms, as ours), driftFactor ", kNodeDriftFactor,
         ", retryCount ", node_retry_count_, ". ", rounds_, " rounds of one ",
         absl::FormatDuration(block_),
-        " block of each (which goes first alternates), fresh processes per "
+        " block of each (the first kind rotates by round; **ours "
+        "(baseline)**, when run, is another build's contender, "
+        "`--peer_baseline_contender_binary`), fresh processes per "
         "block. Wait: acquire called to returned with the lock. Hand-off: "
         "one holder's release returned to the next holder's acquire "
         "returned. Unfairness: most / least grants of one contender in a "
@@ -351,8 +357,8 @@ class ContentionPeerPhase : public Phase {
       absl::StrAppend(
           &md, "| ", kKindNames[k], " | ", f.grants, " | ",
           absl::StrFormat("%.0f", f.GrantsPerS()), " | ", Ms(w.p50), " | ",
-          Ms(w.p99), " | ", Ms(f.LongestWaitUs()), " | ",
-          f.failed_acquisitions, " | ", Ms(Summarize(f.gap_us).max), " | ",
+          Ms(w.p99), " | ", Ms(f.LongestWaitUs()), " | ", f.failed_acquisitions,
+          " | ", Ms(Summarize(f.gap_us).max), " | ",
           absl::StrFormat("%.2f× (%d / %d)", f.WorstUnfairness(), f.most,
                           f.least),
           " | ", absl::StrFormat("%.2f", f.AttemptsPerGrant()), " | ",
@@ -368,14 +374,15 @@ class ContentionPeerPhase : public Phase {
     if (kinds_[kBaseline].blocks > 0) {
       AppendRatioRow("ours/baseline", kinds_[kOurs], kinds_[kBaseline], md);
     }
-    absl::StrAppend(&md, "\nPer block (round, kind: grants, wait p99 ms, "
-                         "unfairness, CPU µs per grant): ");
+    absl::StrAppend(&md,
+                    "\nPer block (round, kind: grants, wait p99 ms, "
+                    "unfairness, CPU µs per grant): ");
     std::vector<std::string> parts;
     for (const Block& b : blocks_) {
       const Figures& f = b.figures;
       parts.push_back(absl::StrFormat(
-          "%d %s: %d, %s, %.2f×, %s", b.round + 1, kKindNames[b.kind],
-          f.grants, Ms(Summarize(f.wait_us).p99), f.WorstUnfairness(),
+          "%d %s: %d, %s, %.2f×, %s", b.round + 1, kKindNames[b.kind], f.grants,
+          Ms(Summarize(f.wait_us).p99), f.WorstUnfairness(),
           Us(f.CpuUsPerGrant())));
     }
     absl::StrAppend(&md, absl::StrJoin(parts, "; "), ".\n\n");
@@ -427,9 +434,10 @@ class ContentionPeerPhase : public Phase {
     } else if (access(node_script_.c_str(), R_OK) != 0 ||
                access(absl::StrCat(dir, "/node_modules/redlock").c_str(),
                       R_OK) != 0) {
-      node_skipped_ = absl::StrCat("no contender.js or node_modules/redlock "
-                                   "in ",
-                                   dir);
+      node_skipped_ = absl::StrCat(
+          "no contender.js or node_modules/redlock "
+          "in ",
+          dir);
     }
     std::vector<ContextPtr> info;
     for (int i = 0; i < kMasters; ++i) {
@@ -439,7 +447,8 @@ class ContentionPeerPhase : public Phase {
       }
       info.push_back(*std::move(c));
     }
-    Log(absl::StrCat("contention_peer: ", rounds_, " rounds x (ours, node) "
+    Log(absl::StrCat("contention_peer: ", rounds_,
+                     " rounds x (ours, node) "
                      "blocks of ",
                      absl::FormatDuration(block_), ", ", contenders_,
                      " contender processes"));
@@ -459,9 +468,9 @@ class ContentionPeerPhase : public Phase {
         if (kind == kNode && !node_skipped_.empty()) continue;
         absl::StatusOr<Figures> f = RunBlock(ctx, info, kind);
         if (!f.ok()) {
-          const std::string why = absl::StrCat("round ", round + 1, ", ",
-                                               kKindNames[kind], ": ",
-                                               f.status().ToString());
+          const std::string why =
+              absl::StrCat("round ", round + 1, ", ", kKindNames[kind], ": ",
+                           f.status().ToString());
           // node-redlock failing to start is the peer's problem, not ours.
           if (kind == kNode) {
             node_skipped_ = why;
@@ -480,7 +489,7 @@ class ContentionPeerPhase : public Phase {
   }
 
   std::vector<std::vector<std::string>> Args(const Options& options,
-                                              Kind kind) const {
+                                             Kind kind) const {
     std::vector<std::vector<std::string>> args;
     const std::string resource = "contention-peer";
     for (int i = 0; i < contenders_; ++i) {
@@ -519,7 +528,7 @@ class ContentionPeerPhase : public Phase {
                                    std::vector<ContextPtr>& info, Kind kind) {
     const Options options = ClientOptions(UrisOf(ctx.masters, kMasters), false);
     absl::StatusOr<std::unique_ptr<ChildProcesses>> children =
-        ChildProcesses::Start(kind == kOurs    ? ours_binary_
+        ChildProcesses::Start(kind == kOurs   ? ours_binary_
                               : kind == kNode ? node_binary_
                                               : baseline_binary_,
                               Args(options, kind));
@@ -689,10 +698,11 @@ class ContentionPeerPhase : public Phase {
   std::vector<Block> blocks_;
 };
 
-const RegisterPhase kRegistered(
-    42, "contention_peer", [](bool quick) -> std::unique_ptr<Phase> {
-      return std::make_unique<ContentionPeerPhase>(quick);
-    });
+const RegisterPhase kRegistered(42, "contention_peer",
+                                [](bool quick) -> std::unique_ptr<Phase> {
+                                  return std::make_unique<ContentionPeerPhase>(
+                                      quick);
+                                });
 
 }  // namespace
 }  // namespace redlock::bench
