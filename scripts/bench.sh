@@ -147,6 +147,23 @@ E2E_CMD=("$BIN/redlock-e2e-bench" --out_json="$OUT/results.json"
 if [[ -n "${REDLOCK_MASTERS:-}" ]]; then
   E2E_CMD+=(--masters="$REDLOCK_MASTERS")
 fi
+# node-redlock beside ours (the contention_peer phase): its npm packages,
+# pinned in bench/peers/node-redlock/package.json, installed into $WORK when
+# node and npm exist; without them the phase reports node-redlock "not run".
+NODE_PEER_DIR="$WORK/node-redlock"
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+  mkdir -p "$NODE_PEER_DIR"
+  cp "$REDLOCK_ROOT/bench/peers/node-redlock/package.json" \
+    "$REDLOCK_ROOT/bench/peers/node-redlock/contender.js" "$NODE_PEER_DIR/"
+  if (cd "$NODE_PEER_DIR" && npm install --no-audit --no-fund >"$WORK/npm.log" 2>&1); then
+    E2E_CMD+=(--node_redlock_dir="$NODE_PEER_DIR")
+  else
+    echo "warning: npm install of node-redlock failed (see below); contention_peer runs without it" >&2
+    tail -5 "$WORK/npm.log" >&2
+  fi
+else
+  echo "note: no node/npm: contention_peer runs without node-redlock" >&2
+fi
 step e2e "${E2E_CMD[@]}" >"$WORK/e2e.md"
 
 # --- Instructions and system calls per cycle ------------------------------------

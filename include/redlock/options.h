@@ -66,8 +66,13 @@ struct RetryPolicy {
   // random delay of at most `wake_jitter`; a retry that wins publishes
   // "taken", and waiters that have not retried yet go back to waiting.
   // Polling with the delays above stays as the fallback for locks that
-  // expire and messages that are lost. Wake-ups only change when attempts
-  // are made, never whether one counts. false: poll only. Default: true.
+  // expire and messages that are lost. A client that released a lock it
+  // waited for lately and acquires it again within wake_jitter + 2ms of that
+  // release first waits a jitter as the waiters its release woke do, so that
+  // it does not win every hand-off (not for a semaphore's permits, a
+  // reader, or a wait shorter than the jitter). Wake-ups only change when
+  // attempts are made, never whether one counts. false: poll only. Default:
+  // true.
   bool wake_on_release = true;
   // A woken waiter retries after a delay drawn uniformly from
   // [0, wake_jitter], so that the waiters one release wakes (in this process

@@ -36,6 +36,12 @@ class Engine::ReleaseOp final : public Engine::Operation {
       state_->valid_until =
           std::min(state_->valid_until, engine_->runtime_->Now());
     }
+    if (engine_->wakeups_ != nullptr && !state_->shared &&
+        state_->limit_key.empty()) {
+      // Others may be waiting: this client's next acquisition of the lock
+      // soon after yields to them (AcquireOp::YieldsToWoken()).
+      engine_->wakeups_->NoteReleased(state_->keys);
+    }
     RoundConfig config;
     // A reader deletes its own key, and the shared lock key only if it was
     // the last reader there.

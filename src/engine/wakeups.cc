@@ -295,6 +295,24 @@ bool Wakeups::Contended(absl::Span<const std::string> channels) const {
   return false;
 }
 
+void Wakeups::NoteReleased(absl::Span<const std::string> channels) {
+  for (const std::string& name : channels) {
+    auto it = channels_.find(name);
+    if (it != channels_.end()) it->second.released_at = runtime_->Now();
+  }
+}
+
+bool Wakeups::ReleasedWithin(absl::Span<const std::string> channels,
+                             absl::Duration within) const {
+  const MonotonicTime now = runtime_->Now();
+  for (const std::string& name : channels) {
+    auto it = channels_.find(name);
+    if (it == channels_.end() || !it->second.released_at.has_value()) continue;
+    if (ToDuration(now - *it->second.released_at) < within) return true;
+  }
+  return false;
+}
+
 void Wakeups::OnMessage(absl::string_view channel, absl::string_view payload) {
   Event event;
   if (payload == kReleasedMessage) {

@@ -171,6 +171,13 @@ class Wakeups final : private Subscriber::Listener {
   // Some of `channels` is subscribed (waited on now, or lingering): the
   // resource was contended lately, so others may be waiting for it.
   bool Contended(absl::Span<const std::string> channels) const;
+  // This client released a lock on `channels` while they were subscribed
+  // (Contended()): a new acquisition of it soon after yields to the waiters
+  // that release woke (AcquireOp).
+  void NoteReleased(absl::Span<const std::string> channels);
+  // NoteReleased() was told of one of `channels` less than `within` ago.
+  bool ReleasedWithin(absl::Span<const std::string> channels,
+                      absl::Duration within) const;
 
   const std::vector<std::unique_ptr<Subscriber>>& subscribers() const {
     return subscribers_;
@@ -180,6 +187,8 @@ class Wakeups final : private Subscriber::Listener {
   struct Channel {
     std::vector<Waiter*> waiters;
     MonotonicTime idle_since;  // When `waiters` became empty.
+    // When this client last released a lock on it (NoteReleased()).
+    std::optional<MonotonicTime> released_at;
   };
 
   // Subscriber::Listener.

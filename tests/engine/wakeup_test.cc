@@ -443,5 +443,71 @@ TEST_F(WakeupTest, ALostAttemptCleansUpQuietlyAndOnlyWhereItWasNotDenied) {
   EXPECT_EQ(evalsha_calls(2), before2);
 }
 
+// A client that releases a lock others wait for and at once wants it again
+// does not win the race against the waiter its release woke: its new
+// acquisition first waits a wake jitter, as a woken waiter does. The
+// releaser's jitter is drawn from [0, 60ms] and the waiter's from the
+// default [0, 4ms], so the waiter gets there first nearly every time;
+// without the yield the releaser's attempt goes out as the waiter hears the
+// release and draws its jitter, and the releaser wins most rounds (the
+// contention_peer benchmark: 99% of hand-offs went back to the releaser).
+// Each round: the releaser tries again for 150ms only, so it fails if the
+// waiter took the lock (held 30s).
+TEST_F(WakeupTest, AReleaserWantingTheLockAgainYieldsToTheWaiterItWoke) {
+  Options releaser_options = testing::TestOptions(cluster_->Uris());
+  releaser_options.retry.max_delay = absl::Milliseconds(60);
+  releaser_options.retry.wake_jitter = absl::Milliseconds(60);
+  auto releaser = MakeClient(releaser_options);
+  ASSERT_NE(releaser, nullptr);
+  Options waiter_options = WaiterOptions();
+  waiter_options.retry.wake_jitter = absl::Milliseconds(4);
+  auto waiter = MakeClient(waiter_options);
+  ASSERT_NE(waiter, nullptr);
+
+  // The releaser waits for the lock once, so that it is contended for it
+  // (its channel subscribed, lingering between the rounds).
+  auto first = holder_->Acquire("queue", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(first.ok()) << first.status();
+  Background<absl::StatusOr<Lock>> taking(
+      [&] { return releaser->Acquire("queue", Waiting(absl::Seconds(20))); });
+  ASSERT_TRUE(AwaitSubscribers("queue", 1));
+  absl::SleepFor(absl::Milliseconds(100));
+  ASSERT_TRUE(holder_->Release(*first).ok());
+  absl::StatusOr<Lock> held = taking.Join();
+  ASSERT_TRUE(held.ok()) << held.status();
+
+  constexpr int kRounds = 20;
+  int waiter_first = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    Background<absl::StatusOr<Lock>> waiting(
+        [&] { return waiter->Acquire("queue", Waiting(absl::Seconds(20))); });
+    // The releaser's lingering subscription and the waiter's.
+    ASSERT_TRUE(AwaitSubscribers("queue", 2));
+    absl::SleepFor(absl::Milliseconds(100));  // The waiter's check.
+    ASSERT_TRUE(releaser->Release(*held).ok());
+    absl::StatusOr<Lock> again =
+        releaser->Acquire("queue", Waiting(absl::Milliseconds(150)));
+    if (again.ok()) {
+      // The releaser won: the waiter gets the lock once it is released.
+      ASSERT_TRUE(releaser->Release(*again).ok());
+    } else {
+      EXPECT_EQ(again.status().code(), absl::StatusCode::kAborted)
+          << again.status();
+      ++waiter_first;
+    }
+    absl::StatusOr<Lock> waited = waiting.Join();
+    ASSERT_TRUE(waited.ok()) << waited.status();
+    ASSERT_TRUE(waiter->Release(*waited).ok());
+    // The releaser holds it again for the next round (free now).
+    held = releaser->Acquire("queue", Waiting(absl::Seconds(5)));
+    ASSERT_TRUE(held.ok()) << held.status();
+  }
+  ASSERT_TRUE(releaser->Release(*held).ok());
+  // Nearly every round (see above); by chance the releaser may draw a
+  // jitter shorter than the waiter's way to its attempt.
+  EXPECT_GE(waiter_first, 13) << "the waiter took the lock first in "
+                              << waiter_first << " of " << kRounds << " rounds";
+}
+
 }  // namespace
 }  // namespace redlock
