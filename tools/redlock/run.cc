@@ -214,6 +214,7 @@ class Supervisor {
 
     const pid_t parent = getpid();
     child_ = fork();
+    if (child_ > 0) Mark(Milestone::kForked);
     if (child_ < 0) {
       return absl::InternalError(
           absl::StrCat("fork failed: ", strerrordesc_np(errno)));
@@ -295,8 +296,10 @@ class Supervisor {
     if (WIFSTOPPED(status)) {
       OnChildStopped();
     } else if (WIFEXITED(status)) {
+      Mark(Milestone::kReaped);
       state_.exit_code = WEXITSTATUS(status);
     } else if (WIFSIGNALED(status)) {
+      Mark(Milestone::kReaped);
       state_.exit_code = kExitSignalBase + WTERMSIG(status);
     }
   }
@@ -566,6 +569,7 @@ int RunCommand(const Config& config, const std::string& path, Redlock& client,
   WaitInterrupter interrupter(config, signals, progress);
 
   auto work = [&](const Lock& lock) -> absl::Status {
+    Mark(Milestone::kAcquired);
     state.work_ran = true;
     state.lock = lock;
     // From here on the supervisor reads the signals.
@@ -606,6 +610,7 @@ int RunCommand(const Config& config, const std::string& path, Redlock& client,
       config.limit > 0
           ? WithPermits(config, client, acquire, work, lost)
           : client.WithLock(config.resources, acquire, work, std::move(hold));
+  if (state.work_ran) Mark(Milestone::kReleased);
   if (!state.work_ran) {
     // A signal ended the wait (the call returned kCancelled), or came as
     // it ended otherwise: either way the user wanted out.
