@@ -133,8 +133,12 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
   return pointers;
 }
 
-// Between fork and exec in a multi-threaded process: async-signal-safe calls
-// only (no allocation, no stdio).
+// The child of vfork() until it execs: it runs on the calling thread's stack
+// and memory, with that thread suspended, so only system calls (no
+// allocation, no stdio, nothing that writes the parent's data) and it never
+// returns: it execs or _exits. vfork() rather than fork(): copying the
+// tool's page tables (its libraries and the library's threads) delayed every
+// command's start (docs/perf-notes/cli-handoff.md).
 [[noreturn]] void ExecChild(const char* path, char* const argv[],
                             char* const envp[], const sigset_t& mask,
                             bool take_terminal, pid_t parent) {
@@ -213,7 +217,8 @@ class Supervisor {
     KeepOwnFdsFromChild();
 
     const pid_t parent = getpid();
-    child_ = fork();
+    // NOLINTNEXTLINE: vfork is intended, see ExecChild().
+    child_ = vfork();
     if (child_ > 0) Mark(Milestone::kForked);
     if (child_ < 0) {
       return absl::InternalError(
