@@ -57,8 +57,8 @@ namespace {
 
 constexpr int kMilestones = static_cast<int>(Milestone::kCount);
 constexpr const char* kMilestoneNames[kMilestones] = {
-    "main",  "configured", "client",   "acquired",
-    "forked", "reaped",    "released", "exit"};
+    "main",   "configured", "client",   "acquired", "spawning",
+    "forked", "reaped",     "released", "exit"};
 int64_t milestone_ns[kMilestones] = {};
 
 }  // namespace

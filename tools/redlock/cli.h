@@ -119,7 +119,8 @@ enum class Milestone {
   kConfigured,  // Command line parsed and checked.
   kClient,      // Redlock::Create() returned (connections started).
   kAcquired,    // run: the lock is held, before the command starts.
-  kForked,      // run: fork() returned in the tool.
+  kSpawning,    // run: the command's argv and environment ready, vfork() next.
+  kForked,      // run: vfork() returned in the tool (the command exec'd).
   kReaped,      // run: the command's exit status was read.
   kReleased,    // run: the release answered (or failed).
   kExit,        // About to exit.

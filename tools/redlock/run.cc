@@ -217,6 +217,7 @@ class Supervisor {
     KeepOwnFdsFromChild();
 
     const pid_t parent = getpid();
+    Mark(Milestone::kSpawning);
     // NOLINTNEXTLINE: vfork is intended, see ExecChild().
     child_ = vfork();
     if (child_ > 0) Mark(Milestone::kForked);

@@ -3,7 +3,8 @@
 // CLI hand-off phase: what a cron or CI user waits for. Eight shell loops
 // hand one lock around, each holder running a 10ms `sh -c` child:
 //
-//   sh loop.sh N TOOL... sh -c 'stamp LOG S $PPID; sleep 0.01; stamp LOG E $PPID'
+//   sh loop.sh N TOOL... sh -c 'stamp LOG S $PPID; sleep 0.01; stamp LOG E
+//   $PPID'
 //
 // with TOOL flock(1) on a local file (the floor: the same process spawning,
 // no network) and `redlock run --wait` on 5 masters (the tool built with
@@ -122,9 +123,9 @@ int64_t MonotonicNs() {
 
 // One tool of the comparison.
 struct Tool {
-  std::string name;                // "flock", "redlock", "redlock-baseline".
-  std::vector<std::string> argv;   // Before the child's `sh -c ...`.
-  bool timed = false;              // Writes REDLOCK_TIMING_FILE lines.
+  std::string name;               // "flock", "redlock", "redlock-baseline".
+  std::vector<std::string> argv;  // Before the child's `sh -c ...`.
+  bool timed = false;             // Writes REDLOCK_TIMING_FILE lines.
 };
 
 // The milestones of one redlock process (tools/redlock/cli.h).
@@ -135,6 +136,8 @@ struct Breakdown {
   std::vector<double> exit_seen;         // E -> reaped.
   std::vector<double> release_to_grant;  // reaped -> next acquired.
   std::vector<double> command_start;     // acquired -> forked.
+  std::vector<double> prepare;           // acquired -> spawning.
+  std::vector<double> spawn;             // spawning -> forked (vfork+exec).
   std::vector<double> sh_start;          // forked -> S.
   std::vector<double> startup;           // main -> client created.
   std::vector<double> parse;             // main -> configured.
@@ -148,6 +151,8 @@ struct Breakdown {
     cat(exit_seen, b.exit_seen);
     cat(release_to_grant, b.release_to_grant);
     cat(command_start, b.command_start);
+    cat(prepare, b.prepare);
+    cat(spawn, b.spawn);
     cat(sh_start, b.sh_start);
     cat(startup, b.startup);
     cat(parse, b.parse);
@@ -252,6 +257,10 @@ Figures Analyse(const std::string& log, int64_t count_until_ns, bool timed) {
     f.split.release_to_grant.push_back((b.at("acquired") - a.at("reaped")) /
                                        1e3);
     f.split.command_start.push_back((b.at("forked") - b.at("acquired")) / 1e3);
+    if (has(b, "spawning")) {
+      f.split.prepare.push_back((b.at("spawning") - b.at("acquired")) / 1e3);
+      f.split.spawn.push_back((b.at("forked") - b.at("spawning")) / 1e3);
+    }
     f.split.sh_start.push_back((s.ns - b.at("forked")) / 1e3);
   }
   for (const auto& [pid, t] : timings) {
@@ -262,8 +271,8 @@ Figures Analyse(const std::string& log, int64_t count_until_ns, bool timed) {
       f.split.parse.push_back((t.at("configured") - t.at("main")) / 1e3);
     }
     if (has(t, "reaped") && has(t, "released")) {
-      f.split.release_answered.push_back(
-          (t.at("released") - t.at("reaped")) / 1e3);
+      f.split.release_answered.push_back((t.at("released") - t.at("reaped")) /
+                                         1e3);
     }
     if (has(t, "released") && has(t, "exit")) {
       f.split.exit_after.push_back((t.at("exit") - t.at("released")) / 1e3);
@@ -287,7 +296,8 @@ class CliHandoffPhase : public Phase {
     } else {
       skipped_ = RunAll(ctx);
     }
-    if (!skipped_.empty()) Log(absl::StrCat("cli_handoff: skipped: ", skipped_));
+    if (!skipped_.empty())
+      Log(absl::StrCat("cli_handoff: skipped: ", skipped_));
     return absl::OkStatus();
   }
 
@@ -338,14 +348,16 @@ class CliHandoffPhase : public Phase {
       return;
     }
     absl::StrAppend(
-        &md, "## CLI hand-off (", loops_, " shell loops, one lock, 10 ms `sh -c` child)\n\n",
+        &md, "## CLI hand-off (", loops_,
+        " shell loops, one lock, 10 ms `sh -c` child)\n\n",
         absl::StrFormat(
             "%d rounds, each tool %d critical sections per loop per round, "
             "tools interleaved; a hand-off is one child's end to the next "
             "child's start (CLOCK_MONOTONIC stamps), counted while all %d "
             "loops run. redlock on %d masters.\n\n",
             rounds_, iterations_, loops_, kMasters),
-        "| tool | hand-offs | p50 ms | p90 ms | p99 ms | × flock p50 | × flock p99 | overlaps | master commands / section |\n",
+        "| tool | hand-offs | p50 ms | p90 ms | p99 ms | × flock p50 | × flock "
+        "p99 | overlaps | master commands / section |\n",
         "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     const int floor = Index("flock");
     for (size_t i = 0; i < tools_.size(); ++i) {
@@ -354,12 +366,11 @@ class CliHandoffPhase : public Phase {
       const Dist f = floor >= 0 ? Summarize(totals_[floor].gap_us) : Dist();
       absl::StrAppend(
           &md,
-          absl::StrFormat("| %s | %d | %s | %s | %s | %s | %s | %d | %s |\n",
-                          tools_[i].name, d.count, Ms(d.p50), Ms(d.p90),
-                          Ms(d.p99), X(Ratio(d.p50, f.p50)),
-                          X(Ratio(d.p99, f.p99)), t.overlaps,
-                          tools_[i].timed
-                              ? absl::StrFormat("%.1f", t.CommandsPerSection())
+          absl::StrFormat(
+              "| %s | %d | %s | %s | %s | %s | %s | %d | %s |\n",
+              tools_[i].name, d.count, Ms(d.p50), Ms(d.p90), Ms(d.p99),
+              X(Ratio(d.p50, f.p50)), X(Ratio(d.p99, f.p99)), t.overlaps,
+              tools_[i].timed ? absl::StrFormat("%.1f", t.CommandsPerSection())
                               : "—"));
     }
     absl::StrAppend(&md, "| etcdctl lock | not run: ", etcd_note_,
@@ -369,20 +380,25 @@ class CliHandoffPhase : public Phase {
         "Where a redlock hand-off goes (medians, ms; from the tool's "
         "REDLOCK_TIMING_FILE milestones):\n\n",
         "| tool | child end seen | release → next grant | command start "
-        "(vfork+exec) | sh → stamp | total | start-up (main → client) | "
-        "release answered | exit after release |\n",
+        "(prepare + fork/exec) | sh → stamp | total | start-up (main → "
+        "client) | release answered | exit after release |\n",
         "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for (size_t i = 0; i < tools_.size(); ++i) {
       if (!tools_[i].timed) continue;
       const Breakdown& b = totals_[i].split;
       absl::StrAppend(
-          &md, absl::StrFormat(
-                   "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-                   tools_[i].name, Ms(Median(b.exit_seen)),
-                   Ms(Median(b.release_to_grant)), Ms(Median(b.command_start)),
-                   Ms(Median(b.sh_start)), Ms(Median(totals_[i].gap_us)),
-                   Ms(Median(b.startup)), Ms(Median(b.release_answered)),
-                   Ms(Median(b.exit_after))));
+          &md,
+          absl::StrFormat("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+                          tools_[i].name, Ms(Median(b.exit_seen)),
+                          Ms(Median(b.release_to_grant)),
+                          b.prepare.empty()
+                              ? Ms(Median(b.command_start))
+                              : absl::StrCat(Ms(Median(b.command_start)), " (",
+                                             Ms(Median(b.prepare)), " + ",
+                                             Ms(Median(b.spawn)), ")"),
+                          Ms(Median(b.sh_start)), Ms(Median(totals_[i].gap_us)),
+                          Ms(Median(b.startup)), Ms(Median(b.release_answered)),
+                          Ms(Median(b.exit_after))));
     }
     absl::StrAppend(&md, "\n");
   }
@@ -410,6 +426,8 @@ class CliHandoffPhase : public Phase {
           s["release_to_next_grant"] =
               DistJson(Summarize(t.split.release_to_grant));
           s["command_start"] = DistJson(Summarize(t.split.command_start));
+          s["command_prepare"] = DistJson(Summarize(t.split.prepare));
+          s["command_vfork_exec"] = DistJson(Summarize(t.split.spawn));
           s["sh_to_stamp"] = DistJson(Summarize(t.split.sh_start));
           s["startup_main_to_client"] = DistJson(Summarize(t.split.startup));
           s["parse_main_to_configured"] = DistJson(Summarize(t.split.parse));
@@ -498,17 +516,24 @@ class CliHandoffPhase : public Phase {
       if (!script) return "cannot write the loop script";
     }
 
-    tools_.push_back({"flock", {flock, absl::StrCat(tmp_, "/flock.lock")}, false});
+    tools_.push_back(
+        {"flock", {flock, absl::StrCat(tmp_, "/flock.lock")}, false});
     const std::vector<std::string> run_args = {
-        "run", "--quiet", "--wait=60s", "--ttl=10s",
-        "--key-prefix=redlock-bench:cli-handoff:", std::string(kResource),
+        "run",
+        "--quiet",
+        "--wait=60s",
+        "--ttl=10s",
+        "--key-prefix=redlock-bench:cli-handoff:",
+        std::string(kResource),
         "--"};
     Tool ours{"redlock", {tool}, true};
     ours.argv.insert(ours.argv.end(), run_args.begin(), run_args.end());
     tools_.push_back(ours);
-    const std::string baseline = absl::GetFlag(FLAGS_cli_handoff_baseline_binary);
+    const std::string baseline =
+        absl::GetFlag(FLAGS_cli_handoff_baseline_binary);
     if (!baseline.empty()) {
-      if (!Executable(baseline)) return absl::StrCat("no baseline at ", baseline);
+      if (!Executable(baseline))
+        return absl::StrCat("no baseline at ", baseline);
       Tool before{"redlock-baseline", {baseline}, true};
       before.argv.insert(before.argv.end(), run_args.begin(), run_args.end());
       tools_.push_back(before);
@@ -536,7 +561,8 @@ class CliHandoffPhase : public Phase {
           return absl::StrCat("round ", round + 1, ", ", tools_[t].name, ": ",
                               f.status().ToString());
         }
-        Log(absl::StrFormat("cli_handoff: round %d %s: p50 %s ms p99 %s ms, "
+        Log(
+            absl::StrFormat("cli_handoff: round %d %s: p50 %s ms p99 %s ms, "
                             "%d overlaps",
                             round + 1, tools_[t].name, Ms(Median(f->gap_us)),
                             Ms(Summarize(f->gap_us).p99), f->overlaps));
@@ -593,7 +619,8 @@ class CliHandoffPhase : public Phase {
       posix_spawnattr_destroy(&attr);
       if (err != 0) {
         KillAll(pids);
-        return absl::InternalError(absl::StrCat("posix_spawn: ", strerror(err)));
+        return absl::InternalError(
+            absl::StrCat("posix_spawn: ", strerror(err)));
       }
       pids.push_back(pid);
     }
