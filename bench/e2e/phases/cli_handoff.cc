@@ -328,11 +328,17 @@ class CliHandoffPhase : public Phase {
           X(Ratio(o.p99, f.p99)), Spread(RoundRatios(ours, 0.99)));
       p99.met = o.p99 <= 2 * f.p99;
       p99.evaluated = true;
-      int64_t overlaps = 0;
-      for (const Figures& t : totals_) overlaps += t.overlaps;
-      overlap.measured = absl::StrCat(overlaps, " overlaps in ",
-                                      TotalSections(), " critical sections");
-      overlap.met = overlaps == 0;
+      int64_t overlaps = 0, unmatched = 0;
+      for (const Figures& t : totals_) {
+        overlaps += t.overlaps;
+        unmatched += t.unmatched;
+      }
+      overlap.measured = absl::StrCat(
+          overlaps, " overlaps in ", TotalSections(), " critical sections",
+          unmatched > 0 ? absl::StrCat(", ", unmatched, " unpaired stamps")
+                        : "");
+      // A stamp that does not pair may hide an overlap: not met then.
+      overlap.met = overlaps == 0 && unmatched == 0;
       overlap.evaluated = true;
     }
     targets.push_back(median);
