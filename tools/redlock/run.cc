@@ -134,11 +134,11 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
 }
 
 // The child of vfork() until it execs: it runs on the calling thread's stack
-// and memory, with that thread suspended, so only system calls (no
-// allocation, no stdio, nothing that writes the parent's data) and it never
-// returns: it execs or _exits. vfork() rather than fork(): copying the
-// tool's page tables (its libraries and the library's threads) delayed every
-// command's start (docs/perf-notes/cli-handoff.md).
+// in the tool's memory, with that thread suspended and the tool's other
+// threads running, so only system calls (no allocation, no stdio, nothing
+// that writes the tool's data) and it never returns: it execs or _exits.
+// vfork() rather than fork(): nothing of the tool's address space is copied
+// for a child that execs at once (docs/perf-notes/cli-handoff.md).
 [[noreturn]] void ExecChild(const char* path, char* const argv[],
                             char* const envp[], const sigset_t& mask,
                             bool take_terminal, pid_t parent) {
