@@ -244,9 +244,9 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   // waiters are processes of their own, woken one by one by the kernel, and
   // any jitter of a few hundred microseconds or more left the lock free for
   // 2.5-3ms per hand-off between 8 jobs (docs/perf-notes/cli-handoff.md;
-  // with 23 waiting jobs the simultaneous retries cost about what they
-  // save). Whether an attempt counts is unchanged: every one is a full
-  // quorum round.
+  // the price: every waiter retries on every release, so with 23 waiting
+  // jobs the masters did 2.2 times the work). Whether an attempt counts is
+  // unchanged: every one is a full quorum round.
   options.retry.wake_jitter = absl::ZeroDuration();
 
   absl::StatusOr<std::vector<std::string>> uris = MasterUris(line);
