@@ -144,6 +144,11 @@ step micro "${MICRO_CMD[@]}" >"$WORK/micro.txt"
 E2E_CMD=("$BIN/redlock-e2e-bench" --out_json="$OUT/results.json"
   --out_cdf="$OUT/latency")
 ((QUICK)) && E2E_CMD+=(--quick)
+# The cli_handoff phase runs the baseline's redlock tool beside this one, in
+# the same rounds, when the baseline build has one.
+if [[ -n "$BASELINE_DIR" && -x "$BASELINE_DIR/tools/redlock" ]]; then
+  E2E_CMD+=(--cli_handoff_baseline_binary="$BASELINE_DIR/tools/redlock")
+fi
 if [[ -n "${REDLOCK_MASTERS:-}" ]]; then
   E2E_CMD+=(--masters="$REDLOCK_MASTERS")
 fi

@@ -630,6 +630,38 @@ TEST_F(CliTest, WithWaitTheSecondRunsAfterTheFirstFinishes) {
   EXPECT_FALSE(absl::StrContains(b.err, "\r")) << b;
 }
 
+TEST_F(CliTest, TheTimingFileGetsOneLineOfARunsMilestonesInOrder) {
+  const std::string timing = Path("timing");
+  const Finished f = Run({"run", "job", "--", "sh", "-c", "exit 0"},
+                         {absl::StrCat("REDLOCK_TIMING_FILE=", timing)});
+  ASSERT_EQ(f.exit_code, 0) << f;
+  const std::string text = ReadFile(timing);
+  ASSERT_TRUE(absl::EndsWith(text, "\n")) << text;
+  const std::vector<std::string> lines =
+      absl::StrSplit(absl::StripSuffix(text, "\n"), '\n');
+  ASSERT_EQ(lines.size(), 1u) << text;
+  const std::vector<std::string> fields = absl::StrSplit(lines[0], ' ');
+  const std::vector<std::string> names = {"main",     "configured", "client",
+                                          "acquired", "spawning",   "forked",
+                                          "reaped",   "released",   "exit"};
+  ASSERT_EQ(fields.size(), 2 + names.size()) << text;
+  EXPECT_EQ(fields[0], "timing");
+  int64_t pid = 0;
+  EXPECT_TRUE(absl::SimpleAtoi(fields[1], &pid) && pid > 0) << text;
+  int64_t previous = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::vector<std::string> kv =
+        absl::StrSplit(fields[2 + i], absl::MaxSplits('=', 1));
+    ASSERT_EQ(kv.size(), 2u) << text;
+    EXPECT_EQ(kv[0], names[i]) << text;
+    int64_t ns = 0;
+    ASSERT_TRUE(absl::SimpleAtoi(kv[1], &ns)) << text;
+    // On one monotonic clock, in the order the run reaches them.
+    EXPECT_GE(ns, previous) << names[i] << " in " << text;
+    previous = ns;
+  }
+}
+
 TEST_F(CliTest, TheCommandsExitCodeBecomesTheTools) {
   const Finished seven = Run({"run", "job", "--", "sh", "-c", "exit 7"});
   EXPECT_EQ(seven.exit_code, 7) << seven;

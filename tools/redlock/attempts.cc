@@ -31,17 +31,23 @@ WaitInterrupter::WaitInterrupter(const Config& config, SignalWatch& signals,
 
 WaitInterrupter::~WaitInterrupter() {
   Finish();
+  if (thread_.joinable()) thread_.join();
   if (stop_fd_ >= 0) close(stop_fd_);
 }
 
 int WaitInterrupter::Finish() {
-  if (thread_.joinable()) {
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    finished_ = true;
+  }
+  if (thread_.joinable() && !told_) {
+    told_ = true;
     const uint64_t one = 1;
     ssize_t ignored = write(stop_fd_, &one, sizeof(one));
     (void)ignored;
-    thread_.join();
   }
-  // After the join: the watcher may have started it just before.
+  // After finished_ is set: the watcher may have started it just before,
+  // and starts nothing after.
   progress_.Stop();
   return signal_.load();
 }
@@ -57,6 +63,8 @@ void WaitInterrupter::Watch(absl::Duration progress_after) {
             : absl::InfiniteDuration();
     if (progress_pending && until_progress <= absl::ZeroDuration()) {
       progress_pending = false;
+      std::lock_guard<std::mutex> guard(mu_);
+      if (finished_) return;
       progress_.Start();
       continue;
     }
@@ -68,6 +76,9 @@ void WaitInterrupter::Watch(absl::Duration progress_after) {
     }
     if (fds[1].revents & POLLIN) return;
     if (fds[0].revents & POLLIN) {
+      std::lock_guard<std::mutex> guard(mu_);
+      // The signals are the caller's now.
+      if (finished_) return;
       // Other signals (SIGCHLD, SIGTTOU) mean nothing before a child exists.
       for (int signo : signals_.Drain()) {
         if (!SignalWatch::IsTermination(signo)) continue;

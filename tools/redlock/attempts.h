@@ -23,6 +23,7 @@
 #define REDLOCK_TOOLS_REDLOCK_ATTEMPTS_H_
 
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 #include "absl/time/time.h"
@@ -57,8 +58,11 @@ class WaitInterrupter {
 
   // Stops watching and stops the progress display (erasing its line).
   // Returns the terminating signal that cancelled the wait, or 0. Call it
-  // before anything else reads the signalfd or writes to stderr. Idempotent:
-  // later calls return the same.
+  // before anything else reads the signalfd or writes to stderr: once it
+  // returns, the watcher reads no signal and starts nothing. It does not
+  // wait for the watcher thread to exit (the destructor joins it), so that
+  // `run` starts its command without a thread switch in between.
+  // Idempotent: later calls return the same.
   int Finish();
 
  private:
@@ -68,6 +72,11 @@ class WaitInterrupter {
   ProgressDisplay& progress_;
   Cancellation cancel_;
   int stop_fd_ = -1;  // eventfd: readable once Finish() wants the thread out.
+  // Held by the watcher while it reads signals or starts the display, and by
+  // Finish() to set finished_: after Finish() the watcher does neither.
+  std::mutex mu_;
+  bool finished_ = false;  // Guarded by mu_.
+  bool told_ = false;      // Finish() wrote stop_fd_. Calling thread only.
   std::atomic<int> signal_{0};
   std::thread thread_;
 };

@@ -2,9 +2,13 @@
 
 #include "tools/redlock/cli.h"
 
+#include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -47,6 +51,40 @@ std::string Pretty(absl::Duration d, absl::Duration precision) {
 
 std::string TokenPrefix(absl::string_view token) {
   return std::string(token.substr(0, 8));
+}
+
+namespace {
+
+constexpr int kMilestones = static_cast<int>(Milestone::kCount);
+constexpr const char* kMilestoneNames[kMilestones] = {
+    "main",   "configured", "client",   "acquired", "spawning",
+    "forked", "reaped",     "released", "exit"};
+int64_t milestone_ns[kMilestones] = {};
+
+}  // namespace
+
+void Mark(Milestone milestone) {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  milestone_ns[static_cast<int>(milestone)] =
+      static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void WriteTimings() {
+  const char* path = std::getenv("REDLOCK_TIMING_FILE");
+  if (path == nullptr || *path == '\0') return;
+  std::string line = absl::StrCat("timing ", getpid());
+  for (int i = 0; i < kMilestones; ++i) {
+    if (milestone_ns[i] != 0) {
+      absl::StrAppend(&line, " ", kMilestoneNames[i], "=", milestone_ns[i]);
+    }
+  }
+  line.push_back('\n');
+  const int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  ssize_t ignored = write(fd, line.data(), line.size());
+  (void)ignored;
+  close(fd);
 }
 
 }  // namespace redlock::cli

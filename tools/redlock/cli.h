@@ -108,6 +108,28 @@ std::string Pretty(absl::Duration d,
 // The first 8 characters of a token: enough to tell owners apart.
 std::string TokenPrefix(absl::string_view token);
 
+// Milestones of one run of the tool, for the hand-off benchmark
+// (bench/e2e/phases/cli_handoff.cc) and for finding where its time goes.
+// Only with REDLOCK_TIMING_FILE set: then WriteTimings() appends one line to
+// that file, "timing PID" and each milestone as NAME=NANOSECONDS on
+// CLOCK_MONOTONIC (milestones not reached are left out). Costs nothing when
+// the variable is unset.
+enum class Milestone {
+  kMain,        // main() entered.
+  kConfigured,  // Command line parsed and checked.
+  kClient,      // Redlock::Create() returned (connections started).
+  kAcquired,    // run: the lock is held, before the command starts.
+  kSpawning,    // run: the command's argv and environment ready, vfork() next.
+  kForked,      // run: vfork() returned in the tool (the command exec'd).
+  kReaped,      // run: the command's exit status was read.
+  kReleased,    // run: the release answered (or failed).
+  kExit,        // About to exit.
+  kCount,
+};
+void Mark(Milestone milestone);
+// Appends the line if REDLOCK_TIMING_FILE is set; one write(2), O_APPEND.
+void WriteTimings();
+
 }  // namespace redlock::cli
 
 #endif  // REDLOCK_TOOLS_REDLOCK_CLI_H_

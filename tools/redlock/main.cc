@@ -238,6 +238,16 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
                      "short TTL is fine for a long job)"));
   }
   options.default_ttl = config.ttl;
+  // A waiter retries the moment it hears a release, without the library's
+  // wake jitter (RetryPolicy::wake_jitter, 4ms by default). The jitter
+  // spreads the many waiters of one client over the masters; the tool's
+  // waiters are processes of their own, woken one by one by the kernel, and
+  // any jitter of a few hundred microseconds or more left the lock free for
+  // 2.5-3ms per hand-off between 8 jobs (docs/perf-notes/cli-handoff.md;
+  // the price: every waiter retries on every release, so with 23 waiting
+  // jobs the masters did 2.2 times the work). Whether an attempt counts is
+  // unchanged: every one is a full quorum round.
+  options.retry.wake_jitter = absl::ZeroDuration();
 
   absl::StatusOr<std::vector<std::string>> uris = MasterUris(line);
   if (!uris.ok()) return uris.status();
@@ -298,6 +308,7 @@ int WithClient(const Config& config) {
   }
   absl::StatusOr<std::unique_ptr<Redlock>> client =
       Redlock::Create(config.options);
+  Mark(Milestone::kClient);
   if (!client.ok()) {
     PrintError(client.status().message());
     return absl::IsInvalidArgument(client.status()) ? kExitUsage
@@ -320,6 +331,7 @@ int WithClient(const Config& config) {
 }
 
 int Main(int argc, char** argv) {
+  Mark(Milestone::kMain);
   RecordInheritedFds();
   absl::StatusOr<CommandLine> line = ParseCommandLine(argc, argv);
   if (line.ok() && line->help) {
@@ -342,6 +354,7 @@ int Main(int argc, char** argv) {
     PrintError(config.status().message());
     return kExitUsage;
   }
+  Mark(Milestone::kConfigured);
   switch (config->subcommand) {
     case Subcommand::kRun:
     case Subcommand::kAcquire:
@@ -359,4 +372,9 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace redlock::cli
 
-int main(int argc, char** argv) { return redlock::cli::Main(argc, argv); }
+int main(int argc, char** argv) {
+  const int code = redlock::cli::Main(argc, argv);
+  redlock::cli::Mark(redlock::cli::Milestone::kExit);
+  redlock::cli::WriteTimings();
+  return code;
+}

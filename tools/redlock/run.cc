@@ -133,8 +133,12 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
   return pointers;
 }
 
-// Between fork and exec in a multi-threaded process: async-signal-safe calls
-// only (no allocation, no stdio).
+// The child of vfork() until it execs: it runs on the calling thread's stack
+// in the tool's memory, with that thread suspended and the tool's other
+// threads running, so only system calls (no allocation, no stdio, nothing
+// that writes the tool's data) and it never returns: it execs or _exits.
+// vfork() rather than fork(): nothing of the tool's address space is copied
+// for a child that execs at once (docs/perf-notes/cli-handoff.md).
 [[noreturn]] void ExecChild(const char* path, char* const argv[],
                             char* const envp[], const sigset_t& mask,
                             bool take_terminal, pid_t parent) {
@@ -213,7 +217,10 @@ class Supervisor {
     KeepOwnFdsFromChild();
 
     const pid_t parent = getpid();
-    child_ = fork();
+    Mark(Milestone::kSpawning);
+    // NOLINTNEXTLINE: vfork is intended, see ExecChild().
+    child_ = vfork();
+    if (child_ > 0) Mark(Milestone::kForked);
     if (child_ < 0) {
       return absl::InternalError(
           absl::StrCat("fork failed: ", strerrordesc_np(errno)));
@@ -295,8 +302,10 @@ class Supervisor {
     if (WIFSTOPPED(status)) {
       OnChildStopped();
     } else if (WIFEXITED(status)) {
+      Mark(Milestone::kReaped);
       state_.exit_code = WEXITSTATUS(status);
     } else if (WIFSIGNALED(status)) {
+      Mark(Milestone::kReaped);
       state_.exit_code = kExitSignalBase + WTERMSIG(status);
     }
   }
@@ -566,6 +575,7 @@ int RunCommand(const Config& config, const std::string& path, Redlock& client,
   WaitInterrupter interrupter(config, signals, progress);
 
   auto work = [&](const Lock& lock) -> absl::Status {
+    Mark(Milestone::kAcquired);
     state.work_ran = true;
     state.lock = lock;
     // From here on the supervisor reads the signals.
@@ -606,6 +616,7 @@ int RunCommand(const Config& config, const std::string& path, Redlock& client,
       config.limit > 0
           ? WithPermits(config, client, acquire, work, lost)
           : client.WithLock(config.resources, acquire, work, std::move(hold));
+  if (state.work_ran) Mark(Milestone::kReleased);
   if (!state.work_ran) {
     // A signal ended the wait (the call returned kCancelled), or came as
     // it ended otherwise: either way the user wanted out.
