@@ -39,8 +39,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
-#include "bench/e2e/child_processes.h"
 #include "bench/e2e/common.h"
+#include "bench/e2e/contender_block.h"
 #include "bench/e2e/handoff_protocol.h"
 #include "bench/e2e/json.h"
 #include "bench/e2e/master_counters.h"
@@ -770,49 +770,25 @@ class ContendedKindsPhase : public Phase {
           absl::StrCat("--read_share=", read_share_),
       });
     }
-    absl::StatusOr<std::unique_ptr<ChildProcesses>> children =
-        ChildProcesses::Start(binary_, args);
-    if (!children.ok()) return children.status();
-    ChildProcesses& procs = **children;
-    if (absl::Status s = procs.WriteToEach(absl::StrCat(
-            "masters ", absl::StrJoin(options.masters, ","), "\n"));
-        !s.ok()) {
-      return s;
-    }
-    if (absl::StatusOr<std::vector<std::string>> ready = procs.ReadUntilLine(
-            kHandoffReady, Now() + std::chrono::seconds(30));
-        !ready.ok()) {
-      return ready.status();
-    }
-    absl::StatusOr<MasterCounters> before = ReadAll(info);
-    if (!before.ok()) return before.status();
-    const SteadyTime start = Now() + std::chrono::milliseconds(5);
-    const SteadyTime end = start + absl::ToChronoNanoseconds(block_);
-    if (absl::Status s =
-            procs.WriteToEach(EncodeGo(SteadyNanos(start), SteadyNanos(end)));
-        !s.ok()) {
-      return s;
-    }
-    absl::StatusOr<std::vector<std::string>> reports = procs.ReadUntilLine(
-        kHandoffDone,
-        end + absl::ToChronoNanoseconds(2 * wait_ + absl::Seconds(10)));
-    if (!reports.ok()) return reports.status();
-    absl::StatusOr<MasterCounters> after = ReadAll(info);
-    if (!after.ok()) return after.status();
-    if (absl::Status s = procs.Finish(Now() + std::chrono::seconds(10));
-        !s.ok()) {
-      return s;
-    }
-
+    ContenderBlockSpec spec;
+    spec.binary = binary_;
+    spec.args = args;
+    spec.masters = options.masters;
+    spec.go_delay = absl::Milliseconds(5);
+    spec.block = block_;
+    spec.report_grace = 2 * wait_ + absl::Seconds(10);
+    absl::StatusOr<ContenderBlock> run = RunContenderBlock(spec, info);
+    if (!run.ok()) return run.status();
+    const SteadyTime start = run->start;
+    const SteadyTime end = run->end;
+    const std::vector<std::string>& reports = run->reports;
     KindData& d = data_[kind];
-    MasterCounters delta = *after - *before;
-    delta.RemoveInfo(kMasters);
-    d.masters += delta;
+    d.masters += run->masters;
     std::vector<TimedSection> sections;
     std::vector<FailedWait> failed;
     int64_t last = SteadyNanos(end);
     for (int i = 0; i < contenders_[kind]; ++i) {
-      absl::StatusOr<ContenderReport> r = ParseReport((*reports)[i]);
+      absl::StatusOr<ContenderReport> r = ParseReport(reports[i]);
       if (!r.ok()) return r.status();
       for (const HandoffSection& s : r->sections) {
         sections.push_back({s, i});
@@ -836,16 +812,6 @@ class ContendedKindsPhase : public Phase {
     d.blocks.push_back(std::move(sections));
     d.failed.push_back(std::move(failed));
     return absl::OkStatus();
-  }
-
-  static absl::StatusOr<MasterCounters> ReadAll(std::vector<ContextPtr>& info) {
-    MasterCounters sum;
-    for (ContextPtr& c : info) {
-      absl::StatusOr<MasterCounters> one = ReadMasterCounters(c.get());
-      if (!one.ok()) return one.status();
-      sum += *one;
-    }
-    return sum;
   }
 
   using Intervals = std::vector<std::pair<int64_t, int64_t>>;

@@ -46,8 +46,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
-#include "bench/e2e/child_processes.h"
 #include "bench/e2e/common.h"
+#include "bench/e2e/contender_block.h"
 #include "bench/e2e/handoff_protocol.h"
 #include "bench/e2e/json.h"
 #include "bench/e2e/master_counters.h"
@@ -527,50 +527,23 @@ class ContentionPeerPhase : public Phase {
   absl::StatusOr<Figures> RunBlock(const Context& ctx,
                                    std::vector<ContextPtr>& info, Kind kind) {
     const Options options = ClientOptions(UrisOf(ctx.masters, kMasters), false);
-    absl::StatusOr<std::unique_ptr<ChildProcesses>> children =
-        ChildProcesses::Start(kind == kOurs   ? ours_binary_
-                              : kind == kNode ? node_binary_
-                                              : baseline_binary_,
-                              Args(options, kind));
-    if (!children.ok()) return children.status();
-    ChildProcesses& procs = **children;
-    if (absl::Status s = procs.WriteToEach(absl::StrCat(
-            "masters ", absl::StrJoin(options.masters, ","), "\n"));
-        !s.ok()) {
-      return s;
-    }
-    if (absl::StatusOr<std::vector<std::string>> ready = procs.ReadUntilLine(
-            kHandoffReady, Now() + std::chrono::seconds(30));
-        !ready.ok()) {
-      return ready.status();
-    }
-    absl::StatusOr<MasterCounters> before = ReadAll(info);
-    if (!before.ok()) return before.status();
-    // Node's event loop may take a few ms to read the go line.
-    const SteadyTime start = Now() + std::chrono::milliseconds(20);
-    const SteadyTime end = start + absl::ToChronoNanoseconds(block_);
-    if (absl::Status s =
-            procs.WriteToEach(EncodeGo(SteadyNanos(start), SteadyNanos(end)));
-        !s.ok()) {
-      return s;
-    }
-    // node-redlock's last acquisition may retry for retryCount delays of up
-    // to 60 ms each.
-    absl::StatusOr<std::vector<std::string>> reports = procs.ReadUntilLine(
-        kHandoffDone,
-        end + absl::ToChronoNanoseconds(4 * wait_ + absl::Seconds(10)));
-    if (!reports.ok()) return reports.status();
-    absl::StatusOr<MasterCounters> after = ReadAll(info);
-    if (!after.ok()) return after.status();
-    if (absl::Status s = procs.Finish(Now() + std::chrono::seconds(10));
-        !s.ok()) {
-      return s;
-    }
-
+    ContenderBlockSpec spec;
+    spec.binary = kind == kOurs   ? ours_binary_
+                  : kind == kNode ? node_binary_
+                                  : baseline_binary_;
+    spec.args = Args(options, kind);
+    spec.masters = options.masters;
+    spec.go_delay = absl::Milliseconds(20);
+    spec.block = block_;
+    spec.report_grace = 4 * wait_ + absl::Seconds(10);
+    absl::StatusOr<ContenderBlock> run = RunContenderBlock(spec, info);
+    if (!run.ok()) return run.status();
+    const SteadyTime start = run->start;
+    const SteadyTime end = run->end;
+    const std::vector<std::string>& reports = run->reports;
     Figures f;
     f.blocks = 1;
-    f.masters = *after - *before;
-    f.masters.RemoveInfo(kMasters);
+    f.masters = run->masters;
     struct Timed {
       HandoffSection s;
       int contender;
@@ -579,7 +552,7 @@ class ContentionPeerPhase : public Phase {
     std::vector<int64_t> per_contender;
     SteadyTime last = end;
     for (int i = 0; i < contenders_; ++i) {
-      absl::StatusOr<ContenderReport> r = ParseReport((*reports)[i]);
+      absl::StatusOr<ContenderReport> r = ParseReport(reports[i]);
       if (!r.ok()) return r.status();
       per_contender.push_back(static_cast<int64_t>(r->sections.size()));
       for (const HandoffSection& s : r->sections) {
@@ -638,16 +611,6 @@ class ContentionPeerPhase : public Phase {
         X(Ratio(o.CommandsPerGrant(), n.CommandsPerGrant())), " | ",
         X(Ratio(o.MessagesPerGrant(), n.MessagesPerGrant())), " | ",
         X(Ratio(o.SameAgainShare(), n.SameAgainShare())), " | |\n");
-  }
-
-  static absl::StatusOr<MasterCounters> ReadAll(std::vector<ContextPtr>& info) {
-    MasterCounters sum;
-    for (ContextPtr& c : info) {
-      absl::StatusOr<MasterCounters> one = ReadMasterCounters(c.get());
-      if (!one.ok()) return one.status();
-      sum += *one;
-    }
-    return sum;
   }
 
   static Json FiguresJson(const Figures& f) {

@@ -34,8 +34,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
-#include "bench/e2e/child_processes.h"
 #include "bench/e2e/common.h"
+#include "bench/e2e/contender_block.h"
 #include "bench/e2e/handoff_protocol.h"
 #include "bench/e2e/json.h"
 #include "bench/e2e/master_counters.h"
@@ -526,49 +526,24 @@ class HandoffPhase : public Phase {
             absl::StrCat("--wake_jitter=", absl::FormatDuration(*jitter)));
       }
     }
-    absl::StatusOr<std::unique_ptr<ChildProcesses>> children =
-        ChildProcesses::Start(binary_, args);
-    if (!children.ok()) return children.status();
-    ChildProcesses& procs = **children;
-    if (absl::Status s = procs.WriteToEach(absl::StrCat(
-            "masters ", absl::StrJoin(options.masters, ","), "\n"));
-        !s.ok()) {
-      return s;
-    }
-    if (absl::StatusOr<std::vector<std::string>> ready = procs.ReadUntilLine(
-            kHandoffReady, Now() + std::chrono::seconds(30));
-        !ready.ok()) {
-      return ready.status();
-    }
-
-    absl::StatusOr<MasterCounters> before = ReadAll(info);
-    if (!before.ok()) return before.status();
-    // A few ms for the go line to reach every contender.
-    const SteadyTime start = Now() + std::chrono::milliseconds(5);
-    const SteadyTime end = start + absl::ToChronoNanoseconds(block_);
-    if (absl::Status s =
-            procs.WriteToEach(EncodeGo(SteadyNanos(start), SteadyNanos(end)));
-        !s.ok()) {
-      return s;
-    }
-    absl::StatusOr<std::vector<std::string>> reports = procs.ReadUntilLine(
-        kHandoffDone,
-        end + absl::ToChronoNanoseconds(2 * wait_ + absl::Seconds(10)));
-    if (!reports.ok()) return reports.status();
-    absl::StatusOr<MasterCounters> after = ReadAll(info);
-    if (!after.ok()) return after.status();
-    if (absl::Status s = procs.Finish(Now() + std::chrono::seconds(10));
-        !s.ok()) {
-      return s;
-    }
-
+    ContenderBlockSpec spec;
+    spec.binary = binary_;
+    spec.args = args;
+    spec.masters = options.masters;
+    spec.go_delay = absl::Milliseconds(5);
+    spec.block = block_;
+    spec.report_grace = 2 * wait_ + absl::Seconds(10);
+    absl::StatusOr<ContenderBlock> run = RunContenderBlock(spec, info);
+    if (!run.ok()) return run.status();
+    const SteadyTime start = run->start;
+    const SteadyTime end = run->end;
+    const std::vector<std::string>& reports = run->reports;
     Figures f;
-    f.masters = *after - *before;
-    f.masters.RemoveInfo(kMasters);  // The `before` reading, on each master.
+    f.masters = run->masters;
     std::vector<TimedSection> all;
     SteadyTime last = end;
     for (int i = 0; i < contenders_; ++i) {
-      absl::StatusOr<ContenderReport> r = ParseReport((*reports)[i]);
+      absl::StatusOr<ContenderReport> r = ParseReport(reports[i]);
       if (!r.ok()) return r.status();
       for (const HandoffSection& s : r->sections) {
         all.push_back({s, i});
@@ -586,16 +561,6 @@ class HandoffPhase : public Phase {
     f.duration_s = SecondsBetween(start, last);
     AddHandoffs(std::move(all), f);
     return f;
-  }
-
-  static absl::StatusOr<MasterCounters> ReadAll(std::vector<ContextPtr>& info) {
-    MasterCounters sum;
-    for (ContextPtr& c : info) {
-      absl::StatusOr<MasterCounters> one = ReadMasterCounters(c.get());
-      if (!one.ok()) return one.status();
-      sum += *one;
-    }
-    return sum;
   }
 
   static Json FiguresJson(const Figures& f) {
