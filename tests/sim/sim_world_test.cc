@@ -91,8 +91,11 @@ TEST(SimWorldTest, UnknownConfigurationIsRefusedByName) {
 TEST(SimWorldTest, RestartGuardOffWithRestartsWithoutDataShowsADoubleGrant) {
   // Seed 16 until the read-write lock's writer acquire script (a refused
   // writer's retries, and a compare-and-delete of its waiting mark at the
-  // end, moved the timings); 163 since.
-  const torture::Summary s = RunRecorded({"guard-off", 163, 3, 20});
+  // end, moved the timings); 163 until a client that re-acquires a lock it
+  // has just released yields to the waiters its release woke (issue 25); 67
+  // since (`redlock-sim --config=guard-off --seed=1 --count=400 --masters=3
+  // --faults=20` found 16, 67 and 188).
+  const torture::Summary s = RunRecorded({"guard-off", 67, 3, 20});
   EXPECT_GT(s.mutual_exclusion, 0) << Details(s);
 }
 
