@@ -149,6 +149,11 @@ E2E_CMD=("$BIN/redlock-e2e-bench" --out_json="$OUT/results.json"
 if [[ -n "$BASELINE_DIR" && -x "$BASELINE_DIR/tools/redlock" ]]; then
   E2E_CMD+=(--cli_handoff_baseline_binary="$BASELINE_DIR/tools/redlock")
 fi
+# So does the contention_peer phase with the baseline's contender process.
+if [[ -n "$BASELINE_DIR" &&
+  -x "$BASELINE_DIR/bench/redlock-e2e-handoff-contender" ]]; then
+  E2E_CMD+=(--peer_baseline_contender_binary="$BASELINE_DIR/bench/redlock-e2e-handoff-contender")
+fi
 if [[ -n "${REDLOCK_MASTERS:-}" ]]; then
   E2E_CMD+=(--masters="$REDLOCK_MASTERS")
 fi
