@@ -61,7 +61,8 @@ class Redlock::Impl {
             done.Finish();
           }
         },
-        done);
+        // A call's first turn handles whatever arrived before it.
+        done, /*catch_up=*/false);
     return *std::move(result);
   }
 

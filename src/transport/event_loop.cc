@@ -114,7 +114,8 @@ void EventLoop::Post(absl::AnyInvocable<void()> fn) {
   if (nobody_turns) background_cv_.notify_one();
 }
 
-void EventLoop::Run(absl::AnyInvocable<void()> start, Completion& done) {
+void EventLoop::Run(absl::AnyInvocable<void()> start, Completion& done,
+                    bool catch_up) {
   done.loop_ = this;
   std::unique_lock<std::mutex> lock(mu_);
   if (callers_turn_ && turner_ == Turner::kNobody && !stop_) {
@@ -127,7 +128,7 @@ void EventLoop::Run(absl::AnyInvocable<void()> start, Completion& done) {
       // Catch up first on what arrived while nobody turned (a reply, a
       // closed connection, a timer due), as a loop thread would have, so
       // that the work starts from the state the masters left.
-      event_base_loop(base_, EVLOOP_NONBLOCK);
+      if (catch_up) event_base_loop(base_, EVLOOP_NONBLOCK);
       RunPosted();  // What other threads posted earlier goes first.
       start();
       while (!done.finished_.load(std::memory_order_acquire)) TurnOnce(base_);

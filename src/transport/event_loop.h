@@ -114,8 +114,12 @@ class EventLoop {
 
   // Runs `start` on the loop and returns once `done.Finish()` was called on
   // the loop (by `start` itself or by what it set going). The calling thread
-  // turns the loop itself if nobody else does. Not on the loop.
-  void Run(absl::AnyInvocable<void()> start, Completion& done);
+  // turns the loop itself if nobody else does: first, with `catch_up`, one
+  // non-blocking turn for what arrived while nobody turned (work that reads
+  // the engine's state and finishes at once needs it; work that turns the
+  // loop until answered meets it in its first turn). Not on the loop.
+  void Run(absl::AnyInvocable<void()> start, Completion& done,
+           bool catch_up = true);
 
   // Runs `fn` on the loop and waits for it. Not on the loop.
   void RunAndWait(absl::AnyInvocable<void()> fn);
