@@ -19,6 +19,7 @@
 #include "src/config/options_internal.h"
 #include "src/engine/acquire_op.h"
 #include "src/engine/extend_op.h"
+#include "src/engine/keep_alive_batch.h"
 #include "src/engine/keep_alive_op.h"
 #include "src/engine/lock_state.h"
 #include "src/engine/operation.h"
@@ -905,6 +906,8 @@ Engine::~Engine() {
   operations_.clear();
   for (const std::shared_ptr<Operation>& op : operations) op->Cancel();
   attempt_waiters_.clear();
+  // Before the masters: its batches in flight decide nothing more.
+  keep_alive_batcher_.reset();
   deployment_timer_.reset();
   rejudge_timer_.reset();
   wakeups_.reset();
@@ -923,6 +926,17 @@ RoundConfig Engine::BaseRound(absl::Duration ttl) const {
   config.min_validity = options_.min_validity;
   JudgeVotes(config);
   return config;
+}
+
+KeepAliveBatcher& Engine::KeepAliveBatches() {
+  if (keep_alive_batcher_ == nullptr) {
+    keep_alive_batcher_ = std::make_unique<KeepAliveBatcher>(this);
+  }
+  return *keep_alive_batcher_;
+}
+
+int64_t Engine::keep_alive_batch_requests_for_testing() const {
+  return keep_alive_batcher_ == nullptr ? 0 : keep_alive_batcher_->requests();
 }
 
 void Engine::Finish(Operation* op, absl::AnyInvocable<void()> deliver) {

@@ -119,6 +119,16 @@ std::shared_ptr<QuorumRound> QuorumRound::Start(
   return round;
 }
 
+std::shared_ptr<QuorumRound> QuorumRound::StartFed(
+    std::vector<MasterLink*> masters, RoundConfig config, Clock* clock,
+    MonotonicTime start, Done done) {
+  config.cleanup_on_loss.reset();
+  auto round = std::make_shared<QuorumRound>(
+      std::move(masters), std::move(config), clock, std::move(done));
+  round->start_ = start;
+  return round;
+}
+
 QuorumRound::QuorumRound(std::vector<MasterLink*> masters, RoundConfig config,
                          Clock* clock, Done done)
     : masters_(std::move(masters)),

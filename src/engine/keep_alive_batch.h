@@ -1,0 +1,301 @@
+// Copyright 2026 The redlock Authors.
+//
+// KeepAliveBatcher: one engine's keep-alives share one timer, and their
+// extensions go out in batches — per master, one BatchExtendScript call per
+// up to kMaxBatchExtendKeys keys, the calls pipelined — instead of one
+// request per lock per master. Each lock of a batch is still its own quorum
+// round (QuorumRound::StartFed), judged by the same code as a single
+// extension and concluded by the same ConcludeExtension(): its own token and
+// TTL, its own vetoes (the restart guard, membership, one vote per server),
+// validity from the moment its batch was sent, its own lost-lock signal. A
+// batch is never all or none across locks: one lock's refusal or bad entry
+// fails that lock on that master alone; a master's whole reply that is not
+// a well-formed answer (an error, a timeout, garbage) is a failed vote for
+// every lock it carried.
+// Included only by src/engine/engine.cc. Loop thread only.
+
+#ifndef REDLOCK_SRC_ENGINE_KEEP_ALIVE_BATCH_H_
+#define REDLOCK_SRC_ENGINE_KEEP_ALIVE_BATCH_H_
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "src/algorithm/scripts.h"
+#include "src/algorithm/validity.h"
+#include "src/algorithm/vote.h"
+#include "src/engine/engine.h"
+#include "src/engine/keep_alive_op.h"
+#include "src/engine/lock_state.h"
+#include "src/engine/quorum_round.h"
+
+namespace redlock::internal {
+
+class KeepAliveBatcher {
+ public:
+  explicit KeepAliveBatcher(Engine* engine)
+      : engine_(engine),
+        timer_(engine->runtime_->NewTimer([this] { OnTimer(); })) {}
+
+  // Cancels every batch in flight: no round of it decides any more.
+  ~KeepAliveBatcher() {
+    for (const std::weak_ptr<Batch>& weak : in_flight_) {
+      if (auto batch = weak.lock()) {
+        batch->cancelled = true;
+        for (const auto& round : batch->rounds) round->Cancel();
+      }
+    }
+  }
+
+  // `op` wants its next extension at `due`, and accepts it up to `window`
+  // earlier (so that it goes out with others). One such entry per op.
+  void QueueExtend(const std::shared_ptr<KeepAliveOp>& op, MonotonicTime due,
+                   absl::Duration window) {
+    op->extend_queued_ = true;
+    op->extend_due_ = due;
+    widest_window_ = std::max(widest_window_, window);
+    Push(Entry{due, op, /*margin=*/false});
+  }
+
+  // `op` must be told (OnMarginDue) at `at`.
+  void QueueMargin(const std::shared_ptr<KeepAliveOp>& op, MonotonicTime at) {
+    op->margin_queued_ = true;
+    op->margin_queued_at_ = at;
+    Push(Entry{at, op, /*margin=*/true});
+  }
+
+  // For tests and the bench: requests sent by batches so far (one per chunk
+  // per master), and locks they carried.
+  int64_t requests() const { return requests_; }
+
+ private:
+  struct Entry {
+    MonotonicTime when;
+    std::weak_ptr<KeepAliveOp> op;
+    bool margin;
+  };
+  struct Later {
+    bool operator()(const Entry& a, const Entry& b) const {
+      return a.when > b.when;
+    }
+  };
+  // One batch in flight: each lock's round, and the chunks (ranges of
+  // `rounds`) each sent as one request to every master.
+  struct Batch {
+    std::vector<std::shared_ptr<QuorumRound>> rounds;
+    std::vector<std::pair<size_t, size_t>> chunks;
+    bool cancelled = false;
+  };
+
+  void Push(Entry entry) {
+    const bool earlier = heap_.empty() || entry.when < heap_.front().when;
+    heap_.push_back(std::move(entry));
+    std::push_heap(heap_.begin(), heap_.end(), Later());
+    if (earlier || !timer_->armed()) Arm();
+  }
+
+  void Arm() {
+    if (heap_.empty()) {
+      timer_->Cancel();
+      return;
+    }
+    timer_->Arm(std::max(
+        ToDuration(heap_.front().when - engine_->runtime_->Now()),
+        absl::ZeroDuration()));
+  }
+
+  // Everything due now: margins reached, and every extension due within
+  // its window from now, in one batch.
+  void OnTimer() {
+    const MonotonicTime now = engine_->runtime_->Now();
+    std::vector<std::shared_ptr<KeepAliveOp>> extend;
+    std::vector<std::shared_ptr<KeepAliveOp>> margins;
+    std::vector<Entry> later;
+    while (!heap_.empty() && heap_.front().when <= now + ToChrono(widest_window_)) {
+      std::pop_heap(heap_.begin(), heap_.end(), Later());
+      Entry entry = std::move(heap_.back());
+      heap_.pop_back();
+      std::shared_ptr<KeepAliveOp> op = entry.op.lock();
+      if (op == nullptr) continue;
+      if (entry.margin) {
+        // Stale if a newer margin entry was queued since.
+        if (!op->margin_queued_ || op->margin_queued_at_ != entry.when) {
+          continue;
+        }
+        if (entry.when > now) {
+          later.push_back(std::move(entry));
+          continue;
+        }
+        op->margin_queued_ = false;
+        margins.push_back(std::move(op));
+        continue;
+      }
+      if (!op->extend_queued_ || op->extend_due_ != entry.when) continue;
+      if (entry.when - ToChrono(op->extend_every_ / 10) > now) {
+        later.push_back(std::move(entry));
+        continue;
+      }
+      op->extend_queued_ = false;
+      extend.push_back(std::move(op));
+    }
+    for (Entry& entry : later) {
+      heap_.push_back(std::move(entry));
+      std::push_heap(heap_.begin(), heap_.end(), Later());
+    }
+    // Margins first: a lock past its margin is lost, not extended.
+    for (const auto& op : margins) op->OnMarginDue(now);
+    if (!extend.empty()) Dispatch(std::move(extend));
+    Arm();
+  }
+
+  void Dispatch(std::vector<std::shared_ptr<KeepAliveOp>> ops) {
+    std::vector<std::shared_ptr<KeepAliveOp>> batched;
+    batched.reserve(ops.size());
+    for (auto& op : ops) {
+      if (op->lost_) continue;
+      // The single path's checks first: a released lock is not extended.
+      if (absl::Status ok = engine_->CheckLock(Lock(op->state_)); !ok.ok()) {
+        op->Lost(std::move(ok));
+        continue;
+      }
+      if (op->state_->shared || engine_->unbatched_keep_alive_) {
+        op->ExtendAlone();
+      } else {
+        batched.push_back(std::move(op));
+      }
+    }
+    if (batched.empty()) return;
+    // As a single extension: its grants are judged like an acquisition's,
+    // not before a quorum can be judged.
+    engine_->WhenReadyToAttempt(
+        [this, batched = std::move(batched)]() mutable {
+          Send(std::move(batched));
+        });
+  }
+
+  void Send(std::vector<std::shared_ptr<KeepAliveOp>> ops) {
+    // As ExtendOp::Start(): membership records older than a second are read
+    // again first, queued ahead of the batch on each connection.
+    engine_->RefreshMarkers();
+    auto batch = std::make_shared<Batch>();
+    batch->rounds.reserve(ops.size());
+    std::vector<BatchExtendEntry> entries;
+    entries.reserve(ops.size());
+    const MonotonicTime start = engine_->runtime_->Now();
+    size_t chunk_begin = 0;
+    size_t chunk_keys = 0;
+    std::vector<Command> commands;
+    auto close_chunk = [&](size_t end) {
+      if (end == chunk_begin) return;
+      commands.push_back(BatchExtendCommand(absl::MakeConstSpan(
+          entries.data() + chunk_begin, end - chunk_begin)));
+      batch->chunks.emplace_back(chunk_begin, end);
+      chunk_begin = end;
+      chunk_keys = 0;
+    };
+    for (auto& op : ops) {
+      const LockState& state = *op->state_;
+      BatchExtendEntry entry;
+      entry.keys = &state.keys;
+      entry.token = &state.token;
+      entry.ttl = op->ttl_;
+      if (!state.limit_key.empty()) {
+        entry.limit_key = &state.limit_key;
+        entry.limit = state.limit;
+      }
+      const size_t keys = state.keys.size() + (entry.limit_key ? 1 : 0);
+      if (chunk_keys + keys > kMaxBatchExtendKeys) close_chunk(entries.size());
+      entries.push_back(entry);
+      chunk_keys += keys;
+      RoundConfig config = engine_->BaseRound(op->ttl_);
+      config.map_reply = &ScriptVote;
+      std::weak_ptr<Engine::Operation> weak = op;
+      batch->rounds.push_back(QuorumRound::StartFed(
+          engine_->links_, std::move(config), engine_->runtime_.get(), start,
+          [weak](RoundResult result) {
+            if (auto self = weak.lock()) {
+              static_cast<KeepAliveOp*>(self.get())
+                  ->OnBatchRound(std::move(result));
+            }
+          }));
+    }
+    close_chunk(entries.size());
+    // Every chunk to every master in this loop turn; the entries point into
+    // the lock states, which `ops` keeps alive until here.
+    for (size_t m = 0; m < engine_->links_.size(); ++m) {
+      for (size_t c = 0; c < commands.size(); ++c) {
+        ++requests_;
+        engine_->links_[m]->Send(
+            commands[c],
+            [batch, c, m](absl::StatusOr<RedisReply> reply) {
+              if (batch->cancelled) return;
+              const auto [begin, end] = batch->chunks[c];
+              const int master = static_cast<int>(m);
+              if (!reply.ok()) {
+                for (size_t i = begin; i < end; ++i) {
+                  batch->rounds[i]->Feed(master, reply.status());
+                }
+                return;
+              }
+              absl::StatusOr<std::vector<RedisReply>> split =
+                  SplitBatchExtendReply(*std::move(reply), end - begin);
+              for (size_t i = begin; i < end; ++i) {
+                if (split.ok()) {
+                  batch->rounds[i]->Feed(master,
+                                         std::move((*split)[i - begin]));
+                } else {
+                  batch->rounds[i]->Feed(master, split.status());
+                }
+              }
+            });
+      }
+    }
+    in_flight_.erase(
+        std::remove_if(in_flight_.begin(), in_flight_.end(),
+                       [](const std::weak_ptr<Batch>& b) { return b.expired(); }),
+        in_flight_.end());
+    in_flight_.push_back(batch);
+  }
+
+  Engine* const engine_;
+  const std::unique_ptr<Timer> timer_;
+  // A min-heap on `when` (Later), with stale entries skipped when popped.
+  std::vector<Entry> heap_;
+  absl::Duration widest_window_;
+  std::vector<std::weak_ptr<Batch>> in_flight_;
+  int64_t requests_ = 0;
+};
+
+inline void KeepAliveOp::ArmExtendTimer() {
+  const MonotonicTime now = engine_->runtime_->Now();
+  const absl::Duration held = ToDuration(now - state_->acquired_at);
+  if (held + extend_every_ > max_hold_) return;  // The cap: stop extending.
+  engine_->KeepAliveBatches().QueueExtend(
+      std::static_pointer_cast<KeepAliveOp>(shared_from_this()),
+      now + ToChrono(extend_every_), extend_every_ / 10);
+}
+
+inline void KeepAliveOp::ArmMarginTimer() {
+  MonotonicTime valid_until;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    valid_until = state_->valid_until;
+  }
+  const MonotonicTime now = engine_->runtime_->Now();
+  const absl::Duration until_margin =
+      std::max(Remaining(valid_until, now) - margin_, absl::ZeroDuration());
+  margin_at_ = now + ToChrono(until_margin);
+  // One entry at a time: an entry queued for an earlier time re-queues
+  // itself when reached (OnMarginDue); a later one is replaced.
+  if (margin_queued_ && margin_queued_at_ <= margin_at_) return;
+  engine_->KeepAliveBatches().QueueMargin(
+      std::static_pointer_cast<KeepAliveOp>(shared_from_this()), margin_at_);
+}
+
+}  // namespace redlock::internal
+
+#endif  // REDLOCK_SRC_ENGINE_KEEP_ALIVE_BATCH_H_
