@@ -2,8 +2,9 @@
 //
 // KeepAliveBatcher: one engine's keep-alives share one timer, and their
 // extensions go out in batches — per master, one BatchExtendScript call per
-// up to kMaxBatchExtendKeys keys, the calls pipelined — instead of one
-// request per lock per master. Each lock of a batch is still its own quorum
+// up to kMaxBatchExtendKeys keys, up to kChunksInFlight calls pipelined
+// (the next sent to every master once a quorum's count of masters answered
+// one) — instead of one request per lock per master. Each lock of a batch is still its own quorum
 // round (QuorumRound::StartFed), judged by the same code as a single
 // extension and concluded by the same ConcludeExtension(): its own token and
 // TTL, its own vetoes (the restart guard, membership, one vote per server),
@@ -46,7 +47,9 @@ class KeepAliveBatcher {
     for (const std::weak_ptr<Batch>& weak : in_flight_) {
       if (auto batch = weak.lock()) {
         batch->cancelled = true;
-        for (const auto& round : batch->rounds) round->Cancel();
+        for (const auto& round : batch->rounds) {
+          if (round) round->Cancel();
+        }
       }
     }
   }
@@ -83,13 +86,24 @@ class KeepAliveBatcher {
       return a.when > b.when;
     }
   };
-  // One batch in flight: each lock's round, and the chunks (ranges of
-  // `rounds`) each sent as one request to every master.
+  // A range of a batch's locks sent as one request to every master.
+  struct Chunk {
+    size_t begin;
+    size_t end;
+    std::vector<size_t> sent;  // The locks it carried (not lost by then).
+    int answered = 0;          // Masters that answered or failed.
+  };
+  // One batch in flight: its locks, each lock's round (made when its chunk
+  // is sent), its chunks, the next chunk to send.
   struct Batch {
+    KeepAliveBatcher* owner = nullptr;
+    std::vector<std::shared_ptr<KeepAliveOp>> ops;
     std::vector<std::shared_ptr<QuorumRound>> rounds;
-    std::vector<std::pair<size_t, size_t>> chunks;
+    std::vector<Chunk> chunks;
+    size_t next = 0;
     bool cancelled = false;
   };
+  static constexpr size_t kChunksInFlight = 4;
 
   void Push(Entry entry) {
     const bool earlier = heap_.empty() || entry.when < heap_.front().when;
@@ -182,22 +196,47 @@ class KeepAliveBatcher {
     // again first, queued ahead of the batch on each connection.
     engine_->RefreshMarkers();
     auto batch = std::make_shared<Batch>();
-    batch->rounds.reserve(ops.size());
+    batch->owner = this;
+    batch->ops = std::move(ops);
+    batch->rounds.resize(batch->ops.size());
+    // Chunks of at most kMaxBatchExtendKeys keys; a lock never split.
+    size_t begin = 0, keys = 0;
+    for (size_t i = 0; i < batch->ops.size(); ++i) {
+      const LockState& state = *batch->ops[i]->state_;
+      const size_t n = state.keys.size() + (state.limit_key.empty() ? 0 : 1);
+      if (keys + n > kMaxBatchExtendKeys && i > begin) {
+        batch->chunks.push_back(Chunk{begin, i});
+        begin = i;
+        keys = 0;
+      }
+      keys += n;
+    }
+    batch->chunks.push_back(Chunk{begin, batch->ops.size()});
+    // A few chunks in flight at once, pipelined; the next goes when one has
+    // been answered (or failed) by a quorum's count of masters. Bounds what
+    // waits in each connection's output (wire.h's kMaxOutputBytes) without
+    // waiting for a straggler.
+    const size_t first = std::min(kChunksInFlight, batch->chunks.size());
+    batch->next = first;
+    for (size_t c = 0; c < first; ++c) SendChunk(batch, c);
+    in_flight_.erase(
+        std::remove_if(in_flight_.begin(), in_flight_.end(),
+                       [](const std::weak_ptr<Batch>& b) { return b.expired(); }),
+        in_flight_.end());
+    in_flight_.push_back(batch);
+  }
+
+  // Sends chunk `c` of `batch` to every master in this loop turn. Its locks'
+  // validity is counted from now, the moment it is sent.
+  void SendChunk(const std::shared_ptr<Batch>& batch, size_t c) {
+    Chunk& chunk = batch->chunks[c];
     std::vector<BatchExtendEntry> entries;
-    entries.reserve(ops.size());
+    entries.reserve(chunk.end - chunk.begin);
     const MonotonicTime start = engine_->runtime_->Now();
-    size_t chunk_begin = 0;
-    size_t chunk_keys = 0;
-    std::vector<Command> commands;
-    auto close_chunk = [&](size_t end) {
-      if (end == chunk_begin) return;
-      commands.push_back(BatchExtendCommand(absl::MakeConstSpan(
-          entries.data() + chunk_begin, end - chunk_begin)));
-      batch->chunks.emplace_back(chunk_begin, end);
-      chunk_begin = end;
-      chunk_keys = 0;
-    };
-    for (auto& op : ops) {
+    for (size_t i = chunk.begin; i < chunk.end; ++i) {
+      const std::shared_ptr<KeepAliveOp>& op = batch->ops[i];
+      // Lost or stopped while earlier chunks went out: not extended.
+      if (op->lost_) continue;
       const LockState& state = *op->state_;
       BatchExtendEntry entry;
       entry.keys = &state.keys;
@@ -207,58 +246,61 @@ class KeepAliveBatcher {
         entry.limit_key = &state.limit_key;
         entry.limit = state.limit;
       }
-      const size_t keys = state.keys.size() + (entry.limit_key ? 1 : 0);
-      if (chunk_keys + keys > kMaxBatchExtendKeys) close_chunk(entries.size());
       entries.push_back(entry);
-      chunk_keys += keys;
+      chunk.sent.push_back(i);
       RoundConfig config = engine_->BaseRound(op->ttl_);
       config.map_reply = &ScriptVote;
       std::weak_ptr<Engine::Operation> weak = op;
-      batch->rounds.push_back(QuorumRound::StartFed(
+      batch->rounds[i] = QuorumRound::StartFed(
           engine_->links_, std::move(config), engine_->runtime_.get(), start,
           [weak](RoundResult result) {
             if (auto self = weak.lock()) {
               static_cast<KeepAliveOp*>(self.get())
                   ->OnBatchRound(std::move(result));
             }
-          }));
+          });
     }
-    close_chunk(entries.size());
-    // Every chunk to every master in this loop turn; the entries point into
-    // the lock states, which `ops` keeps alive until here.
+    if (entries.empty()) {
+      SendNext(batch);
+      return;
+    }
+    const Command command = BatchExtendCommand(entries);
     for (size_t m = 0; m < engine_->links_.size(); ++m) {
-      for (size_t c = 0; c < commands.size(); ++c) {
-        ++requests_;
-        engine_->links_[m]->Send(
-            commands[c],
-            [batch, c, m](absl::StatusOr<RedisReply> reply) {
-              if (batch->cancelled) return;
-              const auto [begin, end] = batch->chunks[c];
-              const int master = static_cast<int>(m);
-              if (!reply.ok()) {
-                for (size_t i = begin; i < end; ++i) {
-                  batch->rounds[i]->Feed(master, reply.status());
-                }
-                return;
+      ++requests_;
+      engine_->links_[m]->Send(
+          command, [batch, c, m](absl::StatusOr<RedisReply> reply) {
+            if (batch->cancelled) return;
+            Chunk& chunk = batch->chunks[c];
+            const int master = static_cast<int>(m);
+            if (!reply.ok()) {
+              for (size_t i : chunk.sent) {
+                batch->rounds[i]->Feed(master, reply.status());
               }
+            } else {
               absl::StatusOr<std::vector<RedisReply>> split =
-                  SplitBatchExtendReply(*std::move(reply), end - begin);
-              for (size_t i = begin; i < end; ++i) {
+                  SplitBatchExtendReply(*std::move(reply), chunk.sent.size());
+              for (size_t j = 0; j < chunk.sent.size(); ++j) {
+                const size_t i = chunk.sent[j];
                 if (split.ok()) {
-                  batch->rounds[i]->Feed(master,
-                                         std::move((*split)[i - begin]));
+                  batch->rounds[i]->Feed(master, std::move((*split)[j]));
                 } else {
                   batch->rounds[i]->Feed(master, split.status());
                 }
               }
-            });
-      }
+            }
+            if (batch->cancelled) return;
+            if (++chunk.answered ==
+                std::min<int>(batch->owner->engine_->quorum(),
+                              static_cast<int>(
+                                  batch->owner->engine_->links_.size()))) {
+              batch->owner->SendNext(batch);
+            }
+          });
     }
-    in_flight_.erase(
-        std::remove_if(in_flight_.begin(), in_flight_.end(),
-                       [](const std::weak_ptr<Batch>& b) { return b.expired(); }),
-        in_flight_.end());
-    in_flight_.push_back(batch);
+  }
+
+  void SendNext(const std::shared_ptr<Batch>& batch) {
+    if (batch->next < batch->chunks.size()) SendChunk(batch, batch->next++);
   }
 
   Engine* const engine_;

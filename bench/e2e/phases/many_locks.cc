@@ -84,6 +84,7 @@ struct RunSpec {
 struct RunResult {
   RunSpec spec;
   std::string error;
+  std::string first_lost;  // The first lost lock's reason.
   int64_t acquired = 0;
   double acquire_s = 0;
   int64_t lost = 0;
@@ -207,12 +208,15 @@ RunResult RunOne(const std::vector<Master>& masters, const RunSpec& spec,
 
     // Keep every lock alive.
     int64_t lost = 0;
+    std::string first_lost;
     std::vector<std::shared_ptr<internal::KeepAliveOp>> kept;
     kept.reserve(spec.locks);
     for (const Lock& lock : locks) {
       if (!lock.valid()) continue;
       HoldOptions hold;
-      hold.on_lost = [&lost](const absl::Status&) { ++lost; };
+      hold.on_lost = [&lost, &first_lost](const absl::Status& why) {
+        if (lost++ == 0) first_lost = why.ToString();
+      };
       absl::StatusOr<std::shared_ptr<internal::KeepAliveOp>> op =
           engine->KeepAlive(lock, spec.ttl, std::move(hold));
       if (op.ok()) {
@@ -239,6 +243,7 @@ RunResult RunOne(const std::vector<Master>& masters, const RunSpec& spec,
     int64_t lost_locks = 0;
     for (const Lock& lock : locks) lost_locks += lock.valid() && lock.lost();
     r.lost = std::max(lost, lost_locks);
+    r.first_lost = first_lost;
     if (m0.ok() && m1.ok()) {
       MasterCounters d = *m1 - *m0;
       d.RemoveInfo(kMasters);
@@ -306,6 +311,7 @@ class ManyLocksPhase : public Phase {
           r.CpuUsPerLockS(), r.HeapPerLock(), r.RssPerLock(),
           100 * r.LoopBusy(), r.MastersCores(),
           r.error.empty() ? "" : absl::StrCat(" (", r.error, ")")));
+      if (!r.first_lost.empty()) Log("many_locks:   first lost: " + r.first_lost);
     }
     return absl::OkStatus();
   }
@@ -422,6 +428,7 @@ class ManyLocksPhase : public Phase {
       k["acquired"] = r.acquired;
       k["acquire_s"] = Num(r.acquire_s);
       k["lost"] = r.lost;
+      k["first_lost"] = r.first_lost;
       k["hold_s"] = Num(r.hold_s);
       k["extension_requests"] = r.extension_requests;
       k["master_commands"] = r.commands;
