@@ -180,7 +180,7 @@ struct BatchExtendEntry {
 // their number and keys: kMaxBatchExtendKeys).
 Command BatchExtendCommand(absl::Span<const BatchExtendEntry> entries);
 // The most keys one BatchExtendCommand carries (a lock's keys never split).
-inline constexpr size_t kMaxBatchExtendKeys = 1000;
+inline constexpr size_t kMaxBatchExtendKeys = 500;
 // SemaphoreAcquireScript: `slot_keys` are all of the semaphore's slots, in
 // slot order; `candidates` the slots to take.
 Command SemaphoreAcquireCommand(absl::string_view limit_key,

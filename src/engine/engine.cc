@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "redlock/keys.h"
 #include "src/algorithm/retry.h"
@@ -48,6 +49,18 @@ std::shared_ptr<LockState> StateOf(const Lock& lock) { return lock.state(); }
 // which server process (Engine::MarkerReplaced()).
 std::string MarkerStamp(const MasterIdentity& id) {
   return absl::StrCat(id.marker_time_us, ":", id.marker_run_id);
+}
+
+// MarkerStamp(id) == stamp, without building it (asked at every grant).
+bool IsMarkerStamp(absl::string_view stamp, const MasterIdentity& id) {
+  char digits[absl::numbers_internal::kFastToBufferSize];
+  const absl::string_view time(
+      digits,
+      absl::numbers_internal::FastIntToBuffer(id.marker_time_us, digits) -
+          digits);
+  return stamp.size() == time.size() + 1 + id.marker_run_id.size() &&
+         absl::StartsWith(stamp, time) && stamp[time.size()] == ':' &&
+         stamp.substr(time.size() + 1) == id.marker_run_id;
 }
 
 }  // namespace
@@ -827,7 +840,7 @@ bool Engine::MarkerReplaced(int master) const {
   const MasterIdentity& id = masters_[master]->identity();
   return id.known && id.marker == kTrustedMarker && id.marker_time_us != 0 &&
          !first_marker_[master].empty() &&
-         MarkerStamp(id) != first_marker_[master];
+         !IsMarkerStamp(first_marker_[master], id);
 }
 
 absl::string_view Engine::FailureDomain(int master) const {

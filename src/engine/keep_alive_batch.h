@@ -103,7 +103,7 @@ class KeepAliveBatcher {
     size_t next = 0;
     bool cancelled = false;
   };
-  static constexpr size_t kChunksInFlight = 4;
+  static constexpr size_t kChunksInFlight = 2;
 
   void Push(Entry entry) {
     const bool earlier = heap_.empty() || entry.when < heap_.front().when;
@@ -264,7 +264,9 @@ class KeepAliveBatcher {
       SendNext(batch);
       return;
     }
-    const Command command = BatchExtendCommand(entries);
+    // One command for every master (a master keeps it for an EVAL resend).
+    const auto command =
+        std::make_shared<const Command>(BatchExtendCommand(entries));
     for (size_t m = 0; m < engine_->links_.size(); ++m) {
       ++requests_;
       engine_->links_[m]->Send(

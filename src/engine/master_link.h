@@ -12,6 +12,9 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "src/algorithm/redis_reply.h"
+#include <memory>
+#include <utility>
+
 #include "src/algorithm/scripts.h"
 
 namespace redlock::internal {
@@ -35,6 +38,13 @@ class MasterLink {
   //   kCancelled         the link was destroyed first.
   // Loop thread only.
   virtual void Send(const Command& command, ReplyCallback done) = 0;
+  // The same, for a command shared by several links (a keep-alive batch's
+  // chunk goes to every master): a link that keeps the command (to resend a
+  // script as EVAL) may keep this one instead of a copy.
+  virtual void Send(std::shared_ptr<const Command> command,
+                    ReplyCallback done) {
+    Send(*command, std::move(done));
+  }
 };
 
 }  // namespace redlock::internal

@@ -100,7 +100,7 @@ class VoteTally {
   int granted_ = 0;
   int denied_ = 0;
   int failed_ = 0;
-  std::vector<bool> voted_;
+  absl::InlinedVector<bool, 8> voted_;
 };
 
 struct RoundConfig {
