@@ -2,9 +2,8 @@
 //
 // KeepAliveBatcher: one engine's keep-alives share one timer, and their
 // extensions go out in batches — per master, one BatchExtendScript call per
-// up to kMaxBatchExtendKeys keys, up to kChunksInFlight calls pipelined
-// (the next sent to every master once a quorum's count of masters answered
-// one) — instead of one request per lock per master. Each lock of a batch is still its own quorum
+// up to kMaxBatchExtendKeys keys, kChunksPerTurn calls per loop turn,
+// pipelined — instead of one request per lock per master. Each lock of a batch is still its own quorum
 // round (QuorumRound::StartFed), judged by the same code as a single
 // extension and concluded by the same ConcludeExtension(): its own token and
 // TTL, its own vetoes (the restart guard, membership, one vote per server),
@@ -19,6 +18,7 @@
 #define REDLOCK_SRC_ENGINE_KEEP_ALIVE_BATCH_H_
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <utility>
@@ -40,7 +40,8 @@ class KeepAliveBatcher {
  public:
   explicit KeepAliveBatcher(Engine* engine)
       : engine_(engine),
-        timer_(engine->runtime_->NewTimer([this] { OnTimer(); })) {}
+        timer_(engine->runtime_->NewTimer([this] { OnTimer(); })),
+        pump_timer_(engine->runtime_->NewTimer([this] { Pump(); })) {}
 
   // Cancels every batch in flight: no round of it decides any more.
   ~KeepAliveBatcher() {
@@ -91,19 +92,17 @@ class KeepAliveBatcher {
     size_t begin;
     size_t end;
     std::vector<size_t> sent;  // The locks it carried (not lost by then).
-    int answered = 0;          // Masters that answered or failed.
   };
   // One batch in flight: its locks, each lock's round (made when its chunk
   // is sent), its chunks, the next chunk to send.
   struct Batch {
-    KeepAliveBatcher* owner = nullptr;
     std::vector<std::shared_ptr<KeepAliveOp>> ops;
     std::vector<std::shared_ptr<QuorumRound>> rounds;
     std::vector<Chunk> chunks;
     size_t next = 0;
     bool cancelled = false;
   };
-  static constexpr size_t kChunksInFlight = 2;
+  static constexpr size_t kChunksPerTurn = 4;
 
   void Push(Entry entry) {
     const bool earlier = heap_.empty() || entry.when < heap_.front().when;
@@ -192,11 +191,7 @@ class KeepAliveBatcher {
   }
 
   void Send(std::vector<std::shared_ptr<KeepAliveOp>> ops) {
-    // As ExtendOp::Start(): membership records older than a second are read
-    // again first, queued ahead of the batch on each connection.
-    engine_->RefreshMarkers();
     auto batch = std::make_shared<Batch>();
-    batch->owner = this;
     batch->ops = std::move(ops);
     batch->rounds.resize(batch->ops.size());
     // Chunks of at most kMaxBatchExtendKeys keys; a lock never split.
@@ -212,13 +207,13 @@ class KeepAliveBatcher {
       keys += n;
     }
     batch->chunks.push_back(Chunk{begin, batch->ops.size()});
-    // A few chunks in flight at once, pipelined; the next goes when one has
-    // been answered (or failed) by a quorum's count of masters. Bounds what
-    // waits in each connection's output (wire.h's kMaxOutputBytes) without
-    // waiting for a straggler.
-    const size_t first = std::min(kChunksInFlight, batch->chunks.size());
-    batch->next = first;
-    for (size_t c = 0; c < first; ++c) SendChunk(batch, c);
+    // kChunksPerTurn chunks per loop turn, the rest on the turns after
+    // (Pump()): each turn's writes are flushed before more are queued, so
+    // what waits in a connection's output stays far below wire.h's
+    // kMaxOutputBytes unless that master stops reading. No chunk waits for
+    // another's replies: a straggler delays nothing.
+    pumping_.push_back(batch);
+    Pump();
     in_flight_.erase(
         std::remove_if(in_flight_.begin(), in_flight_.end(),
                        [](const std::weak_ptr<Batch>& b) { return b.expired(); }),
@@ -230,6 +225,10 @@ class KeepAliveBatcher {
   // validity is counted from now, the moment it is sent.
   void SendChunk(const std::shared_ptr<Batch>& batch, size_t c) {
     Chunk& chunk = batch->chunks[c];
+    // As ExtendOp::Start(): membership records older than a second are read
+    // again first, queued ahead of this call on each connection (a batch's
+    // later chunks go out later than its first).
+    engine_->RefreshMarkers();
     std::vector<BatchExtendEntry> entries;
     entries.reserve(chunk.end - chunk.begin);
     const MonotonicTime start = engine_->runtime_->Now();
@@ -260,10 +259,7 @@ class KeepAliveBatcher {
             }
           });
     }
-    if (entries.empty()) {
-      SendNext(batch);
-      return;
-    }
+    if (entries.empty()) return;
     // One command for every master (a master keeps it for an EVAL resend).
     const auto command =
         std::make_shared<const Command>(BatchExtendCommand(entries));
@@ -290,23 +286,30 @@ class KeepAliveBatcher {
                 }
               }
             }
-            if (batch->cancelled) return;
-            if (++chunk.answered ==
-                std::min<int>(batch->owner->engine_->quorum(),
-                              static_cast<int>(
-                                  batch->owner->engine_->links_.size()))) {
-              batch->owner->SendNext(batch);
-            }
           });
     }
   }
 
-  void SendNext(const std::shared_ptr<Batch>& batch) {
-    if (batch->next < batch->chunks.size()) SendChunk(batch, batch->next++);
+  // Sends the next kChunksPerTurn chunks of the batches still sending, and
+  // comes back on a later loop turn if any is left.
+  void Pump() {
+    size_t sent = 0;
+    while (!pumping_.empty() && sent < kChunksPerTurn) {
+      const std::shared_ptr<Batch>& batch = pumping_.front();
+      if (batch->next < batch->chunks.size()) {
+        SendChunk(batch, batch->next++);
+        ++sent;
+      }
+      if (batch->next >= batch->chunks.size()) pumping_.pop_front();
+    }
+    if (!pumping_.empty()) pump_timer_->Arm(absl::ZeroDuration());
   }
 
   Engine* const engine_;
   const std::unique_ptr<Timer> timer_;
+  const std::unique_ptr<Timer> pump_timer_;
+  // Batches with chunks still to send, oldest first.
+  std::deque<std::shared_ptr<Batch>> pumping_;
   // A min-heap on `when` (Later), with stale entries skipped when popped.
   std::vector<Entry> heap_;
   absl::Duration widest_window_;
