@@ -2,8 +2,8 @@
 //
 // KeepAliveBatcher: one engine's keep-alives share one timer, and their
 // extensions go out in batches — per master, one BatchExtendScript call per
-// up to kMaxBatchExtendKeys keys, kChunksPerTurn calls per loop turn,
-// pipelined — instead of one request per lock per master. Each lock of a batch is still its own quorum
+// up to kMaxBatchExtendKeys keys, pipelined with back-pressure (Pump()) —
+// instead of one request per lock per master. Each lock of a batch is still its own quorum
 // round (QuorumRound::StartFed), judged by the same code as a single
 // extension and concluded by the same ConcludeExtension(): its own token and
 // TTL, its own vetoes (the restart guard, membership, one vote per server),
@@ -41,7 +41,8 @@ class KeepAliveBatcher {
   explicit KeepAliveBatcher(Engine* engine)
       : engine_(engine),
         timer_(engine->runtime_->NewTimer([this] { OnTimer(); })),
-        pump_timer_(engine->runtime_->NewTimer([this] { Pump(); })) {}
+        pump_timer_(engine->runtime_->NewTimer([this] { Pump(); })),
+        outstanding_(engine->links_.size(), 0) {}
 
   // Cancels every batch in flight: no round of it decides any more.
   ~KeepAliveBatcher() {
@@ -103,6 +104,7 @@ class KeepAliveBatcher {
     bool cancelled = false;
   };
   static constexpr size_t kChunksPerTurn = 4;
+  static constexpr int kMaxUnanswered = 8;  // About 400 KB of 500-key calls.
 
   void Push(Entry entry) {
     const bool earlier = heap_.empty() || entry.when < heap_.front().when;
@@ -207,11 +209,9 @@ class KeepAliveBatcher {
       keys += n;
     }
     batch->chunks.push_back(Chunk{begin, batch->ops.size()});
-    // kChunksPerTurn chunks per loop turn, the rest on the turns after
-    // (Pump()): each turn's writes are flushed before more are queued, so
-    // what waits in a connection's output stays far below wire.h's
-    // kMaxOutputBytes unless that master stops reading. No chunk waits for
-    // another's replies: a straggler delays nothing.
+    // kChunksPerTurn chunks per loop turn, at most kMaxUnanswered
+    // unanswered per master (Pump()): what waits in a connection's output
+    // stays below wire.h's kMaxOutputBytes.
     pumping_.push_back(batch);
     Pump();
     in_flight_.erase(
@@ -264,10 +264,13 @@ class KeepAliveBatcher {
     const auto command =
         std::make_shared<const Command>(BatchExtendCommand(entries));
     for (size_t m = 0; m < engine_->links_.size(); ++m) {
+      const int master = static_cast<int>(m);
+      ++outstanding_[m];
       ++requests_;
       engine_->links_[m]->Send(
-          command, [batch, c, m](absl::StatusOr<RedisReply> reply) {
-            if (batch->cancelled) return;
+          command, [this, batch, c, m](absl::StatusOr<RedisReply> reply) {
+            if (batch->cancelled) return;  // The batcher is gone.
+            --outstanding_[m];
             Chunk& chunk = batch->chunks[c];
             const int master = static_cast<int>(m);
             if (!reply.ok()) {
@@ -286,16 +289,34 @@ class KeepAliveBatcher {
                 }
               }
             }
+            if (!batch->cancelled && blocked_) Pump();
           });
     }
   }
 
+  // True if every master can take another call now.
+  bool EveryMasterCanTakeMore() const {
+    for (int n : outstanding_) {
+      if (n >= kMaxUnanswered) return false;
+    }
+    return true;
+  }
+
   // Sends the next kChunksPerTurn chunks of the batches still sending, and
-  // comes back on a later loop turn if any is left.
+  // comes back on a later loop turn if any is left. Back-pressure: while a
+  // master has kMaxUnanswered calls unanswered, nothing more is sent; its
+  // next answer (or failure: a timeout, a lost connection) resumes it. A
+  // master that stops answering thus slows a batch to kMaxUnanswered calls
+  // per request_timeout, and never makes its output grow without bound.
   void Pump() {
+    blocked_ = false;
     size_t sent = 0;
     while (!pumping_.empty() && sent < kChunksPerTurn) {
-      const std::shared_ptr<Batch>& batch = pumping_.front();
+      if (!EveryMasterCanTakeMore()) {
+        blocked_ = true;
+        return;
+      }
+      const std::shared_ptr<Batch> batch = pumping_.front();
       if (batch->next < batch->chunks.size()) {
         SendChunk(batch, batch->next++);
         ++sent;
@@ -310,6 +331,9 @@ class KeepAliveBatcher {
   const std::unique_ptr<Timer> pump_timer_;
   // Batches with chunks still to send, oldest first.
   std::deque<std::shared_ptr<Batch>> pumping_;
+  // Per master: batch calls sent and not answered yet.
+  std::vector<int> outstanding_;
+  bool blocked_ = false;  // Pump() waits for a reply.
   // A min-heap on `when` (Later), with stale entries skipped when popped.
   std::vector<Entry> heap_;
   absl::Duration widest_window_;
