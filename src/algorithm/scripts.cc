@@ -652,8 +652,8 @@ Command BatchExtendCommand(absl::Span<const BatchExtendEntry> entries) {
     c.args.insert(c.args.end(), e.keys->begin(), e.keys->end());
   }
   for (const BatchExtendEntry& e : entries) {
-    c.args.push_back(absl::StrCat(e.keys->size() +
-                                  (e.limit_key == nullptr ? 0 : 1)));
+    c.args.push_back(
+        absl::StrCat(e.keys->size() + (e.limit_key == nullptr ? 0 : 1)));
     c.args.push_back(*e.token);
     c.args.push_back(TtlMillis(e.ttl));
     c.args.push_back(e.limit_key == nullptr ? std::string()

@@ -45,8 +45,8 @@ absl::StatusOr<Vote> ScriptVote(const RedisReply& reply);
 // elements (an error reply, a wrong count, garbage) is no answer for any of
 // them: a non-OK status (ErrorReplyStatus() for an error reply, else
 // kInternal), a failed vote for every lock in it. Fail closed.
-absl::StatusOr<std::vector<RedisReply>> SplitBatchExtendReply(
-    RedisReply reply, size_t locks);
+absl::StatusOr<std::vector<RedisReply>> SplitBatchExtendReply(RedisReply reply,
+                                                              size_t locks);
 
 // The fenced acquire script: {1|0, counter, marker}; 1 granted, 0 denied.
 absl::StatusOr<Vote> FencedAcquireVote(const RedisReply& reply);

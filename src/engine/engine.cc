@@ -54,10 +54,9 @@ std::string MarkerStamp(const MasterIdentity& id) {
 // MarkerStamp(id) == stamp, without building it (asked at every grant).
 bool IsMarkerStamp(absl::string_view stamp, const MasterIdentity& id) {
   char digits[absl::numbers_internal::kFastToBufferSize];
-  const absl::string_view time(
-      digits,
-      absl::numbers_internal::FastIntToBuffer(id.marker_time_us, digits) -
-          digits);
+  const absl::string_view time(digits, absl::numbers_internal::FastIntToBuffer(
+                                           id.marker_time_us, digits) -
+                                           digits);
   return stamp.size() == time.size() + 1 + id.marker_run_id.size() &&
          absl::StartsWith(stamp, time) && stamp[time.size()] == ':' &&
          stamp.substr(time.size() + 1) == id.marker_run_id;

@@ -54,10 +54,9 @@ inline absl::Status ConcludeExtension(Observer* observer, LockState& state,
       result.status.code() == absl::StatusCode::kAborted
           ? "lock lost: too many masters no longer hold our token"
           : LossSummary(result.status.code());
-  return absl::Status(
-      result.status.code(),
-      absl::StrCat("extend \"", state.resource, "\": ", summary, ": ",
-                   result.status.message()));
+  return absl::Status(result.status.code(),
+                      absl::StrCat("extend \"", state.resource, "\": ", summary,
+                                   ": ", result.status.message()));
 }
 
 class Engine::ExtendOp final : public Engine::Operation {

@@ -3,8 +3,8 @@
 // KeepAliveBatcher: one engine's keep-alives share one timer, and their
 // extensions go out in batches — per master, one BatchExtendScript call per
 // up to kMaxBatchExtendKeys keys, pipelined with back-pressure (Pump()) —
-// instead of one request per lock per master. Each lock of a batch is still its own quorum
-// round (QuorumRound::StartFed), judged by the same code as a single
+// instead of one request per lock per master. Each lock of a batch is still its
+// own quorum round (QuorumRound::StartFed), judged by the same code as a single
 // extension and concluded by the same ConcludeExtension(): its own token and
 // TTL, its own vetoes (the restart guard, membership, one vote per server),
 // validity from the moment its batch was sent, its own lost-lock signal. A
@@ -118,9 +118,9 @@ class KeepAliveBatcher {
       timer_->Cancel();
       return;
     }
-    timer_->Arm(std::max(
-        ToDuration(heap_.front().when - engine_->runtime_->Now()),
-        absl::ZeroDuration()));
+    timer_->Arm(
+        std::max(ToDuration(heap_.front().when - engine_->runtime_->Now()),
+                 absl::ZeroDuration()));
   }
 
   // Everything due now: margins reached, and every extension due within
@@ -130,7 +130,8 @@ class KeepAliveBatcher {
     std::vector<std::shared_ptr<KeepAliveOp>> extend;
     std::vector<std::shared_ptr<KeepAliveOp>> margins;
     std::vector<Entry> later;
-    while (!heap_.empty() && heap_.front().when <= now + ToChrono(widest_window_)) {
+    while (!heap_.empty() &&
+           heap_.front().when <= now + ToChrono(widest_window_)) {
       std::pop_heap(heap_.begin(), heap_.end(), Later());
       Entry entry = std::move(heap_.back());
       heap_.pop_back();
@@ -186,10 +187,9 @@ class KeepAliveBatcher {
     if (batched.empty()) return;
     // As a single extension: its grants are judged like an acquisition's,
     // not before a quorum can be judged.
-    engine_->WhenReadyToAttempt(
-        [this, batched = std::move(batched)]() mutable {
-          Send(std::move(batched));
-        });
+    engine_->WhenReadyToAttempt([this, batched = std::move(batched)]() mutable {
+      Send(std::move(batched));
+    });
   }
 
   void Send(std::vector<std::shared_ptr<KeepAliveOp>> ops) {
@@ -214,10 +214,11 @@ class KeepAliveBatcher {
     // stays below wire.h's kMaxOutputBytes.
     pumping_.push_back(batch);
     Pump();
-    in_flight_.erase(
-        std::remove_if(in_flight_.begin(), in_flight_.end(),
-                       [](const std::weak_ptr<Batch>& b) { return b.expired(); }),
-        in_flight_.end());
+    in_flight_.erase(std::remove_if(in_flight_.begin(), in_flight_.end(),
+                                    [](const std::weak_ptr<Batch>& b) {
+                                      return b.expired();
+                                    }),
+                     in_flight_.end());
     in_flight_.push_back(batch);
   }
 

@@ -118,11 +118,9 @@ void Master::Send(const Command& command, ReplyCallback done) {
        command, std::move(done));
 }
 
-void Master::Send(std::shared_ptr<const Command> command,
-                  ReplyCallback done) {
+void Master::Send(std::shared_ptr<const Command> command, ReplyCallback done) {
   const Command& c = *command;
-  Send(c.script != nullptr ? std::move(command) : nullptr, c,
-       std::move(done));
+  Send(c.script != nullptr ? std::move(command) : nullptr, c, std::move(done));
 }
 
 void Master::Send(std::shared_ptr<const Command> kept, const Command& command,

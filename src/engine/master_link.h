@@ -7,14 +7,13 @@
 #ifndef REDLOCK_SRC_ENGINE_MASTER_LINK_H_
 #define REDLOCK_SRC_ENGINE_MASTER_LINK_H_
 
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "src/algorithm/redis_reply.h"
-#include <memory>
-#include <utility>
-
 #include "src/algorithm/scripts.h"
 
 namespace redlock::internal {

@@ -93,15 +93,15 @@ TEST(BatchExtendReplyTest, EachEntryIsJudgedAloneAsASingleExtension) {
 TEST(BatchExtendReplyTest, AWholeReplyThatIsNoAnswerFailsEveryLockInIt) {
   // Too few or too many entries, not an array, an error reply: no entry
   // can be trusted to be the lock's.
-  EXPECT_FALSE(SplitBatchExtendReply(
-                   RedisReply::Array({RedisReply::Integer(1)}), 2)
-                   .ok());
-  EXPECT_FALSE(SplitBatchExtendReply(
-                   RedisReply::Array({RedisReply::Integer(1),
-                                      RedisReply::Integer(1),
-                                      RedisReply::Integer(1)}),
-                   2)
-                   .ok());
+  EXPECT_FALSE(
+      SplitBatchExtendReply(RedisReply::Array({RedisReply::Integer(1)}), 2)
+          .ok());
+  EXPECT_FALSE(
+      SplitBatchExtendReply(
+          RedisReply::Array({RedisReply::Integer(1), RedisReply::Integer(1),
+                             RedisReply::Integer(1)}),
+          2)
+          .ok());
   EXPECT_FALSE(SplitBatchExtendReply(RedisReply::Integer(1), 1).ok());
   absl::StatusOr<std::vector<RedisReply>> oom =
       SplitBatchExtendReply(RedisReply::Error("OOM command not allowed"), 3);

@@ -178,7 +178,8 @@ class KeepAliveBatchTest : public ::testing::Test {
   std::map<std::string, absl::Status> lost_reason_;
 };
 
-TEST_F(KeepAliveBatchTest, ManyLocksKeptAliveInBatchesStayValidPastSeveralTtls) {
+TEST_F(KeepAliveBatchTest,
+       ManyLocksKeptAliveInBatchesStayValidPastSeveralTtls) {
   constexpr int kLocks = 300;
   std::vector<Lock> locks = TakeMany("many:", kLocks);
   ASSERT_EQ(locks.size(), static_cast<size_t>(kLocks));
@@ -219,8 +220,7 @@ TEST_F(KeepAliveBatchTest, AnOverwrittenLockInABatchIsReportedLostAlone) {
   // And one key of the set, everywhere: the set cannot be extended.
   for (int m = 0; m < 3; ++m) Overwrite(m, "set:b");
   EXPECT_TRUE(loop_.RunUntil(
-      [&] { return lost_.count("ow:7") && lost_.count("set:a"); },
-      3 * kTtl));
+      [&] { return lost_.count("ow:7") && lost_.count("set:a"); }, 3 * kTtl));
   loop_.RunFor(2 * kTtl);
   EXPECT_EQ(lost_["ow:7"], 1);
   EXPECT_EQ(lost_["set:a"], 1);
@@ -309,9 +309,9 @@ TEST_F(KeepAliveBatchTest, AnEarlyExtensionCountsValidityFromItsBatchSendTime) {
   ASSERT_TRUE(second.valid());
   keep(second);
   const MonotonicTime kept_at = MonotonicClock::now();
-  ASSERT_TRUE(loop_.RunUntil(
-      [&] { return clock_->seen_["early:2"].extended >= 1; },
-      absl::Seconds(4)));
+  ASSERT_TRUE(
+      loop_.RunUntil([&] { return clock_->seen_["early:2"].extended >= 1; },
+                     absl::Seconds(4)));
   loop_.RunFor(absl::Milliseconds(20));  // Let the state take the result.
   const ExtensionClock::Seen seen = clock_->seen_["early:2"];
   // It went out with the first, before it was due.
@@ -320,8 +320,8 @@ TEST_F(KeepAliveBatchTest, AnEarlyExtensionCountsValidityFromItsBatchSendTime) {
   const absl::Duration drift = internal::Drift(ttl, 0.01);
   // Sent no later than decided: valid until at most decided + ttl - drift.
   EXPECT_LE(second.valid_until(),
-            seen.last_decided + internal::ToChrono(ttl - drift +
-                                                   absl::Milliseconds(1)));
+            seen.last_decided +
+                internal::ToChrono(ttl - drift + absl::Milliseconds(1)));
   EXPECT_FALSE(second.lost());
 }
 
@@ -354,10 +354,10 @@ TEST_F(KeepAliveBatchTest, SemaphorePermitSetsAreKeptAliveInBatches) {
   for (int m = 0; m < 3; ++m) {
     auto client = cluster_->Client(m);
     ASSERT_TRUE(client.ok());
-    ASSERT_TRUE((*client)
-                    ->Command({"SET", SemaphoreLimitKey(Options(), "pool"),
-                               "7"})
-                    .ok());
+    ASSERT_TRUE(
+        (*client)
+            ->Command({"SET", SemaphoreLimitKey(Options(), "pool"), "7"})
+            .ok());
   }
   EXPECT_TRUE(loop_.RunUntil([&] { return permits.lost(); }, 3 * kTtl));
   loop_.RunFor(kTtl);

@@ -1328,9 +1328,9 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
           if (!ttl.has_value()) return not_a_number("batch extend");
           const double longer =
               std::max(*ttl, static_cast<double>(pttl(keys[k])));
-          if (!call_at({"SET", keys[k], args[e + 3], "PX",
-                        LuaNumberArg(longer)},
-                       19, &r)) {
+          if (!call_at(
+                  {"SET", keys[k], args[e + 3], "PX", LuaNumberArg(longer)}, 19,
+                  &r)) {
             return r;
           }
         }

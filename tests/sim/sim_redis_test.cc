@@ -435,7 +435,7 @@ TEST_F(SimRedisDifferentialTest, BatchExtendJudgesEachLockAloneAsRedisDoes) {
   Same({"SET", "lim", "3", "PX", "5000"});
   Same(CommandArgv(internal::AcquireCommand("s0", "tok-c", ttl), false));
   const std::vector<std::string> a = {"a"}, b = {"b"}, ab = {"a", "b"},
-                                   s0 = {"s0"}, gone = {"gone"};
+                                 s0 = {"s0"}, gone = {"gone"};
   const std::string tok_a = "tok-a", tok_x = "tok-x", tok_c = "tok-c",
                     lim = "lim";
   auto entry = [](const std::vector<std::string>& keys,
@@ -450,12 +450,12 @@ TEST_F(SimRedisDifferentialTest, BatchExtendJudgesEachLockAloneAsRedisDoes) {
     return e;
   };
   const std::vector<internal::BatchExtendEntry> entries = {
-      entry(a, tok_a, absl::Seconds(30)),       // 1
-      entry(b, tok_x, absl::Seconds(30)),       // 0: not ours
-      entry(ab, tok_a, absl::Seconds(40)),      // 0: b is not tok-a
+      entry(a, tok_a, absl::Seconds(30)),            // 1
+      entry(b, tok_x, absl::Seconds(30)),            // 0: not ours
+      entry(ab, tok_a, absl::Seconds(40)),           // 0: b is not tok-a
       entry(s0, tok_c, absl::Seconds(20), &lim, 3),  // 1
       entry(s0, tok_c, absl::Seconds(50), &lim, 4),  // -1: other limit
-      entry(gone, tok_a, absl::Seconds(30)),    // 0: never resurrected
+      entry(gone, tok_a, absl::Seconds(30)),         // 0: never resurrected
   };
   Same(Script(internal::BatchExtendCommand(entries)));
   CloseInteger({"PTTL", "a"}, 100);

@@ -240,8 +240,7 @@ RunResult RunOne(const std::vector<Master>& masters, const RunSpec& spec,
     r.hold_s = SecondsBetween(t0, t1);
     r.client_cpu_s = (cpu1 - cpu0).total();
     r.client_sys_s = (cpu1 - cpu0).sys;
-    r.batch_requests =
-        engine->keep_alive_batch_requests_for_testing() - batch0;
+    r.batch_requests = engine->keep_alive_batch_requests_for_testing() - batch0;
     int64_t lost_locks = 0;
     for (const Lock& lock : locks) lost_locks += lock.valid() && lock.lost();
     r.lost = std::max(lost, lost_locks);
@@ -309,15 +308,16 @@ class ManyLocksPhase : public Phase {
       const RunResult& r = results_.back();
       Log(absl::StrFormat(
           "many_locks:   acquired %d in %.1f s, lost %d, %.3g req/lock-s, "
-          "%.3g us CPU/lock-s (%.0f%% sys), %.0f B heap/lock, %.0f B RSS/lock, loop %.0f%%, "
+          "%.3g us CPU/lock-s (%.0f%% sys), %.0f B heap/lock, %.0f B RSS/lock, "
+          "loop %.0f%%, "
           "masters %.2f cores%s",
           r.acquired, r.acquire_s, r.lost, r.RequestsPerLockS(),
           r.CpuUsPerLockS(),
           r.client_cpu_s > 0 ? 100 * r.client_sys_s / r.client_cpu_s : 0.0,
-          r.HeapPerLock(), r.RssPerLock(),
-          100 * r.LoopBusy(), r.MastersCores(),
+          r.HeapPerLock(), r.RssPerLock(), 100 * r.LoopBusy(), r.MastersCores(),
           r.error.empty() ? "" : absl::StrCat(" (", r.error, ")")));
-      if (!r.first_lost.empty()) Log("many_locks:   first lost: " + r.first_lost);
+      if (!r.first_lost.empty())
+        Log("many_locks:   first lost: " + r.first_lost);
     }
     return absl::OkStatus();
   }
@@ -353,12 +353,11 @@ class ManyLocksPhase : public Phase {
                         absl::StrFormat("%.3g", r->RequestsPerLockS()));
         ok &= r->error.empty() && r->lost == 0 && r->RequestsPerLockS() <= 0.5;
       }
-      held = {held.what,
-              absl::StrCat(shorts.size(), " runs of ", shorts[0]->spec.locks,
-                           ": lost ", lost_list, "; requests/lock-s ",
-                           rate_list),
-              ok && shorts.size() >= 3 && shorts[0]->spec.locks >= 50000,
-              true};
+      held = {
+          held.what,
+          absl::StrCat(shorts.size(), " runs of ", shorts[0]->spec.locks,
+                       ": lost ", lost_list, "; requests/lock-s ", rate_list),
+          ok && shorts.size() >= 3 && shorts[0]->spec.locks >= 50000, true};
     }
     targets.push_back(held);
     Target memory = Unmeasured("many locks: memory per held lock <= 512 B");
@@ -367,8 +366,8 @@ class ManyLocksPhase : public Phase {
     if (long_run != nullptr) {
       memory = {memory.what,
                 absl::StrFormat("%.0f B heap, %.0f B RSS per lock (%d locks)",
-                                long_run->HeapPerLock(),
-                                long_run->RssPerLock(), long_run->acquired),
+                                long_run->HeapPerLock(), long_run->RssPerLock(),
+                                long_run->acquired),
                 long_run->HeapPerLock() <= 512 && long_run->RssPerLock() <= 512,
                 true};
       cpu = {cpu.what,
