@@ -259,6 +259,27 @@ TEST_F(KeepAliveBatchTest, AMasterThatDiesMidBatchLeavesTheRestAtQuorum) {
   }
 }
 
+TEST_F(KeepAliveBatchTest, AStoppedMasterDoesNotHoldTheBatchesUp) {
+  // Enough locks for a stopped master to fill its unanswered calls: the
+  // batches then go on without it, and every lock stays held on the two
+  // others.
+  constexpr int kLocks = 4500;
+  std::vector<Lock> locks = TakeMany("stop:", kLocks);
+  ASSERT_EQ(locks.size(), static_cast<size_t>(kLocks));
+  for (const Lock& lock : locks) Keep(lock);
+  loop_.RunFor(kTtl / 3);
+  ASSERT_TRUE(cluster_->server(2).Stop().ok());
+  loop_.RunFor(4 * kTtl);
+  EXPECT_EQ(LostCount(), 0) << (lost_reason_.empty()
+                                    ? ""
+                                    : lost_reason_.begin()->second.ToString());
+  for (int i = 0; i < kLocks; i += 97) {
+    EXPECT_FALSE(locks[i].lost()) << i;
+    EXPECT_EQ(Value(0, locks[i].resource()), locks[i].token()) << i;
+  }
+  ASSERT_TRUE(cluster_->server(2).Continue().ok());
+}
+
 TEST_F(KeepAliveBatchTest, ABatchNeverExtendsAKeyWhoseTokenDiffers) {
   std::vector<Lock> locks = TakeMany("tok:", 20);
   ASSERT_EQ(locks.size(), 20u);
