@@ -42,7 +42,7 @@ class KeepAliveBatcher {
       : engine_(engine),
         timer_(engine->runtime_->NewTimer([this] { OnTimer(); })),
         pump_timer_(engine->runtime_->NewTimer([this] { Pump(); })),
-        sent_at_(engine->links_.size()) {}
+        outstanding_(engine->links_.size(), 0) {}
 
   // Cancels every batch in flight: no round of it decides any more.
   ~KeepAliveBatcher() {
@@ -104,7 +104,7 @@ class KeepAliveBatcher {
     bool cancelled = false;
   };
   static constexpr size_t kChunksPerTurn = 4;
-  static constexpr size_t kMaxUnanswered = 8;  // About 400 KB of 500-key calls.
+  static constexpr int kMaxUnanswered = 8;  // About 400 KB of 500-key calls.
 
   void Push(Entry entry) {
     const bool earlier = heap_.empty() || entry.when < heap_.front().when;
@@ -264,27 +264,14 @@ class KeepAliveBatcher {
     // One command for every master (a master keeps it for an EVAL resend).
     const auto command =
         std::make_shared<const Command>(BatchExtendCommand(entries));
-    const MonotonicTime now = engine_->runtime_->Now();
     for (size_t m = 0; m < engine_->links_.size(); ++m) {
       const int master = static_cast<int>(m);
-      if (sent_at_[m].size() >= kMaxUnanswered) {
-        // Stalled (Pump() sends past a full master only then): not sent,
-        // its output would only grow; a failed vote for every lock of the
-        // chunk. Fail closed.
-        const absl::Status stalled = absl::UnavailableError(absl::StrCat(
-            "keep-alive batch not sent: ", kMaxUnanswered,
-            " batch calls to this master are unanswered, the oldest for ",
-            ReadableDuration(ToDuration(now - sent_at_[m].front()))));
-        for (size_t i : chunk.sent) batch->rounds[i]->Feed(master, stalled);
-        continue;
-      }
-      sent_at_[m].push_back(now);
+      ++outstanding_[m];
       ++requests_;
       engine_->links_[m]->Send(
           command, [this, batch, c, m](absl::StatusOr<RedisReply> reply) {
             if (batch->cancelled) return;  // The batcher is gone.
-            // One connection answers (or times out) in the order sent.
-            if (!sent_at_[m].empty()) sent_at_[m].pop_front();
+            --outstanding_[m];
             Chunk& chunk = batch->chunks[c];
             const int master = static_cast<int>(m);
             if (!reply.ok()) {
@@ -308,36 +295,26 @@ class KeepAliveBatcher {
     }
   }
 
-  // True if every master can take another call now, or is stalled: has
-  // kMaxUnanswered unanswered, the oldest for over half the request
-  // timeout (it gets a failed vote instead, SendChunk()).
+  // True if every master can take another call now.
   bool EveryMasterCanTakeMore() const {
-    const MonotonicTime now = engine_->runtime_->Now();
-    for (const std::deque<MonotonicTime>& sent : sent_at_) {
-      if (sent.size() < kMaxUnanswered) continue;
-      if (ToDuration(now - sent.front()) <=
-          engine_->options().request_timeout / 2) {
-        return false;
-      }
+    for (int n : outstanding_) {
+      if (n >= kMaxUnanswered) return false;
     }
     return true;
   }
 
   // Sends the next kChunksPerTurn chunks of the batches still sending, and
   // comes back on a later loop turn if any is left. Back-pressure: while a
-  // master has kMaxUnanswered calls unanswered, the oldest sent less than
-  // half the request timeout ago, nothing more is sent (a slow master is
-  // waited for); its next answer resumes it. A master whose oldest call is
-  // older than that is stalled: the batch goes on without it (failed votes),
-  // and its output never grows without bound.
+  // master has kMaxUnanswered calls unanswered, nothing more is sent; its
+  // next answer (or failure: a timeout, a lost connection) resumes it. A
+  // master that stops answering thus slows a batch to kMaxUnanswered calls
+  // per request_timeout, and never makes its output grow without bound.
   void Pump() {
     blocked_ = false;
     size_t sent = 0;
     while (!pumping_.empty() && sent < kChunksPerTurn) {
       if (!EveryMasterCanTakeMore()) {
-        // A reply resumes it; failing that, a master turning stalled.
         blocked_ = true;
-        pump_timer_->Arm(engine_->options().request_timeout / 4);
         return;
       }
       const std::shared_ptr<Batch> batch = pumping_.front();
@@ -355,9 +332,8 @@ class KeepAliveBatcher {
   const std::unique_ptr<Timer> pump_timer_;
   // Batches with chunks still to send, oldest first.
   std::deque<std::shared_ptr<Batch>> pumping_;
-  // Per master: when each batch call not answered yet was sent, oldest
-  // first.
-  std::vector<std::deque<MonotonicTime>> sent_at_;
+  // Per master: batch calls sent and not answered yet.
+  std::vector<int> outstanding_;
   bool blocked_ = false;  // Pump() waits for a reply.
   // A min-heap on `when` (Later), with stale entries skipped when popped.
   std::vector<Entry> heap_;
