@@ -48,6 +48,44 @@ constexpr absl::string_view kExtendSource =
     "end\n"
     "return 1\n";
 
+// Many locks' extensions in one call (Engine's keep-alive batches). ARGV is
+// one group of four per lock: its number of keys n, its token, its TTL in ms,
+// and its semaphore limit ('' for a lock). Its keys are the next n of KEYS
+// (a semaphore's: the limit key, then its slots). Each lock is judged alone,
+// all or none over its own keys, exactly as kExtendSource (a lock) and
+// kSemaphoreExtendSource (a permit set) judge it; one lock's refusal changes
+// nothing for the others. Returns one integer per lock, in order: 1
+// extended, 0 not ours (nothing changed), -1 its semaphore's limit key holds
+// another limit (nothing changed). No unpack: no Lua stack limit applies.
+// clang-format off
+constexpr absl::string_view kBatchExtendSource =
+    "local out = {}\n"
+    "local k = 0\n"
+    "for e = 1, #ARGV, 4 do\n"
+    "  local n = tonumber(ARGV[e])\n"
+    "  local first = k + 1\n"
+    "  if ARGV[e + 3] ~= '' then first = k + 2 end\n"
+    "  local ok = 1\n"
+    "  for i = first, k + n do\n"
+    "    if redis.call('get', KEYS[i]) ~= ARGV[e + 1] then ok = 0 break end\n"
+    "  end\n"
+    "  if ok == 1 and ARGV[e + 3] ~= '' then\n"
+    "    local limit = redis.call('get', KEYS[k + 1])\n"
+    "    if limit and limit ~= ARGV[e + 3] then ok = -1 end\n"
+    "  end\n"
+    "  if ok == 1 then\n"
+    "    for i = first, k + n do redis.call('pexpire', KEYS[i], ARGV[e + 2]) end\n"
+    "    if ARGV[e + 3] ~= '' then\n"
+    "      local ttl = math.max(tonumber(ARGV[e + 2]), redis.call('pttl', KEYS[k + 1]))\n"
+    "      redis.call('set', KEYS[k + 1], ARGV[e + 3], 'PX', ttl)\n"
+    "    end\n"
+    "  end\n"
+    "  out[#out + 1] = ok\n"
+    "  k = k + n\n"
+    "end\n"
+    "return out\n";
+// clang-format on
+
 // All or none: sets every key (NX, PX ARGV[2]) only if none exists. Returns
 // 1 if it set them, else 0.
 constexpr absl::string_view kMultiAcquireSource =
@@ -319,6 +357,14 @@ const Script& ExtendScript() {
   return *script;
 }
 
+const Script& BatchExtendScript() {
+  static const Script* const script =
+      new Script(MakeScript("batch extend", kBatchExtendSource,
+                            /*creates_lock=*/false,
+                            /*loaded_on_connect=*/false));
+  return *script;
+}
+
 const Script& FencedAcquireScript() {
   static const Script* const script =
       new Script(MakeScript("fenced acquire", kFencedAcquireSource,
@@ -414,7 +460,7 @@ const std::vector<const Script*>& AllScripts() {
       &FenceWriteScript(), &MultiAcquireScript(), &MarkerScript(),
       &SemaphoreAcquireScript(), &SemaphoreExtendScript(),
       &ReaderAcquireScript(), &ReaderExtendScript(), &ReaderReleaseScript(),
-      &WriterAcquireScript(),
+      &WriterAcquireScript(), &BatchExtendScript(),
       // Test only (Engine::set_semaphore_majority_of_counters_for_testing);
       // listed so that its on-demand SCRIPT LOAD is recognised.
       &SemaphoreCountersAcquireScript()};
@@ -590,6 +636,30 @@ Command ExtendCommand(absl::string_view key, absl::string_view token,
                       absl::Duration ttl) {
   const std::string k[] = {std::string(key)};
   return ExtendCommand(k, token, ttl);
+}
+
+Command BatchExtendCommand(absl::Span<const BatchExtendEntry> entries) {
+  Command c;
+  c.script = &BatchExtendScript();
+  size_t keys = 0;
+  for (const BatchExtendEntry& e : entries) {
+    keys += e.keys->size() + (e.limit_key == nullptr ? 0 : 1);
+  }
+  c.num_keys = static_cast<int>(keys);
+  c.args.reserve(keys + 4 * entries.size());
+  for (const BatchExtendEntry& e : entries) {
+    if (e.limit_key != nullptr) c.args.push_back(*e.limit_key);
+    c.args.insert(c.args.end(), e.keys->begin(), e.keys->end());
+  }
+  for (const BatchExtendEntry& e : entries) {
+    c.args.push_back(
+        absl::StrCat(e.keys->size() + (e.limit_key == nullptr ? 0 : 1)));
+    c.args.push_back(*e.token);
+    c.args.push_back(TtlMillis(e.ttl));
+    c.args.push_back(e.limit_key == nullptr ? std::string()
+                                            : absl::StrCat(e.limit));
+  }
+  return c;
 }
 
 Command SemaphoreAcquireCommand(absl::string_view limit_key,

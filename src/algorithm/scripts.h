@@ -50,6 +50,16 @@ const Script& ReleaseScript();
 // Sets the TTL of every key to ARGV[2] ms if every one holds ARGV[1], else
 // changes nothing; never creates a key. Returns 1 if extended, else 0.
 const Script& ExtendScript();
+// Many locks at once, each judged alone (the keep-alive's batches): KEYS are
+// every lock's keys in turn, ARGV four per lock (its key count, token, TTL
+// in ms, semaphore limit or ""). Per lock, all or none over its own keys:
+// a lock's keys are extended as ExtendScript() would (a permit set's as
+// SemaphoreExtendScript() would, its limit key first among its keys) and
+// another lock's refusal changes nothing for it. Returns an array with one
+// integer per lock, in order: 1 extended, 0 not held by that token (nothing
+// of that lock changed), -1 a permit set whose limit key holds another
+// limit (nothing of it changed). Never creates a lock key.
+const Script& BatchExtendScript();
 // Several resources, all or none: sets every key to ARGV[1] with PX ARGV[2]
 // if none exists. Returns 1 if it set them, else 0. Also a retry's acquire
 // for one resource while waiters listen (it publishes; SET does not).
@@ -157,6 +167,20 @@ Command ExtendCommand(absl::string_view key, absl::string_view token,
                       absl::Duration ttl);
 Command ExtendCommand(absl::Span<const std::string> keys,
                       absl::string_view token, absl::Duration ttl);
+// One lock of a BatchExtendCommand. The pointers must outlive the call.
+struct BatchExtendEntry {
+  const std::vector<std::string>* keys = nullptr;  // The lock's (slot) keys.
+  const std::string* token = nullptr;
+  absl::Duration ttl;
+  // A semaphore's permit set: its limit key and limit; null for a lock.
+  const std::string* limit_key = nullptr;
+  int limit = 0;
+};
+// BatchExtendScript over `entries`, in order (non-empty; the caller bounds
+// their number and keys: kMaxBatchExtendKeys).
+Command BatchExtendCommand(absl::Span<const BatchExtendEntry> entries);
+// The most keys one BatchExtendCommand carries (a lock's keys never split).
+inline constexpr size_t kMaxBatchExtendKeys = 500;
 // SemaphoreAcquireScript: `slot_keys` are all of the semaphore's slots, in
 // slot order; `candidates` the slots to take.
 Command SemaphoreAcquireCommand(absl::string_view limit_key,

@@ -246,6 +246,30 @@ int CountTrustedFenceReads(
   return trusted;
 }
 
+absl::StatusOr<std::vector<RedisReply>> SplitBatchExtendReply(RedisReply reply,
+                                                              size_t locks) {
+  if (reply.type == RedisReply::Type::kError) {
+    return ErrorReplyStatus(reply.str);
+  }
+  if (reply.type != RedisReply::Type::kArray ||
+      reply.elements.size() != locks) {
+    return absl::InternalError(
+        absl::StrCat("unexpected reply to batch extend: ",
+                     reply.type == RedisReply::Type::kArray
+                         ? absl::StrCat(reply.elements.size(), " entries for ",
+                                        locks, " locks")
+                         : std::string("not an array")));
+  }
+  for (RedisReply& entry : reply.elements) {
+    if (entry.type == RedisReply::Type::kInteger && entry.integer == -1) {
+      entry = RedisReply::Error(
+          "SEMLIMIT this master's limit key holds another limit than the "
+          "holder's");
+    }
+  }
+  return std::move(reply.elements);
+}
+
 absl::StatusOr<Vote> ScriptVote(const RedisReply& reply) {
   switch (reply.type) {
     case RedisReply::Type::kInteger:

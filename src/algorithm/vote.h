@@ -36,6 +36,18 @@ absl::StatusOr<Vote> AcquireVote(const RedisReply& reply);
 // acquisition wrote that token and ours must not be issued).
 absl::StatusOr<Vote> ScriptVote(const RedisReply& reply);
 
+// Splits one master's BatchExtendScript reply into one reply per lock, to be
+// judged each by ScriptVote() exactly as a single extension's reply: an
+// entry 1 or 0 is that integer; -1 (a permit set whose limit key holds
+// another limit) an error reply "SEMLIMIT ...", as the single semaphore
+// extension answers; anything else is passed on as it is, so that ScriptVote
+// fails that lock alone. A reply that is not an array of exactly `locks`
+// elements (an error reply, a wrong count, garbage) is no answer for any of
+// them: a non-OK status (ErrorReplyStatus() for an error reply, else
+// kInternal), a failed vote for every lock in it. Fail closed.
+absl::StatusOr<std::vector<RedisReply>> SplitBatchExtendReply(RedisReply reply,
+                                                              size_t locks);
+
 // The fenced acquire script: {1|0, counter, marker}; 1 granted, 0 denied.
 absl::StatusOr<Vote> FencedAcquireVote(const RedisReply& reply);
 

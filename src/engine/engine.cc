@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "redlock/keys.h"
 #include "src/algorithm/retry.h"
@@ -19,6 +20,7 @@
 #include "src/config/options_internal.h"
 #include "src/engine/acquire_op.h"
 #include "src/engine/extend_op.h"
+#include "src/engine/keep_alive_batch.h"
 #include "src/engine/keep_alive_op.h"
 #include "src/engine/lock_state.h"
 #include "src/engine/operation.h"
@@ -47,6 +49,17 @@ std::shared_ptr<LockState> StateOf(const Lock& lock) { return lock.state(); }
 // which server process (Engine::MarkerReplaced()).
 std::string MarkerStamp(const MasterIdentity& id) {
   return absl::StrCat(id.marker_time_us, ":", id.marker_run_id);
+}
+
+// MarkerStamp(id) == stamp, without building it (asked at every grant).
+bool IsMarkerStamp(absl::string_view stamp, const MasterIdentity& id) {
+  char digits[absl::numbers_internal::kFastToBufferSize];
+  const absl::string_view time(digits, absl::numbers_internal::FastIntToBuffer(
+                                           id.marker_time_us, digits) -
+                                           digits);
+  return stamp.size() == time.size() + 1 + id.marker_run_id.size() &&
+         absl::StartsWith(stamp, time) && stamp[time.size()] == ':' &&
+         stamp.substr(time.size() + 1) == id.marker_run_id;
 }
 
 }  // namespace
@@ -826,7 +839,7 @@ bool Engine::MarkerReplaced(int master) const {
   const MasterIdentity& id = masters_[master]->identity();
   return id.known && id.marker == kTrustedMarker && id.marker_time_us != 0 &&
          !first_marker_[master].empty() &&
-         MarkerStamp(id) != first_marker_[master];
+         !IsMarkerStamp(first_marker_[master], id);
 }
 
 absl::string_view Engine::FailureDomain(int master) const {
@@ -905,6 +918,8 @@ Engine::~Engine() {
   operations_.clear();
   for (const std::shared_ptr<Operation>& op : operations) op->Cancel();
   attempt_waiters_.clear();
+  // Before the masters: its batches in flight decide nothing more.
+  keep_alive_batcher_.reset();
   deployment_timer_.reset();
   rejudge_timer_.reset();
   wakeups_.reset();
@@ -923,6 +938,17 @@ RoundConfig Engine::BaseRound(absl::Duration ttl) const {
   config.min_validity = options_.min_validity;
   JudgeVotes(config);
   return config;
+}
+
+KeepAliveBatcher& Engine::KeepAliveBatches() {
+  if (keep_alive_batcher_ == nullptr) {
+    keep_alive_batcher_ = std::make_unique<KeepAliveBatcher>(this);
+  }
+  return *keep_alive_batcher_;
+}
+
+int64_t Engine::keep_alive_batch_requests_for_testing() const {
+  return keep_alive_batcher_ == nullptr ? 0 : keep_alive_batcher_->requests();
 }
 
 void Engine::Finish(Operation* op, absl::AnyInvocable<void()> deliver) {

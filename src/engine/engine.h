@@ -38,6 +38,7 @@ struct event_base;
 namespace redlock::internal {
 
 class KeepAliveOp;
+class KeepAliveBatcher;
 // Stops a keep-alive (KeepAliveHandle::Stop); see engine.cc.
 void StopKeepAlive(KeepAliveOp& op, bool release);
 
@@ -135,6 +136,16 @@ class Engine {
   // masters' membership records say, so clients on two lists (a rolling
   // change of one master) can both win. Kept so the simulation (tests/sim)
   // can show the double grant this allows. Never set outside tests.
+  // TEST ONLY: keep-alives extend every lock with its own ExtendOp (one
+  // request per lock per master per extension, as before batches), still on
+  // the batcher's shared timer. For the bench's before/after figures (the
+  // many_locks phase) and tests; safe, only slower.
+  void set_unbatched_keep_alive_for_testing(bool on) {
+    unbatched_keep_alive_ = on;
+  }
+  // Requests sent by keep-alive batches so far (each carries up to
+  // kMaxBatchExtendKeys keys to one master). For tests and the bench.
+  int64_t keep_alive_batch_requests_for_testing() const;
   void set_ignore_membership_for_testing(bool on) {
     ignore_membership_ = on;
     Rejudge();
@@ -146,6 +157,7 @@ class Engine {
   class ExtendOp;
   class ReleaseOp;
   friend class KeepAliveOp;
+  friend class KeepAliveBatcher;
 
   // The restart guard and fencing need to know which masters carry the
   // deployment marker. Called after any master's handshake or failure; every
@@ -282,6 +294,8 @@ class Engine {
   // the operation.
   void Finish(Operation* op, absl::AnyInvocable<void()> deliver);
   RoundConfig BaseRound(absl::Duration ttl) const;
+  // The keep-alives' shared timer and batches, made on first use.
+  KeepAliveBatcher& KeepAliveBatches();
 
   const std::unique_ptr<Runtime> runtime_;
   Options options_;
@@ -322,6 +336,8 @@ class Engine {
   // ComputeMaxTtlAgreement() as of the last Rejudge().
   absl::Status max_ttl_agreement_;
   bool legacy_grant_rule_ = false;
+  bool unbatched_keep_alive_ = false;  // Test only; see the setter.
+  std::unique_ptr<KeepAliveBatcher> keep_alive_batcher_;
   bool semaphore_majority_of_counters_ = false;  // Unsafe, test only.
   bool trust_marked_restarts_ = false;
   // Set first thing in ~Engine: late replies to marker reads do nothing.

@@ -20,6 +20,45 @@
 
 namespace redlock::internal {
 
+// How one extension of a lock ends, whether it went alone (ExtendOp) or in a
+// keep-alive's batch (KeepAliveBatcher): the one place an extension's
+// decided round is turned into the lock's state. Tells the observer, then
+// records the new validity and the votes on the lock if the round was won
+// (and the lock not released meanwhile), else keeps the shorter of the old
+// and the new validity. Returns OK, or the loss as the caller reports it:
+// 'extend "<resource>": <summary>: <votes>'.
+inline absl::Status ConcludeExtension(Observer* observer, LockState& state,
+                                      RoundResult result, bool keep_alive) {
+  if (observer != nullptr) {
+    ExtendedEvent event;
+    event.resource = state.resource;
+    event.status = result.status;
+    event.elapsed = ToDuration(result.decided_at - result.start);
+    event.votes = &result.votes;
+    event.keep_alive = keep_alive;
+    observer->OnExtended(event);
+  }
+  {
+    std::lock_guard<std::mutex> lock(state.mu);
+    if (result.status.ok() && !state.released) {
+      state.valid_until = result.valid_until;
+      state.votes = std::move(result.votes);
+    } else {
+      // A minority may already carry the new TTL; if it is shorter than
+      // what was left, the lock is only as good as the shorter one.
+      state.valid_until = std::min(state.valid_until, result.valid_until);
+    }
+  }
+  if (result.status.ok()) return absl::OkStatus();
+  absl::string_view summary =
+      result.status.code() == absl::StatusCode::kAborted
+          ? "lock lost: too many masters no longer hold our token"
+          : LossSummary(result.status.code());
+  return absl::Status(result.status.code(),
+                      absl::StrCat("extend \"", state.resource, "\": ", summary,
+                                   ": ", result.status.message()));
+}
+
 class Engine::ExtendOp final : public Engine::Operation {
  public:
   ExtendOp(Engine* engine, std::shared_ptr<LockState> state, absl::Duration ttl,
@@ -57,37 +96,13 @@ class Engine::ExtendOp final : public Engine::Operation {
 
  private:
   void OnRound(RoundResult result) override {
-    if (Observer* observer = engine_->observer()) {
-      ExtendedEvent event;
-      event.resource = state_->resource;
-      event.status = result.status;
-      event.elapsed = ToDuration(result.decided_at - result.start);
-      event.votes = &result.votes;
-      event.keep_alive = keep_alive_;
-      observer->OnExtended(event);
-    }
-    {
-      std::lock_guard<std::mutex> lock(state_->mu);
-      if (result.status.ok() && !state_->released) {
-        state_->valid_until = result.valid_until;
-        state_->votes = std::move(result.votes);
-      } else {
-        // A minority may already carry the new TTL; if it is shorter than
-        // what was left, the lock is only as good as the shorter one.
-        state_->valid_until = std::min(state_->valid_until, result.valid_until);
-      }
-    }
-    if (result.status.ok()) {
+    absl::Status status = ConcludeExtension(engine_->observer(), *state_,
+                                            std::move(result), keep_alive_);
+    if (status.ok()) {
       Deliver(done_, absl::OkStatus());
       return;
     }
-    absl::string_view summary =
-        result.status.code() == absl::StatusCode::kAborted
-            ? "lock lost: too many masters no longer hold our token"
-            : LossSummary(result.status.code());
-    Fail(absl::Status(
-        result.status.code(),
-        absl::StrCat(what_, ": ", summary, ": ", result.status.message())));
+    Fail(std::move(status));
   }
 
   void Fail(absl::Status status) override { Deliver(done_, std::move(status)); }

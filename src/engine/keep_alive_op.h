@@ -15,14 +15,22 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "src/algorithm/validity.h"
+#include "src/engine/extend_op.h"
 #include "src/engine/lock_state.h"
 #include "src/engine/operation.h"
 
 namespace redlock::internal {
 
-// Keeps a lock alive: extends it every extend_every through the engine's own
-// ExtendOp, and declares it lost when an extension fails or validity falls
-// below the safety margin first.
+class KeepAliveBatcher;
+
+// Keeps a lock alive: extends it every extend_every, and declares it lost
+// when an extension fails or validity falls below the safety margin first.
+// It owns no timer: the engine's KeepAliveBatcher (keep_alive_batch.h) wakes
+// it when an extension falls due (or up to a tenth of extend_every earlier,
+// to go with others in one batch) and when its margin is reached. A lock
+// (one or several keys) or a semaphore's permit set is extended in the
+// batcher's batches; a reader of a read-write lock, or every lock while
+// Engine::set_unbatched_keep_alive_for_testing is on, by its own ExtendOp.
 class KeepAliveOp final : public Engine::Operation {
  public:
   KeepAliveOp(Engine* engine, std::shared_ptr<LockState> state,
@@ -35,10 +43,7 @@ class KeepAliveOp final : public Engine::Operation {
         extend_every_(extend_every),
         margin_(margin),
         max_hold_(max_hold),
-        on_lost_(std::move(on_lost)),
-        extend_timer_(engine->runtime_->NewTimer([this] { OnExtendTimer(); })),
-        margin_timer_(engine->runtime_->NewTimer([this] { OnMarginTimer(); })) {
-  }
+        on_lost_(std::move(on_lost)) {}
 
   void Start() {
     ArmMarginTimer();
@@ -62,30 +67,20 @@ class KeepAliveOp final : public Engine::Operation {
   }
 
  private:
-  void ArmExtendTimer() {
-    const absl::Duration held =
-        ToDuration(engine_->runtime_->Now() - state_->acquired_at);
-    if (held + extend_every_ > max_hold_) return;  // The cap: stop extending.
-    extend_timer_->Arm(extend_every_);
-  }
+  friend class KeepAliveBatcher;
 
-  void ArmMarginTimer() {
-    MonotonicTime valid_until;
-    {
-      std::lock_guard<std::mutex> lock(state_->mu);
-      valid_until = state_->valid_until;
-    }
-    const absl::Duration until_margin =
-        Remaining(valid_until, engine_->runtime_->Now()) - margin_;
-    margin_timer_->Arm(std::max(until_margin, absl::ZeroDuration()));
-  }
+  // Defined in keep_alive_batch.h: they ask the engine's batcher.
+  void ArmExtendTimer();
+  void ArmMarginTimer();
 
+  // Nothing more is due: the batcher drops what it still has queued for us.
   void StopTimers() {
-    extend_timer_->Cancel();
-    margin_timer_->Cancel();
+    extend_queued_ = false;
+    margin_queued_ = false;
   }
 
-  void OnExtendTimer() {
+  // An extension by its own ExtendOp (a reader; the unbatched mode).
+  void ExtendAlone() {
     std::weak_ptr<Operation> weak = shared_from_this();
     absl::Status sent = engine_->Extend(
         Lock(state_), ttl_,
@@ -98,6 +93,12 @@ class KeepAliveOp final : public Engine::Operation {
     if (!sent.ok()) Lost(sent);
   }
 
+  // This lock's round of a batch was decided (the batcher's feed).
+  void OnBatchRound(RoundResult result) {
+    OnExtended(ConcludeExtension(engine_->observer(), *state_,
+                                 std::move(result), /*keep_alive=*/true));
+  }
+
   void OnExtended(const absl::Status& status) {
     if (lost_) return;
     if (!status.ok()) {
@@ -106,6 +107,16 @@ class KeepAliveOp final : public Engine::Operation {
     }
     ArmMarginTimer();
     ArmExtendTimer();
+  }
+
+  // The batcher reached the margin entry queued for `margin_at_` or earlier.
+  void OnMarginDue(MonotonicTime now) {
+    if (lost_) return;
+    if (now < margin_at_) {
+      ArmMarginTimer();  // Moved later by an extension since: queue again.
+      return;
+    }
+    OnMarginTimer();
   }
 
   void OnMarginTimer() {
@@ -162,8 +173,14 @@ class KeepAliveOp final : public Engine::Operation {
   const absl::Duration margin_;
   const absl::Duration max_hold_;
   absl::AnyInvocable<void(const absl::Status&)> on_lost_;
-  const std::unique_ptr<Timer> extend_timer_;
-  const std::unique_ptr<Timer> margin_timer_;
+  // When the lock falls below its safety margin (valid_until - margin).
+  MonotonicTime margin_at_;
+  // The batcher holds an entry for us: an extension (due at extend_due_), a
+  // margin check (at margin_queued_at_).
+  MonotonicTime extend_due_;
+  MonotonicTime margin_queued_at_;
+  bool extend_queued_ = false;
+  bool margin_queued_ = false;
   bool lost_ = false;     // No more extensions; on_lost_ was posted.
   bool stopped_ = false;  // Stop() ran, or the engine cancelled us.
 };

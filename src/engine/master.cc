@@ -113,6 +113,18 @@ Master::~Master() {
 }
 
 void Master::Send(const Command& command, ReplyCallback done) {
+  Send(command.script != nullptr ? std::make_shared<const Command>(command)
+                                 : nullptr,
+       command, std::move(done));
+}
+
+void Master::Send(std::shared_ptr<const Command> command, ReplyCallback done) {
+  const Command& c = *command;
+  Send(c.script != nullptr ? std::move(command) : nullptr, c, std::move(done));
+}
+
+void Master::Send(std::shared_ptr<const Command> kept, const Command& command,
+                  ReplyCallback done) {
   if (state_ == State::kDisconnected || connection_ == nullptr) {
     FailLater(std::move(done),
               absl::UnavailableError(absl::StrCat(
@@ -126,7 +138,7 @@ void Master::Send(const Command& command, ReplyCallback done) {
   pending.sent_at = Now();
   pending.done = std::move(done);
   if (command.script != nullptr) {
-    pending.script_call = command;
+    pending.script_call = std::move(kept);
     const Script* script = command.script;
     if (!script->loaded_on_connect &&
         std::find(loaded_on_demand_.begin(), loaded_on_demand_.end(), script) ==
@@ -512,7 +524,7 @@ void Master::OnReply(RedisReply reply) {
     return;
   }
   if (converted.type == RedisReply::Type::kError) ++counters_.error_replies;
-  if (p.script_call.has_value() && IsNoScript(converted)) {
+  if (p.script_call != nullptr && IsNoScript(converted)) {
     // The script cache was flushed since we loaded it. EVAL runs (and caches)
     // it, but the resend queues behind whatever was sent after this call. A
     // script that creates the lock key must not run after those: a round

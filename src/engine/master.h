@@ -185,6 +185,8 @@ class Master final : public MasterLink, private ConnectionObserver {
   const std::string& name() const override { return name_; }
   const MasterConfig& config() const { return config_; }
   void Send(const Command& command, ReplyCallback done) override;
+  void Send(std::shared_ptr<const Command> command,
+            ReplyCallback done) override;
 
   // Connected and handshake answered. A reply to a command sent through
   // Send() arrives only while ready() (the handshake is queued first), so
@@ -233,10 +235,14 @@ class Master final : public MasterLink, private ConnectionObserver {
     // Empty once answered (by a timeout); the reply is then dropped.
     ReplyCallback done;
     // Script calls sent with EVALSHA keep the command to resend as EVAL.
-    std::optional<Command> script_call;
+    std::shared_ptr<const Command> script_call;
     bool last_handshake_step = false;
   };
 
+  // Send() with the command to keep for an EVAL resend (`kept`, null for a
+  // plain command): `command` is *kept when kept is not null.
+  void Send(std::shared_ptr<const Command> kept, const Command& command,
+            ReplyCallback done);
   void Connect();
   // Closes the connection (flushing what it can) and answers every pending
   // request with `reason`; reconnects later.

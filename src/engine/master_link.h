@@ -7,7 +7,9 @@
 #ifndef REDLOCK_SRC_ENGINE_MASTER_LINK_H_
 #define REDLOCK_SRC_ENGINE_MASTER_LINK_H_
 
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
@@ -35,6 +37,13 @@ class MasterLink {
   //   kCancelled         the link was destroyed first.
   // Loop thread only.
   virtual void Send(const Command& command, ReplyCallback done) = 0;
+  // The same, for a command shared by several links (a keep-alive batch's
+  // chunk goes to every master): a link that keeps the command (to resend a
+  // script as EVAL) may keep this one instead of a copy.
+  virtual void Send(std::shared_ptr<const Command> command,
+                    ReplyCallback done) {
+    Send(*command, std::move(done));
+  }
 };
 
 }  // namespace redlock::internal

@@ -119,6 +119,16 @@ std::shared_ptr<QuorumRound> QuorumRound::Start(
   return round;
 }
 
+std::shared_ptr<QuorumRound> QuorumRound::StartFed(
+    std::vector<MasterLink*> masters, RoundConfig config, Clock* clock,
+    MonotonicTime start, Done done) {
+  config.cleanup_on_loss.reset();
+  auto round = std::make_shared<QuorumRound>(
+      std::move(masters), std::move(config), clock, std::move(done));
+  round->start_ = start;
+  return round;
+}
+
 QuorumRound::QuorumRound(std::vector<MasterLink*> masters, RoundConfig config,
                          Clock* clock, Done done)
     : masters_(std::move(masters)),
@@ -131,7 +141,10 @@ QuorumRound::QuorumRound(std::vector<MasterLink*> masters, RoundConfig config,
               : VoteTally(static_cast<int>(masters_.size()), config_.groups)),
       counted_under_(config_.groups) {
   votes_.resize(masters_.size());
-  replies_.resize(masters_.size());
+  // Kept only when asked for (fencing): one allocation less per round.
+  if (config_.keep_replies || config_.ready_to_win) {
+    replies_.resize(masters_.size());
+  }
   for (size_t i = 0; i < masters_.size(); ++i) {
     votes_[i].master = masters_[i]->name();
   }
@@ -272,7 +285,8 @@ void QuorumRound::Decide(absl::Status status) {
   result.failed = tally_.failed();
   result.pending = tally_.pending();
   result.quorum_cleared = tally_.QuorumCleared();
-  result.votes = votes_;
+  // Nothing reads votes_ once decided (late replies are dropped).
+  result.votes = std::move(votes_);
   result.replies = std::move(replies_);
   if (status.ok()) {
     result.status = status;

@@ -100,7 +100,7 @@ class VoteTally {
   int granted_ = 0;
   int denied_ = 0;
   int failed_ = 0;
-  std::vector<bool> voted_;
+  absl::InlinedVector<bool, 8> voted_;
 };
 
 struct RoundConfig {
@@ -193,6 +193,22 @@ class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
   static std::shared_ptr<QuorumRound> Start(std::vector<MasterLink*> masters,
                                             RoundConfig config, Clock* clock,
                                             Done done);
+
+  // A round whose request the caller sends, one request carrying several
+  // rounds (the keep-alive's batches: one call extends many locks). Nothing
+  // is sent here: `start` is when the caller sent the request (validity is
+  // counted from it), and each master's answer for this round comes through
+  // Feed(). Everything else — the votes, the vetoes, the tally, the early
+  // decision, validity — is judged by the same code as a round from Start().
+  // `config.cleanup_on_loss` must be empty.
+  static std::shared_ptr<QuorumRound> StartFed(std::vector<MasterLink*> masters,
+                                               RoundConfig config, Clock* clock,
+                                               MonotonicTime start, Done done);
+  // Master `master`'s answer for this round (a reply, or why none came), as
+  // a link's callback would give it to a round from Start().
+  void Feed(int master, absl::StatusOr<RedisReply> reply) {
+    OnReply(master, std::move(reply));
+  }
 
   // After Cancel(), `done` is never called and nothing more is sent. Late
   // replies are dropped.

@@ -69,6 +69,45 @@ TEST(ScriptVoteTest, OtherIntegersAndTypesAreFailedVotes) {
   EXPECT_FALSE(ScriptVote(RedisReply::Status("OK")).ok());
 }
 
+TEST(BatchExtendReplyTest, EachEntryIsJudgedAloneAsASingleExtension) {
+  absl::StatusOr<std::vector<RedisReply>> split = SplitBatchExtendReply(
+      RedisReply::Array({RedisReply::Integer(1), RedisReply::Integer(0),
+                         RedisReply::Integer(-1), RedisReply::Integer(7),
+                         RedisReply::String("1"), RedisReply::Integer(1)}),
+      6);
+  ASSERT_TRUE(split.ok()) << split.status();
+  ASSERT_EQ(split->size(), 6u);
+  EXPECT_EQ(*ScriptVote((*split)[0]), Vote::kGranted);
+  EXPECT_EQ(*ScriptVote((*split)[1]), Vote::kDenied);
+  // The permit set's other limit: a failed vote, as the single script's
+  // SEMLIMIT error reply is.
+  EXPECT_FALSE(ScriptVote((*split)[2]).ok());
+  EXPECT_NE(ScriptVote((*split)[2]).status().message().find("SEMLIMIT"),
+            absl::string_view::npos);
+  // A bad entry fails that lock alone; its neighbours keep their votes.
+  EXPECT_FALSE(ScriptVote((*split)[3]).ok());
+  EXPECT_FALSE(ScriptVote((*split)[4]).ok());
+  EXPECT_EQ(*ScriptVote((*split)[5]), Vote::kGranted);
+}
+
+TEST(BatchExtendReplyTest, AWholeReplyThatIsNoAnswerFailsEveryLockInIt) {
+  // Too few or too many entries, not an array, an error reply: no entry
+  // can be trusted to be the lock's.
+  EXPECT_FALSE(
+      SplitBatchExtendReply(RedisReply::Array({RedisReply::Integer(1)}), 2)
+          .ok());
+  EXPECT_FALSE(
+      SplitBatchExtendReply(
+          RedisReply::Array({RedisReply::Integer(1), RedisReply::Integer(1),
+                             RedisReply::Integer(1)}),
+          2)
+          .ok());
+  EXPECT_FALSE(SplitBatchExtendReply(RedisReply::Integer(1), 1).ok());
+  absl::StatusOr<std::vector<RedisReply>> oom =
+      SplitBatchExtendReply(RedisReply::Error("OOM command not allowed"), 3);
+  EXPECT_EQ(oom.status().code(), absl::StatusCode::kResourceExhausted);
+}
+
 TEST(ScriptVoteTest, ErrorReplyIsAFailedVote) {
   absl::StatusOr<Vote> vote =
       ScriptVote(RedisReply::Error("BUSY Redis is busy running a script."));

@@ -1292,6 +1292,55 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     return RedisReply::Integer(1);
   }
 
+  if (sha1 == internal::BatchExtendScript().sha1) {
+    // ARGV: four per lock (key count, token, ttl, semaphore limit or "");
+    // each lock judged alone over its own keys, as the Lua does.
+    std::vector<RedisReply> out;
+    size_t k = 0;
+    RedisReply r;
+    for (size_t e = 0; e + 4 <= args.size(); e += 4) {
+      const std::optional<double> n = LuaToNumber(args[e]);
+      if (!n.has_value()) return not_a_number("batch extend");
+      const size_t count = static_cast<size_t>(*n);
+      if (k + count > keys.size()) return missing("batch extend");
+      const bool semaphore = !args[e + 3].empty();
+      const size_t first = semaphore ? k + 1 : k;
+      int64_t ok = 1;
+      for (size_t i = first; i < k + count; ++i) {
+        if (!call_at({"GET", keys[i]}, 9, &r)) return r;
+        if (!is_string(r, args[e + 1])) {
+          ok = 0;
+          break;
+        }
+      }
+      if (ok == 1 && semaphore) {
+        if (!call_at({"GET", keys[k]}, 12, &r)) return r;
+        if (r.type == RedisReply::Type::kString && r.str != args[e + 3]) {
+          ok = -1;
+        }
+      }
+      if (ok == 1) {
+        for (size_t i = first; i < k + count; ++i) {
+          if (!call_at({"PEXPIRE", keys[i], args[e + 2]}, 16, &r)) return r;
+        }
+        if (semaphore) {
+          const std::optional<double> ttl = LuaToNumber(args[e + 2]);
+          if (!ttl.has_value()) return not_a_number("batch extend");
+          const double longer =
+              std::max(*ttl, static_cast<double>(pttl(keys[k])));
+          if (!call_at(
+                  {"SET", keys[k], args[e + 3], "PX", LuaNumberArg(longer)}, 19,
+                  &r)) {
+            return r;
+          }
+        }
+      }
+      out.push_back(RedisReply::Integer(ok));
+      k += count;
+    }
+    return RedisReply::Array(std::move(out));
+  }
+
   if (sha1 == internal::ReaderAcquireScript().sha1) {
     if (!need(4, 3)) return missing("reader acquire");
     const std::string& lock = keys[0];

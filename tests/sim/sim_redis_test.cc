@@ -425,6 +425,47 @@ TEST_F(SimRedisDifferentialTest, AcquireExtendReleaseMatch) {
   Same({"DBSIZE"});
 }
 
+TEST_F(SimRedisDifferentialTest, BatchExtendJudgesEachLockAloneAsRedisDoes) {
+  for (const internal::Script* script : AllScripts()) {
+    Same({"SCRIPT", "LOAD", std::string(script->source)});
+  }
+  const absl::Duration ttl = absl::Seconds(10);
+  Same(CommandArgv(internal::AcquireCommand("a", "tok-a", ttl), false));
+  Same(CommandArgv(internal::AcquireCommand("b", "tok-b", ttl), false));
+  Same({"SET", "lim", "3", "PX", "5000"});
+  Same(CommandArgv(internal::AcquireCommand("s0", "tok-c", ttl), false));
+  const std::vector<std::string> a = {"a"}, b = {"b"}, ab = {"a", "b"},
+                                 s0 = {"s0"}, gone = {"gone"};
+  const std::string tok_a = "tok-a", tok_x = "tok-x", tok_c = "tok-c",
+                    lim = "lim";
+  auto entry = [](const std::vector<std::string>& keys,
+                  const std::string& token, absl::Duration t,
+                  const std::string* limit_key = nullptr, int limit = 0) {
+    internal::BatchExtendEntry e;
+    e.keys = &keys;
+    e.token = &token;
+    e.ttl = t;
+    e.limit_key = limit_key;
+    e.limit = limit;
+    return e;
+  };
+  const std::vector<internal::BatchExtendEntry> entries = {
+      entry(a, tok_a, absl::Seconds(30)),            // 1
+      entry(b, tok_x, absl::Seconds(30)),            // 0: not ours
+      entry(ab, tok_a, absl::Seconds(40)),           // 0: b is not tok-a
+      entry(s0, tok_c, absl::Seconds(20), &lim, 3),  // 1
+      entry(s0, tok_c, absl::Seconds(50), &lim, 4),  // -1: other limit
+      entry(gone, tok_a, absl::Seconds(30)),         // 0: never resurrected
+  };
+  Same(Script(internal::BatchExtendCommand(entries)));
+  CloseInteger({"PTTL", "a"}, 100);
+  CloseInteger({"PTTL", "b"}, 100);
+  CloseInteger({"PTTL", "s0"}, 100);
+  CloseInteger({"PTTL", "lim"}, 100);
+  Same({"GET", "lim"});
+  Same({"EXISTS", "gone"});
+}
+
 TEST_F(SimRedisDifferentialTest, MultiResourceScriptsMatch) {
   for (const internal::Script* script : AllScripts()) {
     Same({"SCRIPT", "LOAD", std::string(script->source)});

@@ -464,12 +464,15 @@ TEST(SimWorldTest, ARollingChangeWithTheProcedureIsSafeOnEveryList) {
 
 // The rolling deploy: the same worlds without the procedure, each
 // client counting a majority of its own list, grant one lock twice; with
-// the procedure the same plan passes.
+// the procedure the same plan passes. (Seed 1: since keep-alives extend in
+// batches on one shared timer the histories differ, and seed 2 of this
+// configuration no longer happens to overlap; seeds 1, 4 and 5 of the first
+// five do.)
 TEST(SimWorldTest, ClientsOnTwoListsWithoutTheProcedureShowADoubleGrant) {
-  const torture::Summary s = RunRecorded({"membership-ignored", 2, 4, 6});
+  const torture::Summary s = RunRecorded({"membership-ignored", 1, 4, 6});
   EXPECT_GT(s.mutual_exclusion, 0) << Details(s);
   EXPECT_FALSE(ExpectedSafe("membership-ignored"));
-  const Recorded fixed{"reconfigure", 2, 4, 6};
+  const Recorded fixed{"reconfigure", 1, 4, 6};
   EXPECT_EQ(RunRecorded(fixed).violations(), 0) << Details(RunRecorded(fixed));
 }
 

@@ -1,0 +1,373 @@
+// Copyright 2026 The redlock Authors.
+//
+// KeepAliveBatcher: one engine's keep-alives share one timer, and their
+// extensions go out in batches — per master, one BatchExtendScript call per
+// up to kMaxBatchExtendKeys keys, pipelined with back-pressure (Pump()) —
+// instead of one request per lock per master. Each lock of a batch is still its
+// own quorum round (QuorumRound::StartFed), judged by the same code as a single
+// extension and concluded by the same ConcludeExtension(): its own token and
+// TTL, its own vetoes (the restart guard, membership, one vote per server),
+// validity from the moment its batch was sent, its own lost-lock signal. A
+// batch is never all or none across locks: one lock's refusal or bad entry
+// fails that lock on that master alone; a master's whole reply that is not
+// a well-formed answer (an error, a timeout, garbage) is a failed vote for
+// every lock it carried.
+// Included only by src/engine/engine.cc. Loop thread only.
+
+#ifndef REDLOCK_SRC_ENGINE_KEEP_ALIVE_BATCH_H_
+#define REDLOCK_SRC_ENGINE_KEEP_ALIVE_BATCH_H_
+
+#include <algorithm>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "src/algorithm/scripts.h"
+#include "src/algorithm/validity.h"
+#include "src/algorithm/vote.h"
+#include "src/engine/engine.h"
+#include "src/engine/keep_alive_op.h"
+#include "src/engine/lock_state.h"
+#include "src/engine/quorum_round.h"
+
+namespace redlock::internal {
+
+class KeepAliveBatcher {
+ public:
+  explicit KeepAliveBatcher(Engine* engine)
+      : engine_(engine),
+        timer_(engine->runtime_->NewTimer([this] { OnTimer(); })),
+        pump_timer_(engine->runtime_->NewTimer([this] { Pump(); })),
+        outstanding_(engine->links_.size(), 0) {}
+
+  // Cancels every batch in flight: no round of it decides any more.
+  ~KeepAliveBatcher() {
+    for (const std::weak_ptr<Batch>& weak : in_flight_) {
+      if (auto batch = weak.lock()) {
+        batch->cancelled = true;
+        for (const auto& round : batch->rounds) {
+          if (round) round->Cancel();
+        }
+      }
+    }
+  }
+
+  // `op` wants its next extension at `due`, and accepts it up to `window`
+  // earlier (so that it goes out with others). One such entry per op.
+  void QueueExtend(const std::shared_ptr<KeepAliveOp>& op, MonotonicTime due,
+                   absl::Duration window) {
+    op->extend_queued_ = true;
+    op->extend_due_ = due;
+    widest_window_ = std::max(widest_window_, window);
+    Push(Entry{due, op, /*margin=*/false});
+  }
+
+  // `op` must be told (OnMarginDue) at `at`.
+  void QueueMargin(const std::shared_ptr<KeepAliveOp>& op, MonotonicTime at) {
+    op->margin_queued_ = true;
+    op->margin_queued_at_ = at;
+    Push(Entry{at, op, /*margin=*/true});
+  }
+
+  // For tests and the bench: requests sent by batches so far (one per chunk
+  // per master), and locks they carried.
+  int64_t requests() const { return requests_; }
+
+ private:
+  struct Entry {
+    MonotonicTime when;
+    std::weak_ptr<KeepAliveOp> op;
+    bool margin;
+  };
+  struct Later {
+    bool operator()(const Entry& a, const Entry& b) const {
+      return a.when > b.when;
+    }
+  };
+  // A range of a batch's locks sent as one request to every master.
+  struct Chunk {
+    size_t begin;
+    size_t end;
+    std::vector<size_t> sent;  // The locks it carried (not lost by then).
+  };
+  // One batch in flight: its locks, each lock's round (made when its chunk
+  // is sent), its chunks, the next chunk to send.
+  struct Batch {
+    std::vector<std::shared_ptr<KeepAliveOp>> ops;
+    std::vector<std::shared_ptr<QuorumRound>> rounds;
+    std::vector<Chunk> chunks;
+    size_t next = 0;
+    bool cancelled = false;
+  };
+  static constexpr size_t kChunksPerTurn = 4;
+  static constexpr int kMaxUnanswered = 8;  // About 400 KB of 500-key calls.
+
+  void Push(Entry entry) {
+    const bool earlier = heap_.empty() || entry.when < heap_.front().when;
+    heap_.push_back(std::move(entry));
+    std::push_heap(heap_.begin(), heap_.end(), Later());
+    if (earlier || !timer_->armed()) Arm();
+  }
+
+  void Arm() {
+    if (heap_.empty()) {
+      timer_->Cancel();
+      return;
+    }
+    timer_->Arm(
+        std::max(ToDuration(heap_.front().when - engine_->runtime_->Now()),
+                 absl::ZeroDuration()));
+  }
+
+  // Everything due now: margins reached, and every extension due within
+  // its window from now, in one batch.
+  void OnTimer() {
+    const MonotonicTime now = engine_->runtime_->Now();
+    std::vector<std::shared_ptr<KeepAliveOp>> extend;
+    std::vector<std::shared_ptr<KeepAliveOp>> margins;
+    std::vector<Entry> later;
+    while (!heap_.empty() &&
+           heap_.front().when <= now + ToChrono(widest_window_)) {
+      std::pop_heap(heap_.begin(), heap_.end(), Later());
+      Entry entry = std::move(heap_.back());
+      heap_.pop_back();
+      std::shared_ptr<KeepAliveOp> op = entry.op.lock();
+      if (op == nullptr) continue;
+      if (entry.margin) {
+        // Stale if a newer margin entry was queued since.
+        if (!op->margin_queued_ || op->margin_queued_at_ != entry.when) {
+          continue;
+        }
+        if (entry.when > now) {
+          later.push_back(std::move(entry));
+          continue;
+        }
+        op->margin_queued_ = false;
+        margins.push_back(std::move(op));
+        continue;
+      }
+      if (!op->extend_queued_ || op->extend_due_ != entry.when) continue;
+      if (entry.when - ToChrono(op->extend_every_ / 10) > now) {
+        later.push_back(std::move(entry));
+        continue;
+      }
+      op->extend_queued_ = false;
+      extend.push_back(std::move(op));
+    }
+    for (Entry& entry : later) {
+      heap_.push_back(std::move(entry));
+      std::push_heap(heap_.begin(), heap_.end(), Later());
+    }
+    // Margins first: a lock past its margin is lost, not extended.
+    for (const auto& op : margins) op->OnMarginDue(now);
+    if (!extend.empty()) Dispatch(std::move(extend));
+    Arm();
+  }
+
+  void Dispatch(std::vector<std::shared_ptr<KeepAliveOp>> ops) {
+    std::vector<std::shared_ptr<KeepAliveOp>> batched;
+    batched.reserve(ops.size());
+    for (auto& op : ops) {
+      if (op->lost_) continue;
+      // The single path's checks first: a released lock is not extended.
+      if (absl::Status ok = engine_->CheckLock(Lock(op->state_)); !ok.ok()) {
+        op->Lost(std::move(ok));
+        continue;
+      }
+      if (op->state_->shared || engine_->unbatched_keep_alive_) {
+        op->ExtendAlone();
+      } else {
+        batched.push_back(std::move(op));
+      }
+    }
+    if (batched.empty()) return;
+    // As a single extension: its grants are judged like an acquisition's,
+    // not before a quorum can be judged.
+    engine_->WhenReadyToAttempt([this, batched = std::move(batched)]() mutable {
+      Send(std::move(batched));
+    });
+  }
+
+  void Send(std::vector<std::shared_ptr<KeepAliveOp>> ops) {
+    auto batch = std::make_shared<Batch>();
+    batch->ops = std::move(ops);
+    batch->rounds.resize(batch->ops.size());
+    // Chunks of at most kMaxBatchExtendKeys keys; a lock never split.
+    size_t begin = 0, keys = 0;
+    for (size_t i = 0; i < batch->ops.size(); ++i) {
+      const LockState& state = *batch->ops[i]->state_;
+      const size_t n = state.keys.size() + (state.limit_key.empty() ? 0 : 1);
+      if (keys + n > kMaxBatchExtendKeys && i > begin) {
+        batch->chunks.push_back(Chunk{begin, i});
+        begin = i;
+        keys = 0;
+      }
+      keys += n;
+    }
+    batch->chunks.push_back(Chunk{begin, batch->ops.size()});
+    // kChunksPerTurn chunks per loop turn, at most kMaxUnanswered
+    // unanswered per master (Pump()): what waits in a connection's output
+    // stays below wire.h's kMaxOutputBytes.
+    pumping_.push_back(batch);
+    Pump();
+    in_flight_.erase(std::remove_if(in_flight_.begin(), in_flight_.end(),
+                                    [](const std::weak_ptr<Batch>& b) {
+                                      return b.expired();
+                                    }),
+                     in_flight_.end());
+    in_flight_.push_back(batch);
+  }
+
+  // Sends chunk `c` of `batch` to every master in this loop turn. Its locks'
+  // validity is counted from now, the moment it is sent.
+  void SendChunk(const std::shared_ptr<Batch>& batch, size_t c) {
+    Chunk& chunk = batch->chunks[c];
+    // As ExtendOp::Start(): membership records older than a second are read
+    // again first, queued ahead of this call on each connection (a batch's
+    // later chunks go out later than its first).
+    engine_->RefreshMarkers();
+    std::vector<BatchExtendEntry> entries;
+    entries.reserve(chunk.end - chunk.begin);
+    const MonotonicTime start = engine_->runtime_->Now();
+    for (size_t i = chunk.begin; i < chunk.end; ++i) {
+      const std::shared_ptr<KeepAliveOp>& op = batch->ops[i];
+      // Lost or stopped while earlier chunks went out: not extended.
+      if (op->lost_) continue;
+      const LockState& state = *op->state_;
+      BatchExtendEntry entry;
+      entry.keys = &state.keys;
+      entry.token = &state.token;
+      entry.ttl = op->ttl_;
+      if (!state.limit_key.empty()) {
+        entry.limit_key = &state.limit_key;
+        entry.limit = state.limit;
+      }
+      entries.push_back(entry);
+      chunk.sent.push_back(i);
+      RoundConfig config = engine_->BaseRound(op->ttl_);
+      config.map_reply = &ScriptVote;
+      std::weak_ptr<Engine::Operation> weak = op;
+      batch->rounds[i] = QuorumRound::StartFed(
+          engine_->links_, std::move(config), engine_->runtime_.get(), start,
+          [weak](RoundResult result) {
+            if (auto self = weak.lock()) {
+              static_cast<KeepAliveOp*>(self.get())
+                  ->OnBatchRound(std::move(result));
+            }
+          });
+    }
+    if (entries.empty()) return;
+    // One command for every master (a master keeps it for an EVAL resend).
+    const auto command =
+        std::make_shared<const Command>(BatchExtendCommand(entries));
+    for (size_t m = 0; m < engine_->links_.size(); ++m) {
+      const int master = static_cast<int>(m);
+      ++outstanding_[m];
+      ++requests_;
+      engine_->links_[m]->Send(
+          command, [this, batch, c, m](absl::StatusOr<RedisReply> reply) {
+            if (batch->cancelled) return;  // The batcher is gone.
+            --outstanding_[m];
+            Chunk& chunk = batch->chunks[c];
+            const int master = static_cast<int>(m);
+            if (!reply.ok()) {
+              for (size_t i : chunk.sent) {
+                batch->rounds[i]->Feed(master, reply.status());
+              }
+            } else {
+              absl::StatusOr<std::vector<RedisReply>> split =
+                  SplitBatchExtendReply(*std::move(reply), chunk.sent.size());
+              for (size_t j = 0; j < chunk.sent.size(); ++j) {
+                const size_t i = chunk.sent[j];
+                if (split.ok()) {
+                  batch->rounds[i]->Feed(master, std::move((*split)[j]));
+                } else {
+                  batch->rounds[i]->Feed(master, split.status());
+                }
+              }
+            }
+            if (!batch->cancelled && blocked_) Pump();
+          });
+    }
+  }
+
+  // True if every master can take another call now.
+  bool EveryMasterCanTakeMore() const {
+    for (int n : outstanding_) {
+      if (n >= kMaxUnanswered) return false;
+    }
+    return true;
+  }
+
+  // Sends the next kChunksPerTurn chunks of the batches still sending, and
+  // comes back on a later loop turn if any is left. Back-pressure: while a
+  // master has kMaxUnanswered calls unanswered, nothing more is sent; its
+  // next answer (or failure: a timeout, a lost connection) resumes it. A
+  // master that stops answering thus slows a batch to kMaxUnanswered calls
+  // per request_timeout, and never makes its output grow without bound.
+  void Pump() {
+    blocked_ = false;
+    size_t sent = 0;
+    while (!pumping_.empty() && sent < kChunksPerTurn) {
+      if (!EveryMasterCanTakeMore()) {
+        blocked_ = true;
+        return;
+      }
+      const std::shared_ptr<Batch> batch = pumping_.front();
+      if (batch->next < batch->chunks.size()) {
+        SendChunk(batch, batch->next++);
+        ++sent;
+      }
+      if (batch->next >= batch->chunks.size()) pumping_.pop_front();
+    }
+    if (!pumping_.empty()) pump_timer_->Arm(absl::ZeroDuration());
+  }
+
+  Engine* const engine_;
+  const std::unique_ptr<Timer> timer_;
+  const std::unique_ptr<Timer> pump_timer_;
+  // Batches with chunks still to send, oldest first.
+  std::deque<std::shared_ptr<Batch>> pumping_;
+  // Per master: batch calls sent and not answered yet.
+  std::vector<int> outstanding_;
+  bool blocked_ = false;  // Pump() waits for a reply.
+  // A min-heap on `when` (Later), with stale entries skipped when popped.
+  std::vector<Entry> heap_;
+  absl::Duration widest_window_;
+  std::vector<std::weak_ptr<Batch>> in_flight_;
+  int64_t requests_ = 0;
+};
+
+inline void KeepAliveOp::ArmExtendTimer() {
+  const MonotonicTime now = engine_->runtime_->Now();
+  const absl::Duration held = ToDuration(now - state_->acquired_at);
+  if (held + extend_every_ > max_hold_) return;  // The cap: stop extending.
+  engine_->KeepAliveBatches().QueueExtend(
+      std::static_pointer_cast<KeepAliveOp>(shared_from_this()),
+      now + ToChrono(extend_every_), extend_every_ / 10);
+}
+
+inline void KeepAliveOp::ArmMarginTimer() {
+  MonotonicTime valid_until;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    valid_until = state_->valid_until;
+  }
+  const MonotonicTime now = engine_->runtime_->Now();
+  const absl::Duration until_margin =
+      std::max(Remaining(valid_until, now) - margin_, absl::ZeroDuration());
+  margin_at_ = now + ToChrono(until_margin);
+  // One entry at a time: an entry queued for an earlier time re-queues
+  // itself when reached (OnMarginDue); a later one is replaced.
+  if (margin_queued_ && margin_queued_at_ <= margin_at_) return;
+  engine_->KeepAliveBatches().QueueMargin(
+      std::static_pointer_cast<KeepAliveOp>(shared_from_this()), margin_at_);
+}
+
+}  // namespace redlock::internal
+
+#endif  // REDLOCK_SRC_ENGINE_KEEP_ALIVE_BATCH_H_
