@@ -264,7 +264,13 @@ TEST_F(KeepAliveBatchTest, AStoppedMasterMidBatchLeavesTheRestAtQuorum) {
   // while it has 8 unanswered, the batches wait for it (back-pressure), at
   // worst 8 calls per request timeout. 2,000 locks need 8 calls a second
   // per master, well within that: every lock stays held on the others.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  // A sanitizer's loop is several times slower (TSan lost 1,987 of 2,000
+  // here): still two calls per master, each held by the stopped one.
+  constexpr int kLocks = 600;
+#else
   constexpr int kLocks = 2000;
+#endif
   std::vector<Lock> locks = TakeMany("stop:", kLocks);
   ASSERT_EQ(locks.size(), static_cast<size_t>(kLocks));
   for (const Lock& lock : locks) Keep(lock);
