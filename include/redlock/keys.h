@@ -25,6 +25,11 @@ std::string LockKey(const Options& options, absl::string_view resource);
 // publishes kReleasedMessage on it on each master where it deleted the key;
 // an acquisition retried while others wait publishes kTakenMessage where it
 // set it. `redis-cli SUBSCRIBE <lock key>` shows a lock changing hands.
+// Where waiting writers of a single-resource lock are queued on that master
+// (WriterWaitingKey(), WaiterArrivalKeyPrefix()), the release names the one
+// that has waited longest there: kReleasedMessage, a space, its waiter id
+// ("released 3f9a..."). That waiter tries at once and the others a moment
+// later; the name is a hint about who tries first, never a grant.
 inline constexpr absl::string_view kReleasedMessage = "released";
 inline constexpr absl::string_view kTakenMessage = "taken";
 
@@ -73,6 +78,16 @@ std::string SharedHoldersKey(const Options& options,
 // acquisition ends; the set goes with its last id, or at its TTL.
 std::string WriterWaitingKey(const Options& options,
                              absl::string_view resource);
+
+// key_prefix + "__arrival__:" + resource + ":": followed by a waiting
+// writer's id (as in WriterWaitingKey()), the key holding when that writer
+// was first refused on this master (the master's TIME, in microseconds,
+// decimal), with the TTL its refused attempts give the waiting set; deleted
+// when the writer gets in or its acquisition ends. The release names the
+// waiter with the earliest one (kReleasedMessage). Waiter ids are hex
+// digits, so the key decodes uniquely.
+std::string WaiterArrivalKeyPrefix(const Options& options,
+                                   absl::string_view resource);
 
 // key_prefix + "__deployment__": the marker the restart guard uses to tell a
 // master that lost its data ("reborn") from a trusted one ("trusted"); no

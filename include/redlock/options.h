@@ -79,6 +79,19 @@ struct RetryPolicy {
   // and in others) do not all try at once; more than max_delay counts as
   // max_delay. Default: 4ms.
   absl::Duration wake_jitter = absl::Milliseconds(4);
+  // Waiters queue (wake_on_release; a single-resource lock without
+  // fencing): on each master, waiting writers are kept in the order they
+  // were first refused there, and a release names the one queued longest
+  // (kReleasedMessage in keys.h). The waiter named by any master tries at
+  // once; the others hold back successor_grace plus their wake jitter, so
+  // that one attempt follows a release instead of the whole crowd's, and
+  // the lock goes round in the order of arrival. If the named waiter has not
+  // taken the lock by then (it is gone, or slow), the others try as usual.
+  // Every attempt is still a full quorum round: the name is a hint about who
+  // tries first, never a grant, and a forged or lost one costs at most this
+  // grace. Zero: a waiter named or not tries after its jitter, as though
+  // nobody were queued. Default: 5ms.
+  absl::Duration successor_grace = absl::Milliseconds(5);
 };
 
 // How a master whose connection failed is reconnected: the first retry comes

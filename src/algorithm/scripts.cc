@@ -22,14 +22,32 @@ namespace {
 // whole set.
 
 // Deletes every key that holds ARGV[1]. Returns 1 if it deleted any, else 0.
+// With ARGV[3] (a waiting set, WriterWaitingKey()) and ARGV[4] (its
+// arrival keys' prefix, WaiterArrivalKeyPrefix()), the message names the
+// waiter of that set whose arrival key is earliest; none if the set is
+// missing, larger than 64, or unreadable (pcall: a foreign value there must
+// not fail the release), or no id in it has an arrival key.
 // One Lua line per C++ line (scripts/mutants.txt finds them).
 // clang-format off
 constexpr absl::string_view kReleaseSource =
+    "local function released()\n"
+    "  if not ARGV[3] then return 'released' end\n"
+    "  local ids = redis.pcall('smembers', ARGV[3])\n"
+    "  if type(ids) ~= 'table' or ids.err or #ids > 64 then return 'released' end\n"
+    "  local next, first = nil, nil\n"
+    "  for _, id in ipairs(ids) do\n"
+    "    local at = redis.pcall('get', ARGV[4] .. id)\n"
+    "    at = type(at) == 'string' and tonumber(at)\n"
+    "    if at and (not first or at < first) then next, first = id, at end\n"
+    "  end\n"
+    "  if next then return 'released ' .. next end\n"
+    "  return 'released'\n"
+    "end\n"
     "local deleted = 0\n"
     "for i = 1, #KEYS do\n"
     "  if redis.call('get', KEYS[i]) == ARGV[1] then\n"
     "    deleted = deleted + redis.call('del', KEYS[i])\n"
-    "    if ARGV[2] ~= '0' then redis.call('publish', KEYS[i], 'released') end\n"
+    "    if ARGV[2] ~= '0' then redis.call('publish', KEYS[i], released()) end\n"
     "  end\n"
     "end\n"
     "if deleted > 0 then return 1 end\n"
@@ -235,11 +253,18 @@ constexpr absl::string_view kWriterAcquireSource =
     "  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
     "  if ARGV[5] == '1' then redis.call('publish', KEYS[1], 'taken') end\n"
     "  redis.call('srem', KEYS[2], ARGV[3])\n"
+    "  if KEYS[3] then redis.call('del', KEYS[3]) end\n"
     "  return 1\n"
     "end\n"
     "redis.call('sadd', KEYS[2], ARGV[3])\n"
     "local wait = math.max(tonumber(ARGV[4]), redis.call('pttl', KEYS[2]))\n"
     "redis.call('pexpire', KEYS[2], wait)\n"
+    "if KEYS[3] then\n"
+    "  local now = redis.call('time')\n"
+    "  local at = now[1] .. string.format('%06d', tonumber(now[2]))\n"
+    "  redis.call('set', KEYS[3], at, 'NX', 'PX', ARGV[4])\n"
+    "  redis.call('pexpire', KEYS[3], ARGV[4])\n"
+    "end\n"
     "return 0\n";
 // clang-format on
 
@@ -619,6 +644,15 @@ Command ReleaseCommand(absl::string_view key, absl::string_view token,
   return ReleaseCommand(k, token, announce);
 }
 
+Command ReleaseCommand(absl::string_view key, absl::string_view token,
+                       absl::string_view waiting_key,
+                       absl::string_view arrival_prefix) {
+  const std::string k[] = {std::string(key)};
+  return KeysCommand(ReleaseScript(), k,
+                     {std::string(token), "1", std::string(waiting_key),
+                      std::string(arrival_prefix)});
+}
+
 Command SemaphoreAnnounceCommand(absl::string_view limit_key,
                                  absl::string_view message) {
   Command command;
@@ -751,8 +785,11 @@ Command WriterAcquireCommand(absl::string_view lock_key,
                              absl::string_view waiting_key,
                              absl::string_view token, absl::Duration ttl,
                              absl::string_view waiter_id,
-                             absl::Duration waiting_ttl, bool announce) {
-  const std::string keys[] = {std::string(lock_key), std::string(waiting_key)};
+                             absl::Duration waiting_ttl, bool announce,
+                             absl::string_view arrival_key) {
+  std::vector<std::string> keys = {std::string(lock_key),
+                                   std::string(waiting_key)};
+  if (!arrival_key.empty()) keys.emplace_back(arrival_key);
   return KeysCommand(
       WriterAcquireScript(), keys,
       {std::string(token), TtlMillis(ttl), std::string(waiter_id),

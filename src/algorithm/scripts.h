@@ -45,7 +45,11 @@ struct Script {
 // kTakenMessage for every key they set.
 //
 // Deletes every key that holds ARGV[1], publishing on each unless ARGV[2] is
-// "0". Returns 1 if it deleted any, else 0.
+// "0". Returns 1 if it deleted any, else 0. With ARGV[3], a waiting set
+// (WriterWaitingKey()), and ARGV[4], its arrival keys' prefix: the message
+// is "released <id>" for the id of that set with the earliest arrival key
+// (kReleasedMessage in keys.h), or plain kReleasedMessage if none has one
+// or the set holds more than 64 ids.
 const Script& ReleaseScript();
 // Sets the TTL of every key to ARGV[2] ms if every one holds ARGV[1], else
 // changes nothing; never creates a key. Returns 1 if extended, else 0.
@@ -128,7 +132,11 @@ const Script& ReaderReleaseScript();
 // token with PX ttl, removes the waiter id from the set, and returns 1; else
 // adds the waiter id and raises the set's TTL to the longer of its own and
 // the given one, and returns 0. A writer whose wait ends removes its id
-// (SREM; Redis deletes the set with its last member).
+// (SREM; Redis deletes the set with its last member). An optional KEYS[3],
+// the waiter's arrival key (WaiterArrivalKeyPrefix() + waiter id), is
+// deleted on a win; on a refusal it is set to the master's TIME in
+// microseconds unless it exists (the first refusal's time stays), with PX
+// the waiting key's TTL given.
 const Script& WriterAcquireScript();
 // Raises every counter in KEYS to ARGV[1] if every one is lower (never
 // lowers one). Returns 1 if it raised them, 0 if any was already at or above
@@ -163,6 +171,12 @@ Command ReleaseCommand(absl::string_view key, absl::string_view token,
                        bool announce = true);
 Command ReleaseCommand(absl::Span<const std::string> keys,
                        absl::string_view token, bool announce = true);
+// A single-resource lock's release that names its successor: announced,
+// with the lock's waiting set (WriterWaitingKey()) and arrival keys' prefix
+// (WaiterArrivalKeyPrefix()); see ReleaseScript().
+Command ReleaseCommand(absl::string_view key, absl::string_view token,
+                       absl::string_view waiting_key,
+                       absl::string_view arrival_prefix);
 Command ExtendCommand(absl::string_view key, absl::string_view token,
                       absl::Duration ttl);
 Command ExtendCommand(absl::Span<const std::string> keys,
@@ -227,7 +241,8 @@ Command WriterAcquireCommand(absl::string_view lock_key,
                              absl::string_view waiting_key,
                              absl::string_view token, absl::Duration ttl,
                              absl::string_view waiter_id,
-                             absl::Duration waiting_ttl, bool announce);
+                             absl::Duration waiting_ttl, bool announce,
+                             absl::string_view arrival_key = {});
 Command FencedAcquireCommand(absl::string_view key,
                              absl::string_view counter_key,
                              absl::string_view marker_key,

@@ -46,6 +46,12 @@ std::string WriterWaitingKey(const Options& options,
                       kReservedResourcePrefix, ":", resource);
 }
 
+std::string WaiterArrivalKeyPrefix(const Options& options,
+                                   absl::string_view resource) {
+  return absl::StrCat(options.key_prefix, kReservedResourcePrefix, "arrival",
+                      kReservedResourcePrefix, ":", resource, ":");
+}
+
 std::string DeploymentMarkerKey(const Options& options) {
   return absl::StrCat(options.key_prefix, kReservedResourcePrefix, "deployment",
                       kReservedResourcePrefix);

@@ -711,6 +711,12 @@ absl::Status ValidateOptions(const Options& options) {
       !s.ok()) {
     return s;
   }
+  if (absl::Status s =
+          CheckDuration("retry.successor_grace", options.retry.successor_grace,
+                        /*positive=*/false);
+      !s.ok()) {
+    return s;
+  }
   if (options.retry.max_attempts < 0) {
     return FieldError("retry.max_attempts",
                       absl::StrCat("must not be negative (0 means no limit), "

@@ -200,9 +200,12 @@ class Engine::AcquireOp final : public Engine::Operation,
         // end of its wait (keys.h, WriterWaitingKey()).
         const absl::Duration left =
             schedule_.WaitLeft(engine_->runtime_->Now()).value_or(ttl_);
+        // Queued by its first refusal's time there (arrival_key_), so that
+        // releases name the longest waiting writer (woken on release only).
         config.command = WriterAcquireCommand(
             keys_.front(), waiting_key_, token_, ttl_, waiter_id_,
-            std::max(std::min(ttl_, left), absl::Milliseconds(1)), announce);
+            std::max(std::min(ttl_, left), absl::Milliseconds(1)), announce,
+            engine_->wakeups_ != nullptr ? arrival_key_ : std::string());
         config.map_reply = &ScriptVote;
         config.keep_replies = true;  // Which masters took the mark off.
         writer_round_ = true;
@@ -257,7 +260,15 @@ class Engine::AcquireOp final : public Engine::Operation,
       // as waiting where the lock is held, so that new readers queue
       // behind it.
       waits_as_writer_ = true;
-      waiter_id_ = token_;
+      // Its own random id, never a token: releases publish it.
+      absl::StatusOr<std::string> id = engine_->runtime_->NewToken();
+      if (!id.ok()) {
+        Fail(id.status());
+        return;
+      }
+      waiter_id_ = *std::move(id);
+      arrival_key_ = absl::StrCat(
+          WaiterArrivalKeyPrefix(engine_->options_, resource_), waiter_id_);
     }
     if (!result.status.ok()) {
       RetryOrFail(result.status);
@@ -493,6 +504,9 @@ class Engine::AcquireOp final : public Engine::Operation,
       Command unmark;
       unmark.args = {"SREM", waiting_key_, waiter_id_};
       engine_->links_[i]->Send(unmark, [](absl::StatusOr<RedisReply>) {});
+      Command unqueue;
+      unqueue.args = {"DEL", arrival_key_};
+      engine_->links_[i]->Send(unqueue, [](absl::StatusOr<RedisReply>) {});
     }
     marked_.clear();
     if (cancel_ != nullptr) cancel_->Unsubscribe(subscription_);
@@ -520,7 +534,7 @@ class Engine::AcquireOp final : public Engine::Operation,
         }
         if (woken_in_attempt_) {
           // Released while this attempt was in flight: try again soon.
-          ArmRetry(Next::kWoken, std::min(WakeJitter(), *left));
+          ArmRetry(Next::kWoken, std::min(woken_delay_, *left));
         } else if (delay.has_value()) {
           ArmRetry(Next::kPoll, *delay);
         } else {
@@ -597,7 +611,7 @@ class Engine::AcquireOp final : public Engine::Operation,
   }
 
   // Wakeups::Waiter.
-  void Wake(Wakeups::Event event) override {
+  void Wake(Wakeups::Event event, absl::string_view successor) override {
     if (finished_) return;
     const MonotonicTime now = engine_->runtime_->Now();
     switch (event) {
@@ -618,15 +632,22 @@ class Engine::AcquireOp final : public Engine::Operation,
         // A semaphore's freed slot is found by the refusal's free list:
         // each release heard allows the at-once attempts again.
         quick_retries_ = 0;
+        const bool named = IsMe(successor);
         if (in_attempt_) {
+          // The most urgent of what is heard during the attempt.
+          const absl::Duration delay = WokenDelay(successor);
+          woken_delay_ =
+              woken_in_attempt_ ? std::min(woken_delay_, delay) : delay;
           woken_in_attempt_ = true;
           return;
         }
-        if (next_ == Next::kWoken) return;  // Already (another master).
-        if (next_ == Next::kNone) return;   // The fence write-back.
+        if (next_ == Next::kNone) return;  // The fence write-back.
+        // Already woken by another master's message; only a name of its
+        // own makes it sooner.
+        if (next_ == Next::kWoken && !named) return;
         // Sooner than the poll, never past the end of the budget.
-        const absl::Duration jitter = WakeJitter();
-        if (now + ToChrono(jitter) < next_at_) ArmRetry(Next::kWoken, jitter);
+        const absl::Duration delay = WokenDelay(successor);
+        if (now + ToChrono(delay) < next_at_) ArmRetry(Next::kWoken, delay);
         return;
       }
       case Wakeups::Event::kTaken: {
@@ -653,8 +674,8 @@ class Engine::AcquireOp final : public Engine::Operation,
 
   // A new acquisition of a lock this client released a moment ago, while
   // others waited for it lately (its channels still subscribed), does not
-  // try at once: it waits, as a waiter woken by that release would, for
-  // WakeJitter(), watching the lock's channels. Otherwise the releaser,
+  // try at once: it waits, as a waiter its release did not name would, for
+  // successor_grace + WakeJitter(), watching the lock's channels. Otherwise the releaser,
   // whose next attempt goes out as the waiters hear the release and draw
   // their jitter, wins nearly every hand-off (99% in the contention_peer
   // benchmark's no-hold loop) and the waiters starve. A win heard meanwhile
@@ -670,14 +691,17 @@ class Engine::AcquireOp final : public Engine::Operation,
     Wakeups* wakeups = engine_->wakeups_.get();
     if (wakeups == nullptr) return false;
     const RetryPolicy& policy = engine_->options_.retry;
-    const absl::Duration most = std::min(policy.wake_jitter, policy.max_delay);
+    const absl::Duration most =
+        policy.successor_grace + std::min(policy.wake_jitter, policy.max_delay);
     if (most <= absl::ZeroDuration() ||
         !wakeups->ReleasedWithin(keys_, most + kYieldMargin)) {
       return false;
     }
     const MonotonicTime now = engine_->runtime_->Now();
     const std::optional<absl::Duration> left = schedule_.WaitLeft(now);
-    const absl::Duration jitter = WakeJitter();
+    // As long as a waiter its release did not name (WokenDelay()): the
+    // named one goes first.
+    const absl::Duration jitter = policy.successor_grace + WakeJitter();
     if (!left.has_value() || *left <= jitter) return false;
     yielded_ = true;
     last_status_ = absl::AbortedError(
@@ -689,6 +713,22 @@ class Engine::AcquireOp final : public Engine::Operation,
     }
     ArmRetry(Next::kWoken, jitter);
     return true;
+  }
+
+  // The id a release named (Wakeups::Waiter::Wake()) is this waiter's.
+  bool IsMe(absl::string_view successor) const {
+    return !successor.empty() && successor == waiter_id_;
+  }
+
+  // When a waiter woken by a release tries: at once if the release named it
+  // as the longest queued; successor_grace later than WakeJitter() if it
+  // named another, who should have taken the lock by then (if it has,
+  // "taken" sends this one back to polling); after WakeJitter() if it named
+  // nobody.
+  absl::Duration WokenDelay(absl::string_view successor) {
+    if (IsMe(successor)) return absl::ZeroDuration();
+    if (successor.empty()) return WakeJitter();
+    return engine_->options_.retry.successor_grace + WakeJitter();
   }
 
   // Uniform in [0, min(wake_jitter, max_delay)].
@@ -769,6 +809,7 @@ class Engine::AcquireOp final : public Engine::Operation,
   bool writer_round_ = false;      // The round in flight is a writer's.
   std::vector<bool> marked_;       // Per master: its id may be waiting.
   std::string waiter_id_;          // Its id in the waiting set.
+  std::string arrival_key_;        // WaiterArrivalKeyPrefix() + waiter_id_.
   std::string refusals_;           // Readers: the last refusals.
   AsyncRedlock::AcquireCallback done_;
   const MonotonicTime started_;
@@ -783,7 +824,8 @@ class Engine::AcquireOp final : public Engine::Operation,
   // Wake-ups (RetryPolicy::wake_on_release).
   bool watching_ = false;                // A waiter of the engine's Wakeups.
   bool in_attempt_ = false;              // An acquire round is in flight.
-  bool woken_in_attempt_ = false;        // A release was heard during it.
+  bool woken_in_attempt_ = false;        // A release was heard during it...
+  absl::Duration woken_delay_;           // ...and the soonest WokenDelay().
   bool recheck_ = false;                 // Try once more when subscribed.
   bool yielded_ = false;                 // YieldsToWoken() once.
   Next next_ = Next::kNone;              // What the retry timer will do...

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "redlock/keys.h"
 #include "src/algorithm/scripts.h"
 #include "src/algorithm/vote.h"
 #include "src/engine/lock_state.h"
@@ -45,13 +46,22 @@ class Engine::ReleaseOp final : public Engine::Operation {
     RoundConfig config;
     // A reader deletes its own key, and the shared lock key only if it was
     // the last reader there.
-    config.command =
-        state_->shared
-            ? ReaderReleaseCommand(state_->key, state_->reader_key,
-                                   state_->readers_key, state_->token)
-            // A permit set announces once, on its semaphore's channel.
-            : ReleaseCommand(state_->keys, state_->token,
-                             /*announce=*/state_->limit_key.empty());
+    if (state_->shared) {
+      config.command = ReaderReleaseCommand(state_->key, state_->reader_key,
+                                            state_->readers_key, state_->token);
+    } else if (!state_->limit_key.empty() || state_->keys.size() != 1) {
+      // A permit set announces once, on its semaphore's channel; a
+      // multi-resource lock has no queue of waiters.
+      config.command = ReleaseCommand(state_->keys, state_->token,
+                                      /*announce=*/state_->limit_key.empty());
+    } else {
+      // Names the writer waiting longest on each master, if any
+      // (RetryPolicy::successor_grace).
+      config.command = ReleaseCommand(
+          state_->key, state_->token,
+          WriterWaitingKey(engine_->options_, state_->resource),
+          WaiterArrivalKeyPrefix(engine_->options_, state_->resource));
+    }
     config.map_reply = &ScriptVote;
     config.quorum = engine_->quorum_;
     config.groups = engine_->groups_;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "redlock/keys.h"
 
 namespace redlock::internal {
@@ -315,8 +316,15 @@ bool Wakeups::ReleasedWithin(absl::Span<const std::string> channels,
 
 void Wakeups::OnMessage(absl::string_view channel, absl::string_view payload) {
   Event event;
+  absl::string_view successor;
   if (payload == kReleasedMessage) {
     event = Event::kReleased;
+  } else if (absl::ConsumePrefix(&payload, kReleasedMessage) &&
+             absl::ConsumePrefix(&payload, " ")) {
+    // "released <id>": the waiter queued longest on that master. Any bytes
+    // at all: the name is only compared with the waiters' own ids.
+    event = Event::kReleased;
+    successor = payload;
   } else if (payload == kTakenMessage) {
     event = Event::kTaken;
   } else {
@@ -324,7 +332,7 @@ void Wakeups::OnMessage(absl::string_view channel, absl::string_view payload) {
   }
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
-  Tell(it->second.waiters, event);
+  Tell(it->second.waiters, event, successor);
 }
 
 void Wakeups::OnSettled(bool after_loss) {
@@ -336,10 +344,11 @@ void Wakeups::OnSettled(bool after_loss) {
   Tell(waiters, Event::kSettled);
 }
 
-void Wakeups::Tell(std::vector<Waiter*> waiters, Event event) {
+void Wakeups::Tell(std::vector<Waiter*> waiters, Event event,
+                   absl::string_view successor) {
   for (Waiter* waiter : waiters) {
     // An earlier waiter's wake-up may have finished this one.
-    if (registered_.contains(waiter)) waiter->Wake(event);
+    if (registered_.contains(waiter)) waiter->Wake(event, successor);
   }
 }
 

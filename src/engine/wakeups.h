@@ -137,7 +137,8 @@ class Subscriber final : private ConnectionObserver {
 class Wakeups final : private Subscriber::Listener {
  public:
   enum class Event {
-    kReleased,  // A release deleted the key somewhere: try soon.
+    kReleased,  // A release deleted the key somewhere: try soon (at once
+                // if it named this waiter as its successor).
     kTaken,     // A retry set it somewhere: no hurry.
     kSettled,   // Settled() may have changed.
   };
@@ -147,7 +148,9 @@ class Wakeups final : private Subscriber::Listener {
   class Waiter {
    public:
     virtual ~Waiter() = default;
-    virtual void Wake(Event event) = 0;
+    // `successor`: for kReleased, the waiter id the release named (the one
+    // queued longest on that master, see kReleasedMessage), or empty.
+    virtual void Wake(Event event, absl::string_view successor) = 0;
   };
 
   // A channel nobody waits on any more stays subscribed this long, so a
@@ -196,7 +199,8 @@ class Wakeups final : private Subscriber::Listener {
   void OnSettled(bool after_loss) override;
 
   // Tells each of `waiters` still watching.
-  void Tell(std::vector<Waiter*> waiters, Event event);
+  void Tell(std::vector<Waiter*> waiters, Event event,
+            absl::string_view successor = {});
   // Unsubscribes the channels nobody waited on for kLinger.
   void Sweep();
 

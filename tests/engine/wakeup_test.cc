@@ -529,5 +529,133 @@ TEST_F(WakeupTest, AReleaserWantingTheLockAgainYieldsToTheWaiterItWoke) {
                               << waiter_first << " of " << kRounds << " rounds";
 }
 
+// Waiters queued on the masters (RetryPolicy::successor_grace): the release
+// names the one refused first, which tries at once; the others hold back.
+class WakeupQueueTest : public WakeupTest {
+ protected:
+  // The writers waiting for `resource` on every master (WriterWaitingKey()).
+  bool AwaitQueued(const std::string& resource, int64_t n) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (absl::Now() < deadline) {
+      bool all = true;
+      for (int i = 0; i < cluster_->size() && all; ++i) {
+        auto client = cluster_->Client(i);
+        if (!client.ok()) return false;
+        auto reply = (*client)->Command(
+            {"SCARD", WriterWaitingKey(Options(), resource)});
+        all = reply.ok() && reply->integer == n;
+      }
+      if (all) return true;
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return false;
+  }
+
+  // A waiter polling every `poll` that, not named, holds back far longer
+  // than this test lasts.
+  Options QueuedOptions(std::shared_ptr<Observer> observer,
+                        absl::Duration poll = kPoll) {
+    Options options = WaiterOptions(std::move(observer));
+    options.retry.min_delay = poll;
+    options.retry.max_delay = poll;
+    options.retry.successor_grace = absl::Seconds(20);
+    return options;
+  }
+};
+
+TEST_F(WakeupQueueTest, TheLockGoesToTheWaitersInTheOrderTheyWereFirstRefused) {
+  auto held = holder_->Acquire("queue", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  constexpr int kWaiters = 3;
+  std::vector<std::shared_ptr<AttemptCounter>> counters;
+  std::vector<std::unique_ptr<Redlock>> waiters;
+  for (int i = 0; i < kWaiters; ++i) {
+    counters.push_back(std::make_shared<AttemptCounter>());
+    // The first polls often: its later refusals must not move it back.
+    waiters.push_back(MakeClient(QueuedOptions(
+        counters.back(), i == 0 ? absl::Milliseconds(100) : kPoll)));
+    ASSERT_NE(waiters.back(), nullptr);
+  }
+  std::mutex mu;
+  std::vector<int> order;
+  std::vector<absl::Time> acquired_at(kWaiters);
+  std::vector<std::unique_ptr<Background<absl::Status>>> waiting;
+  for (int i = 0; i < kWaiters; ++i) {
+    waiting.push_back(std::make_unique<Background<absl::Status>>(
+        [&, i]() -> absl::Status {
+          absl::StatusOr<Lock> lock =
+              waiters[i]->Acquire("queue", Waiting(absl::Seconds(40)));
+          if (!lock.ok()) return lock.status();
+          {
+            std::lock_guard<std::mutex> guard(mu);
+            order.push_back(i);
+            acquired_at[i] = absl::Now();
+          }
+          return waiters[i]->Release(*lock).status();
+        }));
+    // Queued (its attempt once subscribed is its first as a waiting
+    // writer) before the next one comes.
+    ASSERT_TRUE(AwaitQueued("queue", i + 1)) << "waiter " << i;
+  }
+  // The first waiter was refused again since the others came.
+  const absl::Time polled_until = absl::Now() + absl::Seconds(10);
+  while (counters[0]->lost() < 4 && absl::Now() < polled_until) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_GE(counters[0]->lost(), 4);
+
+  const absl::Time released = absl::Now();
+  ASSERT_TRUE(holder_->Release(*held).ok());
+  for (int i = 0; i < kWaiters; ++i) {
+    absl::Status status = waiting[i]->Join();
+    EXPECT_TRUE(status.ok()) << "waiter " << i << ": " << status;
+  }
+  EXPECT_EQ(order, std::vector<int>({0, 1, 2}));
+  // Named, each tried at once: none waited for the others' grace or poll.
+  EXPECT_LT(acquired_at[2] - released, kWokenWithin);
+  // The later two tried only when named: their lost attempts are the first
+  // one and the one once subscribed, none after a release.
+  EXPECT_EQ(counters[1]->lost(), 2);
+  EXPECT_EQ(counters[2]->lost(), 2);
+}
+
+TEST_F(WakeupQueueTest, AWaiterNamedButGoneHoldsTheOthersBackOnlyForTheGrace) {
+  auto held = holder_->Acquire("ghost", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  // A waiter that came first and died without leaving the queue.
+  const std::string ghost = "00000000000000000000000000000001";
+  for (int i = 0; i < cluster_->size(); ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE((*client)
+                    ->Command({"SADD", WriterWaitingKey(Options(), "ghost"),
+                               ghost})
+                    .ok());
+    ASSERT_TRUE((*client)
+                    ->Command({"SET",
+                               WaiterArrivalKeyPrefix(Options(), "ghost") +
+                                   ghost,
+                               "1", "PX", "60000"})
+                    .ok());
+  }
+  auto counter = std::make_shared<AttemptCounter>();
+  Options options = QueuedOptions(counter);
+  options.retry.successor_grace = absl::Milliseconds(200);
+  auto waiter = MakeClient(std::move(options));
+  ASSERT_NE(waiter, nullptr);
+  Background<absl::StatusOr<Lock>> waiting(
+      [&] { return waiter->Acquire("ghost", Waiting(absl::Seconds(20))); });
+  ASSERT_TRUE(AwaitQueued("ghost", 2));
+
+  const absl::Time released = absl::Now();
+  ASSERT_TRUE(holder_->Release(*held).ok());
+  absl::StatusOr<Lock> lock = waiting.Join();
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  // After the grace, not the 30 s poll.
+  EXPECT_LT(absl::Now() - released, kWokenWithin);
+  EXPECT_EQ(counter->lost(), 2);
+  ASSERT_TRUE(waiter->Release(*lock).ok());
+}
+
 }  // namespace
 }  // namespace redlock

@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -1093,12 +1094,39 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
 
   if (sha1 == internal::ReleaseScript().sha1) {
     if (!need(0, 1)) return missing("release");
+    // released(): the waiting set's id (args[2]) whose arrival key (args[3]
+    // + id) holds the smallest number; pcall, so an error names nobody.
+    auto released = [&]() {
+      std::string message(kReleasedMessage);
+      if (args.size() < 4) return message;
+      const RedisReply ids = call({"SMEMBERS", args[2]});
+      if (ids.type != RedisReply::Type::kArray || ids.elements.size() > 64) {
+        return message;
+      }
+      std::optional<double> first;
+      std::string next;
+      for (const RedisReply& id : ids.elements) {
+        const RedisReply at = call({"GET", args[3] + id.str});
+        double value = 0;
+        // tonumber(): decimal digits here (the engine writes TIME's).
+        if (at.type != RedisReply::Type::kString ||
+            !absl::SimpleAtod(at.str, &value)) {
+          continue;
+        }
+        if (!first.has_value() || value < *first) {
+          first = value;
+          next = id.str;
+        }
+      }
+      if (first.has_value()) absl::StrAppend(&message, " ", next);
+      return message;
+    };
     int64_t deleted = 0;
     for (const std::string& key : keys) {
       if (!holds(key)) continue;
       deleted += call({"DEL", key}).integer;
       if (args.size() < 2 || args[1] != "0") {
-        call({"PUBLISH", key, std::string(kReleasedMessage)});
+        call({"PUBLISH", key, released()});
       }
     }
     return RedisReply::Integer(deleted > 0 ? 1 : 0);
@@ -1147,6 +1175,7 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
       if (srem.type == RedisReply::Type::kError) {
         return ScriptCallError(srem, sha1, /*line=*/4);
       }
+      if (keys.size() >= 3) call({"DEL", keys[2]});
       return RedisReply::Integer(1);
     }
     const RedisReply sadd = call({"SADD", keys[1], args[2]});
@@ -1162,6 +1191,15 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     }
     const int64_t pttl = call({"PTTL", keys[1]}).integer;
     call({"PEXPIRE", keys[1], absl::StrCat(std::max(wait, pttl))});
+    if (keys.size() >= 3) {
+      // The first refusal's TIME, seconds then microseconds padded to six.
+      const RedisReply now = call({"TIME"});
+      const std::string at = absl::StrCat(
+          now.elements[0].str, std::string(6 - now.elements[1].str.size(), '0'),
+          now.elements[1].str);
+      call({"SET", keys[2], at, "NX", "PX", args[3]});
+      call({"PEXPIRE", keys[2], args[3]});
+    }
     return RedisReply::Integer(0);
   }
 

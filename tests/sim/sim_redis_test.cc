@@ -916,6 +916,50 @@ TEST_F(SimRedisDifferentialTest, ReleasePublishesReleasedForEachKeyItDeletes) {
   Same({"EXISTS", "released:c"});
 }
 
+TEST_F(SimRedisDifferentialTest, ReleaseNamesTheEarliestQueuedWaiterAsRedisDoes) {
+  for (const internal::Script* script : AllScripts()) {
+    Same({"SCRIPT", "LOAD", std::string(script->source)});
+  }
+  std::unique_ptr<Peer> sub = NewPeer();
+  ASSERT_NE(sub, nullptr);
+  SameOn(*sub, {"SUBSCRIBE", "q:lock"});
+  ExpectPushed(*sub, {});
+  // bb came first; cc's arrival is no number, dd has none (gone).
+  Same({"SADD", "q:wait", "aa", "bb", "cc", "dd"});
+  Same({"SET", "q:arr:aa", "1700000000000200", "PX", "10000"});
+  Same({"SET", "q:arr:bb", "1700000000000100", "PX", "10000"});
+  Same({"SET", "q:arr:cc", "soon", "PX", "10000"});
+  Same({"SET", "q:lock", "tok", "PX", "10000"});
+  Same(Script(internal::ReleaseCommand("q:lock", "tok", "q:wait", "q:arr:")));
+  ExpectPushed(*sub, {Message("q:lock", "released bb")});
+  // Nobody with an arrival key: no name.
+  Same({"SET", "q:lock", "tok", "PX", "10000"});
+  Same(Script(internal::ReleaseCommand("q:lock", "tok", "q:none", "q:arr:")));
+  ExpectPushed(*sub, {Message("q:lock", kReleasedMessage)});
+  // A waiting key of another type names nobody and fails nothing.
+  Same({"SET", "q:string", "x"});
+  Same({"SET", "q:lock", "tok", "PX", "10000"});
+  Same(Script(internal::ReleaseCommand("q:lock", "tok", "q:string", "q:arr:")));
+  ExpectPushed(*sub, {Message("q:lock", kReleasedMessage)});
+  Same({"EXISTS", "q:lock"});
+  // A refused writer stamps its arrival once and keeps it; a win deletes it.
+  Same({"SET", "q:lock", "other", "PX", "10000"});
+  const internal::Command refused = internal::WriterAcquireCommand(
+      "q:lock", "q:wait", "tok-e", absl::Seconds(10), "ee", absl::Seconds(5),
+      /*announce=*/true, "q:arr:ee");
+  Same(Script(refused));
+  Same({"EXISTS", "q:arr:ee"});
+  Same({"SCARD", "q:wait"});
+  Same({"SET", "q:arr:ee", "1", "KEEPTTL"});
+  Same(Script(refused));
+  Same({"GET", "q:arr:ee"});
+  Same({"DEL", "q:lock"});
+  Same(Script(refused));
+  ExpectPushed(*sub, {Message("q:lock", kTakenMessage)});
+  Same({"EXISTS", "q:arr:ee"});
+  Same({"SCARD", "q:wait"});
+}
+
 TEST_F(SimRedisDifferentialTest, MultiAcquirePublishesTakenOnlyWhenItSets) {
   for (const internal::Script* script : AllScripts()) {
     Same({"SCRIPT", "LOAD", std::string(script->source)});
