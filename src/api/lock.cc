@@ -51,11 +51,11 @@ Lock::Lock(std::shared_ptr<internal::LockState> state)
     : state_(std::move(state)) {}
 
 const std::string& Lock::resource() const {
-  return state_ ? state_->resource : EmptyState().resource;
+  return state_ ? state_->resource() : EmptyState().resource();
 }
 
 const std::string& Lock::key() const {
-  return state_ ? state_->key : EmptyState().key;
+  return state_ ? state_->key() : EmptyState().key();
 }
 
 const std::vector<std::string>& Lock::resources() const {
@@ -67,14 +67,14 @@ const std::vector<std::string>& Lock::keys() const {
 }
 
 const std::vector<int>& Lock::slots() const {
-  return state_ ? state_->slots : EmptyState().slots;
+  return state_ ? state_->slots() : EmptyState().slots();
 }
 
 int Lock::permits() const {
-  return state_ ? static_cast<int>(state_->slots.size()) : 0;
+  return state_ ? static_cast<int>(state_->slots().size()) : 0;
 }
 
-bool Lock::shared() const { return state_ ? state_->shared : false; }
+bool Lock::shared() const { return state_ ? state_->shared() : false; }
 
 const std::string& Lock::token() const {
   return state_ ? state_->token : EmptyState().token;
@@ -123,7 +123,7 @@ absl::Status Lock::lost_reason() const {
 std::vector<MasterVote> Lock::votes() const {
   if (!state_) return {};
   std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->votes;
+  return state_->VotesLocked();
 }
 
 }  // namespace redlock

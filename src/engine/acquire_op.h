@@ -457,27 +457,28 @@ class Engine::AcquireOp final : public Engine::Operation,
     auto state = std::make_shared<LockState>();
     state->owner = engine_;
     state->clock = engine_->runtime_->LockClock();
-    state->resource = resource_;
-    state->key = keys_.front();
+    state->master_names = engine_->master_names_;
     state->resources = resources_;
     state->keys = keys_;
     state->token = token_;
     state->acquired_at = won_.start;
     state->fence = fence;
     if (semaphore_.has_value()) {
-      state->slots = candidates_;
-      state->limit_key = semaphore_->limit_key;
-      state->limit = semaphore_->limit;
+      LockState::Extra& extra = state->MutableExtra();
+      extra.slots = candidates_;
+      extra.limit_key = semaphore_->limit_key;
+      extra.limit = semaphore_->limit;
     }
     if (shared_) {
-      state->shared = true;
-      state->reader_key = reader_key_;
-      state->readers_key = readers_key_;
+      LockState::Extra& extra = state->MutableExtra();
+      extra.shared = true;
+      extra.reader_key = reader_key_;
+      extra.readers_key = readers_key_;
     }
     {
       std::lock_guard<std::mutex> lock(state->mu);
       state->valid_until = won_.valid_until;
-      state->votes = std::move(won_.votes);
+      state->SetVotesLocked(std::move(won_.votes));
     }
     Finished();
     if (Observer* observer = engine_->observer()) {

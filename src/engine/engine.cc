@@ -130,6 +130,11 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
         std::make_unique<Master>(runtime_.get(), std::move(config)));
     links_.push_back(masters_.back().get());
   }
+  {
+    auto names = std::make_shared<std::vector<std::string>>();
+    for (const MasterLink* link : links_) names->push_back(link->name());
+    master_names_ = std::move(names);
+  }
   for (const auto& master : masters_) {
     names_.push_back(master->config().address.MemberName());
   }
@@ -987,13 +992,13 @@ absl::Status Engine::CheckLock(const Lock& lock) const {
   }
   if (state->owner != this) {
     return absl::InvalidArgumentError(
-        absl::StrCat("the lock on \"", state->resource,
+        absl::StrCat("the lock on \"", state->resource(),
                      "\" was acquired through another client"));
   }
   std::lock_guard<std::mutex> guard(state->mu);
   if (state->released) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "the lock on \"", state->resource, "\" was already released"));
+        "the lock on \"", state->resource(), "\" was already released"));
   }
   return absl::OkStatus();
 }
@@ -1220,30 +1225,30 @@ absl::StatusOr<Lock> Engine::Adopt(absl::string_view resource,
   auto state = std::make_shared<LockState>();
   state->owner = this;
   state->clock = runtime_->LockClock();
-  state->resource = std::string(resource);
-  state->key = LockKey(options_, state->resource);
-  state->resources = {state->resource};
-  state->keys = {state->key};
+  state->master_names = master_names_;
+  state->resources = {std::string(resource)};
+  state->keys = {LockKey(options_, state->resource())};
   state->token = std::string(token);
   state->acquired_at = runtime_->Now();
   state->fence = options.fence;
   state->adopted = true;
   if (options.shared) {
     // As AcquireOp makes a reader: the shared lock key stays `key`.
-    state->shared = true;
-    state->reader_key = SharedHolderKey(options_, resource, token);
-    state->readers_key = SharedHoldersKey(options_, resource);
+    LockState::Extra& extra = state->MutableExtra();
+    extra.shared = true;
+    extra.reader_key = SharedHolderKey(options_, resource, token);
+    extra.readers_key = SharedHoldersKey(options_, resource);
   } else if (options.limit > 0) {
     // As AcquireOp makes a permit set: slots ascending, keys in that order.
-    state->slots = options.slots;
-    std::sort(state->slots.begin(), state->slots.end());
+    LockState::Extra& extra = state->MutableExtra();
+    extra.slots = options.slots;
+    std::sort(extra.slots.begin(), extra.slots.end());
     state->keys.clear();
-    for (int slot : state->slots) {
+    for (int slot : extra.slots) {
       state->keys.push_back(SemaphoreSlotKey(options_, resource, slot));
     }
-    state->key = state->keys.front();
-    state->limit_key = SemaphoreLimitKey(options_, resource);
-    state->limit = options.limit;
+    extra.limit_key = SemaphoreLimitKey(options_, resource);
+    extra.limit = options.limit;
   }
   {
     std::lock_guard<std::mutex> lock(state->mu);

@@ -301,6 +301,8 @@ class Engine {
   Options options_;
   std::vector<std::unique_ptr<Master>> masters_;
   std::vector<MasterLink*> links_;
+  // links_' names, in order, shared by every LockState (packed votes).
+  std::shared_ptr<const std::vector<std::string>> master_names_;
   // Made by the first acquisition that waits (WakeupsForWaiting()); null
   // until then, and always without RetryPolicy::wake_on_release.
   std::unique_ptr<Wakeups> wakeups_;

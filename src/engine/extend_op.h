@@ -31,7 +31,7 @@ inline absl::Status ConcludeExtension(Observer* observer, LockState& state,
                                       RoundResult result, bool keep_alive) {
   if (observer != nullptr) {
     ExtendedEvent event;
-    event.resource = state.resource;
+    event.resource = state.resource();
     event.status = result.status;
     event.elapsed = ToDuration(result.decided_at - result.start);
     event.votes = &result.votes;
@@ -42,7 +42,7 @@ inline absl::Status ConcludeExtension(Observer* observer, LockState& state,
     std::lock_guard<std::mutex> lock(state.mu);
     if (result.status.ok() && !state.released) {
       state.valid_until = result.valid_until;
-      state.votes = std::move(result.votes);
+      state.SetVotesLocked(std::move(result.votes));
     } else {
       // A minority may already carry the new TTL; if it is shorter than
       // what was left, the lock is only as good as the shorter one.
@@ -55,7 +55,7 @@ inline absl::Status ConcludeExtension(Observer* observer, LockState& state,
           ? "lock lost: too many masters no longer hold our token"
           : LossSummary(result.status.code());
   return absl::Status(result.status.code(),
-                      absl::StrCat("extend \"", state.resource, "\": ", summary,
+                      absl::StrCat("extend \"", state.resource(), "\": ", summary,
                                    ": ", result.status.message()));
 }
 
@@ -63,7 +63,7 @@ class Engine::ExtendOp final : public Engine::Operation {
  public:
   ExtendOp(Engine* engine, std::shared_ptr<LockState> state, absl::Duration ttl,
            AsyncRedlock::ExtendCallback done, bool keep_alive)
-      : Operation(engine, absl::StrCat("extend \"", state->resource, "\"")),
+      : Operation(engine, absl::StrCat("extend \"", state->resource(), "\"")),
         state_(std::move(state)),
         ttl_(ttl),
         done_(std::move(done)),
@@ -79,16 +79,16 @@ class Engine::ExtendOp final : public Engine::Operation {
     // outlive every slot it covers.
     // A reader also keeps the shared lock key and the readers' index at
     // least as long as its own key.
-    if (state_->shared) {
+    if (state_->shared()) {
       config.command =
-          ReaderExtendCommand(state_->key, state_->reader_key,
-                              state_->readers_key, state_->token, ttl_);
+          ReaderExtendCommand(state_->key(), state_->reader_key(),
+                              state_->readers_key(), state_->token, ttl_);
     } else {
       config.command =
-          state_->limit_key.empty()
+          state_->limit_key().empty()
               ? ExtendCommand(state_->keys, state_->token, ttl_)
-              : SemaphoreExtendCommand(state_->limit_key, state_->keys,
-                                       state_->token, ttl_, state_->limit);
+              : SemaphoreExtendCommand(state_->limit_key(), state_->keys,
+                                       state_->token, ttl_, state_->limit());
     }
     config.map_reply = &ScriptVote;
     StartRound(std::move(config));

@@ -178,7 +178,7 @@ class KeepAliveBatcher {
         op->Lost(std::move(ok));
         continue;
       }
-      if (op->state_->shared || engine_->unbatched_keep_alive_) {
+      if (op->state_->shared() || engine_->unbatched_keep_alive_) {
         op->ExtendAlone();
       } else {
         batched.push_back(std::move(op));
@@ -200,7 +200,7 @@ class KeepAliveBatcher {
     size_t begin = 0, keys = 0;
     for (size_t i = 0; i < batch->ops.size(); ++i) {
       const LockState& state = *batch->ops[i]->state_;
-      const size_t n = state.keys.size() + (state.limit_key.empty() ? 0 : 1);
+      const size_t n = state.keys.size() + (state.limit_key().empty() ? 0 : 1);
       if (keys + n > kMaxBatchExtendKeys && i > begin) {
         batch->chunks.push_back(Chunk{begin, i});
         begin = i;
@@ -242,9 +242,9 @@ class KeepAliveBatcher {
       entry.keys = &state.keys;
       entry.token = &state.token;
       entry.ttl = op->ttl_;
-      if (!state.limit_key.empty()) {
-        entry.limit_key = &state.limit_key;
-        entry.limit = state.limit;
+      if (!state.limit_key().empty()) {
+        entry.limit_key = &state.limit_key();
+        entry.limit = state.limit();
       }
       entries.push_back(entry);
       chunk.sent.push_back(i);

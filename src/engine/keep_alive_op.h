@@ -37,7 +37,9 @@ class KeepAliveOp final : public Engine::Operation {
               absl::Duration ttl, absl::Duration extend_every,
               absl::Duration margin, absl::Duration max_hold,
               absl::AnyInvocable<void(const absl::Status&)> on_lost)
-      : Operation(engine, absl::StrCat("keep-alive \"", state->resource, "\"")),
+      // No name of its own (what_ stays empty, What() makes it when a
+      // message needs it): one string less per lock kept alive.
+      : Operation(engine, std::string()),
         state_(std::move(state)),
         ttl_(ttl),
         extend_every_(extend_every),
@@ -68,6 +70,11 @@ class KeepAliveOp final : public Engine::Operation {
 
  private:
   friend class KeepAliveBatcher;
+
+  // keep-alive "recalc-ratings".
+  std::string What() const override {
+    return absl::StrCat("keep-alive \"", state_->resource(), "\"");
+  }
 
   // Defined in keep_alive_batch.h: they ask the engine's batcher.
   void ArmExtendTimer();
@@ -124,11 +131,11 @@ class KeepAliveOp final : public Engine::Operation {
         ToDuration(engine_->runtime_->Now() - state_->acquired_at);
     Lost(absl::DeadlineExceededError(
         held + extend_every_ > max_hold_
-            ? absl::StrCat(what_, ": held for ", ReadableDuration(held),
+            ? absl::StrCat(What(), ": held for ", ReadableDuration(held),
                            ", the max_hold cap (",
                            absl::FormatDuration(max_hold_),
                            "); no longer extended")
-            : absl::StrCat(what_,
+            : absl::StrCat(What(),
                            ": less than the safety margin of validity left (",
                            absl::FormatDuration(margin_),
                            ") and no extension succeeded in time")));
@@ -151,7 +158,7 @@ class KeepAliveOp final : public Engine::Operation {
     state_->MarkLost(reason);
     if (Observer* observer = engine_->observer()) {
       LostEvent event;
-      event.resource = state_->resource;
+      event.resource = state_->resource();
       event.reason = reason;
       observer->OnLost(event);
     }

@@ -46,6 +46,10 @@ class Engine::Operation : public std::enable_shared_from_this<Operation> {
       : engine_(engine), what_(std::move(what)) {}
   virtual ~Operation() = default;
 
+  // Names it in messages: `what` as given, or (an operation that keeps no
+  // name, to save a string per operation) made on demand.
+  virtual std::string What() const { return what_; }
+
   // The engine is going away: stop the round (nothing more is sent) and
   // answer kCancelled.
   void Cancel() {
@@ -54,7 +58,7 @@ class Engine::Operation : public std::enable_shared_from_this<Operation> {
     round_.reset();
     OnCancel();
     Fail(absl::CancelledError(
-        absl::StrCat(what_, ": the client was shut down")));
+        absl::StrCat(What(), ": the client was shut down")));
   }
 
  protected:

@@ -25,7 +25,7 @@ class Engine::ReleaseOp final : public Engine::Operation {
  public:
   ReleaseOp(Engine* engine, std::shared_ptr<LockState> state,
             const ReleaseOptions& options, AsyncRedlock::ReleaseCallback done)
-      : Operation(engine, absl::StrCat("release \"", state->resource, "\"")),
+      : Operation(engine, absl::StrCat("release \"", state->resource(), "\"")),
         state_(std::move(state)),
         wait_for_all_(options.wait_for_all_masters),
         done_(std::move(done)) {}
@@ -37,8 +37,8 @@ class Engine::ReleaseOp final : public Engine::Operation {
       state_->valid_until =
           std::min(state_->valid_until, engine_->runtime_->Now());
     }
-    if (engine_->wakeups_ != nullptr && !state_->shared &&
-        state_->limit_key.empty()) {
+    if (engine_->wakeups_ != nullptr && !state_->shared() &&
+        state_->limit_key().empty()) {
       // Others may be waiting: this client's next acquisition of the lock
       // soon after yields to them (AcquireOp::YieldsToWoken()).
       engine_->wakeups_->NoteReleased(state_->keys);
@@ -46,21 +46,21 @@ class Engine::ReleaseOp final : public Engine::Operation {
     RoundConfig config;
     // A reader deletes its own key, and the shared lock key only if it was
     // the last reader there.
-    if (state_->shared) {
-      config.command = ReaderReleaseCommand(state_->key, state_->reader_key,
-                                            state_->readers_key, state_->token);
-    } else if (!state_->limit_key.empty() || state_->keys.size() != 1) {
+    if (state_->shared()) {
+      config.command = ReaderReleaseCommand(state_->key(), state_->reader_key(),
+                                            state_->readers_key(), state_->token);
+    } else if (!state_->limit_key().empty() || state_->keys.size() != 1) {
       // A permit set announces once, on its semaphore's channel; a
       // multi-resource lock has no queue of waiters.
       config.command = ReleaseCommand(state_->keys, state_->token,
-                                      /*announce=*/state_->limit_key.empty());
+                                      /*announce=*/state_->limit_key().empty());
     } else {
       // Names the writer waiting longest on each master, if any
       // (RetryPolicy::successor_grace).
       config.command = ReleaseCommand(
-          state_->key, state_->token,
-          WriterWaitingKey(engine_->options_, state_->resource),
-          WaiterArrivalKeyPrefix(engine_->options_, state_->resource));
+          state_->key(), state_->token,
+          WriterWaitingKey(engine_->options_, state_->resource()),
+          WaiterArrivalKeyPrefix(engine_->options_, state_->resource()));
     }
     config.map_reply = &ScriptVote;
     config.quorum = engine_->quorum_;
@@ -75,7 +75,7 @@ class Engine::ReleaseOp final : public Engine::Operation {
     // Copied first: the round may end (and this operation with it) before
     // StartRound returns.
     Engine* engine = engine_;
-    const std::string limit_key = state_->limit_key;
+    const std::string limit_key = state_->limit_key();
     StartRound(std::move(config));
     if (!limit_key.empty()) {
       // Behind the release on each connection: heard once the slots are
@@ -95,7 +95,7 @@ class Engine::ReleaseOp final : public Engine::Operation {
     report.votes = std::move(result.votes);
     if (Observer* observer = engine_->observer()) {
       ReleasedEvent event;
-      event.resource = state_->resource;
+      event.resource = state_->resource();
       event.report = &report;
       event.held_for = ToDuration(result.start - state_->acquired_at);
       observer->OnReleased(event);
