@@ -1,0 +1,135 @@
+// Copyright 2026 The redlock Authors.
+//
+// LockState's lean storage (issue 25, target 4): a lock handle's accessors
+// and votes() return exactly what was stored, packed or not.
+
+#include "src/engine/lock_state.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "redlock/lock.h"
+
+namespace redlock::internal {
+namespace {
+
+MasterVote Vote(std::string master, MasterVote::Kind kind,
+                absl::Duration latency, absl::Status error = absl::OkStatus()) {
+  MasterVote v;
+  v.master = std::move(master);
+  v.kind = kind;
+  v.latency = latency;
+  v.error = std::move(error);
+  return v;
+}
+
+void ExpectSame(const std::vector<MasterVote>& got,
+                const std::vector<MasterVote>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].master, want[i].master) << i;
+    EXPECT_EQ(got[i].kind, want[i].kind) << i;
+    EXPECT_EQ(got[i].error, want[i].error) << i;
+    EXPECT_EQ(got[i].latency, want[i].latency) << i;
+  }
+}
+
+std::shared_ptr<LockState> StateWithNames() {
+  auto state = std::make_shared<LockState>();
+  state->master_names = std::make_shared<std::vector<std::string>>(
+      std::vector<std::string>{"127.0.0.1:7001", "127.0.0.1:7002",
+                               "a-rather-long-host-name.example:7003"});
+  state->resources = {"r"};
+  state->keys = {"redlock:r"};
+  return state;
+}
+
+TEST(LockStateTest, VotesComeBackAsStoredInAndOutOfLinkOrder) {
+  auto state = StateWithNames();
+  const std::vector<MasterVote> votes = {
+      Vote("127.0.0.1:7002", MasterVote::Kind::kDenied,
+           absl::Nanoseconds(1234567)),
+      Vote("127.0.0.1:7001", MasterVote::Kind::kGranted,
+           absl::Microseconds(210)),
+      Vote("a-rather-long-host-name.example:7003", MasterVote::Kind::kFailed,
+           absl::Milliseconds(50),
+           absl::DeadlineExceededError("no reply within 50ms")),
+  };
+  std::lock_guard<std::mutex> lock(state->mu);
+  state->SetVotesLocked(votes);
+  EXPECT_EQ(state->unpacked_votes, nullptr);  // Packed.
+  ExpectSame(state->VotesLocked(), votes);
+  // An extension's votes replace them (the same storage, fewer votes).
+  const std::vector<MasterVote> again = {
+      Vote("127.0.0.1:7001", MasterVote::Kind::kPending, absl::ZeroDuration())};
+  state->SetVotesLocked(again);
+  ExpectSame(state->VotesLocked(), again);
+}
+
+TEST(LockStateTest, VotesThatDoNotPackAreKeptAsGiven) {
+  auto state = StateWithNames();
+  const std::vector<MasterVote> unknown_master = {
+      Vote("127.0.0.1:7001", MasterVote::Kind::kGranted, absl::Microseconds(1)),
+      Vote("10.0.0.9:6379", MasterVote::Kind::kGranted, absl::Microseconds(2)),
+  };
+  const std::vector<MasterVote> sub_nanosecond = {Vote(
+      "127.0.0.1:7001", MasterVote::Kind::kGranted, absl::Nanoseconds(0.25))};
+  std::lock_guard<std::mutex> lock(state->mu);
+  state->SetVotesLocked(unknown_master);
+  EXPECT_NE(state->unpacked_votes, nullptr);
+  ExpectSame(state->VotesLocked(), unknown_master);
+  state->SetVotesLocked(sub_nanosecond);
+  ExpectSame(state->VotesLocked(), sub_nanosecond);
+  // No names at all (a state made without an engine): kept as given.
+  auto bare = std::make_shared<LockState>();
+  std::lock_guard<std::mutex> bare_lock(bare->mu);
+  bare->SetVotesLocked(unknown_master);
+  ExpectSame(bare->VotesLocked(), unknown_master);
+}
+
+TEST(LockStateTest, AccessorsOfAPlainLockAPermitSetAndAReader) {
+  auto plain = StateWithNames();
+  EXPECT_EQ(plain->resource(), "r");
+  EXPECT_EQ(plain->key(), "redlock:r");
+  EXPECT_FALSE(plain->shared());
+  EXPECT_TRUE(plain->limit_key().empty());
+  EXPECT_EQ(plain->limit(), 0);
+  EXPECT_TRUE(plain->slots().empty());
+  EXPECT_TRUE(plain->reader_key().empty());
+  EXPECT_EQ(plain->extra, nullptr);
+  Lock handle(plain);
+  EXPECT_EQ(&handle.resource(), &plain->resources[0]);
+  EXPECT_EQ(&handle.key(), &plain->keys[0]);
+
+  LockState permits;
+  permits.resources = {"pool"};
+  permits.keys = {"slot:1", "slot:3"};
+  permits.MutableExtra().slots = {1, 3};
+  permits.MutableExtra().limit_key = "pool:limit";
+  permits.MutableExtra().limit = 4;
+  EXPECT_EQ(permits.key(), "slot:1");
+  EXPECT_EQ(permits.limit_key(), "pool:limit");
+  EXPECT_EQ(permits.limit(), 4);
+  EXPECT_EQ(permits.slots(), (std::vector<int>{1, 3}));
+  EXPECT_FALSE(permits.shared());
+
+  LockState reader;
+  reader.MutableExtra().shared = true;
+  reader.MutableExtra().reader_key = "rk";
+  reader.MutableExtra().readers_key = "rsk";
+  EXPECT_TRUE(reader.shared());
+  EXPECT_EQ(reader.reader_key(), "rk");
+  EXPECT_EQ(reader.readers_key(), "rsk");
+  EXPECT_TRUE(reader.resource().empty());  // No resources: empty, no crash.
+
+  EXPECT_TRUE(Lock().resource().empty());
+  EXPECT_TRUE(Lock().key().empty());
+  EXPECT_TRUE(Lock().votes().empty());
+}
+
+}  // namespace
+}  // namespace redlock::internal
