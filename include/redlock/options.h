@@ -63,7 +63,8 @@ struct RetryPolicy {
   // it (one subscriber connection per master, opened on first need and
   // shared by all its waiters) before its next attempt, so a release after
   // that attempt cannot be missed. On a message its waiters retry after a
-  // random delay of at most `wake_jitter`; a retry that wins publishes
+  // random delay of at most `wake_jitter` (see successor_grace for the
+  // waiter a release names); a retry that wins publishes
   // "taken", and waiters that have not retried yet go back to waiting.
   // Polling with the delays above stays as the fallback for locks that
   // expire and messages that are lost. A client that released a lock it

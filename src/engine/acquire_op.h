@@ -676,9 +676,9 @@ class Engine::AcquireOp final : public Engine::Operation,
   // A new acquisition of a lock this client released a moment ago, while
   // others waited for it lately (its channels still subscribed), does not
   // try at once: it waits, as a waiter its release did not name would, for
-  // successor_grace + WakeJitter(), watching the lock's channels. Otherwise the releaser,
-  // whose next attempt goes out as the waiters hear the release and draw
-  // their jitter, wins nearly every hand-off (99% in the contention_peer
+  // successor_grace + WakeJitter(), watching the lock's channels. Otherwise the
+  // releaser, whose next attempt goes out as the waiters hear the release and
+  // draw their jitter, wins nearly every hand-off (99% in the contention_peer
   // benchmark's no-hold loop) and the waiters starve. A win heard meanwhile
   // ("taken") sends it to polling like any waiter (Wake()); else it
   // attempts when the jitter ends. Only the first attempt of a lock's

@@ -581,8 +581,8 @@ TEST_F(WakeupQueueTest, TheLockGoesToTheWaitersInTheOrderTheyWereFirstRefused) {
   std::vector<absl::Time> acquired_at(kWaiters);
   std::vector<std::unique_ptr<Background<absl::Status>>> waiting;
   for (int i = 0; i < kWaiters; ++i) {
-    waiting.push_back(std::make_unique<Background<absl::Status>>(
-        [&, i]() -> absl::Status {
+    waiting.push_back(
+        std::make_unique<Background<absl::Status>>([&, i]() -> absl::Status {
           absl::StatusOr<Lock> lock =
               waiters[i]->Acquire("queue", Waiting(absl::Seconds(40)));
           if (!lock.ok()) return lock.status();
@@ -627,16 +627,16 @@ TEST_F(WakeupQueueTest, AWaiterNamedButGoneHoldsTheOthersBackOnlyForTheGrace) {
   for (int i = 0; i < cluster_->size(); ++i) {
     auto client = cluster_->Client(i);
     ASSERT_TRUE(client.ok());
-    ASSERT_TRUE((*client)
-                    ->Command({"SADD", WriterWaitingKey(Options(), "ghost"),
-                               ghost})
-                    .ok());
-    ASSERT_TRUE((*client)
-                    ->Command({"SET",
-                               WaiterArrivalKeyPrefix(Options(), "ghost") +
-                                   ghost,
-                               "1", "PX", "60000"})
-                    .ok());
+    ASSERT_TRUE(
+        (*client)
+            ->Command({"SADD", WriterWaitingKey(Options(), "ghost"), ghost})
+            .ok());
+    ASSERT_TRUE(
+        (*client)
+            ->Command({"SET",
+                       WaiterArrivalKeyPrefix(Options(), "ghost") + ghost, "1",
+                       "PX", "60000"})
+            .ok());
   }
   auto counter = std::make_shared<AttemptCounter>();
   Options options = QueuedOptions(counter);

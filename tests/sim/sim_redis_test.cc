@@ -916,7 +916,8 @@ TEST_F(SimRedisDifferentialTest, ReleasePublishesReleasedForEachKeyItDeletes) {
   Same({"EXISTS", "released:c"});
 }
 
-TEST_F(SimRedisDifferentialTest, ReleaseNamesTheEarliestQueuedWaiterAsRedisDoes) {
+TEST_F(SimRedisDifferentialTest,
+       ReleaseNamesTheEarliestQueuedWaiterAsRedisDoes) {
   for (const internal::Script* script : AllScripts()) {
     Same({"SCRIPT", "LOAD", std::string(script->source)});
   }
