@@ -141,8 +141,20 @@ TEST_F(WakeupTest, AWaiterIsWokenByTheReleaseNotByThePoll) {
   EXPECT_LT(absl::Now() - released, kWokenWithin);
   ASSERT_TRUE(waiter->Release(*lock).ok());
   // Health() shows each master's subscriber: its SUBSCRIBE, and the
-  // release it heard (and the win the waiter announced).
-  for (const MasterHealth& h : waiter->Health()) {
+  // release it heard (and the win the waiter announced). Named by the first
+  // master's message, the waiter may have won before the others' arrived:
+  // wait for them (bounded).
+  std::vector<MasterHealth> health = waiter->Health();
+  for (int k = 0; k < 200; ++k) {
+    if (std::all_of(health.begin(), health.end(), [](const MasterHealth& h) {
+          return h.subscriber_messages >= 1;
+        })) {
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(25));
+    health = waiter->Health();
+  }
+  for (const MasterHealth& h : health) {
     EXPECT_GE(h.subscriber_requests, 1) << h.master;
     EXPECT_GE(h.subscriber_messages, 1) << h.master;
   }
