@@ -468,7 +468,7 @@ class WireHarness {
    public:
     explicit Listener(const internal::Subscriber** subscriber)
         : subscriber_(subscriber) {}
-    void OnMessage(absl::string_view, absl::string_view) override {
+    void OnMessage(int, absl::string_view, absl::string_view) override {
       if (*subscriber_ != nullptr && !(*subscriber_)->last_error().ok()) {
         problem = "a message heard after the subscriber's connection was lost";
       }
@@ -487,7 +487,8 @@ class WireHarness {
     Listener listener(&watched);
     std::string problem;
     {
-      internal::Subscriber subscriber(runtime, Config(in), &listener);
+      internal::Subscriber subscriber(runtime, Config(in), /*master=*/0,
+                                      &listener);
       subscriber.Add("redlock:fuzz:a");
       subscriber.Add("redlock:fuzz:b");
       watched = &subscriber;

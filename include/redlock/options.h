@@ -83,8 +83,11 @@ struct RetryPolicy {
   // Waiters queue (wake_on_release; a single-resource lock without
   // fencing): on each master, waiting writers are kept in the order they
   // were first refused there, and a release names the one queued longest
-  // (kReleasedMessage in keys.h). The waiter named by any master tries at
-  // once; the others hold back successor_grace plus their wake jitter, so
+  // (kReleasedMessage in keys.h). The waiter named by a quorum of masters
+  // tries at once (masters may disagree on who came first; quorums
+  // intersect, so only one waiter can be named by a quorum); the others,
+  // and a waiter named by fewer, hold back successor_grace plus their wake
+  // jitter, so
   // that one attempt follows a release instead of the whole crowd's, and
   // the lock goes round in the order of arrival. If the named waiter has not
   // taken the lock by then (it is gone, or slow), the others try as usual.

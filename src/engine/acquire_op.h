@@ -146,6 +146,7 @@ class Engine::AcquireOp final : public Engine::Operation,
     writer_round_ = false;
     in_attempt_ = true;
     woken_in_attempt_ = false;
+    named_by_.clear();
     ++attempts_;
     engine_->RefreshMarkers(fencing_);
     RoundConfig config = engine_->BaseRound(ttl_);
@@ -612,7 +613,8 @@ class Engine::AcquireOp final : public Engine::Operation,
   }
 
   // Wakeups::Waiter.
-  void Wake(Wakeups::Event event, absl::string_view successor) override {
+  void Wake(Wakeups::Event event, int master,
+            absl::string_view successor) override {
     if (finished_) return;
     const MonotonicTime now = engine_->runtime_->Now();
     switch (event) {
@@ -633,21 +635,21 @@ class Engine::AcquireOp final : public Engine::Operation,
         // A semaphore's freed slot is found by the refusal's free list:
         // each release heard allows the at-once attempts again.
         quick_retries_ = 0;
-        const bool named = IsMe(successor);
+        const bool named = NamedBy(master, successor);
         if (in_attempt_) {
           // The most urgent of what is heard during the attempt.
-          const absl::Duration delay = WokenDelay(successor);
+          const absl::Duration delay = WokenDelay(named, successor);
           woken_delay_ =
               woken_in_attempt_ ? std::min(woken_delay_, delay) : delay;
           woken_in_attempt_ = true;
           return;
         }
         if (next_ == Next::kNone) return;  // The fence write-back.
-        // Already woken by another master's message; only a name of its
-        // own makes it sooner.
+        // Already woken by another master's message; only a quorum of
+        // names of its own makes it sooner.
         if (next_ == Next::kWoken && !named) return;
         // Sooner than the poll, never past the end of the budget.
-        const absl::Duration delay = WokenDelay(successor);
+        const absl::Duration delay = WokenDelay(named, successor);
         if (now + ToChrono(delay) < next_at_) ArmRetry(Next::kWoken, delay);
         return;
       }
@@ -716,18 +718,32 @@ class Engine::AcquireOp final : public Engine::Operation,
     return true;
   }
 
-  // The id a release named (Wakeups::Waiter::Wake()) is this waiter's.
-  bool IsMe(absl::string_view successor) const {
-    return !successor.empty() && successor == waiter_id_;
+  // Notes that `master`'s release named `successor`; true once the masters
+  // that named this waiter since its last attempt began hold a quorum
+  // (Engine::QuorumHeld()). Each master names the waiter whose arrival it
+  // stamped first, and masters may disagree (waiters that queued at about
+  // the same moment reach them in different orders): a waiter named by a
+  // minority that tried at once could split the votes with another, and
+  // neither would win. Quorums intersect, so at most one waiter is named by
+  // a quorum of one release's messages.
+  bool NamedBy(int master, absl::string_view successor) {
+    if (successor.empty() || successor != waiter_id_ || master < 0 ||
+        master >= static_cast<int>(engine_->masters_.size())) {
+      return false;
+    }
+    if (named_by_.empty()) named_by_.assign(engine_->masters_.size(), false);
+    named_by_[master] = true;
+    return engine_->QuorumHeld(named_by_);
   }
 
-  // When a waiter woken by a release tries: at once if the release named it
-  // as the longest queued; successor_grace later than WakeJitter() if it
-  // named another, who should have taken the lock by then (if it has,
-  // "taken" sends this one back to polling); after WakeJitter() if it named
-  // nobody.
-  absl::Duration WokenDelay(absl::string_view successor) {
-    if (IsMe(successor)) return absl::ZeroDuration();
+  // When a waiter woken by a release tries: at once if a quorum of the
+  // release's messages named it as the longest queued (NamedBy());
+  // successor_grace later than WakeJitter() if a message named another, who
+  // should have taken the lock by then (if it has, "taken" sends this one
+  // back to polling), or named this one without a quorum yet; after
+  // WakeJitter() if it named nobody.
+  absl::Duration WokenDelay(bool named, absl::string_view successor) {
+    if (named) return absl::ZeroDuration();
     if (successor.empty()) return WakeJitter();
     return engine_->options_.retry.successor_grace + WakeJitter();
   }
@@ -811,6 +827,7 @@ class Engine::AcquireOp final : public Engine::Operation,
   std::vector<bool> marked_;       // Per master: its id may be waiting.
   std::string waiter_id_;          // Its id in the waiting set.
   std::string arrival_key_;        // WaiterArrivalKeyPrefix() + waiter_id_.
+  std::vector<bool> named_by_;     // Per master: named it since the attempt.
   std::string refusals_;           // Readers: the last refusals.
   AsyncRedlock::AcquireCallback done_;
   const MonotonicTime started_;

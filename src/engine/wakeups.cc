@@ -11,10 +11,11 @@
 #include "redlock/keys.h"
 
 namespace redlock::internal {
-Subscriber::Subscriber(Runtime* runtime, MasterConfig config,
+Subscriber::Subscriber(Runtime* runtime, MasterConfig config, int master,
                        Listener* listener)
     : runtime_(runtime),
       config_(std::move(config)),
+      master_(master),
       listener_(listener),
       next_backoff_(config_.backoff.initial),
       timer_(runtime->NewTimer([this] { OnTimer(); })),
@@ -148,7 +149,7 @@ void Subscriber::OnPush(RedisReply reply) {
       return;
     }
     ++messages_;
-    listener_->OnMessage(channel, e[2].str);
+    listener_->OnMessage(master_, channel, e[2].str);
     return;
   }
   if (kind != "subscribe" && kind != "unsubscribe") {
@@ -242,8 +243,9 @@ Wakeups::Wakeups(Runtime* runtime, const std::vector<MasterConfig>& masters)
     : runtime_(runtime), sweep_timer_(runtime->NewTimer([this] { Sweep(); })) {
   for (const MasterConfig& config : masters) {
     Subscriber::Listener* listener = this;
+    const int master = static_cast<int>(subscribers_.size());
     subscribers_.push_back(
-        std::make_unique<Subscriber>(runtime, config, listener));
+        std::make_unique<Subscriber>(runtime, config, master, listener));
   }
 }
 
@@ -314,7 +316,8 @@ bool Wakeups::ReleasedWithin(absl::Span<const std::string> channels,
   return false;
 }
 
-void Wakeups::OnMessage(absl::string_view channel, absl::string_view payload) {
+void Wakeups::OnMessage(int master, absl::string_view channel,
+                        absl::string_view payload) {
   Event event;
   absl::string_view successor;
   if (payload == kReleasedMessage) {
@@ -332,7 +335,7 @@ void Wakeups::OnMessage(absl::string_view channel, absl::string_view payload) {
   }
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
-  Tell(it->second.waiters, event, successor);
+  Tell(it->second.waiters, event, master, successor);
 }
 
 void Wakeups::OnSettled(bool after_loss) {
@@ -344,11 +347,11 @@ void Wakeups::OnSettled(bool after_loss) {
   Tell(waiters, Event::kSettled);
 }
 
-void Wakeups::Tell(std::vector<Waiter*> waiters, Event event,
+void Wakeups::Tell(std::vector<Waiter*> waiters, Event event, int master,
                    absl::string_view successor) {
   for (Waiter* waiter : waiters) {
     // An earlier waiter's wake-up may have finished this one.
-    if (registered_.contains(waiter)) waiter->Wake(event, successor);
+    if (registered_.contains(waiter)) waiter->Wake(event, master, successor);
   }
 }
 

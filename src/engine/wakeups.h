@@ -45,8 +45,9 @@ class Subscriber final : private ConnectionObserver {
   class Listener {
    public:
     virtual ~Listener() = default;
-    // A message on `channel`.
-    virtual void OnMessage(absl::string_view channel,
+    // A message on `channel`, heard from master number `master` (the
+    // subscriber's, see its constructor).
+    virtual void OnMessage(int master, absl::string_view channel,
                            absl::string_view payload) = 0;
     // Settled() may have become true for some channel. `after_loss`: the
     // channels were confirmed again on a new connection after an earlier
@@ -55,8 +56,11 @@ class Subscriber final : private ConnectionObserver {
   };
 
   // `config`: the master's address, connect and request timeouts, backoff
-  // (its marker_key is ignored). `listener` must outlive the subscriber.
-  Subscriber(Runtime* runtime, MasterConfig config, Listener* listener);
+  // (its marker_key is ignored); `master`: its index in the client's list,
+  // passed to the listener with each message. `listener` must outlive the
+  // subscriber.
+  Subscriber(Runtime* runtime, MasterConfig config, int master,
+             Listener* listener);
   ~Subscriber() override;
 
   Subscriber(const Subscriber&) = delete;
@@ -106,6 +110,7 @@ class Subscriber final : private ConnectionObserver {
 
   Runtime* const runtime_;
   const MasterConfig config_;
+  const int master_;
   Listener* const listener_;
   State state_ = State::kIdle;
   std::unique_ptr<Connection> connection_;
@@ -148,9 +153,12 @@ class Wakeups final : private Subscriber::Listener {
   class Waiter {
    public:
     virtual ~Waiter() = default;
-    // `successor`: for kReleased, the waiter id the release named (the one
-    // queued longest on that master, see kReleasedMessage), or empty.
-    virtual void Wake(Event event, absl::string_view successor) = 0;
+    // `master`: for kReleased, the index of the master whose message it was,
+    // or -1 when no message was heard (a subscriber that reconnected may
+    // have missed one). `successor`: the waiter id that master's release
+    // named (the one queued longest there, see kReleasedMessage), or empty.
+    virtual void Wake(Event event, int master,
+                      absl::string_view successor) = 0;
   };
 
   // A channel nobody waits on any more stays subscribed this long, so a
@@ -195,11 +203,12 @@ class Wakeups final : private Subscriber::Listener {
   };
 
   // Subscriber::Listener.
-  void OnMessage(absl::string_view channel, absl::string_view payload) override;
+  void OnMessage(int master, absl::string_view channel,
+                 absl::string_view payload) override;
   void OnSettled(bool after_loss) override;
 
   // Tells each of `waiters` still watching.
-  void Tell(std::vector<Waiter*> waiters, Event event,
+  void Tell(std::vector<Waiter*> waiters, Event event, int master = -1,
             absl::string_view successor = {});
   // Unsubscribes the channels nobody waited on for kLinger.
   void Sweep();

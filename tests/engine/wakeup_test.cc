@@ -669,5 +669,95 @@ TEST_F(WakeupQueueTest, AWaiterNamedButGoneHoldsTheOthersBackOnlyForTheGrace) {
   ASSERT_TRUE(waiter->Release(*lock).ok());
 }
 
+// Masters may stamp two waiters that queued at about the same moment in
+// opposite orders, and so name different waiters in one release. Here the
+// lock is freed without a message, and then each master's message is sent
+// by hand, one master at a time: master 0 names the first waiter, masters 1
+// and 2 the second. Only the second, once named by a quorum, tries (at
+// once); the first holds back its grace (20 s) after master 0's name, so
+// the two never split the votes.
+TEST_F(WakeupQueueTest,
+       AWaiterNamedByFewerThanAQuorumLeavesTheAttemptToTheOneNamedByOne) {
+  auto held = holder_->Acquire("split", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  constexpr int kWaiters = 2;
+  std::vector<std::shared_ptr<AttemptCounter>> counters;
+  std::vector<std::unique_ptr<Redlock>> waiters;
+  std::vector<std::unique_ptr<Background<absl::StatusOr<Lock>>>> waiting;
+  std::vector<std::string> ids;
+  for (int i = 0; i < kWaiters; ++i) {
+    counters.push_back(std::make_shared<AttemptCounter>());
+    waiters.push_back(MakeClient(QueuedOptions(counters.back())));
+    ASSERT_NE(waiters.back(), nullptr);
+    Redlock* waiter = waiters.back().get();
+    waiting.push_back(std::make_unique<Background<absl::StatusOr<Lock>>>(
+        [waiter] { return waiter->Acquire("split", Waiting(absl::Seconds(40))); }));
+    ASSERT_TRUE(AwaitQueued("split", i + 1)) << "waiter " << i;
+    auto client = cluster_->Client(0);
+    ASSERT_TRUE(client.ok());
+    auto members =
+        (*client)->Command({"SMEMBERS", WriterWaitingKey(Options(), "split")});
+    ASSERT_TRUE(members.ok());
+    for (const auto& member : members->elements) {
+      if (std::find(ids.begin(), ids.end(), member.str) == ids.end()) {
+        ids.push_back(member.str);
+      }
+    }
+    ASSERT_EQ(ids.size(), static_cast<size_t>(i + 1));
+  }
+  // Both made their first attempt and the one once subscribed.
+  const absl::Time settled_until = absl::Now() + absl::Seconds(10);
+  while ((counters[0]->attempts() < 2 || counters[1]->attempts() < 2) &&
+         absl::Now() < settled_until) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_EQ(counters[0]->attempts(), 2);
+  ASSERT_EQ(counters[1]->attempts(), 2);
+
+  // Free, and nobody told.
+  const std::string key = LockKey(Options(), "split");
+  for (int i = 0; i < cluster_->size(); ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE((*client)->Command({"DEL", key}).ok());
+  }
+  auto tell = [&](int master, const std::string& id) {
+    auto client = cluster_->Client(master);
+    ASSERT_TRUE(client.ok());
+    auto heard = (*client)->Command(
+        {"PUBLISH", key, absl::StrCat(kReleasedMessage, " ", id)});
+    ASSERT_TRUE(heard.ok());
+    EXPECT_EQ(heard->integer, kWaiters) << "master " << master;
+  };
+  // Long enough for an attempt at once to be made and counted.
+  constexpr absl::Duration kWouldHaveTried = absl::Milliseconds(300);
+  tell(0, ids[0]);
+  absl::SleepFor(kWouldHaveTried);
+  EXPECT_EQ(counters[0]->attempts(), 2) << "named by 1 of 3, it tried";
+  tell(1, ids[1]);
+  absl::SleepFor(kWouldHaveTried);
+  EXPECT_EQ(counters[1]->attempts(), 2) << "named by 1 of 3, it tried";
+  const absl::Time told = absl::Now();
+  tell(2, ids[1]);
+  absl::StatusOr<Lock> lock = waiting[1]->Join();
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  EXPECT_LT(absl::Now() - told, kWokenWithin);
+  EXPECT_EQ(counters[1]->attempts(), 3);
+  for (int i = 0; i < cluster_->size(); ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok());
+    auto value = (*client)->Get(key);
+    ASSERT_TRUE(value.ok());
+    EXPECT_EQ(value->value_or("(none)"), lock->token()) << "master " << i;
+  }
+  absl::SleepFor(kWouldHaveTried);
+  EXPECT_EQ(counters[0]->attempts(), 2) << "the first waiter tried as well";
+  // A real release now names the first waiter everywhere.
+  ASSERT_TRUE(waiters[1]->Release(*lock).ok());
+  absl::StatusOr<Lock> next = waiting[0]->Join();
+  ASSERT_TRUE(next.ok()) << next.status();
+  ASSERT_TRUE(waiters[0]->Release(*next).ok());
+}
+
 }  // namespace
 }  // namespace redlock

@@ -1284,7 +1284,7 @@ TEST(SimDeterminismTest, SameSeedGivesTheSameTraceOtherSeedsDiffer) {
 class SubscriberSettleTest : public SimPubSubTest {
  protected:
   struct Listener final : internal::Subscriber::Listener {
-    void OnMessage(absl::string_view, absl::string_view) override {}
+    void OnMessage(int, absl::string_view, absl::string_view) override {}
     void OnSettled(bool) override {}
   };
 
@@ -1300,7 +1300,7 @@ class SubscriberSettleTest : public SimPubSubTest {
 TEST_F(SubscriberSettleTest,
        AChannelRemovedAndAddedAgainIsSettledOnlyByItsLastSubscribe) {
   Listener listener;
-  internal::Subscriber sub(&client_, Config(), &listener);
+  internal::Subscriber sub(&client_, Config(), /*master=*/0, &listener);
   sub.Add("lock:a");
   loop_.RunUntilIdle();
   ASSERT_TRUE(sub.Settled("lock:a"));

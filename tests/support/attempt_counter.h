@@ -20,6 +20,7 @@ namespace redlock::testing {
 class AttemptCounter : public Observer {
  public:
   void OnAttempt(const AttemptEvent& event) override {
+    attempts_.fetch_add(1);
     if (!event.outcome.ok()) lost_.fetch_add(1);
     absl::AnyInvocable<void(const AttemptEvent&)> hook;
     {
@@ -29,6 +30,8 @@ class AttemptCounter : public Observer {
     if (hook) hook(event);
   }
   int lost() const { return lost_.load(); }
+  // Attempts, won or lost.
+  int attempts() const { return attempts_.load(); }
   // Runs once, after the next attempt.
   void AfterNextAttempt(absl::AnyInvocable<void(const AttemptEvent&)> hook) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -37,6 +40,7 @@ class AttemptCounter : public Observer {
 
  private:
   std::atomic<int> lost_{0};
+  std::atomic<int> attempts_{0};
   // std::mutex, not absl::Mutex: one counter serves several clients' loop
   // threads, and ThreadSanitizer sees only std::mutex (Debian's Abseil is
   // not built for it).
