@@ -796,6 +796,26 @@ Command WriterAcquireCommand(absl::string_view lock_key,
        TtlMillis(waiting_ttl), announce ? "1" : "0"});
 }
 
+void CommandArgvViews(const Command& command, bool eval, CommandViews* out) {
+  out->argv.clear();
+  if (command.script == nullptr) {
+    out->argv.assign(command.args.begin(), command.args.end());
+    return;
+  }
+  out->argv.reserve(command.args.size() + 3);
+  if (eval) {
+    out->argv.emplace_back("EVAL");
+    out->argv.emplace_back(command.script->source);
+  } else {
+    out->argv.emplace_back("EVALSHA");
+    out->argv.emplace_back(command.script->sha1);
+  }
+  char* end = absl::numbers_internal::FastIntToBuffer(command.num_keys,
+                                                      out->num_keys);
+  out->argv.emplace_back(out->num_keys, end - out->num_keys);
+  out->argv.insert(out->argv.end(), command.args.begin(), command.args.end());
+}
+
 std::vector<std::string> CommandArgv(const Command& command, bool eval) {
   if (command.script == nullptr) return command.args;
   std::vector<std::string> argv;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
@@ -302,6 +303,15 @@ void ParseMarker(absl::string_view value, std::string* state, int64_t* time_us,
 // The argv to send: the plain command, or EVALSHA sha numkeys ... (or, with
 // `eval`, EVAL source numkeys ...).
 std::vector<std::string> CommandArgv(const Command& command, bool eval);
+
+// The same argv as views, without copying the arguments: into `command`,
+// the script's static text, and `num_keys` (which holds the key count's
+// digits). Valid while `command` and `num_keys` are, and not moved.
+struct CommandViews {
+  char num_keys[24];
+  absl::InlinedVector<absl::string_view, 8> argv;
+};
+void CommandArgvViews(const Command& command, bool eval, CommandViews* out);
 
 // The TTL the masters are given: `ttl` truncated to whole milliseconds, at
 // least 1ms. Validity is computed from this, never from the TTL asked for.

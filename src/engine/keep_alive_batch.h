@@ -250,6 +250,16 @@ class KeepAliveBatcher {
       chunk.sent.push_back(i);
       RoundConfig config = engine_->BaseRound(op->ttl_);
       config.map_reply = &ScriptVote;
+      // JudgeVotes()'s, with the replying master's verdict and every
+      // master's server judged once per reply (Judged()).
+      config.grant_veto = [this](int master) {
+        return judged_master_ == master ? judged_veto_
+                                        : engine_->GrantVeto(master);
+      };
+      config.failure_domain = [this](int master) {
+        return judged_master_ >= 0 ? judged_domains_[master]
+                                   : engine_->FailureDomain(master);
+      };
       std::weak_ptr<Engine::Operation> weak = op;
       batch->rounds[i] = QuorumRound::StartFed(
           engine_->links_, std::move(config), engine_->runtime_.get(), start,
@@ -265,7 +275,6 @@ class KeepAliveBatcher {
     const auto command =
         std::make_shared<const Command>(BatchExtendCommand(entries));
     for (size_t m = 0; m < engine_->links_.size(); ++m) {
-      const int master = static_cast<int>(m);
       ++outstanding_[m];
       ++requests_;
       engine_->links_[m]->Send(
@@ -281,6 +290,7 @@ class KeepAliveBatcher {
             } else {
               absl::StatusOr<std::vector<RedisReply>> split =
                   SplitBatchExtendReply(*std::move(reply), chunk.sent.size());
+              Judged judged(this, master);
               for (size_t j = 0; j < chunk.sent.size(); ++j) {
                 const size_t i = chunk.sent[j];
                 if (split.ok()) {
@@ -294,6 +304,34 @@ class KeepAliveBatcher {
           });
     }
   }
+
+  // While one master's reply to a chunk is fed to the chunk's rounds: that
+  // master's grant verdict (Engine::GrantVeto()) and every master's server
+  // (Engine::FailureDomain()), judged once, when the reply arrived, instead
+  // of once per lock. Every lock's answer in the reply reached this client
+  // at that same moment, and nothing between two Feed() calls of the loop
+  // reads a master's reply or a marker, so the verdict each lock's round
+  // would have asked for is this one. A vote on a master whose reply is not
+  // being fed, or outside the loop, is judged afresh.
+  class Judged {
+   public:
+    Judged(KeepAliveBatcher* batcher, int master) : batcher_(batcher) {
+      Engine* engine = batcher->engine_;
+      batcher->judged_veto_ = engine->GrantVeto(master);
+      batcher->judged_domains_.resize(engine->links_.size());
+      for (size_t m = 0; m < engine->links_.size(); ++m) {
+        batcher->judged_domains_[m] =
+            engine->FailureDomain(static_cast<int>(m));
+      }
+      batcher->judged_master_ = master;
+    }
+    ~Judged() { batcher_->judged_master_ = -1; }
+    Judged(const Judged&) = delete;
+    Judged& operator=(const Judged&) = delete;
+
+   private:
+    KeepAliveBatcher* const batcher_;
+  };
 
   // True if every master can take another call now.
   bool EveryMasterCanTakeMore() const {
@@ -340,6 +378,11 @@ class KeepAliveBatcher {
   absl::Duration widest_window_;
   std::vector<std::weak_ptr<Batch>> in_flight_;
   int64_t requests_ = 0;
+  // Judged: the master whose reply is being fed (-1: none), its verdict,
+  // and every master's server.
+  int judged_master_ = -1;
+  absl::Status judged_veto_;
+  std::vector<absl::string_view> judged_domains_;
 };
 
 inline void KeepAliveOp::ArmExtendTimer() {

@@ -149,15 +149,19 @@ void Master::Send(std::shared_ptr<const Command> kept, const Command& command,
       Pending load;
       load.sent_at = pending.sent_at;
       load.kind = Kind::kScriptLoad;
-      Write({"SCRIPT", "LOAD", std::string(script->source)}, std::move(load));
+      const absl::string_view load_argv[] = {"SCRIPT", "LOAD", script->source};
+      Write(load_argv, std::move(load));
       loaded_on_demand_.push_back(script);
     }
   }
-  Write(CommandArgv(command, /*eval=*/false), std::move(pending));
+  // Views, not copies: the arguments are copied once, into the wire.
+  CommandViews views;
+  CommandArgvViews(command, /*eval=*/false, &views);
+  Write(views.argv, std::move(pending));
 }
 
-void Master::Write(const std::vector<std::string>& argv, Pending pending) {
-  if (connection_ == nullptr || !connection_->Send(argv)) {
+void Master::Write(absl::Span<const absl::string_view> argv, Pending pending) {
+  if (connection_ == nullptr || !connection_->SendArgs(argv)) {
     if (pending.done) {
       FailLater(std::move(pending.done),
                 absl::UnavailableError("connection is closing"));
@@ -537,8 +541,9 @@ void Master::OnReply(RedisReply reply) {
       Pending reload;
       reload.sent_at = Now();
       reload.kind = Kind::kScriptLoad;
-      Write({"SCRIPT", "LOAD", std::string(p.script_call->script->source)},
-            std::move(reload));
+      const absl::string_view load_argv[] = {"SCRIPT", "LOAD",
+                                             p.script_call->script->source};
+      Write(load_argv, std::move(reload));
       if (p.done) {
         p.done(absl::NotFoundError(absl::StrCat(
             converted.str,
@@ -550,7 +555,9 @@ void Master::OnReply(RedisReply reply) {
     Pending retry;
     retry.sent_at = p.sent_at;
     retry.done = std::move(p.done);
-    Write(CommandArgv(*p.script_call, /*eval=*/true), std::move(retry));
+    CommandViews views;
+    CommandArgvViews(*p.script_call, /*eval=*/true, &views);
+    Write(views.argv, std::move(retry));
     return;
   }
   if (p.done) p.done(std::move(converted));

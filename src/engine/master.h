@@ -23,8 +23,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "redlock/lock.h"
 #include "redlock/options.h"
 #include "src/algorithm/membership.h"
@@ -254,7 +257,11 @@ class Master final : public MasterLink, private ConnectionObserver {
   void QueueHandshake();
   // Writes argv to the connection and queues `pending`; answers it later with
   // an error if the connection refuses the command.
-  void Write(const std::vector<std::string>& argv, Pending pending);
+  void Write(absl::Span<const absl::string_view> argv, Pending pending);
+  void Write(const std::vector<std::string>& argv, Pending pending) {
+    absl::InlinedVector<absl::string_view, 8> views(argv.begin(), argv.end());
+    Write(views, std::move(pending));
+  }
   void FailLater(ReplyCallback done, absl::Status status);
   void ArmRequestTimer();
 

@@ -152,11 +152,22 @@ QuorumRound::QuorumRound(std::vector<MasterLink*> masters, RoundConfig config,
 
 void QuorumRound::SendAll() {
   start_ = clock_->Now();
+  // A script's call is kept by each link until answered (to resend it as
+  // EVAL): one copy shared by every link instead of one each.
+  std::shared_ptr<const Command> shared;
+  if (config_.command.script != nullptr) {
+    shared = std::make_shared<const Command>(std::move(config_.command));
+  }
   for (size_t i = 0; i < masters_.size(); ++i) {
-    masters_[i]->Send(config_.command, [self = shared_from_this(),
-                                        i](absl::StatusOr<RedisReply> reply) {
+    auto done = [self = shared_from_this(),
+                 i](absl::StatusOr<RedisReply> reply) {
       self->OnReply(static_cast<int>(i), std::move(reply));
-    });
+    };
+    if (shared != nullptr) {
+      masters_[i]->Send(shared, std::move(done));
+    } else {
+      masters_[i]->Send(config_.command, std::move(done));
+    }
   }
 }
 

@@ -104,7 +104,7 @@ class VoteTally {
 };
 
 struct RoundConfig {
-  Command command;
+  Command command;  // Moved out when the round is sent (SendAll()).
   VoteMapper map_reply = nullptr;
   int quorum = 1;
   // If set, replaces `quorum`: a quorum of each group (the deployment's

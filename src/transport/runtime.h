@@ -20,10 +20,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "redlock/lock.h"
 #include "redlock/options.h"
 #include "src/algorithm/clock.h"
@@ -82,8 +85,14 @@ class Connection {
  public:
   virtual ~Connection() = default;
   // Queues `argv` for the server (may be called while connecting). False if
-  // the connection cannot take it (closing or gone).
-  virtual bool Send(const std::vector<std::string>& argv) = 0;
+  // the connection cannot take it (closing or gone). The bytes are copied
+  // before it returns: `argv` need not outlive the call.
+  virtual bool SendArgs(absl::Span<const absl::string_view> argv) = 0;
+  // The same, for an argv of strings.
+  bool Send(const std::vector<std::string>& argv) {
+    absl::InlinedVector<absl::string_view, 8> views(argv.begin(), argv.end());
+    return SendArgs(views);
+  }
   // Before closing: hands whatever is still buffered to the network if that
   // can be done without blocking, so a release queued behind a stuck request
   // is not lost. Makes no observer call. Does nothing from inside an

@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "src/transport/reply_reader.h"
 
 namespace redlock::internal {
@@ -30,10 +32,23 @@ std::string Errno(int error) { return std::strerror(error); }
 
 // Appends `argv` as a RESP array of bulk strings, the only form of request
 // Redis takes from a client library.
-void AppendCommand(const std::vector<std::string>& argv, std::string* out) {
-  absl::StrAppend(out, "*", argv.size(), "\r\n");
-  for (const std::string& arg : argv) {
-    absl::StrAppend(out, "$", arg.size(), "\r\n", arg, "\r\n");
+// RESP: *<n>\r\n, then $<size>\r\n<bytes>\r\n per argument; `out` grows once.
+void AppendCommand(absl::Span<const absl::string_view> argv, std::string* out) {
+  char digits[absl::numbers_internal::kFastToBufferSize];
+  auto append_count = [&](char kind, size_t n) {
+    out->push_back(kind);
+    char* end = absl::numbers_internal::FastIntToBuffer(n, digits);
+    out->append(digits, end - digits);
+    out->append("\r\n", 2);
+  };
+  size_t total = 16;
+  for (absl::string_view arg : argv) total += arg.size() + 24;
+  out->reserve(out->size() + total);
+  append_count('*', argv.size());
+  for (absl::string_view arg : argv) {
+    append_count('$', arg.size());
+    out->append(arg.data(), arg.size());
+    out->append("\r\n", 2);
   }
 }
 
@@ -138,7 +153,7 @@ class WireConnection final : public Connection {
     return absl::OkStatus();
   }
 
-  bool Send(const std::vector<std::string>& argv) override {
+  bool SendArgs(absl::Span<const absl::string_view> argv) override {
     if (phase_ == Phase::kDead || failing_) return false;
     absl::Status status;
     if (tls_ != nullptr && phase_ == Phase::kOpen) {

@@ -78,8 +78,9 @@ class SimCluster::SimConnection : public internal::Connection {
     cluster_->ClientCloses(conn_);
   }
 
-  bool Send(const std::vector<std::string>& argv) override {
+  bool SendArgs(absl::Span<const absl::string_view> views) override {
     if (conn_->dead) return false;
+    std::vector<std::string> argv(views.begin(), views.end());
     if (!conn_->connected) {
       conn_->unsent.push_back(argv);
       return true;
