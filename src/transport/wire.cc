@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "src/transport/reply_reader.h"
@@ -32,23 +31,41 @@ std::string Errno(int error) { return std::strerror(error); }
 
 // Appends `argv` as a RESP array of bulk strings, the only form of request
 // Redis takes from a client library.
-// RESP: *<n>\r\n, then $<size>\r\n<bytes>\r\n per argument; `out` grows once.
+// RESP: *<n>\r\n, then $<size>\r\n<bytes>\r\n per argument. `out` grows
+// once, by exactly what is written: a keep-alive chunk carries thousands of
+// short arguments, and appending each piece on its own cost more than the
+// copying.
 void AppendCommand(absl::Span<const absl::string_view> argv, std::string* out) {
-  char digits[absl::numbers_internal::kFastToBufferSize];
-  auto append_count = [&](char kind, size_t n) {
-    out->push_back(kind);
-    char* end = absl::numbers_internal::FastIntToBuffer(n, digits);
-    out->append(digits, end - digits);
-    out->append("\r\n", 2);
+  auto digits = [](size_t n) {
+    size_t d = 1;
+    while (n >= 10) {
+      n /= 10;
+      ++d;
+    }
+    return d;
   };
-  size_t total = 16;
-  for (absl::string_view arg : argv) total += arg.size() + 24;
-  out->reserve(out->size() + total);
-  append_count('*', argv.size());
+  size_t size = 1 + digits(argv.size()) + 2;
   for (absl::string_view arg : argv) {
-    append_count('$', arg.size());
-    out->append(arg.data(), arg.size());
-    out->append("\r\n", 2);
+    size += 1 + digits(arg.size()) + 2 + arg.size() + 2;
+  }
+  const size_t start = out->size();
+  out->resize(start + size);
+  char* p = &(*out)[start];
+  auto header = [&p, &digits](char kind, size_t n) {
+    *p++ = kind;
+    char* end = p + digits(n);
+    for (char* d = end; d != p; n /= 10) *--d = static_cast<char>('0' + n % 10);
+    p = end;
+    *p++ = '\r';
+    *p++ = '\n';
+  };
+  header('*', argv.size());
+  for (absl::string_view arg : argv) {
+    header('$', arg.size());
+    if (!arg.empty()) std::memcpy(p, arg.data(), arg.size());
+    p += arg.size();
+    *p++ = '\r';
+    *p++ = '\n';
   }
 }
 

@@ -65,6 +65,9 @@ ABSL_FLAG(int, many_locks_short_runs, 3,
 ABSL_FLAG(bool, many_locks_unbatched, true,
           "many_locks phase: also run the unbatched extension (before) at "
           "each K of the short and long TTL, once.");
+ABSL_FLAG(absl::Duration, many_locks_request_timeout, absl::Milliseconds(250),
+          "many_locks phase: the engine's request timeout (longer under "
+          "valgrind, whose slowness would otherwise time extensions out).");
 
 namespace redlock::bench {
 namespace {
@@ -158,7 +161,9 @@ RunResult RunOne(const std::vector<Master>& masters, const RunSpec& spec,
     // A 1,000-key batch call (and acquisitions behind 500 others) may take
     // longer than the default 50 ms on a loaded 2-core machine; margin
     // max(ttl / 10, 2 * request_timeout).
-    options.request_timeout = absl::Milliseconds(250);
+    options.request_timeout = absl::GetFlag(FLAGS_many_locks_request_timeout);
+    options.stalled_connection_timeout =
+        std::max(options.stalled_connection_timeout, options.request_timeout);
     absl::StatusOr<std::unique_ptr<internal::Engine>> made =
         internal::Engine::Create(base, std::move(options));
     if (!made.ok()) {
