@@ -288,6 +288,35 @@ TEST_F(FailClosedTest, OneServerUnderTwoAddressesCastsOneVote) {
       << health[1].grants_count;
 }
 
+// The same with the lock kept alive: a batched extension judges a chunk's
+// reply once per master (KeepAliveBatcher::Judged), and the second
+// address's grant must still cast no vote. Held on one server of two, the
+// lock is lost at its next extension.
+TEST_F(FailClosedTest, ABatchedExtensionCountsOneServerUnderTwoAddressesOnce) {
+  START_CLUSTER(2);
+  FaultProxy& alias = AddProxy(0);
+  LoopRunner loop;
+  auto engine = AsyncRedlock::Create(
+      loop.base(), TestOptions({cluster_->server(0).Uri(), alias.Uri(),
+                                cluster_->server(1).Uri()}));
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  absl::StatusOr<Lock> lock = testing::AwaitAcquire(
+      loop, **engine, kJob, absl::Seconds(10), absl::ZeroDuration());
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  Del(1, lock->key());
+  std::optional<absl::Status> lost;
+  HoldOptions hold;
+  hold.extend_every = absl::Milliseconds(100);
+  hold.on_lost = [&](const absl::Status& reason) { lost = reason; };
+  absl::StatusOr<KeepAliveHandle> keeper =
+      (*engine)->KeepAlive(*lock, absl::Seconds(10), std::move(hold));
+  ASSERT_TRUE(keeper.ok()) << keeper.status();
+  ASSERT_TRUE(loop.RunUntil([&] { return lost.has_value(); }))
+      << "kept alive on one server of two";
+  EXPECT_TRUE(Mentions(*lost, "same server as")) << *lost;
+  keeper->Stop(/*release=*/true);
+}
+
 // A master the client judged before is not judged while it is away: its
 // connection is gone, and whatever answers next on that address must be
 // judged again.

@@ -27,9 +27,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "redlock/async_redlock.h"
 #include "redlock/keys.h"
 #include "redlock/redlock.h"
+#include "tests/support/await_call.h"
 #include "tests/support/guard_expectations.h"
+#include "tests/support/loop_runner.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/test_options.h"
 
@@ -325,6 +328,54 @@ TEST_F(PartialRestartTest,
     EXPECT_TRUE(Mentions(health[i].grants_count, "persistence (unknown"))
         << health[i].grants_count;
   }
+}
+
+// A lock kept alive while two of its three masters come back from a
+// snapshot that still holds its key: the restarted masters grant the
+// batched extension (their key has the token), and the restart guard must
+// still refuse to count those grants (the batch judges a reply once per
+// master, KeepAliveBatcher::Judged). Counted on one master of three, the
+// lock is lost at its next extension.
+TEST_F(PartialRestartTest,
+       ABatchedExtensionDoesNotCountMastersBackFromASnapshot) {
+  SKIP_WITH_EXTERNAL_MASTERS();
+  ASSERT_TRUE(StartCluster(RedisServer::Persistence::kRdbSnapshots));
+  testing::LoopRunner loop;
+  Options options = TestOptions(Uris(/*acl_user=*/false));
+  options.max_ttl = absl::Hours(1);
+  options.on_warning = [](absl::string_view) {};
+  auto x = AsyncRedlock::Create(loop.base(), options);
+  ASSERT_TRUE(x.ok()) << x.status();
+  // The first acquisition marks the deployment.
+  absl::StatusOr<Lock> warmup = testing::AwaitAcquire(
+      loop, **x, "warmup", absl::Seconds(1), absl::ZeroDuration());
+  ASSERT_TRUE(warmup.ok()) << warmup.status();
+  absl::StatusOr<Lock> held = testing::AwaitAcquire(
+      loop, **x, kJob, absl::Seconds(60), absl::ZeroDuration());
+  ASSERT_TRUE(held.ok()) << held.status();
+  for (int i : {1, 2}) ASSERT_TRUE(Command(i, {"SAVE"}).ok());
+  for (int i : {1, 2}) ASSERT_TRUE(Crash(i).ok());
+  for (int i : {1, 2}) {
+    ASSERT_EQ(Get(i, LockKey(Options(), kJob)), held->token()) << i;
+  }
+  // Reconnected and judged: held back by the guard.
+  ASSERT_TRUE(loop.RunUntil([&] {
+    const std::vector<MasterHealth> health = (*x)->Health();
+    return health[1].connected && health[2].connected &&
+           Mentions(health[1].grants_count, "restart") &&
+           Mentions(health[2].grants_count, "restart");
+  })) << (*x)->Health()[1].grants_count;
+  std::optional<absl::Status> lost;
+  HoldOptions hold;
+  hold.extend_every = absl::Milliseconds(100);
+  hold.on_lost = [&](const absl::Status& reason) { lost = reason; };
+  absl::StatusOr<KeepAliveHandle> keeper =
+      (*x)->KeepAlive(*held, absl::Seconds(10), std::move(hold));
+  ASSERT_TRUE(keeper.ok()) << keeper.status();
+  ASSERT_TRUE(loop.RunUntil([&] { return lost.has_value(); }))
+      << "kept alive by masters the guard holds back";
+  EXPECT_TRUE(Mentions(*lost, "restart guard")) << *lost;
+  keeper->Stop(/*release=*/false);
 }
 
 // A marker that names no process and no date (an operator's bare
