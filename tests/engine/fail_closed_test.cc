@@ -304,17 +304,13 @@ TEST_F(FailClosedTest, ABatchedExtensionCountsOneServerUnderTwoAddressesOnce) {
       loop, **engine, kJob, absl::Seconds(10), absl::ZeroDuration());
   ASSERT_TRUE(lock.ok()) << lock.status();
   Del(1, lock->key());
-  std::optional<absl::Status> lost;
-  HoldOptions hold;
-  hold.extend_every = absl::Milliseconds(100);
-  hold.on_lost = [&](const absl::Status& reason) { lost = reason; };
-  absl::StatusOr<KeepAliveHandle> keeper =
-      (*engine)->KeepAlive(*lock, absl::Seconds(10), std::move(hold));
-  ASSERT_TRUE(keeper.ok()) << keeper.status();
-  ASSERT_TRUE(loop.RunUntil([&] { return lost.has_value(); }))
-      << "kept alive on one server of two";
+  testing::KeptAlive kept = testing::StartKeepAlive(
+      **engine, *lock, absl::Seconds(10), absl::Milliseconds(100));
+  ASSERT_TRUE(kept.keeper.ok()) << kept.keeper.status();
+  std::optional<absl::Status> lost = testing::AwaitLoss(loop, kept);
+  ASSERT_TRUE(lost.has_value()) << "kept alive on one server of two";
   EXPECT_TRUE(Mentions(*lost, "same server as")) << *lost;
-  keeper->Stop(/*release=*/true);
+  kept.keeper->Stop(/*release=*/true);
 }
 
 // A master the client judged before is not judged while it is away: its
@@ -352,18 +348,15 @@ TEST_F(FailClosedTest, AKeepAliveHandleStoppedAfterTheLossReleasesTheRest) {
   // Another owner took masters 2 and 3 (as after an expiry).
   Set(1, lock->key(), "someone-else");
   Set(2, lock->key(), "someone-else");
-  std::optional<absl::Status> lost;
-  HoldOptions hold;
-  hold.extend_every = absl::Milliseconds(100);
-  hold.on_lost = [&](const absl::Status& reason) { lost = reason; };
-  absl::StatusOr<KeepAliveHandle> keeper =
-      (*engine)->KeepAlive(*lock, absl::Seconds(10), std::move(hold));
-  ASSERT_TRUE(keeper.ok()) << keeper.status();
-  ASSERT_TRUE(loop.RunUntil([&] { return lost.has_value(); }));
+  testing::KeptAlive kept = testing::StartKeepAlive(
+      **engine, *lock, absl::Seconds(10), absl::Milliseconds(100));
+  ASSERT_TRUE(kept.keeper.ok()) << kept.keeper.status();
+  std::optional<absl::Status> lost = testing::AwaitLoss(loop, kept);
+  ASSERT_TRUE(lost.has_value());
   EXPECT_EQ(lost->code(), absl::StatusCode::kAborted) << *lost;
   EXPECT_EQ(Value(0, lock->key()), lock->token());
 
-  { KeepAliveHandle gone = *std::move(keeper); }
+  { KeepAliveHandle gone = *std::move(kept.keeper); }
   loop.RunFor(absl::Milliseconds(200));
   EXPECT_EQ(Value(0, lock->key()), std::nullopt) << "our token was left";
   EXPECT_EQ(Value(1, lock->key()), "someone-else");

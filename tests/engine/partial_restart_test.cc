@@ -365,17 +365,13 @@ TEST_F(PartialRestartTest,
            Mentions(health[1].grants_count, "restart") &&
            Mentions(health[2].grants_count, "restart");
   })) << (*x)->Health()[1].grants_count;
-  std::optional<absl::Status> lost;
-  HoldOptions hold;
-  hold.extend_every = absl::Milliseconds(100);
-  hold.on_lost = [&](const absl::Status& reason) { lost = reason; };
-  absl::StatusOr<KeepAliveHandle> keeper =
-      (*x)->KeepAlive(*held, absl::Seconds(10), std::move(hold));
-  ASSERT_TRUE(keeper.ok()) << keeper.status();
-  ASSERT_TRUE(loop.RunUntil([&] { return lost.has_value(); }))
-      << "kept alive by masters the guard holds back";
+  testing::KeptAlive kept = testing::StartKeepAlive(
+      **x, *held, absl::Seconds(10), absl::Milliseconds(100));
+  ASSERT_TRUE(kept.keeper.ok()) << kept.keeper.status();
+  std::optional<absl::Status> lost = testing::AwaitLoss(loop, kept);
+  ASSERT_TRUE(lost.has_value()) << "kept alive by masters the guard holds back";
   EXPECT_TRUE(Mentions(*lost, "restart guard")) << *lost;
-  keeper->Stop(/*release=*/false);
+  kept.keeper->Stop(/*release=*/false);
 }
 
 // A marker that names no process and no date (an operator's bare

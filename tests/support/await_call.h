@@ -14,6 +14,7 @@
 #ifndef REDLOCK_TESTS_SUPPORT_AWAIT_CALL_H_
 #define REDLOCK_TESTS_SUPPORT_AWAIT_CALL_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -65,6 +66,34 @@ inline absl::StatusOr<ReleaseReport> AwaitRelease(
   return AwaitCall<absl::StatusOr<ReleaseReport>>(loop, [&](auto done) {
     return engine.ReleaseAsync(lock, options, std::move(done));
   });
+}
+
+// A keep-alive of `lock` (TTL `ttl`, an extension every `extend_every`)
+// and its lost signal, awaited with AwaitLoss().
+struct KeptAlive {
+  absl::StatusOr<KeepAliveHandle> keeper;
+  std::shared_ptr<std::optional<absl::Status>> lost =
+      std::make_shared<std::optional<absl::Status>>();
+};
+inline KeptAlive StartKeepAlive(AsyncRedlock& engine, const Lock& lock,
+                                absl::Duration ttl,
+                                absl::Duration extend_every) {
+  KeptAlive kept;
+  HoldOptions hold;
+  hold.extend_every = extend_every;
+  hold.on_lost = [lost = kept.lost](const absl::Status& reason) {
+    *lost = reason;
+  };
+  kept.keeper = engine.KeepAlive(lock, ttl, std::move(hold));
+  return kept;
+}
+// Turns the loop until the lost signal, at most `timeout`: its reason, or
+// nullopt if the lock was still held then.
+inline std::optional<absl::Status> AwaitLoss(
+    LoopRunner& loop, const KeptAlive& kept,
+    absl::Duration timeout = absl::Seconds(10)) {
+  loop.RunUntil([&] { return kept.lost->has_value(); }, timeout);
+  return *kept.lost;
 }
 
 // A release whose report waits for every master: for tests that assert what
