@@ -817,19 +817,9 @@ void CommandArgvViews(const Command& command, bool eval, CommandViews* out) {
 }
 
 std::vector<std::string> CommandArgv(const Command& command, bool eval) {
-  if (command.script == nullptr) return command.args;
-  std::vector<std::string> argv;
-  argv.reserve(command.args.size() + 3);
-  if (eval) {
-    argv.emplace_back("EVAL");
-    argv.emplace_back(command.script->source);
-  } else {
-    argv.emplace_back("EVALSHA");
-    argv.emplace_back(command.script->sha1);
-  }
-  argv.push_back(absl::StrCat(command.num_keys));
-  argv.insert(argv.end(), command.args.begin(), command.args.end());
-  return argv;
+  CommandViews views;
+  CommandArgvViews(command, eval, &views);
+  return std::vector<std::string>(views.argv.begin(), views.argv.end());
 }
 
 }  // namespace redlock::internal

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
@@ -308,7 +309,7 @@ std::vector<std::string> CommandArgv(const Command& command, bool eval);
 // the script's static text, and `num_keys` (which holds the key count's
 // digits). Valid while `command` and `num_keys` are, and not moved.
 struct CommandViews {
-  char num_keys[24];
+  char num_keys[absl::numbers_internal::kFastToBufferSize];
   absl::InlinedVector<absl::string_view, 8> argv;
 };
 void CommandArgvViews(const Command& command, bool eval, CommandViews* out);

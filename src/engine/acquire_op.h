@@ -718,22 +718,27 @@ class Engine::AcquireOp final : public Engine::Operation,
     return true;
   }
 
-  // Notes that `master`'s release named `successor`; true once the masters
-  // that named this waiter since its last attempt began hold a quorum
-  // (Engine::QuorumHeld()). Each master names the waiter whose arrival it
-  // stamped first, and masters may disagree (waiters that queued at about
-  // the same moment reach them in different orders): a waiter named by a
-  // minority that tried at once could split the votes with another, and
-  // neither would win. Quorums intersect, so at most one waiter is named by
-  // a quorum of one release's messages.
+  // Notes whom `master`'s release named (`successor`, empty: nobody); true
+  // if the masters whose latest release since this waiter's last attempt
+  // began named it hold a quorum (Engine::QuorumHeld()). Each master names
+  // the waiter whose arrival it stamped first, and masters may disagree
+  // (waiters that queued at about the same moment reach them in different
+  // orders): a waiter named by a minority that tried at once could split
+  // the votes with another, and neither would win. Only each master's
+  // latest name counts, so no two waiters can each hold a quorum of names
+  // (quorums intersect), not even across releases: a name an earlier
+  // release gave, that master's later one takes back.
   bool NamedBy(int master, absl::string_view successor) {
-    if (successor.empty() || successor != waiter_id_ || master < 0 ||
-        master >= static_cast<int>(engine_->masters_.size())) {
+    if (master < 0 || master >= static_cast<int>(engine_->masters_.size())) {
       return false;
     }
-    if (named_by_.empty()) named_by_.assign(engine_->masters_.size(), false);
-    named_by_[master] = true;
-    return engine_->QuorumHeld(named_by_);
+    const bool me = !successor.empty() && successor == waiter_id_;
+    if (named_by_.empty()) {
+      if (!me) return false;
+      named_by_.assign(engine_->masters_.size(), false);
+    }
+    named_by_[master] = me;
+    return me && engine_->QuorumHeld(named_by_);
   }
 
   // When a waiter woken by a release tries: at once if a quorum of the
@@ -827,7 +832,8 @@ class Engine::AcquireOp final : public Engine::Operation,
   std::vector<bool> marked_;       // Per master: its id may be waiting.
   std::string waiter_id_;          // Its id in the waiting set.
   std::string arrival_key_;        // WaiterArrivalKeyPrefix() + waiter_id_.
-  std::vector<bool> named_by_;     // Per master: named it since the attempt.
+  std::vector<bool> named_by_;     // Per master: its latest name was this
+                                   // waiter (since the last attempt).
   std::string refusals_;           // Readers: the last refusals.
   AsyncRedlock::AcquireCallback done_;
   const MonotonicTime started_;

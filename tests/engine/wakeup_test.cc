@@ -669,94 +669,139 @@ TEST_F(WakeupQueueTest, AWaiterNamedButGoneHoldsTheOthersBackOnlyForTheGrace) {
   ASSERT_TRUE(waiter->Release(*lock).ok());
 }
 
-// Masters may stamp two waiters that queued at about the same moment in
-// opposite orders, and so name different waiters in one release. Here the
-// lock is freed without a message, and then each master's message is sent
-// by hand, one master at a time: master 0 names the first waiter, masters 1
-// and 2 the second. Only the second, once named by a quorum, tries (at
-// once); the first holds back its grace (20 s) after master 0's name, so
-// the two never split the votes.
-TEST_F(WakeupQueueTest,
-       AWaiterNamedByFewerThanAQuorumLeavesTheAttemptToTheOneNamedByOne) {
-  auto held = holder_->Acquire("split", Waiting(absl::ZeroDuration()));
-  ASSERT_TRUE(held.ok()) << held.status();
-  constexpr int kWaiters = 2;
+// Two waiters queued for a lock that is then freed without a message, for
+// tests that send each master's message by hand (WakeupQueueTest).
+struct TwoQueued {
   std::vector<std::shared_ptr<AttemptCounter>> counters;
   std::vector<std::unique_ptr<Redlock>> waiters;
   std::vector<std::unique_ptr<Background<absl::StatusOr<Lock>>>> waiting;
-  std::vector<std::string> ids;
-  for (int i = 0; i < kWaiters; ++i) {
-    counters.push_back(std::make_shared<AttemptCounter>());
-    waiters.push_back(MakeClient(QueuedOptions(counters.back())));
-    ASSERT_NE(waiters.back(), nullptr);
-    Redlock* waiter = waiters.back().get();
-    waiting.push_back(std::make_unique<Background<absl::StatusOr<Lock>>>(
-        [waiter] { return waiter->Acquire("split", Waiting(absl::Seconds(40))); }));
-    ASSERT_TRUE(AwaitQueued("split", i + 1)) << "waiter " << i;
-    auto client = cluster_->Client(0);
-    ASSERT_TRUE(client.ok());
-    auto members =
-        (*client)->Command({"SMEMBERS", WriterWaitingKey(Options(), "split")});
-    ASSERT_TRUE(members.ok());
-    for (const auto& member : members->elements) {
-      if (std::find(ids.begin(), ids.end(), member.str) == ids.end()) {
-        ids.push_back(member.str);
-      }
-    }
-    ASSERT_EQ(ids.size(), static_cast<size_t>(i + 1));
-  }
-  // Both made their first attempt and the one once subscribed.
-  const absl::Time settled_until = absl::Now() + absl::Seconds(10);
-  while ((counters[0]->attempts() < 2 || counters[1]->attempts() < 2) &&
-         absl::Now() < settled_until) {
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  ASSERT_EQ(counters[0]->attempts(), 2);
-  ASSERT_EQ(counters[1]->attempts(), 2);
+  std::vector<std::string> ids;  // Their waiter ids, in order of arrival.
+};
 
-  // Free, and nobody told.
-  const std::string key = LockKey(Options(), "split");
-  for (int i = 0; i < cluster_->size(); ++i) {
-    auto client = cluster_->Client(i);
-    ASSERT_TRUE(client.ok());
-    ASSERT_TRUE((*client)->Command({"DEL", key}).ok());
+class WakeupQueueByHandTest : public WakeupQueueTest {
+ protected:
+  // Queues two waiters for `resource` (held by the holder), waits until
+  // both made their first attempt and the one once subscribed, then frees
+  // the lock on every master without a message.
+  void QueueTwoThenFree(const std::string& resource, TwoQueued* q) {
+    held_ = holder_->Acquire(resource, Waiting(absl::ZeroDuration()));
+    ASSERT_TRUE(held_.ok()) << held_.status();
+    for (int i = 0; i < 2; ++i) {
+      q->counters.push_back(std::make_shared<AttemptCounter>());
+      q->waiters.push_back(MakeClient(QueuedOptions(q->counters.back())));
+      ASSERT_NE(q->waiters.back(), nullptr);
+      Redlock* waiter = q->waiters.back().get();
+      q->waiting.push_back(std::make_unique<Background<absl::StatusOr<Lock>>>(
+          [waiter, resource] {
+            return waiter->Acquire(resource, Waiting(absl::Seconds(40)));
+          }));
+      ASSERT_TRUE(AwaitQueued(resource, i + 1)) << "waiter " << i;
+      auto client = cluster_->Client(0);
+      ASSERT_TRUE(client.ok());
+      auto members = (*client)->Command(
+          {"SMEMBERS", WriterWaitingKey(Options(), resource)});
+      ASSERT_TRUE(members.ok());
+      for (const auto& member : members->elements) {
+        if (std::find(q->ids.begin(), q->ids.end(), member.str) ==
+            q->ids.end()) {
+          q->ids.push_back(member.str);
+        }
+      }
+      ASSERT_EQ(q->ids.size(), static_cast<size_t>(i + 1));
+    }
+    const absl::Time settled_until = absl::Now() + absl::Seconds(10);
+    while ((q->counters[0]->attempts() < 2 || q->counters[1]->attempts() < 2) &&
+           absl::Now() < settled_until) {
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    ASSERT_EQ(q->counters[0]->attempts(), 2);
+    ASSERT_EQ(q->counters[1]->attempts(), 2);
+    for (int i = 0; i < cluster_->size(); ++i) {
+      auto client = cluster_->Client(i);
+      ASSERT_TRUE(client.ok());
+      ASSERT_TRUE((*client)->Command({"DEL", LockKey(Options(), resource)}).ok());
+    }
   }
-  auto tell = [&](int master, const std::string& id) {
+
+  // Master `master` announces a release of `resource` naming `id`.
+  void Tell(const std::string& resource, int master, const std::string& id) {
     auto client = cluster_->Client(master);
     ASSERT_TRUE(client.ok());
-    auto heard = (*client)->Command(
-        {"PUBLISH", key, absl::StrCat(kReleasedMessage, " ", id)});
+    auto heard = (*client)->Command({"PUBLISH", LockKey(Options(), resource),
+                                     absl::StrCat(kReleasedMessage, " ", id)});
     ASSERT_TRUE(heard.ok());
-    EXPECT_EQ(heard->integer, kWaiters) << "master " << master;
-  };
-  // Long enough for an attempt at once to be made and counted.
-  constexpr absl::Duration kWouldHaveTried = absl::Milliseconds(300);
-  tell(0, ids[0]);
-  absl::SleepFor(kWouldHaveTried);
-  EXPECT_EQ(counters[0]->attempts(), 2) << "named by 1 of 3, it tried";
-  tell(1, ids[1]);
-  absl::SleepFor(kWouldHaveTried);
-  EXPECT_EQ(counters[1]->attempts(), 2) << "named by 1 of 3, it tried";
-  const absl::Time told = absl::Now();
-  tell(2, ids[1]);
-  absl::StatusOr<Lock> lock = waiting[1]->Join();
-  ASSERT_TRUE(lock.ok()) << lock.status();
-  EXPECT_LT(absl::Now() - told, kWokenWithin);
-  EXPECT_EQ(counters[1]->attempts(), 3);
-  for (int i = 0; i < cluster_->size(); ++i) {
-    auto client = cluster_->Client(i);
-    ASSERT_TRUE(client.ok());
-    auto value = (*client)->Get(key);
-    ASSERT_TRUE(value.ok());
-    EXPECT_EQ(value->value_or("(none)"), lock->token()) << "master " << i;
+    EXPECT_EQ(heard->integer, 2) << "master " << master;
   }
+
+  // Waiter `winner` of `q` takes the lock at once, and holds it on every
+  // master; the other made no attempt meanwhile. Then a real release hands
+  // the lock to the other.
+  void ExpectOnlyTheOneNamedByAQuorumTries(const std::string& resource,
+                                           TwoQueued& q, int winner,
+                                           absl::Time told) {
+    const int other = 1 - winner;
+    absl::StatusOr<Lock> lock = q.waiting[winner]->Join();
+    ASSERT_TRUE(lock.ok()) << lock.status();
+    EXPECT_LT(absl::Now() - told, kWokenWithin);
+    EXPECT_EQ(q.counters[winner]->attempts(), 3);
+    for (int i = 0; i < cluster_->size(); ++i) {
+      auto client = cluster_->Client(i);
+      ASSERT_TRUE(client.ok());
+      auto value = (*client)->Get(LockKey(Options(), resource));
+      ASSERT_TRUE(value.ok());
+      EXPECT_EQ(value->value_or("(none)"), lock->token()) << "master " << i;
+    }
+    absl::SleepFor(kWouldHaveTried);
+    EXPECT_EQ(q.counters[other]->attempts(), 2) << "the other tried as well";
+    ASSERT_TRUE(q.waiters[winner]->Release(*lock).ok());
+    absl::StatusOr<Lock> next = q.waiting[other]->Join();
+    ASSERT_TRUE(next.ok()) << next.status();
+    ASSERT_TRUE(q.waiters[other]->Release(*next).ok());
+  }
+
+  // Long enough for an attempt at once to be made and counted.
+  static constexpr absl::Duration kWouldHaveTried = absl::Milliseconds(300);
+  absl::StatusOr<Lock> held_;
+};
+
+// Masters may stamp two waiters that queued at about the same moment in
+// opposite orders, and so name different waiters in one release. Master 0
+// names the first waiter, masters 1 and 2 the second. Only the second,
+// once named by a quorum, tries (at once); the first holds back its grace
+// (20 s) after master 0's name, so the two never split the votes.
+TEST_F(WakeupQueueByHandTest,
+       AWaiterNamedByFewerThanAQuorumLeavesTheAttemptToTheOneNamedByOne) {
+  TwoQueued q;
+  ASSERT_NO_FATAL_FAILURE(QueueTwoThenFree("split", &q));
+  Tell("split", 0, q.ids[0]);
   absl::SleepFor(kWouldHaveTried);
-  EXPECT_EQ(counters[0]->attempts(), 2) << "the first waiter tried as well";
-  // A real release now names the first waiter everywhere.
-  ASSERT_TRUE(waiters[1]->Release(*lock).ok());
-  absl::StatusOr<Lock> next = waiting[0]->Join();
-  ASSERT_TRUE(next.ok()) << next.status();
-  ASSERT_TRUE(waiters[0]->Release(*next).ok());
+  EXPECT_EQ(q.counters[0]->attempts(), 2) << "named by 1 of 3, it tried";
+  Tell("split", 1, q.ids[1]);
+  absl::SleepFor(kWouldHaveTried);
+  EXPECT_EQ(q.counters[1]->attempts(), 2) << "named by 1 of 3, it tried";
+  const absl::Time told = absl::Now();
+  Tell("split", 2, q.ids[1]);
+  ExpectOnlyTheOneNamedByAQuorumTries("split", q, /*winner=*/1, told);
+}
+
+// Names from two releases never add up: master 0 names the first waiter,
+// then (a later release) the second; master 1 names the first. The first
+// holds only master 1's name now, not a quorum, and must not try; the
+// second, named by masters 0 and then 2, takes the lock.
+TEST_F(WakeupQueueByHandTest, OnlyEachMastersLatestNameCounts) {
+  TwoQueued q;
+  ASSERT_NO_FATAL_FAILURE(QueueTwoThenFree("latest", &q));
+  Tell("latest", 0, q.ids[0]);
+  Tell("latest", 0, q.ids[1]);
+  absl::SleepFor(kWouldHaveTried);
+  Tell("latest", 1, q.ids[0]);
+  absl::SleepFor(kWouldHaveTried);
+  EXPECT_EQ(q.counters[0]->attempts(), 2)
+      << "counted master 0's name that master 0 took back";
+  EXPECT_EQ(q.counters[1]->attempts(), 2) << "named by 1 of 3, it tried";
+  const absl::Time told = absl::Now();
+  Tell("latest", 2, q.ids[1]);
+  ExpectOnlyTheOneNamedByAQuorumTries("latest", q, /*winner=*/1, told);
 }
 
 }  // namespace
