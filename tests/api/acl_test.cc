@@ -36,6 +36,7 @@
 #include "redlock/keys.h"
 #include "redlock/redlock.h"
 #include "src/algorithm/token.h"
+#include "tests/support/heard_messages.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/test_options.h"
 #include "tests/support/text_files.h"
@@ -359,12 +360,12 @@ TEST_F(AclTest, TheDocumentedRuleRunsTheWholeClient) {
   }));
   absl::SleepFor(absl::Milliseconds(300));  // Its SUBSCRIBE confirmed.
   const absl::Time release_at = absl::Now();
-  ASSERT_TRUE(client->Release(*holder_lock).ok());
+  ASSERT_TRUE(client->Release(*holder_lock, AllMasters()).ok());
   waiting.join();
   ASSERT_TRUE(waited.ok()) << waited.status();
   EXPECT_LT(absl::Now() - release_at, absl::Seconds(5))
       << "not woken: it waited for its 10s poll";
-  for (const MasterHealth& h : waiter->Health()) {
+  for (const MasterHealth& h : testing::AwaitEveryMasterHeard(*waiter)) {
     EXPECT_GE(h.subscriber_messages, 1) << h.master;
   }
   ASSERT_TRUE(waiter->Release(*waited).ok());

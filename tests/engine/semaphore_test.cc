@@ -28,6 +28,7 @@
 #include "tests/support/attempt_counter.h"
 #include "tests/support/await_call.h"
 #include "tests/support/fault_proxy.h"
+#include "tests/support/heard_messages.h"
 #include "tests/support/loop_runner.h"
 #include "tests/support/own_masters_test.h"
 #include "tests/support/redis_server.h"
@@ -350,8 +351,9 @@ TEST_F(SemaphoreTest, APermitReleaseWakesAWaiterBeforeItsPoll) {
   // Generous: far below the 10s poll, whatever the machine's load.
   EXPECT_LT(absl::Now() - released, absl::Seconds(4));
   EXPECT_EQ(got->slots(), held[1].slots());
-  // It heard the release (on the semaphore's channel) from every master.
-  for (const MasterHealth& h : (*waiter)->Health()) {
+  // It heard the release (on the semaphore's channel) from every master;
+  // woken by a quorum's messages, perhaps after it won.
+  for (const MasterHealth& h : testing::AwaitEveryMasterHeard(**waiter)) {
     EXPECT_GE(h.subscriber_messages, 1) << h.master;
   }
   ASSERT_TRUE((*waiter)->Release(*got).ok());

@@ -24,6 +24,7 @@
 #include "redlock/observer.h"
 #include "redlock/redlock.h"
 #include "tests/support/attempt_counter.h"
+#include "tests/support/heard_messages.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/test_options.h"
 
@@ -144,17 +145,7 @@ TEST_F(WakeupTest, AWaiterIsWokenByTheReleaseNotByThePoll) {
   // release it heard (and the win the waiter announced). Named by the first
   // master's message, the waiter may have won before the others' arrived:
   // wait for them (bounded).
-  std::vector<MasterHealth> health = waiter->Health();
-  for (int k = 0; k < 200; ++k) {
-    if (std::all_of(health.begin(), health.end(), [](const MasterHealth& h) {
-          return h.subscriber_messages >= 1;
-        })) {
-      break;
-    }
-    absl::SleepFor(absl::Milliseconds(25));
-    health = waiter->Health();
-  }
-  for (const MasterHealth& h : health) {
+  for (const MasterHealth& h : testing::AwaitEveryMasterHeard(*waiter)) {
     EXPECT_GE(h.subscriber_requests, 1) << h.master;
     EXPECT_GE(h.subscriber_messages, 1) << h.master;
   }

@@ -37,6 +37,7 @@
 #include "redlock/redlock.h"
 #include "tests/support/fault_proxy.h"
 #include "tests/support/guard_expectations.h"
+#include "tests/support/heard_messages.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/test_certs.h"
 #include "tests/support/test_options.h"
@@ -674,7 +675,7 @@ TEST_F(TlsTest, AWaiterIsWokenOverTlsByTheRelease) {
   ASSERT_TRUE(woken.has_value());
   ASSERT_TRUE(woken->ok()) << woken->status();
   EXPECT_LT(absl::Now() - released, absl::Seconds(5)) << "polled, not woken";
-  for (const MasterHealth& h : waiter->Health()) {
+  for (const MasterHealth& h : testing::AwaitEveryMasterHeard(*waiter)) {
     EXPECT_GE(h.subscriber_messages, 1) << h.master;
     EXPECT_EQ(h.transport, "tls") << h.master;
   }
