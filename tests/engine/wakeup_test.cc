@@ -710,7 +710,8 @@ class WakeupQueueByHandTest : public WakeupQueueTest {
     for (int i = 0; i < cluster_->size(); ++i) {
       auto client = cluster_->Client(i);
       ASSERT_TRUE(client.ok());
-      ASSERT_TRUE((*client)->Command({"DEL", LockKey(Options(), resource)}).ok());
+      ASSERT_TRUE(
+          (*client)->Command({"DEL", LockKey(Options(), resource)}).ok());
     }
   }
 

@@ -30,10 +30,9 @@ std::vector<MasterHealth> AwaitEveryMasterHeard(
   const absl::Time deadline = absl::Now() + bound;
   std::vector<MasterHealth> health = client.Health();
   while (absl::Now() < deadline &&
-         !std::all_of(health.begin(), health.end(),
-                      [](const MasterHealth& h) {
-                        return h.subscriber_messages >= 1;
-                      })) {
+         !std::all_of(health.begin(), health.end(), [](const MasterHealth& h) {
+           return h.subscriber_messages >= 1;
+         })) {
     absl::SleepFor(absl::Milliseconds(20));
     health = client.Health();
   }
