@@ -62,6 +62,13 @@ bool IsMarkerStamp(absl::string_view stamp, const MasterIdentity& id) {
          stamp.substr(time.size() + 1) == id.marker_run_id;
 }
 
+// "3s ago", or "under a second ago": uptime comes in whole seconds.
+std::string SecondsAgo(absl::Duration uptime) {
+  if (uptime < absl::Seconds(1)) return "under a second ago";
+  return absl::StrCat(
+      absl::FormatDuration(absl::Trunc(uptime, absl::Seconds(1))), " ago");
+}
+
 }  // namespace
 
 void StopKeepAlive(KeepAliveOp& op, bool release) { op.Stop(release); }
@@ -759,9 +766,8 @@ absl::Status Engine::GuardVerdict(int master) const {
         "restart guard: ",
         restarted == Restarted::kYes
             ? absl::StrCat(
-                  "this master restarted ",
-                  absl::FormatDuration(absl::Trunc(uptime, absl::Seconds(1))),
-                  " ago, after it was marked, ")
+                  "this master restarted ", SecondsAgo(uptime),
+                  ", after it was marked, ")
             : absl::StrCat(
                   "cannot tell whether this master restarted since it was "
                   "marked (",
@@ -777,8 +783,7 @@ absl::Status Engine::GuardVerdict(int master) const {
   if (uptime >= options_.max_ttl) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       "restart guard: this master lost its data when it restarted ",
-      absl::FormatDuration(absl::Trunc(uptime, absl::Seconds(1))),
-      " ago; its grants count again in ",
+      SecondsAgo(uptime), "; its grants count again in ",
       absl::FormatDuration(
           absl::Ceil(options_.max_ttl - uptime, absl::Seconds(1)))));
 }
