@@ -765,9 +765,8 @@ absl::Status Engine::GuardVerdict(int master) const {
     return absl::FailedPreconditionError(absl::StrCat(
         "restart guard: ",
         restarted == Restarted::kYes
-            ? absl::StrCat(
-                  "this master restarted ", SecondsAgo(uptime),
-                  ", after it was marked, ")
+            ? absl::StrCat("this master restarted ", SecondsAgo(uptime),
+                           ", after it was marked, ")
             : absl::StrCat(
                   "cannot tell whether this master restarted since it was "
                   "marked (",
