@@ -4,6 +4,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -124,6 +125,41 @@ void BoundReplyReader(redisReader* reader) {
   // Every reader starts with hiredis's one table, so the table captured by
   // the first call is the one each of them would have used.
   if (reader->fn == g_hiredis_functions) reader->fn = bounded;
+}
+
+void AppendRespCommand(absl::Span<const absl::string_view> argv,
+                       std::string* out) {
+  auto digits = [](size_t n) {
+    size_t d = 1;
+    while (n >= 10) {
+      n /= 10;
+      ++d;
+    }
+    return d;
+  };
+  size_t size = 1 + digits(argv.size()) + 2;
+  for (absl::string_view arg : argv) {
+    size += 1 + digits(arg.size()) + 2 + arg.size() + 2;
+  }
+  const size_t start = out->size();
+  out->resize(start + size);
+  char* p = &(*out)[start];
+  auto header = [&p, &digits](char kind, size_t n) {
+    *p++ = kind;
+    char* end = p + digits(n);
+    for (char* d = end; d != p; n /= 10) *--d = static_cast<char>('0' + n % 10);
+    p = end;
+    *p++ = '\r';
+    *p++ = '\n';
+  };
+  header('*', argv.size());
+  for (absl::string_view arg : argv) {
+    header('$', arg.size());
+    if (!arg.empty()) std::memcpy(p, arg.data(), arg.size());
+    p += arg.size();
+    *p++ = '\r';
+    *p++ = '\n';
+  }
 }
 
 }  // namespace redlock::internal

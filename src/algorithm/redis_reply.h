@@ -1,7 +1,8 @@
 // Copyright 2026 The redlock Authors.
 //
 // A Redis reply as a plain value, copied out of hiredis's reply object (which
-// hiredis frees as soon as the callback returns). No I/O here.
+// hiredis frees as soon as the callback returns), and a request's RESP text.
+// No I/O here.
 
 #ifndef REDLOCK_SRC_ALGORITHM_REDIS_REPLY_H_
 #define REDLOCK_SRC_ALGORITHM_REDIS_REPLY_H_
@@ -9,6 +10,9 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 struct redisReply;
 struct redisReader;
@@ -54,6 +58,14 @@ void BoundReplyReader(redisReader* reader);
 // What to report for a reader's REDIS_ERR_OOM: "reply refused: it declares
 // more than 65536 elements (or out of memory)".
 std::string RefusedReplyText();
+
+// Appends `argv` as a RESP array of bulk strings, the only form of request
+// Redis takes from a client library: *<n>\r\n, then $<size>\r\n<bytes>\r\n
+// per argument. `out` grows once, by exactly what is written: a keep-alive
+// chunk carries thousands of short arguments, and appending each piece on
+// its own cost more than the copying.
+void AppendRespCommand(absl::Span<const absl::string_view> argv,
+                       std::string* out);
 
 }  // namespace redlock::internal
 

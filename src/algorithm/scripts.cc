@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/types/span.h"
+#include "src/algorithm/redis_reply.h"
 #include "src/algorithm/sha1.h"
 
 namespace redlock::internal {
@@ -810,10 +811,17 @@ void CommandArgvViews(const Command& command, bool eval, CommandViews* out) {
     out->argv.emplace_back("EVALSHA");
     out->argv.emplace_back(command.script->sha1);
   }
-  char* end = absl::numbers_internal::FastIntToBuffer(command.num_keys,
-                                                      out->num_keys);
+  char* end =
+      absl::numbers_internal::FastIntToBuffer(command.num_keys, out->num_keys);
   out->argv.emplace_back(out->num_keys, end - out->num_keys);
   out->argv.insert(out->argv.end(), command.args.begin(), command.args.end());
+}
+
+void EncodeCall(Command* command) {
+  CommandViews views;
+  CommandArgvViews(*command, /*eval=*/false, &views);
+  command->encoded.clear();
+  AppendRespCommand(views.argv, &command->encoded);
 }
 
 std::vector<std::string> CommandArgv(const Command& command, bool eval) {

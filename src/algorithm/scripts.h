@@ -154,6 +154,10 @@ struct Command {
   std::vector<std::string> args;
   const Script* script = nullptr;
   int num_keys = 0;  // Script calls only.
+  // Empty, or the RESP text of the EVALSHA call (EncodeCall()): made once for
+  // a command sent to every master, each of which then copies these bytes
+  // instead of encoding the call again. Ignored for an EVAL resend.
+  std::string encoded;
 };
 
 // SET key token NX PX ttl_ms.
@@ -313,6 +317,11 @@ struct CommandViews {
   absl::InlinedVector<absl::string_view, 8> argv;
 };
 void CommandArgvViews(const Command& command, bool eval, CommandViews* out);
+
+// Sets `command->encoded` to the RESP text of its EVALSHA call, the bytes
+// AppendRespCommand() makes of CommandArgvViews(*command, false). Script
+// calls only; worth it for a big command sent to several masters.
+void EncodeCall(Command* command);
 
 // The TTL the masters are given: `ttl` truncated to whole milliseconds, at
 // least 1ms. Validity is computed from this, never from the TTL asked for.

@@ -202,13 +202,13 @@ class KeepAliveBatcher {
       const LockState& state = *batch->ops[i]->state_;
       const size_t n = state.keys.size() + (state.limit_key().empty() ? 0 : 1);
       if (keys + n > kMaxBatchExtendKeys && i > begin) {
-        batch->chunks.push_back(Chunk{begin, i});
+        batch->chunks.push_back(Chunk{begin, i, {}});
         begin = i;
         keys = 0;
       }
       keys += n;
     }
-    batch->chunks.push_back(Chunk{begin, batch->ops.size()});
+    batch->chunks.push_back(Chunk{begin, batch->ops.size(), {}});
     // kChunksPerTurn chunks per loop turn, at most kMaxUnanswered
     // unanswered per master (Pump()): what waits in a connection's output
     // stays below wire.h's kMaxOutputBytes.
@@ -272,8 +272,10 @@ class KeepAliveBatcher {
     }
     if (entries.empty()) return;
     // One command for every master (a master keeps it for an EVAL resend).
-    const auto command =
-        std::make_shared<const Command>(BatchExtendCommand(entries));
+    // Its RESP text is made once, here, for all of them.
+    auto encoded = std::make_shared<Command>(BatchExtendCommand(entries));
+    EncodeCall(encoded.get());
+    std::shared_ptr<const Command> command = std::move(encoded);
     for (size_t m = 0; m < engine_->links_.size(); ++m) {
       ++outstanding_[m];
       ++requests_;

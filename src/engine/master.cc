@@ -157,11 +157,12 @@ void Master::Send(std::shared_ptr<const Command> kept, const Command& command,
   // Views, not copies: the arguments are copied once, into the wire.
   CommandViews views;
   CommandArgvViews(command, /*eval=*/false, &views);
-  Write(views.argv, std::move(pending));
+  Write(views.argv, std::move(pending), command.encoded);
 }
 
-void Master::Write(absl::Span<const absl::string_view> argv, Pending pending) {
-  if (connection_ == nullptr || !connection_->SendArgs(argv)) {
+void Master::Write(absl::Span<const absl::string_view> argv, Pending pending,
+                   absl::string_view encoded) {
+  if (connection_ == nullptr || !connection_->SendEncoded(argv, encoded)) {
     if (pending.done) {
       FailLater(std::move(pending.done),
                 absl::UnavailableError("connection is closing"));

@@ -256,8 +256,10 @@ class Master final : public MasterLink, private ConnectionObserver {
   void ScheduleReconnect();
   void QueueHandshake();
   // Writes argv to the connection and queues `pending`; answers it later with
-  // an error if the connection refuses the command.
-  void Write(absl::Span<const absl::string_view> argv, Pending pending);
+  // an error if the connection refuses the command. `encoded`: empty, or
+  // argv's RESP text (Command::encoded).
+  void Write(absl::Span<const absl::string_view> argv, Pending pending,
+             absl::string_view encoded = {});
   void Write(const std::vector<std::string>& argv, Pending pending) {
     absl::InlinedVector<absl::string_view, 8> views(argv.begin(), argv.end());
     Write(views, std::move(pending));

@@ -88,6 +88,14 @@ class Connection {
   // the connection cannot take it (closing or gone). The bytes are copied
   // before it returns: `argv` need not outlive the call.
   virtual bool SendArgs(absl::Span<const absl::string_view> argv) = 0;
+  // The same, where `encoded` is empty or exactly the RESP text of `argv`
+  // (AppendRespCommand()): a connection may copy those bytes instead of
+  // encoding `argv` again.
+  virtual bool SendEncoded(absl::Span<const absl::string_view> argv,
+                           absl::string_view encoded) {
+    (void)encoded;
+    return SendArgs(argv);
+  }
   // The same, for an argv of strings.
   bool Send(const std::vector<std::string>& argv) {
     absl::InlinedVector<absl::string_view, 8> views(argv.begin(), argv.end());

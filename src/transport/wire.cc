@@ -19,6 +19,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "src/algorithm/redis_reply.h"
 #include "src/transport/reply_reader.h"
 
 namespace redlock::internal {
@@ -28,46 +29,6 @@ namespace {
 constexpr size_t kReadChunk = 16 * 1024;
 
 std::string Errno(int error) { return std::strerror(error); }
-
-// Appends `argv` as a RESP array of bulk strings, the only form of request
-// Redis takes from a client library.
-// RESP: *<n>\r\n, then $<size>\r\n<bytes>\r\n per argument. `out` grows
-// once, by exactly what is written: a keep-alive chunk carries thousands of
-// short arguments, and appending each piece on its own cost more than the
-// copying.
-void AppendCommand(absl::Span<const absl::string_view> argv, std::string* out) {
-  auto digits = [](size_t n) {
-    size_t d = 1;
-    while (n >= 10) {
-      n /= 10;
-      ++d;
-    }
-    return d;
-  };
-  size_t size = 1 + digits(argv.size()) + 2;
-  for (absl::string_view arg : argv) {
-    size += 1 + digits(arg.size()) + 2 + arg.size() + 2;
-  }
-  const size_t start = out->size();
-  out->resize(start + size);
-  char* p = &(*out)[start];
-  auto header = [&p, &digits](char kind, size_t n) {
-    *p++ = kind;
-    char* end = p + digits(n);
-    for (char* d = end; d != p; n /= 10) *--d = static_cast<char>('0' + n % 10);
-    p = end;
-    *p++ = '\r';
-    *p++ = '\n';
-  };
-  header('*', argv.size());
-  for (absl::string_view arg : argv) {
-    header('$', arg.size());
-    if (!arg.empty()) std::memcpy(p, arg.data(), arg.size());
-    p += arg.size();
-    *p++ = '\r';
-    *p++ = '\n';
-  }
-}
 
 // A reply, in a few characters, for an error message.
 std::string Sketch(const RedisReply& reply) {
@@ -171,32 +132,12 @@ class WireConnection final : public Connection {
   }
 
   bool SendArgs(absl::Span<const absl::string_view> argv) override {
-    if (phase_ == Phase::kDead || failing_) return false;
-    absl::Status status;
-    if (tls_ != nullptr && phase_ == Phase::kOpen) {
-      scratch_.clear();
-      AppendCommand(argv, &scratch_);
-      status = tls_->Encrypt(scratch_, &out_);
-    } else {
-      // Plain, or TLS until the handshake is done.
-      AppendCommand(argv, tls_ != nullptr ? &plain_ : &out_);
-    }
-    ++awaiting_;
-    if (!status.ok()) {
-      FailLater(std::move(status));
-      return false;
-    }
-    if (out_.size() - out_pos_ + plain_.size() > kMaxOutputBytes) {
-      FailLater(absl::UnavailableError(absl::StrCat(
-          "the server is not reading: ", out_.size() - out_pos_ + plain_.size(),
-          " bytes wait to be sent (at most ", kMaxOutputBytes, ")")));
-      return false;
-    }
-    if (phase_ == Phase::kOpen && !event_pending(write_, EV_WRITE, nullptr)) {
-      // One send for everything queued in this turn of the loop.
-      event_active(flush_, 0, 0);
-    }
-    return true;
+    return Queue(argv, absl::string_view());
+  }
+
+  bool SendEncoded(absl::Span<const absl::string_view> argv,
+                   absl::string_view encoded) override {
+    return Queue(argv, encoded);
   }
 
   void FlushBeforeClose() override {
@@ -221,6 +162,45 @@ class WireConnection final : public Connection {
 
  private:
   enum class Phase { kConnecting, kHandshaking, kOpen, kDead };
+
+  // SendArgs()/SendEncoded(): `encoded`, if not empty, is argv's RESP text.
+  bool Queue(absl::Span<const absl::string_view> argv,
+             absl::string_view encoded) {
+    if (phase_ == Phase::kDead || failing_) return false;
+    absl::Status status;
+    if (tls_ != nullptr && phase_ == Phase::kOpen) {
+      if (encoded.empty()) {
+        scratch_.clear();
+        AppendRespCommand(argv, &scratch_);
+        encoded = scratch_;
+      }
+      status = tls_->Encrypt(encoded, &out_);
+    } else {
+      // Plain, or TLS until the handshake is done.
+      std::string* to = tls_ != nullptr ? &plain_ : &out_;
+      if (encoded.empty()) {
+        AppendRespCommand(argv, to);
+      } else {
+        to->append(encoded.data(), encoded.size());
+      }
+    }
+    ++awaiting_;
+    if (!status.ok()) {
+      FailLater(std::move(status));
+      return false;
+    }
+    if (out_.size() - out_pos_ + plain_.size() > kMaxOutputBytes) {
+      FailLater(absl::UnavailableError(absl::StrCat(
+          "the server is not reading: ", out_.size() - out_pos_ + plain_.size(),
+          " bytes wait to be sent (at most ", kMaxOutputBytes, ")")));
+      return false;
+    }
+    if (phase_ == Phase::kOpen && !event_pending(write_, EV_WRITE, nullptr)) {
+      // One send for everything queued in this turn of the loop.
+      event_active(flush_, 0, 0);
+    }
+    return true;
+  }
 
   static void OnRead(int, short, void* arg) {
     static_cast<WireConnection*>(arg)->Readable();

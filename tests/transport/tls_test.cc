@@ -238,6 +238,49 @@ TEST_F(TlsTest, AVerifiedDeploymentAcquiresExtendsAndReleases) {
   })) << "a key outlived the release";
 }
 
+// A kept-alive lock's extensions go out in batches whose RESP text is made
+// once for every master and then encrypted per connection.
+TEST_F(TlsTest, ALockKeptAliveOverTlsOutlivesItsTtl) {
+  auto cluster = RedisCluster::Start(3, TlsConfig());
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  auto client = MakeClient(TlsClientOptions((*cluster)->Uris()));
+  ASSERT_NE(client, nullptr);
+  const absl::Duration ttl = absl::Milliseconds(1500);
+  std::string key;
+  std::string token;
+  std::vector<int64_t> pttls;
+  const absl::Status held = client->WithLock(
+      kJob, Waiting(absl::Seconds(5), ttl), [&](const Lock& lock) {
+        key = lock.key();
+        token = lock.token();
+        absl::SleepFor(2 * ttl);  // Twice its TTL: extended, or gone.
+        for (int i = 0; i < 3; ++i) {
+          auto c = (*cluster)->Client(i);
+          if (!c.ok()) return c.status();
+          auto pttl = (*c)->Pttl(lock.key());
+          if (!pttl.ok()) return pttl.status();
+          pttls.push_back(*pttl);
+          if (Value((*cluster)->server(i), lock.key()) != lock.token()) {
+            return absl::InternalError(
+                absl::StrCat("master ", i, " no longer holds the token"));
+          }
+        }
+        return lock.remaining() > absl::ZeroDuration()
+                   ? absl::OkStatus()
+                   : absl::InternalError("no validity left");
+      });
+  EXPECT_TRUE(held.ok()) << held;
+  ASSERT_EQ(pttls.size(), 3u);
+  for (int64_t pttl : pttls) EXPECT_GT(pttl, 0) << "not extended";
+  EXPECT_TRUE(Eventually([&] {
+    for (int i = 0; i < 3; ++i) {
+      if (Value((*cluster)->server(i), key).has_value()) return false;
+    }
+    return true;
+  })) << "a key outlived the release";
+  EXPECT_FALSE(token.empty());
+}
+
 TEST_F(TlsTest, HealthShowsTlsWithItsProtocolAndCipher) {
   auto server = MustStart(TlsConfig());
   ASSERT_NE(server, nullptr);

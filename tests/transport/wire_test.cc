@@ -25,6 +25,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "redlock/options.h"
+#include "src/algorithm/redis_reply.h"
+#include "src/algorithm/scripts.h"
 #include "src/transport/reply_reader.h"
 #include "src/transport/runtime.h"
 
@@ -40,6 +42,45 @@ std::vector<RedisReply> FeedAll(ReplyReader& reader, absl::string_view bytes,
   std::vector<RedisReply> out;
   *status = reader.Feed(bytes, &out);
   return out;
+}
+
+TEST(RespEncodingTest, ACommandIsAnArrayOfBulkStringsAppendedToWhatIsThere) {
+  std::string out = "before";
+  const std::string ten(10, 'x');
+  const absl::string_view argv[] = {"SET", "k", "", ten};
+  internal::AppendRespCommand(argv, &out);
+  EXPECT_EQ(out, "before*4\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n$10\r\n" + ten +
+                     "\r\n");
+  out.clear();
+  std::vector<absl::string_view> many(12, "a");
+  internal::AppendRespCommand(many, &out);
+  std::string expected = "*12\r\n";
+  for (int i = 0; i < 12; ++i) expected += "$1\r\na\r\n";
+  EXPECT_EQ(out, expected);
+}
+
+// The bytes a keep-alive batch sends to every master are the EVALSHA call of
+// its script, spelled out here by hand.
+TEST(RespEncodingTest, AnEncodedCallIsTheEvalshaCallOfItsScript) {
+  const std::vector<std::string> keys = {"redlock:a", "redlock:b"};
+  const std::string token = "0123456789abcdef";
+  internal::BatchExtendEntry entry;
+  entry.keys = &keys;
+  entry.token = &token;
+  entry.ttl = absl::Seconds(3);
+  internal::Command command = internal::BatchExtendCommand({entry});
+  ASSERT_NE(command.script, nullptr);
+  internal::EncodeCall(&command);
+  auto bulk = [](absl::string_view s) {
+    return absl::StrCat("$", s.size(), "\r\n", s, "\r\n");
+  };
+  std::string expected = absl::StrCat(
+      "*", command.args.size() + 3, "\r\n", bulk("EVALSHA"),
+      bulk(command.script->sha1), bulk(absl::StrCat(command.num_keys)));
+  for (const std::string& arg : command.args) expected += bulk(arg);
+  EXPECT_EQ(command.encoded, expected);
+  EXPECT_EQ(command.script->sha1.size(), 40u);
+  EXPECT_GE(command.num_keys, 2);
 }
 
 TEST(ReplyReaderTest, RepliesSplitAtEveryByteReadAsWhole) {
