@@ -5,6 +5,7 @@
 // judges each lock alone — its own token on each master, its own quorum, its
 // own validity from its batch's send time, its own lost-lock signal.
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -92,13 +93,17 @@ class KeepAliveBatchTest : public ::testing::Test {
     return **got;
   }
 
-  // Takes `n` locks "<prefix>0".."<prefix>n-1", all in flight at once.
-  std::vector<Lock> TakeMany(const std::string& prefix, int n) {
+  // Takes `n` locks "<prefix>0".."<prefix>n-1", all in flight at once; lock
+  // i with `ttl(i)` if given, else kTtl.
+  std::vector<Lock> TakeMany(
+      const std::string& prefix, int n,
+      const std::function<absl::Duration(int)>& ttl = nullptr) {
     std::vector<std::optional<absl::StatusOr<Lock>>> got(n);
     AcquireOptions options;
     options.ttl = kTtl;
     options.wait = absl::Seconds(3);
     for (int i = 0; i < n; ++i) {
+      if (ttl) options.ttl = ttl(i);
       absl::Status sent = engine_->Acquire(
           absl::StrCat(prefix, i), options,
           [&got, i](absl::StatusOr<Lock> lock) { got[i] = std::move(lock); });
@@ -123,8 +128,9 @@ class KeepAliveBatchTest : public ::testing::Test {
     return locks;
   }
 
-  // Keeps `lock` alive; on_lost counts into lost_[resource].
-  void Keep(const Lock& lock, absl::Duration every = absl::ZeroDuration()) {
+  // Keeps `lock` alive with `ttl`; on_lost counts into lost_[resource].
+  void Keep(const Lock& lock, absl::Duration every = absl::ZeroDuration(),
+            absl::Duration ttl = kTtl) {
     HoldOptions hold;
     hold.extend_every = every;
     const std::string resource = lock.resource();
@@ -132,7 +138,7 @@ class KeepAliveBatchTest : public ::testing::Test {
       ++lost_[resource];
       lost_reason_[resource] = status;
     };
-    auto op = engine_->KeepAlive(lock, kTtl, std::move(hold));
+    auto op = engine_->KeepAlive(lock, ttl, std::move(hold));
     ASSERT_TRUE(op.ok()) << op.status();
     keep_alive_.push_back(*op);
   }
@@ -277,9 +283,8 @@ TEST_F(KeepAliveBatchTest, AStoppedMasterMidBatchLeavesTheRestAtQuorum) {
   loop_.RunFor(kTtl / 3);
   ASSERT_TRUE(cluster_->server(2).Stop().ok());
   loop_.RunFor(4 * kTtl);
-  EXPECT_EQ(LostCount(), 0) << (lost_reason_.empty()
-                                    ? ""
-                                    : lost_reason_.begin()->second.ToString());
+  EXPECT_EQ(LostCount(), 0)
+      << (lost_reason_.empty() ? "" : lost_reason_.begin()->second.ToString());
   for (int i = 0; i < kLocks; i += 97) {
     EXPECT_FALSE(locks[i].lost()) << i;
     EXPECT_EQ(Value(0, locks[i].resource()), locks[i].token()) << i;
@@ -391,6 +396,45 @@ TEST_F(KeepAliveBatchTest, SemaphorePermitSetsAreKeptAliveInBatches) {
   loop_.RunFor(kTtl);
   EXPECT_EQ(LostCount(), 1);
   for (const Lock& lock : locks) EXPECT_FALSE(lock.lost()) << lock.resource();
+}
+
+// Locks of two TTLs extended on one cadence go out in the same batches (the
+// rounds of a chunk share their settings, one set per TTL): each is given,
+// and counts validity from, its own TTL.
+TEST_F(KeepAliveBatchTest, LocksOfTwoTtlsInOneBatchEachGetTheirOwnValidity) {
+  const absl::Duration long_ttl = absl::Seconds(15);
+  const absl::Duration short_ttl = kTtl;
+  auto ttl_of = [&](int i) { return i % 2 == 0 ? long_ttl : short_ttl; };
+  constexpr int kLocks = 20;
+  std::vector<Lock> locks = TakeMany("two-ttls-", kLocks, ttl_of);
+  ASSERT_EQ(locks.size(), static_cast<size_t>(kLocks));
+  const int64_t requests_before =
+      engine_->keep_alive_batch_requests_for_testing();
+  for (int i = 0; i < kLocks; ++i) {
+    Keep(locks[i], absl::Milliseconds(300), ttl_of(i));
+  }
+  // Three extensions or so of every lock; a short lock is only ever
+  // extended to its own 1.5s, and keeps it.
+  loop_.RunFor(absl::Milliseconds(1000));
+  const int64_t requests =
+      engine_->keep_alive_batch_requests_for_testing() - requests_before;
+  EXPECT_GT(requests, 0) << "never extended";
+  EXPECT_LT(requests, kLocks * cluster_->size())
+      << "not batched: one request per lock and master";
+  EXPECT_EQ(LostCount(), 0);
+  for (int i = 0; i < kLocks; ++i) {
+    const std::string& resource = locks[i].resource();
+    EXPECT_GT(clock_->seen_[resource].extended, 0) << resource;
+    const absl::Duration remaining = locks[i].remaining();
+    if (ttl_of(i) == long_ttl) {
+      EXPECT_GT(remaining, absl::Seconds(10)) << resource;
+      EXPECT_GT(Pttl(0, resource), 10000) << resource;
+    } else {
+      EXPECT_LE(remaining, short_ttl) << resource;
+      EXPECT_GT(remaining, absl::ZeroDuration()) << resource;
+      EXPECT_LE(Pttl(0, resource), 1500) << resource;
+    }
+  }
 }
 
 }  // namespace
