@@ -120,8 +120,9 @@ std::shared_ptr<QuorumRound> QuorumRound::Start(
 }
 
 std::shared_ptr<QuorumRound> QuorumRound::StartFed(
-    std::vector<MasterLink*> masters, std::shared_ptr<const RoundConfig> config,
-    Clock* clock, MonotonicTime start, Done done) {
+    std::vector<MasterLink*> masters, RoundConfig config, Clock* clock,
+    MonotonicTime start, Done done) {
+  config.cleanup_on_loss.reset();
   auto round = std::make_shared<QuorumRound>(
       std::move(masters), std::move(config), clock, std::move(done));
   round->start_ = start;
@@ -130,22 +131,8 @@ std::shared_ptr<QuorumRound> QuorumRound::StartFed(
 
 QuorumRound::QuorumRound(std::vector<MasterLink*> masters, RoundConfig config,
                          Clock* clock, Done done)
-    : QuorumRound(std::move(masters), std::move(config), nullptr, clock,
-                  std::move(done)) {}
-
-QuorumRound::QuorumRound(std::vector<MasterLink*> masters,
-                         std::shared_ptr<const RoundConfig> config,
-                         Clock* clock, Done done)
-    : QuorumRound(std::move(masters), RoundConfig(), std::move(config), clock,
-                  std::move(done)) {}
-
-QuorumRound::QuorumRound(std::vector<MasterLink*> masters, RoundConfig own,
-                         std::shared_ptr<const RoundConfig> shared,
-                         Clock* clock, Done done)
     : masters_(std::move(masters)),
-      own_config_(std::move(own)),
-      shared_config_(std::move(shared)),
-      config_(shared_config_ != nullptr ? *shared_config_ : own_config_),
+      config_(std::move(config)),
       clock_(clock),
       done_(std::move(done)),
       tally_(
@@ -168,8 +155,8 @@ void QuorumRound::SendAll() {
   // A script's call is kept by each link until answered (to resend it as
   // EVAL): one copy shared by every link instead of one each.
   std::shared_ptr<const Command> shared;
-  if (own_config_.command.script != nullptr) {
-    shared = std::make_shared<const Command>(std::move(own_config_.command));
+  if (config_.command.script != nullptr) {
+    shared = std::make_shared<const Command>(std::move(config_.command));
   }
   for (size_t i = 0; i < masters_.size(); ++i) {
     auto done = [self = shared_from_this(),
@@ -179,7 +166,7 @@ void QuorumRound::SendAll() {
     if (shared != nullptr) {
       masters_[i]->Send(shared, std::move(done));
     } else {
-      masters_[i]->Send(own_config_.command, std::move(done));
+      masters_[i]->Send(config_.command, std::move(done));
     }
   }
 }
@@ -327,9 +314,7 @@ void QuorumRound::Decide(absl::Status status) {
                            : absl::StrCat(status.message(), "; ", counts));
   }
 
-  // A fed round's caller sent its request, and cleans up after it.
-  if (!result.status.ok() && shared_config_ == nullptr &&
-      config_.cleanup_on_loss.has_value()) {
+  if (!result.status.ok() && config_.cleanup_on_loss.has_value()) {
     for (size_t i = 0; i < masters_.size(); ++i) {
       if (config_.cleanup_skips_denied &&
           result.votes[i].kind == MasterVote::Kind::kDenied) {

@@ -200,13 +200,10 @@ class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
   // counted from it), and each master's answer for this round comes through
   // Feed(). Everything else — the votes, the vetoes, the tally, the early
   // decision, validity — is judged by the same code as a round from Start().
-  // `config` is shared by every round of the request that has the same
-  // settings (its `command` unused), and must not change while they run. A
-  // fed round sends nothing on loss: `config->cleanup_on_loss` is ignored.
-  static std::shared_ptr<QuorumRound> StartFed(
-      std::vector<MasterLink*> masters,
-      std::shared_ptr<const RoundConfig> config, Clock* clock,
-      MonotonicTime start, Done done);
+  // `config.cleanup_on_loss` must be empty.
+  static std::shared_ptr<QuorumRound> StartFed(std::vector<MasterLink*> masters,
+                                               RoundConfig config, Clock* clock,
+                                               MonotonicTime start, Done done);
   // Master `master`'s answer for this round (a reply, or why none came), as
   // a link's callback would give it to a round from Start().
   void Feed(int master, absl::StatusOr<RedisReply> reply) {
@@ -220,15 +217,8 @@ class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
   // Use Start().
   QuorumRound(std::vector<MasterLink*> masters, RoundConfig config,
               Clock* clock, Done done);
-  // Use StartFed().
-  QuorumRound(std::vector<MasterLink*> masters,
-              std::shared_ptr<const RoundConfig> config, Clock* clock,
-              Done done);
 
  private:
-  QuorumRound(std::vector<MasterLink*> masters, RoundConfig own,
-              std::shared_ptr<const RoundConfig> shared, Clock* clock,
-              Done done);
   void SendAll();
   void OnReply(int master, absl::StatusOr<RedisReply> reply);
   // Counts every vote so far again if the client's groups changed.
@@ -238,11 +228,7 @@ class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
   void Decide(absl::Status status);
 
   std::vector<MasterLink*> masters_;
-  // A round from Start() owns its settings; a fed one shares them
-  // (shared_config_). config_ is whichever it is.
-  RoundConfig own_config_;
-  std::shared_ptr<const RoundConfig> shared_config_;
-  const RoundConfig& config_;
+  RoundConfig config_;
   Clock* clock_;
   Done done_;
   VoteTally tally_;
