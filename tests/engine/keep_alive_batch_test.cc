@@ -398,9 +398,9 @@ TEST_F(KeepAliveBatchTest, SemaphorePermitSetsAreKeptAliveInBatches) {
   for (const Lock& lock : locks) EXPECT_FALSE(lock.lost()) << lock.resource();
 }
 
-// Locks of two TTLs extended on one cadence go out in the same batches (the
-// rounds of a chunk share their settings, one set per TTL): each is given,
-// and counts validity from, its own TTL.
+// Locks of two TTLs extended on one cadence go out in the same chunks: each
+// is given, and counts validity from, its own TTL, never its chunk's first
+// lock's (mutant batch-round-ttl-of-first-lock).
 TEST_F(KeepAliveBatchTest, LocksOfTwoTtlsInOneBatchEachGetTheirOwnValidity) {
   const absl::Duration long_ttl = absl::Seconds(15);
   const absl::Duration short_ttl = kTtl;
