@@ -81,6 +81,7 @@ DOCKER=(docker)      # /usr/bin/docker (docker.io) once installed
 DOCKERD_PID=""       # set only for a daemon this script started
 DOCKERD_DIR=""
 COMPOSE_UP=0         # 1 once `up` was attempted: teardown runs `down -v`
+FSYNC_DIAG=0         # 1 while the compose masters' latency monitor is on
 TLS_UP=0             # the same for the TLS project (step 7)
 TLS_DIR=""           # its certificates, under WORK_DIR
 TORN_DOWN=0
@@ -122,6 +123,7 @@ end_step() {
     RESULTS+=("PASS  $STEP (${took}s)")
     return 0
   fi
+  ((FSYNC_DIAG)) && show_fsync_latency
   echo "FAIL: $STEP (${took}s, $STEP_FAILS check(s) failed)"
   RESULTS+=("FAIL  $STEP (${took}s)")
   FAILED=$((FAILED + 1))
@@ -129,6 +131,31 @@ end_step() {
 }
 # show_log FILE [N]: the last N lines of a log, indented.
 show_log() { tail -n "${2:-30}" "$1" 2>/dev/null | sed 's/^/   | /'; }
+# settle_disk: writes back what the build and the daemon left dirty. With
+# appendfsync always, a master's every write waits for its fsync, and on a
+# disk still writing back gigabytes (the sanitizer builds just before this
+# script in .ci/run) one fsync took 360-420ms here: longer than the CLI's
+# 50ms request timeout, so every master "failed" at once. The masters'
+# latency monitor (aof-fsync-always, shown by show_fsync_latency when a step
+# fails) tells that case apart from a fault of the client.
+settle_disk() {
+  local started=$SECONDS
+  timeout 300 sync || note "sync did not finish within 300s"
+  note "sync before this step: $((SECONDS - started))s"
+}
+# show_fsync_latency: the slowest fsync each compose master saw (Redis's
+# latency monitor, event aof-fsync-always, threshold 25ms set at compose up).
+show_fsync_latency() {
+  local port line
+  for port in "${PORTS[@]}"; do
+    if ! pong "$port"; then
+      note "127.0.0.1:$port LATENCY LATEST: no answer to PING"
+      continue
+    fi
+    line="$(rcli "$port" LATENCY LATEST | paste -sd ' ')"
+    note "127.0.0.1:$port LATENCY LATEST (event, when, latest ms, max ms): ${line:-none over 25ms}"
+  done
+}
 
 # --- helpers -----------------------------------------------------------------
 
@@ -327,6 +354,7 @@ teardown() {
   local was_ours=0
   [[ -n "$DOCKERD_PID" ]] && was_ours=1
   swap_cleanup # an interrupted step 6e
+  FSYNC_DIAG=0
   begin "teardown: down -v$( ((was_ours)) && echo ', stop the dockerd this script started')" \
     "no container or volume of project $PROJECT (or $TLS_PROJECT) left, nothing on 127.0.0.1:7001-$NEW_PORT or 7011-7015$( ((was_ours)) && echo ", dockerd $DOCKERD_PID and its containerd gone")"
   if ((COMPOSE_UP)); then
@@ -512,6 +540,11 @@ for i in 1 2 3 4 5; do
     dc logs --tail 10 "redis-$i" 2>&1 | sed 's/^/   | /'
   fi
 done
+for port in "${PORTS[@]}"; do
+  rcli "$port" CONFIG SET latency-monitor-threshold 25 >/dev/null 2>&1 ||
+    note "127.0.0.1:$port: CONFIG SET latency-monitor-threshold failed (diagnostics only)"
+done
+FSYNC_DIAG=1
 id="$(dc ps -q redis-1)"
 expect "no published ports (host network)" test "$("${DOCKER[@]}" inspect -f '{{.HostConfig.NetworkMode}} {{len .HostConfig.PortBindings}}' "$id" 2>/dev/null)" == "host 0"
 end_step || abort
@@ -519,6 +552,7 @@ end_step || abort
 # --- 5. the demo and the suite -----------------------------------------------
 
 begin "demo on the compose masters" "REDLOCK_MASTERS=... scripts/demo.sh exits 0 with no PROBLEM line"
+settle_disk
 rc=0
 env -u REDLOCK_TEST_MASTERS REDLOCK_MASTERS="$MASTERS" timeout 300 ./scripts/demo.sh >"$WORK_DIR/demo.log" 2>&1 || rc=$?
 if ((rc == 0)) && ! grep -q '^PROBLEM' "$WORK_DIR/demo.log"; then
