@@ -131,7 +131,8 @@ end_step() {
 }
 # show_log FILE [N]: the last N lines of a log, indented.
 show_log() { tail -n "${2:-30}" "$1" 2>/dev/null | sed 's/^/   | /'; }
-# settle_disk: writes back what the build and the daemon left dirty. With
+# settle_disk: writes back what the build and the daemon left dirty (before
+# the demo, the suite and the fault steps). With
 # appendfsync always, a master's every write waits for its fsync, and on a
 # disk still writing back gigabytes (the sanitizer builds just before this
 # script in .ci/run) one fsync took 360-420ms here: longer than the CLI's
@@ -564,6 +565,7 @@ fi
 end_step
 
 begin "test suite on the compose masters (ctest ${CTEST_ARGS[*]})" "REDLOCK_TEST_MASTERS=... scripts/test.sh ${CTEST_ARGS[*]} exits 0; tests that must control a master skip"
+settle_disk
 rc=0
 env -u REDLOCK_MASTERS REDLOCK_TEST_MASTERS="$MASTERS" timeout 900 ./scripts/test.sh "${CTEST_ARGS[@]}" >"$WORK_DIR/test.log" 2>&1 || rc=$?
 summary="$(grep -E 'tests passed|tests failed' "$WORK_DIR/test.log" | tail -n 1)"
@@ -586,6 +588,7 @@ end_step
 # 6a. A frozen master.
 res="$RUN_TAG-pause"
 begin "pause/unpause redis-2 (a frozen master)" "paused redis-2 gets no PING answer; \`redlock status\` shows it unreachable and exits 0; \`redlock acquire\` succeeds with the other 4 holding the key; release works; after unpause redis-2 answers PONG"
+settle_disk
 dc pause redis-2 >"$WORK_DIR/step.log" 2>&1 || { bad "docker-compose pause redis-2 failed"; show_log "$WORK_DIR/step.log" 5; }
 expect "container redis-2 is paused" test "$(container_state redis-2)" == "paused 0"
 expect "PING on 7002 gets no answer within 3s" bash -c "! timeout 3 redis-cli -p 7002 PING >/dev/null 2>&1"
