@@ -66,6 +66,15 @@ readonly MARKER_KEY='redlock:__deployment__'
 readonly NEW_PORT=7006
 readonly NEW_MASTERS=redis://127.0.0.1:7001,redis://127.0.0.1:7002,redis://127.0.0.1:7003,redis://127.0.0.1:7004,redis://127.0.0.1:$NEW_PORT
 readonly CLI=build/tools/redlock
+# How long each compose master may take to answer, for every client this
+# script runs (the CLI, the demo). The masters fsync every write (appendfsync
+# always), and on a disk shared with builds and the daemon one fsync has
+# taken 100ms on all of them at once in the middle of a step, and 360-420ms
+# while a large file was being written: the library's 50ms default then
+# fails every master together. 300ms leaves the swap step's 2s TTL its
+# keep-alive (margin 2 x 300ms, extensions every 667ms). Reconfigure runs
+# ask for 1s (step 6e).
+readonly REQUEST_TIMEOUT=300ms
 # The TLS variant (step 7): docker-compose.tls.yml through scripts/compose-tls.sh.
 readonly TLS_PROJECT=redlock-compose-test-tls
 readonly TLS_PORTS=(7011 7012 7013 7014 7015)
@@ -131,13 +140,12 @@ end_step() {
 # show_log FILE [N]: the last N lines of a log, indented.
 show_log() { tail -n "${2:-30}" "$1" 2>/dev/null | sed 's/^/   | /'; }
 # settle_disk: writes back what the build and the daemon left dirty (before
-# the demo, the suite and the fault steps). With
-# appendfsync always, a master's every write waits for its fsync, and on a
-# disk still writing back gigabytes (the sanitizer builds just before this
-# script in .ci/run) one fsync took 360-420ms here: longer than the CLI's
-# 50ms request timeout, so every master "failed" at once. The masters'
-# latency monitor (aof-fsync-always, shown by show_fsync_latency when a step
-# fails) tells that case apart from a fault of the client.
+# the demo, the suite and the fault steps), so that the masters' fsyncs
+# (appendfsync always: every write waits for one) do not queue behind the
+# gigabytes .ci/run's sanitizer builds leave just before this script.
+# REQUEST_TIMEOUT covers the stalls left; the masters' latency monitor
+# (aof-fsync-always, shown by show_fsync_latency when a step fails) tells
+# a slow disk apart from a fault of the client.
 settle_disk() {
   local started=$SECONDS
   timeout 300 sync || note "sync did not finish within 300s"
@@ -183,7 +191,7 @@ wait_pong() {
 }
 run_id() { rcli "$1" INFO server | sed -n 's/^run_id://p'; }
 # The redlock tool on these masters, bounded.
-rl() { REDLOCK_MASTERS=$MASTERS timeout 30 "$CLI" "$@"; }
+rl() { REDLOCK_MASTERS=$MASTERS timeout 30 "$CLI" --request-timeout "$REQUEST_TIMEOUT" "$@"; }
 # field NAME < key=value lines
 field() { sed -n "s/^$1=//p"; }
 # status_json RESOURCE INDEX EXPR: a field of master INDEX (0-based) in
@@ -240,7 +248,8 @@ wait_tls_pong() {
 }
 # The CLI on the TLS masters: redis:// URIs with --tls and the files.
 rlt() {
-  REDLOCK_MASTERS=$TLS_MASTERS timeout 30 "$CLI" --tls --cacert "$TLS_DIR/ca.pem" \
+  REDLOCK_MASTERS=$TLS_MASTERS timeout 30 "$CLI" --request-timeout "$REQUEST_TIMEOUT" \
+    --tls --cacert "$TLS_DIR/ca.pem" \
     --cert "$TLS_DIR/client.pem" --key "$TLS_DIR/client.key" "$@"
 }
 
@@ -557,7 +566,7 @@ end_step || abort
 begin "demo on the compose masters" "REDLOCK_MASTERS=... scripts/demo.sh exits 0 with no PROBLEM line"
 settle_disk
 rc=0
-env -u REDLOCK_TEST_MASTERS REDLOCK_MASTERS="$MASTERS" timeout 300 ./scripts/demo.sh >"$WORK_DIR/demo.log" 2>&1 || rc=$?
+env -u REDLOCK_TEST_MASTERS REDLOCK_MASTERS="$MASTERS" REDLOCK_DEMO_REQUEST_TIMEOUT="$REQUEST_TIMEOUT" timeout 300 ./scripts/demo.sh >"$WORK_DIR/demo.log" 2>&1 || rc=$?
 if ((rc == 0)) && ! grep -q '^PROBLEM' "$WORK_DIR/demo.log"; then
   ok "demo passed: $(grep -c '^Check:' "$WORK_DIR/demo.log") checks, e.g. \"$(grep -m1 '^Check:' "$WORK_DIR/demo.log")\""
 else
@@ -650,7 +659,7 @@ end_step
 # guard's cost rather than what this step shows.
 res="$RUN_TAG-run"
 begin "restart redis-4 and redis-5 while \`redlock run --ttl 6s $res -- sleep 15\` holds the lock" "docker-compose restart of the two (new run_ids), then a stop of both for 3s (longer than the 2s between extensions, so the run extends with only redis-1..3 answering) and a start: the lock stays on redis-1..3 with its TTL renewed, the run exits 0 (a failed extension would make it 76) and leaves no key"
-REDLOCK_MASTERS=$MASTERS timeout 60 "$CLI" run --ttl 6s "$res" -- sleep 15 >"$WORK_DIR/run.log" 2>&1 &
+REDLOCK_MASTERS=$MASTERS timeout 60 "$CLI" run --request-timeout "$REQUEST_TIMEOUT" --ttl 6s "$res" -- sleep 15 >"$WORK_DIR/run.log" 2>&1 &
 run_pid=$!
 for ((i = 0; i < 50; i++)); do
   [[ -n "$(rcli 7001 GET "redlock:$res")" ]] && break
@@ -731,7 +740,8 @@ readonly SWAP_PORTS=(7001 7002 7003 7004 7005 "$NEW_PORT")
 sw() {
   local list=$1 cmd=$2
   shift 2
-  REDLOCK_MASTERS=$list timeout 30 "$CLI" "$cmd" --key-prefix "$SWAP_PREFIX" --max-ttl 3s "$@"
+  REDLOCK_MASTERS=$list timeout 30 "$CLI" "$cmd" --request-timeout "$REQUEST_TIMEOUT" \
+    --key-prefix "$SWAP_PREFIX" --max-ttl 3s "$@"
 }
 now_ns() { date +%s%N; }
 # swap_client LIST NAME: until $WORK_DIR/swap.stop exists (at most 90s),
@@ -743,7 +753,8 @@ swap_client() {
   while [[ ! -e "$WORK_DIR/swap.stop" ]] && ((SECONDS < deadline)); do
     t0="$(now_ns)"
     rc=0
-    REDLOCK_MASTERS=$list timeout 10 "$CLI" run -v --key-prefix "$SWAP_PREFIX" --max-ttl 3s \
+    REDLOCK_MASTERS=$list timeout 10 "$CLI" run -v --request-timeout "$REQUEST_TIMEOUT" \
+      --key-prefix "$SWAP_PREFIX" --max-ttl 3s \
       --ttl 2s --wait 500ms "$res" -- \
       sh -c 's=$(date +%s%N); sleep 0.05; e=$(date +%s%N); echo "$1 $s $e" >>"$2"' \
       sh "$name" "$WORK_DIR/holds" >/dev/null 2>"$WORK_DIR/$name.err" || rc=$?
@@ -848,9 +859,9 @@ swap_run() {
   note "clients running (old list PID ${SWAP_PIDS[0]}, new list PID ${SWAP_PIDS[1]}): $(holds_of old) hold(s) of the old-list client, $(holds_of new) of the new-list one (its last attempt: exit $(tail -n 1 "$WORK_DIR/new.attempts" 2>/dev/null | cut -d' ' -f3), $(tail -n 1 "$WORK_DIR/new.attempts" 2>/dev/null | grep -o 'membership: [^;]*' | head -n 1 | cut -c1-90)...)"
 
   # --dry-run writes nothing. Every reconfigure run gets --request-timeout
-  # 1s: its writes are fsync'd (appendfsync always), and on a loaded 2-core
-  # machine a write that lands can miss the 50ms default, which the run
-  # reports as not written (exit 69) although the record is there.
+  # 1s (after sw's REQUEST_TIMEOUT; the last one given counts): it writes
+  # records on six servers, each fsync'd, and a write that lands after the
+  # timeout is reported as not written (exit 69) although it is there.
   before="$(swap_markers "${SWAP_PORTS[@]}")"
   rc=0
   sw "$MASTERS" reconfigure --request-timeout 1s --to "$NEW_MASTERS" --dry-run >"$WORK_DIR/dry.out" 2>&1 || rc=$?
@@ -999,8 +1010,8 @@ print(sum(m.get("transport") == "tls" and str(m.get("tls", "")).startswith("TLSv
   out="$(rlt release "$res" "${token:-none}" 2>>"$WORK_DIR/err")" || rc=$?
   expect "redlock release exits 0: released, $(field released <<<"$out") of 5 masters confirmed (exit $rc)" test "$rc" -eq 0 -a "$(field released <<<"$out")" -ge 3
   rc=0
-  REDLOCK_MASTERS=$TLS_MASTERS timeout 30 "$CLI" --tls --cacert "$TLS_DIR/ca.pem" \
-    acquire --ttl 5s "$res-nocert" >/dev/null 2>"$WORK_DIR/err-nocert" || rc=$?
+  REDLOCK_MASTERS=$TLS_MASTERS timeout 30 "$CLI" --request-timeout "$REQUEST_TIMEOUT" \
+    --tls --cacert "$TLS_DIR/ca.pem" acquire --ttl 5s "$res-nocert" >/dev/null 2>"$WORK_DIR/err-nocert" || rc=$?
   expect "without --cert/--key: acquire fails (exit $rc) naming the client certificate ($(grep -m1 -io 'client certificate[^;]*' "$WORK_DIR/err-nocert" | cut -c1-60))" \
     bash -c "[[ $rc -ne 0 ]] && grep -qi 'client certificate' '$WORK_DIR/err-nocert'"
   tls_compose kill redis-tls-3 >"$WORK_DIR/step.log" 2>&1 || { bad "docker-compose kill redis-tls-3 failed"; show_log "$WORK_DIR/step.log" 5; }

@@ -13,6 +13,9 @@
 #
 # Starts its own masters on free loopback ports and stops exactly those at
 # the end; with REDLOCK_MASTERS set (five URIs) it uses those instead.
+# REDLOCK_DEMO_REQUEST_TIMEOUT (default 50ms, the library's) is how long each
+# master may take to answer, for the replicas and the tool alike: masters
+# that fsync every write (appendfsync always) on a busy disk need more.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib.sh
@@ -21,6 +24,7 @@ readonly RESOURCE=recalc-ratings
 readonly KEY="redlock:$RESOURCE"
 readonly WORKER=build/examples/nightly_job
 readonly CLI=build/tools/redlock
+readonly REQUEST_TIMEOUT=${REDLOCK_DEMO_REQUEST_TIMEOUT:-50ms}
 
 ensure_deps
 build_project --target nightly_job redlock_cli
@@ -93,7 +97,7 @@ echo
 pids=()
 for i in 1 2 3; do
   "$WORKER" --name="replica-$i" --resource="$RESOURCE" --ttl=10s --work=2s \
-    --wait=1s >"$WORK_DIR/replica-$i.out" 2>&1 &
+    --wait=1s --request_timeout="$REQUEST_TIMEOUT" >"$WORK_DIR/replica-$i.out" 2>&1 &
   pids+=("$!")
 done
 for i in 1 2 3; do
@@ -138,6 +142,7 @@ echo
 
 rc=0
 "$WORKER" --name=replica-4 --resource="$RESOURCE" --ttl=10s --work=0s \
+  --request_timeout="$REQUEST_TIMEOUT" \
   >"$WORK_DIR/replica-4.out" 2>&1 || rc=$?
 cat "$WORK_DIR/replica-4.out"
 # 0: lost to the other owner (kAborted); 2: too few masters answered.
@@ -187,7 +192,7 @@ echo
 export REDLOCK_MASTERS
 pids=()
 for i in 1 2 3; do
-  "$CLI" run --ttl 10s --wait 500ms "$RESOURCE" -- \
+  "$CLI" run --ttl 10s --wait 500ms --request-timeout "$REQUEST_TIMEOUT" "$RESOURCE" -- \
     sh -c "echo \"[cron-$i] running the job (2s), token \${REDLOCK_TOKEN%????????????????????????}…\"; sleep 2" \
     >"$WORK_DIR/cli-$i.out" 2>&1 &
   pids+=($!)
