@@ -69,7 +69,8 @@ readonly CLI=build/tools/redlock
 # How long each compose master may take to answer, for every client this
 # script runs (the CLI, the demo). The masters fsync every write (appendfsync
 # always), and on a disk shared with builds and the daemon one fsync has
-# taken 100ms on all of them at once in the middle of a step, and 360-420ms
+# taken 100ms on four of them at once (the fifth had just restarted) in the
+# middle of a step, and 360-420ms
 # while a large file was being written: the library's 50ms default then
 # fails every master together. 300ms leaves the swap step's 2s TTL its
 # keep-alive (margin 2 x 300ms, extensions every 667ms). Reconfigure runs
