@@ -1230,12 +1230,17 @@ TEST_F(FaultScenariosTest, TtlShorterThanTheWorkLetsASecondWorkerIn) {
   ASSERT_TRUE(two.ok()) << two.status();
   EXPECT_LT(two_got_it, work_ends) << "worker 2 got in only after the work";
   EXPECT_GE(two_got_it, one->valid_until());
-  EXPECT_EQ(Holding(two->key(), two->token()), masters());
+  // A quorum, not necessarily every master: worker 1's key may not have
+  // expired yet on one master when worker 2's winning attempt reached it
+  // (the keys were set a little apart), and that master refused.
+  const int holding = Holding(two->key(), two->token());
+  EXPECT_GE(holding, masters() / 2 + 1);
   // Worker 1's late release does not touch worker 2's lock.
   absl::StatusOr<ReleaseReport> late = (*first)->Release(*one);
   ASSERT_TRUE(late.ok()) << late.status();
   EXPECT_EQ(late->released, 0);
-  EXPECT_EQ(Holding(two->key(), two->token()), masters());
+  EXPECT_EQ(Holding(two->key(), two->token()), holding)
+      << "worker 1's late release removed worker 2's key";
   ASSERT_TRUE((*second)->Release(*two).ok());
   EXPECT_EQ(Holding(two->key(), two->token()), 0);
 }
