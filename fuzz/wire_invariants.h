@@ -31,13 +31,17 @@
 //  - a ReplyReader fed in pieces gives the same replies, the same verdict and
 //    the same error as one fed the whole stream (a refused stream: replies
 //    before the refusal agree), holds no more than kMaxReplyBytes + 1 bytes
-//    after any Feed(), and once refused keeps failing with the same error.
+//    after any Feed(), and once refused keeps failing with the same error;
+//  - its replies are the ones hiredis's own reply objects give for the same
+//    bytes (FromHiredis), all of them when it took the stream.
 // Anything else (a crash, a sanitizer report) is the fuzzer's to catch.
 
 #ifndef REDLOCK_FUZZ_WIRE_INVARIANTS_H_
 #define REDLOCK_FUZZ_WIRE_INVARIANTS_H_
 
 #include <event2/event.h>
+#include <hiredis/hiredis.h>
+#include <hiredis/read.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -173,6 +177,31 @@ inline bool SameReply(const internal::RedisReply& a,
   return true;
 }
 
+// What hiredis's own reply objects make of `bytes`, converted with
+// FromHiredis (the reader bounded by BoundReplyReader, as the reply fuzzer
+// reads): every reply up to the first one hiredis refuses. The reference a
+// ReplyReader, which builds its RedisReply values itself, is held to.
+inline std::vector<internal::RedisReply> HiredisReplies(
+    absl::string_view bytes) {
+  std::vector<internal::RedisReply> out;
+  redisReader* reader = redisReaderCreate();
+  if (reader == nullptr) return out;
+  internal::BoundReplyReader(reader);
+  if (redisReaderFeed(reader, bytes.data(), bytes.size()) == REDIS_OK) {
+    for (;;) {
+      void* raw = nullptr;
+      if (redisReaderGetReply(reader, &raw) != REDIS_OK || raw == nullptr) {
+        break;
+      }
+      out.push_back(
+          internal::FromHiredis(static_cast<const redisReply*>(raw)));
+      freeReplyObject(raw);
+    }
+  }
+  redisReaderFree(reader);
+  return out;
+}
+
 // The ReplyReader invariants on `pieces`.
 inline std::string CheckReaderPieces(
     const std::vector<absl::string_view>& pieces) {
@@ -232,6 +261,26 @@ inline std::string CheckReaderPieces(
   }
   if (split.fed() != whole.fed() && split_status.ok()) {
     return "fed() disagrees";
+  }
+  // The same replies as hiredis's own objects give: all of them if the
+  // stream was taken, those before the refusal if not (hiredis does not
+  // bound a reply's bytes, so it may read further).
+  const std::vector<RedisReply> reference = HiredisReplies(whole_bytes);
+  if (whole_status.ok() && reference.size() != whole_replies.size()) {
+    return absl::StrCat("ReplyReader read ", whole_replies.size(),
+                        " replies, hiredis's objects ", reference.size());
+  }
+  if (reference.size() < whole_replies.size()) {
+    return absl::StrCat("ReplyReader read ", whole_replies.size(),
+                        " replies before refusing, hiredis's objects only ",
+                        reference.size());
+  }
+  for (size_t i = 0; i < whole_replies.size(); ++i) {
+    if (!SameReply(whole_replies[i], reference[i])) {
+      return absl::StrCat("reply ", i, " differs from hiredis's objects: ",
+                          Describe(whole_replies[i]), " vs ",
+                          Describe(reference[i]));
+    }
   }
   return "";
 }

@@ -6,6 +6,7 @@
 #include <hiredis/read.h>
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -14,46 +15,77 @@
 
 namespace redlock::internal {
 
-// What each hiredis object costs against kMaxReplyBytes besides its bytes:
-// about the size of a redisReply.
-constexpr size_t kObjectCost = 48;
+// What a reply held outside its parent costs against kMaxReplyBytes besides
+// its bytes: a RedisReply of its own.
+constexpr size_t kObjectCost = sizeof(RedisReply);
 
-// The object functions every ReplyReader's hiredis reader uses: hiredis's
-// own (reached through a reader: they are static in hiredis.c), behind a
-// count of what the reply in progress holds. hiredis copies the reader's
-// privdata into every task, which is how a hook finds its ReplyReader.
+// The object functions every ReplyReader's hiredis reader uses. hiredis does
+// the parsing; these build the RedisReply values themselves, so that a reply
+// is made once, in place, instead of as hiredis objects first (one calloc
+// per element) and copied out after. A reply without a parent (the one
+// redisReaderGetReply hands back) is allocated on its own; an element is
+// the slot its array made for it when the array's header was read, so an
+// array's elements cost one allocation between them. hiredis frees only
+// that top reply (freeObject, on an error or when the reader goes away),
+// which takes its elements with it. Each object is charged against the
+// reply's bound before it is made. hiredis copies the reader's privdata
+// into every task, which is how a hook finds its ReplyReader.
 struct ReplyReaderHooks {
-  static const redisReplyObjectFunctions* hiredis;
-
   static ReplyReader* Of(const redisReadTask* task) {
     return static_cast<ReplyReader*>(task->privdata);
   }
   // False (and the reason kept) if `cost` more would pass the bound.
-  static bool Charge(const redisReadTask* task, size_t cost, const char* what) {
+  static bool Charge(const redisReadTask* task, size_t cost, const char* what,
+                     size_t shown) {
     ReplyReader* self = Of(task);
     if (self == nullptr) return true;
     if (cost > kMaxReplyBytes || self->reply_bytes_ + cost > kMaxReplyBytes) {
-      self->refused_ =
-          absl::StrCat("a reply longer than ", kMaxReplyBytes, " bytes (", what,
-                       " of ", cost - kObjectCost, " bytes)");
+      self->refused_ = absl::StrCat("a reply longer than ", kMaxReplyBytes,
+                                    " bytes (", what, " of ", shown, " bytes)");
       return false;
     }
     self->reply_bytes_ += cost;
     return true;
   }
+  // What an object costs on top of `bytes`: nothing for an element (its
+  // array paid for its slot), a RedisReply for a reply on its own.
+  static size_t Own(const redisReadTask* task) {
+    return task->parent == nullptr ? kObjectCost : 0;
+  }
+  // Where the object of `task` goes: its slot in the parent array, or a new
+  // reply. An array's slots are made once, at its header, and never moved,
+  // so a pointer to one stays good until the top reply is freed.
+  static RedisReply* Place(const redisReadTask* task) {
+    if (task->parent == nullptr) return new RedisReply();
+    auto* parent = static_cast<RedisReply*>(task->parent->obj);
+    return &parent->elements[static_cast<size_t>(task->idx)];
+  }
   static void* CreateString(const redisReadTask* task, char* str, size_t len) {
-    // Checked before hiredis copies anything: hiredis 0.14 can pass a length
+    // Checked before anything is copied: hiredis 0.14 can pass a length
     // that overflowed its own arithmetic.
     if (len > kMaxReplyBytes) {
-      Charge(task, kMaxReplyBytes + 1, "a string");
+      Charge(task, kMaxReplyBytes + 1, "a string", len);
       return nullptr;
     }
-    if (!Charge(
-            task, len + kObjectCost,
-            task->type == REDIS_REPLY_STRING ? "a bulk string" : "a line")) {
+    if (!Charge(task, len + Own(task),
+                task->type == REDIS_REPLY_STRING ? "a bulk string" : "a line",
+                len)) {
       return nullptr;
     }
-    return hiredis->createString(task, str, len);
+    RedisReply* out = Place(task);
+    switch (task->type) {
+      case REDIS_REPLY_STATUS:
+        out->type = RedisReply::Type::kStatus;
+        break;
+      case REDIS_REPLY_ERROR:
+        out->type = RedisReply::Type::kError;
+        break;
+      default:
+        out->type = RedisReply::Type::kString;
+        break;
+    }
+    out->str.assign(str, len);
+    return out;
   }
   static void* CreateArray(const redisReadTask* task, int elements) {
     if (elements < 0 || elements > kMaxReplyElements) {
@@ -64,44 +96,42 @@ struct ReplyReaderHooks {
       }
       return nullptr;
     }
-    if (!Charge(task,
-                static_cast<size_t>(elements) * sizeof(void*) + kObjectCost,
-                "an array")) {
-      return nullptr;
-    }
-    return hiredis->createArray(task, elements);
+    const size_t slots = static_cast<size_t>(elements) * sizeof(RedisReply);
+    if (!Charge(task, slots + Own(task), "an array", slots)) return nullptr;
+    RedisReply* out = Place(task);
+    out->type = RedisReply::Type::kArray;
+    out->elements.resize(static_cast<size_t>(elements));
+    return out;
   }
   static void* CreateInteger(const redisReadTask* task, long long value) {
-    if (!Charge(task, kObjectCost, "an integer")) return nullptr;
-    return hiredis->createInteger(task, value);
+    if (!Charge(task, Own(task), "an integer", 0)) return nullptr;
+    RedisReply* out = Place(task);
+    out->type = RedisReply::Type::kInteger;
+    out->integer = value;
+    return out;
   }
   static void* CreateNil(const redisReadTask* task) {
-    if (!Charge(task, kObjectCost, "a nil")) return nullptr;
-    return hiredis->createNil(task);
+    if (!Charge(task, Own(task), "a nil", 0)) return nullptr;
+    RedisReply* out = Place(task);
+    out->type = RedisReply::Type::kNil;
+    return out;
   }
-  static redisReplyObjectFunctions* Table(
-      const redisReplyObjectFunctions* own) {
-    static redisReplyObjectFunctions table = [own] {
-      hiredis = own;
-      redisReplyObjectFunctions t = *own;
-      t.createString = &CreateString;
-      t.createArray = &CreateArray;
-      t.createInteger = &CreateInteger;
-      t.createNil = &CreateNil;
-      return t;
-    }();
+  // Only ever a top reply (hiredis frees nothing else).
+  static void Free(void* reply) { delete static_cast<RedisReply*>(reply); }
+
+  static redisReplyObjectFunctions* Table() {
+    static redisReplyObjectFunctions table = {
+        &CreateString, &CreateArray, &CreateInteger, &CreateNil, &Free};
     return &table;
   }
 };
 
-const redisReplyObjectFunctions* ReplyReaderHooks::hiredis = nullptr;
-
-ReplyReader::ReplyReader() : reader_(redisReaderCreate()) {
+ReplyReader::ReplyReader()
+    : reader_(redisReaderCreateWithFunctions(ReplyReaderHooks::Table())) {
   if (reader_ == nullptr) {
     error_ = absl::ResourceExhaustedError("cannot allocate a reply reader");
     return;
   }
-  reader_->fn = ReplyReaderHooks::Table(reader_->fn);
   reader_->privdata = this;
 }
 
@@ -154,8 +184,8 @@ absl::Status ReplyReader::Drain(std::vector<RedisReply>* replies) {
       return Refuse(absl::StrCat("protocol error: ", absl::CHexEscape(errstr)));
     }
     if (raw == nullptr) return absl::OkStatus();
-    replies->push_back(FromHiredis(static_cast<const redisReply*>(raw)));
-    freeReplyObject(raw);
+    std::unique_ptr<RedisReply> reply(static_cast<RedisReply*>(raw));
+    replies->push_back(std::move(*reply));
     reply_bytes_ = 0;
   }
 }

@@ -64,7 +64,7 @@ class ReplyReader {
   absl::Status Drain(std::vector<RedisReply>* replies);
 
   redisReader* reader_;
-  // What the reply in progress holds in hiredis objects, by our count.
+  // What the reply in progress holds, by our count (ReplyReaderHooks).
   size_t reply_bytes_ = 0;
   // Set by a hook that refused an object: why.
   std::string refused_;

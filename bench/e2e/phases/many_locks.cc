@@ -27,6 +27,13 @@
 #include <malloc.h>
 #include <sys/resource.h>
 
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define REDLOCK_HAVE_CALLGRIND_H 1
+#else
+#define REDLOCK_HAVE_CALLGRIND_H 0
+#endif
+
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -119,6 +126,13 @@ struct RunResult {
     return hold_s > 0 ? masters_cpu_s / hold_s : 0;
   }
 };
+
+// Callgrind's collection on or off; nothing outside valgrind.
+void ToggleCallgrind() {
+#if REDLOCK_HAVE_CALLGRIND_H
+  CALLGRIND_TOGGLE_COLLECT;
+#endif
+}
 
 int64_t HeapInUse() { return static_cast<int64_t>(mallinfo2().uordblks); }
 
@@ -238,7 +252,11 @@ RunResult RunOne(const std::vector<Master>& masters, const RunSpec& spec,
     const Cpu cpu0 = CpuNow(RUSAGE_THREAD);
     const int64_t batch0 = engine->keep_alive_batch_requests_for_testing();
     const SteadyTime t0 = Now();
+    // Under valgrind --tool=callgrind --collect-atstart=no, only the hold is
+    // counted: the instructions the keep-alive costs.
+    ToggleCallgrind();
     Turn(base, spec.hold);
+    ToggleCallgrind();
     const SteadyTime t1 = Now();
     const Cpu cpu1 = CpuNow(RUSAGE_THREAD);
     absl::StatusOr<MasterCounters> m1 = ReadAll(info);
