@@ -162,4 +162,36 @@ void AppendRespCommand(absl::Span<const absl::string_view> argv,
   }
 }
 
+bool SplitRespCommand(absl::string_view text,
+                      std::vector<absl::string_view>* argv) {
+  argv->clear();
+  // Reads "<kind><decimal>\r\n" at the front of `text`.
+  auto header = [&text](char kind, size_t* n) {
+    if (text.empty() || text[0] != kind) return false;
+    const size_t end = text.find("\r\n");
+    if (end == absl::string_view::npos || end < 2 || end > 21) return false;
+    size_t value = 0;
+    for (size_t i = 1; i < end; ++i) {
+      if (text[i] < '0' || text[i] > '9') return false;
+      value = value * 10 + static_cast<size_t>(text[i] - '0');
+    }
+    *n = value;
+    text.remove_prefix(end + 2);
+    return true;
+  };
+  size_t count = 0;
+  if (!header('*', &count) || count > text.size()) return false;
+  argv->reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    size_t size = 0;
+    if (!header('$', &size) || size > text.size() ||
+        text.size() - size < 2 || text.substr(size, 2) != "\r\n") {
+      return false;
+    }
+    argv->push_back(text.substr(0, size));
+    text.remove_prefix(size + 2);
+  }
+  return text.empty();
+}
+
 }  // namespace redlock::internal

@@ -67,6 +67,12 @@ std::string RefusedReplyText();
 void AppendRespCommand(absl::Span<const absl::string_view> argv,
                        std::string* out);
 
+// The arguments of a request's RESP text as AppendRespCommand() writes it
+// (an array of bulk strings, nothing after it), as views into `text`. False,
+// with `argv` unspecified, for any other text.
+bool SplitRespCommand(absl::string_view text,
+                      std::vector<absl::string_view>* argv);
+
 }  // namespace redlock::internal
 
 #endif  // REDLOCK_SRC_ALGORITHM_REDIS_REPLY_H_

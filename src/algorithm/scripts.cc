@@ -697,6 +697,58 @@ Command BatchExtendCommand(absl::Span<const BatchExtendEntry> entries) {
   return c;
 }
 
+Command EncodedBatchExtendCommand(absl::Span<const BatchExtendEntry> entries) {
+  Command c;
+  c.script = &BatchExtendScript();
+  size_t keys = 0;
+  for (const BatchExtendEntry& e : entries) {
+    keys += e.keys->size() + (e.limit_key == nullptr ? 0 : 1);
+  }
+  c.num_keys = static_cast<int>(keys);
+  // The numbers each entry adds (its key count, TTL and limit), as text;
+  // reserved whole first, so that the views into it stay good.
+  std::string numbers;
+  numbers.reserve((3 * entries.size() + 1) *
+                  absl::numbers_internal::kFastToBufferSize);
+  auto number = [&numbers](int64_t n) {
+    char buffer[absl::numbers_internal::kFastToBufferSize];
+    char* end = absl::numbers_internal::FastIntToBuffer(n, buffer);
+    const size_t at = numbers.size();
+    numbers.append(buffer, end - buffer);
+    return absl::string_view(numbers.data() + at, end - buffer);
+  };
+  std::vector<absl::string_view> argv;
+  argv.reserve(3 + keys + 4 * entries.size());
+  argv.emplace_back("EVALSHA");
+  argv.emplace_back(c.script->sha1);
+  argv.push_back(number(c.num_keys));
+  for (const BatchExtendEntry& e : entries) {
+    if (e.limit_key != nullptr) argv.emplace_back(*e.limit_key);
+    argv.insert(argv.end(), e.keys->begin(), e.keys->end());
+  }
+  // Entries of one batch mostly share a TTL: its text is made once.
+  absl::Duration last_ttl = -absl::InfiniteDuration();
+  absl::string_view ttl_text;
+  for (const BatchExtendEntry& e : entries) {
+    argv.push_back(
+        number(static_cast<int64_t>(e.keys->size()) + (e.limit_key != nullptr)));
+    argv.emplace_back(*e.token);
+    if (e.ttl != last_ttl) {
+      last_ttl = e.ttl;
+      ttl_text = number(absl::ToInt64Milliseconds(SentTtl(e.ttl)));
+    }
+    argv.push_back(ttl_text);
+    argv.push_back(e.limit_key == nullptr ? absl::string_view()
+                                          : number(e.limit));
+  }
+  AppendRespCommand(argv, &c.encoded);
+  // Right after "*<n>\r\n$7\r\nEVALSHA\r\n$40\r\n<sha1>\r\n" (the
+  // SHA1's hex digits cannot occur in what comes before it).
+  c.encoded_args_at =
+      c.encoded.find(c.script->sha1) + c.script->sha1.size() + 2;
+  return c;
+}
+
 Command SemaphoreAcquireCommand(absl::string_view limit_key,
                                 absl::Span<const std::string> slot_keys,
                                 absl::string_view token, absl::Duration ttl,
@@ -822,6 +874,20 @@ void EncodeCall(Command* command) {
   CommandArgvViews(*command, /*eval=*/false, &views);
   command->encoded.clear();
   AppendRespCommand(views.argv, &command->encoded);
+}
+
+std::string EvalText(const Command& command) {
+  const absl::string_view text = command.encoded;
+  const absl::string_view count = text.substr(0, text.find("\r\n") + 2);
+  const absl::string_view source = command.script->source;
+  std::string out;
+  out.reserve(count.size() + 10 + 24 + source.size() +
+              (text.size() - command.encoded_args_at));
+  absl::StrAppend(&out, count, "$4\r\nEVAL\r\n$", source.size(), "\r\n",
+                  source, "\r\n");
+  out.append(text.data() + command.encoded_args_at,
+             text.size() - command.encoded_args_at);
+  return out;
 }
 
 std::vector<std::string> CommandArgv(const Command& command, bool eval) {

@@ -156,8 +156,13 @@ struct Command {
   int num_keys = 0;  // Script calls only.
   // Empty, or the RESP text of the EVALSHA call (EncodeCall()): made once for
   // a command sent to every master, each of which then copies these bytes
-  // instead of encoding the call again. Ignored for an EVAL resend.
+  // instead of encoding the call again. Ignored for an EVAL resend of a
+  // command with `args`.
   std::string encoded;
+  // A command made as its RESP text alone (EncodedBatchExtendCommand():
+  // `encoded` set, `args` empty): where its arguments after the SHA1 begin
+  // in `encoded`. EvalText() makes its EVAL resend from there.
+  size_t encoded_args_at = 0;
 };
 
 // SET key token NX PX ttl_ms.
@@ -199,6 +204,11 @@ struct BatchExtendEntry {
 // BatchExtendScript over `entries`, in order (non-empty; the caller bounds
 // their number and keys: kMaxBatchExtendKeys).
 Command BatchExtendCommand(absl::Span<const BatchExtendEntry> entries);
+// The same call made straight into its RESP text (Command::encoded, with
+// `args` left empty): each key and token is copied once, into the text,
+// instead of into an argument string first. The bytes are exactly
+// EncodeCall(BatchExtendCommand(entries))'s. What a keep-alive batch sends.
+Command EncodedBatchExtendCommand(absl::Span<const BatchExtendEntry> entries);
 // The most keys one BatchExtendCommand carries (a lock's keys never split).
 inline constexpr size_t kMaxBatchExtendKeys = 500;
 // SemaphoreAcquireScript: `slot_keys` are all of the semaphore's slots, in
@@ -322,6 +332,11 @@ void CommandArgvViews(const Command& command, bool eval, CommandViews* out);
 // AppendRespCommand() makes of CommandArgvViews(*command, false). Script
 // calls only; worth it for a big command sent to several masters.
 void EncodeCall(Command* command);
+
+// The RESP text of `command`'s EVAL call (its script's source in place of
+// the SHA1), for a command made as its text alone (Command::encoded_args_at);
+// what a master resends when it answers NOSCRIPT.
+std::string EvalText(const Command& command);
 
 // The TTL the masters are given: `ttl` truncated to whole milliseconds, at
 // least 1ms. Validity is computed from this, never from the TTL asked for.

@@ -273,9 +273,8 @@ class KeepAliveBatcher {
     if (entries.empty()) return;
     // One command for every master (a master keeps it for an EVAL resend).
     // Its RESP text is made once, here, for all of them.
-    auto encoded = std::make_shared<Command>(BatchExtendCommand(entries));
-    EncodeCall(encoded.get());
-    std::shared_ptr<const Command> command = std::move(encoded);
+    std::shared_ptr<const Command> command =
+        std::make_shared<Command>(EncodedBatchExtendCommand(entries));
     for (size_t m = 0; m < engine_->links_.size(); ++m) {
       ++outstanding_[m];
       ++requests_;

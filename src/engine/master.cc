@@ -154,10 +154,15 @@ void Master::Send(std::shared_ptr<const Command> kept, const Command& command,
       loaded_on_demand_.push_back(script);
     }
   }
+  if (!command.encoded.empty()) {
+    // Its RESP text is made already: the connection copies it as it is.
+    Write({}, std::move(pending), command.encoded);
+    return;
+  }
   // Views, not copies: the arguments are copied once, into the wire.
   CommandViews views;
   CommandArgvViews(command, /*eval=*/false, &views);
-  Write(views.argv, std::move(pending), command.encoded);
+  Write(views.argv, std::move(pending));
 }
 
 void Master::Write(absl::Span<const absl::string_view> argv, Pending pending,
@@ -556,6 +561,11 @@ void Master::OnReply(RedisReply reply) {
     Pending retry;
     retry.sent_at = p.sent_at;
     retry.done = std::move(p.done);
+    if (p.script_call->args.empty() && !p.script_call->encoded.empty()) {
+      // Made as its text alone: the EVAL call is made from that text.
+      Write({}, std::move(retry), EvalText(*p.script_call));
+      return;
+    }
     CommandViews views;
     CommandArgvViews(*p.script_call, /*eval=*/true, &views);
     Write(views.argv, std::move(retry));

@@ -88,13 +88,17 @@ class Connection {
   // the connection cannot take it (closing or gone). The bytes are copied
   // before it returns: `argv` need not outlive the call.
   virtual bool SendArgs(absl::Span<const absl::string_view> argv) = 0;
-  // The same, where `encoded` is empty or exactly the RESP text of `argv`
-  // (AppendRespCommand()): a connection may copy those bytes instead of
-  // encoding `argv` again.
+  // The same, where `encoded` is empty or exactly the RESP text of the
+  // command (AppendRespCommand()): then `argv` is that command's arguments or
+  // empty (a command made as its text alone), and a connection may copy
+  // those bytes instead of encoding `argv`. This default, for a connection
+  // that takes arguments, reads them back out of `encoded`.
   virtual bool SendEncoded(absl::Span<const absl::string_view> argv,
                            absl::string_view encoded) {
-    (void)encoded;
-    return SendArgs(argv);
+    if (encoded.empty() || !argv.empty()) return SendArgs(argv);
+    std::vector<absl::string_view> views;
+    if (!SplitRespCommand(encoded, &views)) return false;
+    return SendArgs(views);
   }
   // The same, for an argv of strings.
   bool Send(const std::vector<std::string>& argv) {

@@ -342,9 +342,16 @@ class WireConnection final : public Connection {
       FailLater(std::move(lost));
       return true;
     }
+    // The buffer keeps its room while what goes out fills a good part of it
+    // (a keep-alive's batches, turn after turn, would otherwise grow it
+    // again from nothing each time); a large buffer that was mostly empty
+    // this time is given back.
+    const size_t used = out_.size();
     out_.clear();
     out_pos_ = 0;
-    if (out_.capacity() > 4 * kReadChunk) out_.shrink_to_fit();
+    if (out_.capacity() > 4 * kReadChunk && used < out_.capacity() / 4) {
+      out_.shrink_to_fit();
+    }
     return true;
   }
 

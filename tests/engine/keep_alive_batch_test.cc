@@ -246,6 +246,44 @@ TEST_F(KeepAliveBatchTest, AnOverwrittenLockInABatchIsReportedLostAlone) {
   EXPECT_EQ(Pttl(0, "set:b"), -1);  // The intruder's, no TTL: untouched.
 }
 
+// A batch's call is made as its RESP text alone; a master that has lost the
+// script (SCRIPT FLUSH) answers NOSCRIPT, and the call is sent again as EVAL,
+// made from that text: every lock is still extended on every master.
+TEST_F(KeepAliveBatchTest, ABatchAnsweredNoscriptIsResentAsEvalAndExtends) {
+  std::vector<Lock> locks = TakeMany("noscript:", 30);
+  ASSERT_EQ(locks.size(), 30u);
+  for (const Lock& lock : locks) Keep(lock);
+  // The first batches went out (and loaded the script on each connection).
+  EXPECT_TRUE(loop_.RunUntil(
+      [&] { return clock_->seen_["noscript:0"].extended >= 1; }, kTtl));
+  for (int m = 0; m < 3; ++m) {
+    auto client = cluster_->Client(m);
+    ASSERT_TRUE(client.ok()) << client.status();
+    ASSERT_TRUE((*client)->Command({"SCRIPT", "FLUSH"}).ok());
+  }
+  std::map<std::string, int> before;
+  for (const Lock& lock : locks) {
+    before[lock.resource()] = clock_->seen_[lock.resource()].extended;
+  }
+  loop_.RunFor(2 * kTtl);
+  EXPECT_EQ(LostCount(), 0);
+  int64_t fallbacks = 0;
+  for (const MasterHealth& h : engine_->Health()) {
+    EXPECT_GE(h.noscript_fallbacks, 1) << h.master;
+    fallbacks += h.noscript_fallbacks;
+  }
+  EXPECT_GE(fallbacks, 3);
+  for (const Lock& lock : locks) {
+    EXPECT_FALSE(lock.lost()) << lock.resource();
+    EXPECT_GE(clock_->seen_[lock.resource()].extended,
+              before[lock.resource()] + 2)
+        << lock.resource();
+    for (int m = 0; m < 3; ++m) {
+      EXPECT_EQ(Value(m, lock.resource()), lock.token()) << m;
+    }
+  }
+}
+
 TEST_F(KeepAliveBatchTest, AMasterThatDiesMidBatchLeavesTheRestAtQuorum) {
   std::vector<Lock> locks = TakeMany("die:", 60);
   ASSERT_EQ(locks.size(), 60u);

@@ -83,6 +83,72 @@ TEST(RespEncodingTest, AnEncodedCallIsTheEvalshaCallOfItsScript) {
   EXPECT_GE(command.num_keys, 2);
 }
 
+// What a batch sends is made straight into its text; it must be the same
+// bytes as the call made from its arguments, and its NOSCRIPT resend the
+// same EVAL call.
+TEST(RespEncodingTest, ABatchMadeAsTextIsTheCallMadeFromItsArguments) {
+  const std::vector<std::string> one = {"redlock:a"};
+  const std::vector<std::string> slots = {"redlock:{s}:1", "redlock:{s}:4"};
+  const std::vector<std::string> many = {"redlock:x", "redlock:y",
+                                         "redlock:z"};
+  const std::string token = "0123456789abcdef0123456789abcdef";
+  const std::string other = "fedcba9876543210fedcba9876543210";
+  const std::string limit_key = "redlock:{s}:limit";
+  std::vector<internal::BatchExtendEntry> entries(4);
+  entries[0].keys = &one;
+  entries[0].token = &token;
+  entries[0].ttl = absl::Seconds(30);
+  entries[1].keys = &slots;
+  entries[1].token = &other;
+  entries[1].ttl = absl::Seconds(30);
+  entries[1].limit_key = &limit_key;
+  entries[1].limit = 8;
+  entries[2].keys = &many;
+  entries[2].token = &token;
+  entries[2].ttl = absl::Milliseconds(2500);
+  entries[3].keys = &one;
+  entries[3].token = &other;
+  entries[3].ttl = absl::Seconds(30);
+  for (size_t n = 1; n <= entries.size(); ++n) {
+    const absl::Span<const internal::BatchExtendEntry> some(entries.data(), n);
+    internal::Command from_args = internal::BatchExtendCommand(some);
+    internal::EncodeCall(&from_args);
+    const internal::Command as_text = internal::EncodedBatchExtendCommand(some);
+    EXPECT_EQ(as_text.encoded, from_args.encoded) << n;
+    EXPECT_TRUE(as_text.args.empty());
+    EXPECT_EQ(as_text.num_keys, from_args.num_keys);
+    EXPECT_EQ(as_text.script, from_args.script);
+
+    internal::CommandViews eval;
+    internal::CommandArgvViews(from_args, /*eval=*/true, &eval);
+    std::string expected;
+    internal::AppendRespCommand(eval.argv, &expected);
+    EXPECT_EQ(internal::EvalText(as_text), expected) << n;
+
+    std::vector<absl::string_view> argv;
+    ASSERT_TRUE(internal::SplitRespCommand(as_text.encoded, &argv));
+    internal::CommandViews evalsha;
+    internal::CommandArgvViews(from_args, /*eval=*/false, &evalsha);
+    EXPECT_EQ(std::vector<absl::string_view>(evalsha.argv.begin(),
+                                             evalsha.argv.end()),
+              argv);
+  }
+}
+
+TEST(RespEncodingTest, SplittingTakesOnlyARequestsExactText) {
+  std::vector<absl::string_view> argv;
+  ASSERT_TRUE(internal::SplitRespCommand("*2\r\n$3\r\nGET\r\n$0\r\n\r\n",
+                                         &argv));
+  EXPECT_EQ(argv, (std::vector<absl::string_view>{"GET", ""}));
+  for (const char* bad :
+       {"", "*", "*1\r\n", "*1\r\n$3\r\nGE\r\n", "*1\r\n$3\r\nGETX\r\n",
+        "*1\r\n$3\r\nGET\r\nmore", "*1\r\n:3\r\n", "*x\r\n", "+OK\r\n",
+        "*1\r\n$99999999999999999999999\r\n",
+        "*2\r\n$3\r\nGET\r\n"}) {
+    EXPECT_FALSE(internal::SplitRespCommand(bad, &argv)) << bad;
+  }
+}
+
 TEST(ReplyReaderTest, RepliesSplitAtEveryByteReadAsWhole) {
   const std::string stream =
       "+OK\r\n:42\r\n$5\r\nhello\r\n*2\r\n$1\r\na\r\n*1\r\n:7\r\n$-1\r\n-ERR "
