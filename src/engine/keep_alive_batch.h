@@ -233,6 +233,8 @@ class KeepAliveBatcher {
     std::vector<BatchExtendEntry> entries;
     entries.reserve(chunk.end - chunk.begin);
     const MonotonicTime start = engine_->runtime_->Now();
+    std::shared_ptr<const RoundConfig> config;
+    absl::Duration config_ttl;
     for (size_t i = chunk.begin; i < chunk.end; ++i) {
       const std::shared_ptr<KeepAliveOp>& op = batch->ops[i];
       // Lost or stopped while earlier chunks went out: not extended.
@@ -248,21 +250,15 @@ class KeepAliveBatcher {
       }
       entries.push_back(entry);
       chunk.sent.push_back(i);
-      RoundConfig config = engine_->BaseRound(op->ttl_);
-      config.map_reply = &ScriptVote;
-      // JudgeVotes()'s, with the replying master's verdict and every
-      // master's server judged once per reply (Judged()).
-      config.grant_veto = [this](int master) {
-        return judged_master_ == master ? judged_veto_
-                                        : engine_->GrantVeto(master);
-      };
-      config.failure_domain = [this](int master) {
-        return judged_master_ >= 0 ? judged_domains_[master]
-                                   : engine_->FailureDomain(master);
-      };
+      // One config for the chunk's locks of one TTL (most chunks have one),
+      // made as a single extension's is.
+      if (config == nullptr || config_ttl != op->ttl_) {
+        config = SharedRound(op->ttl_);
+        config_ttl = op->ttl_;
+      }
       std::weak_ptr<Engine::Operation> weak = op;
       batch->rounds[i] = QuorumRound::StartFed(
-          engine_->links_, std::move(config), engine_->runtime_.get(), start,
+          engine_->links_, config, engine_->runtime_.get(), start,
           [weak](RoundResult result) {
             if (auto self = weak.lock()) {
               static_cast<KeepAliveOp*>(self.get())
@@ -304,6 +300,25 @@ class KeepAliveBatcher {
             if (!batch->cancelled && blocked_) Pump();
           });
     }
+  }
+
+  // A single extension's round config (Engine::BaseRound(), ScriptVote),
+  // with the grant verdicts and failure domains judged once per reply
+  // (Judged), for every round of a chunk with this TTL.
+  std::shared_ptr<const RoundConfig> SharedRound(absl::Duration ttl) {
+    auto config = std::make_shared<RoundConfig>(engine_->BaseRound(ttl));
+    config->map_reply = &ScriptVote;
+    // JudgeVotes()'s, with the replying master's verdict and every
+    // master's server judged once per reply (Judged()).
+    config->grant_veto = [this](int master) {
+      return judged_master_ == master ? judged_veto_
+                                      : engine_->GrantVeto(master);
+    };
+    config->failure_domain = [this](int master) {
+      return judged_master_ >= 0 ? judged_domains_[master]
+                                 : engine_->FailureDomain(master);
+    };
+    return config;
   }
 
   // While one master's reply to a chunk is fed to the chunk's rounds: that

@@ -111,38 +111,48 @@ std::string VoteTally::DescribeQuorum() const {
 }
 
 std::shared_ptr<QuorumRound> QuorumRound::Start(
-    std::vector<MasterLink*> masters, RoundConfig config, Clock* clock,
+    absl::Span<MasterLink* const> masters, RoundConfig config, Clock* clock,
     Done done) {
+  Command command = std::move(config.command);
   auto round = std::make_shared<QuorumRound>(
-      std::move(masters), std::move(config), clock, std::move(done));
+      masters, std::make_shared<const RoundConfig>(std::move(config)), clock,
+      std::move(done));
+  round->command_ = std::move(command);
   round->SendAll();
   return round;
 }
 
 std::shared_ptr<QuorumRound> QuorumRound::StartFed(
-    std::vector<MasterLink*> masters, RoundConfig config, Clock* clock,
+    absl::Span<MasterLink* const> masters,
+    std::shared_ptr<const RoundConfig> config, Clock* clock,
     MonotonicTime start, Done done) {
-  config.cleanup_on_loss.reset();
-  auto round = std::make_shared<QuorumRound>(
-      std::move(masters), std::move(config), clock, std::move(done));
+  if (config->cleanup_on_loss.has_value()) {
+    // Not a fed round's to send: the caller's request carried other rounds.
+    auto without = std::make_shared<RoundConfig>(*config);
+    without->cleanup_on_loss.reset();
+    config = std::move(without);
+  }
+  auto round = std::make_shared<QuorumRound>(masters, std::move(config), clock,
+                                             std::move(done));
   round->start_ = start;
   return round;
 }
 
-QuorumRound::QuorumRound(std::vector<MasterLink*> masters, RoundConfig config,
+QuorumRound::QuorumRound(absl::Span<MasterLink* const> masters,
+                         std::shared_ptr<const RoundConfig> config,
                          Clock* clock, Done done)
-    : masters_(std::move(masters)),
+    : masters_(masters.begin(), masters.end()),
       config_(std::move(config)),
       clock_(clock),
       done_(std::move(done)),
       tally_(
-          config_.groups == nullptr
-              ? VoteTally(static_cast<int>(masters_.size()), config_.quorum)
-              : VoteTally(static_cast<int>(masters_.size()), config_.groups)),
-      counted_under_(config_.groups) {
+          config_->groups == nullptr
+              ? VoteTally(static_cast<int>(masters_.size()), config_->quorum)
+              : VoteTally(static_cast<int>(masters_.size()), config_->groups)),
+      counted_under_(config_->groups) {
   votes_.resize(masters_.size());
   // Kept only when asked for (fencing): one allocation less per round.
-  if (config_.keep_replies || config_.ready_to_win) {
+  if (config_->keep_replies || config_->ready_to_win) {
     replies_.resize(masters_.size());
   }
   for (size_t i = 0; i < masters_.size(); ++i) {
@@ -155,8 +165,8 @@ void QuorumRound::SendAll() {
   // A script's call is kept by each link until answered (to resend it as
   // EVAL): one copy shared by every link instead of one each.
   std::shared_ptr<const Command> shared;
-  if (config_.command.script != nullptr) {
-    shared = std::make_shared<const Command>(std::move(config_.command));
+  if (command_.script != nullptr) {
+    shared = std::make_shared<const Command>(std::move(command_));
   }
   for (size_t i = 0; i < masters_.size(); ++i) {
     auto done = [self = shared_from_this(),
@@ -166,7 +176,7 @@ void QuorumRound::SendAll() {
     if (shared != nullptr) {
       masters_[i]->Send(shared, std::move(done));
     } else {
-      masters_[i]->Send(config_.command, std::move(done));
+      masters_[i]->Send(command_, std::move(done));
     }
   }
 }
@@ -178,21 +188,21 @@ void QuorumRound::Cancel() {
 
 void QuorumRound::OnReply(int master, absl::StatusOr<RedisReply> reply) {
   if (cancelled_ || decided_) return;  // Late: the decision stands.
-  absl::StatusOr<Vote> vote = reply.ok() ? config_.map_reply(*reply)
+  absl::StatusOr<Vote> vote = reply.ok() ? config_->map_reply(*reply)
                                          : absl::StatusOr<Vote>(reply.status());
-  if (vote.ok() && *vote == Vote::kGranted && config_.grant_veto) {
-    if (absl::Status veto = config_.grant_veto(master); !veto.ok()) {
+  if (vote.ok() && *vote == Vote::kGranted && config_->grant_veto) {
+    if (absl::Status veto = config_->grant_veto(master); !veto.ok()) {
       vote = std::move(veto);
     }
   }
-  if (vote.ok() && *vote == Vote::kGranted && config_.failure_domain) {
+  if (vote.ok() && *vote == Vote::kGranted && config_->failure_domain) {
     if (int same = GrantedSameDomain(master); same >= 0) {
       vote = absl::FailedPreconditionError(
           absl::StrCat("same server as ", masters_[same]->name(),
                        ", which granted already: one server casts one vote"));
     }
   }
-  if (config_.keep_replies && reply.ok()) {
+  if (config_->keep_replies && reply.ok()) {
     replies_[master] = *std::move(reply);
   }
   FollowGroups();
@@ -208,7 +218,7 @@ void QuorumRound::OnReply(int master, absl::StatusOr<RedisReply> reply) {
                                           : MasterVote::Kind::kDenied;
   }
 
-  switch (config_.decide_when) {
+  switch (config_->decide_when) {
     case RoundConfig::DecideWhen::kAllVoted:
       if (!tally_.AllVoted()) return;
       Decide(tally_.QuorumReached() ? absl::OkStatus()
@@ -225,8 +235,8 @@ void QuorumRound::OnReply(int master, absl::StatusOr<RedisReply> reply) {
       break;
   }
   if (tally_.QuorumReached()) {
-    if (!config_.ready_to_win || tally_.AllVoted() ||
-        config_.ready_to_win(replies_)) {
+    if (!config_->ready_to_win || tally_.AllVoted() ||
+        config_->ready_to_win(replies_)) {
       Decide(absl::OkStatus());
     }
   } else if (tally_.QuorumImpossible()) {
@@ -235,9 +245,9 @@ void QuorumRound::OnReply(int master, absl::StatusOr<RedisReply> reply) {
 }
 
 void QuorumRound::FollowGroups() {
-  if (!config_.current_groups) return;
+  if (!config_->current_groups) return;
   std::shared_ptr<const std::vector<QuorumGroup>> now =
-      config_.current_groups();
+      config_->current_groups();
   if (now == nullptr || now == counted_under_) return;
   counted_under_ = now;
   VoteTally tally(static_cast<int>(masters_.size()), std::move(now));
@@ -262,11 +272,11 @@ void QuorumRound::FollowGroups() {
 }
 
 int QuorumRound::GrantedSameDomain(int master) const {
-  const absl::string_view domain = config_.failure_domain(master);
+  const absl::string_view domain = config_->failure_domain(master);
   if (domain.empty()) return -1;
   for (size_t j = 0; j < votes_.size(); ++j) {
     if (votes_[j].kind == MasterVote::Kind::kGranted &&
-        config_.failure_domain(static_cast<int>(j)) == domain) {
+        config_->failure_domain(static_cast<int>(j)) == domain) {
       return static_cast<int>(j);
     }
   }
@@ -278,17 +288,17 @@ void QuorumRound::Decide(absl::Status status) {
   RoundResult result;
   result.start = start_;
   result.decided_at = clock_->Now();
-  if (config_.check_validity) {
-    result.valid_until = ValidUntil(start_, config_.ttl, config_.drift_factor);
+  if (config_->check_validity) {
+    result.valid_until = ValidUntil(start_, config_->ttl, config_->drift_factor);
     if (status.ok() && !HasValidity(result.valid_until, result.decided_at,
-                                    config_.min_validity)) {
+                                    config_->min_validity)) {
       status = absl::DeadlineExceededError(absl::StrCat(
           "quorum reached after ",
           ReadableDuration(ToDuration(result.decided_at - start_)),
           ", leaving ",
           ReadableDuration(Remaining(result.valid_until, result.decided_at)),
           " of validity (needs more than ",
-          absl::FormatDuration(config_.min_validity), ")"));
+          absl::FormatDuration(config_->min_validity), ")"));
     }
   }
   result.granted = tally_.granted();
@@ -314,13 +324,13 @@ void QuorumRound::Decide(absl::Status status) {
                            : absl::StrCat(status.message(), "; ", counts));
   }
 
-  if (!result.status.ok() && config_.cleanup_on_loss.has_value()) {
+  if (!result.status.ok() && config_->cleanup_on_loss.has_value()) {
     for (size_t i = 0; i < masters_.size(); ++i) {
-      if (config_.cleanup_skips_denied &&
+      if (config_->cleanup_skips_denied &&
           result.votes[i].kind == MasterVote::Kind::kDenied) {
         continue;
       }
-      masters_[i]->Send(*config_.cleanup_on_loss,
+      masters_[i]->Send(*config_->cleanup_on_loss,
                         [](absl::StatusOr<RedisReply>) {});
     }
   }

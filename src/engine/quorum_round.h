@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "redlock/lock.h"
 #include "src/algorithm/clock.h"
 #include "src/algorithm/membership.h"
@@ -104,7 +105,7 @@ class VoteTally {
 };
 
 struct RoundConfig {
-  Command command;  // Moved out when the round is sent (SendAll()).
+  Command command;  // Moved out by Start(), into the round.
   VoteMapper map_reply = nullptr;
   int quorum = 1;
   // If set, replaces `quorum`: a quorum of each group (the deployment's
@@ -190,9 +191,9 @@ class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
   // `done` exactly once, on the loop thread, never before Start() returns,
   // unless Cancel() comes first. The masters must outlive the round or
   // cancel its requests when destroyed (Master does).
-  static std::shared_ptr<QuorumRound> Start(std::vector<MasterLink*> masters,
-                                            RoundConfig config, Clock* clock,
-                                            Done done);
+  static std::shared_ptr<QuorumRound> Start(
+      absl::Span<MasterLink* const> masters, RoundConfig config, Clock* clock,
+      Done done);
 
   // A round whose request the caller sends, one request carrying several
   // rounds (the keep-alive's batches: one call extends many locks). Nothing
@@ -200,10 +201,12 @@ class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
   // counted from it), and each master's answer for this round comes through
   // Feed(). Everything else — the votes, the vetoes, the tally, the early
   // decision, validity — is judged by the same code as a round from Start().
-  // `config.cleanup_on_loss` must be empty.
-  static std::shared_ptr<QuorumRound> StartFed(std::vector<MasterLink*> masters,
-                                               RoundConfig config, Clock* clock,
-                                               MonotonicTime start, Done done);
+  // `config` may be shared by many such rounds (a batch's locks of one TTL);
+  // its `command` is not used, and its `cleanup_on_loss` is ignored.
+  static std::shared_ptr<QuorumRound> StartFed(
+      absl::Span<MasterLink* const> masters,
+      std::shared_ptr<const RoundConfig> config, Clock* clock,
+      MonotonicTime start, Done done);
   // Master `master`'s answer for this round (a reply, or why none came), as
   // a link's callback would give it to a round from Start().
   void Feed(int master, absl::StatusOr<RedisReply> reply) {
@@ -214,9 +217,10 @@ class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
   // replies are dropped.
   void Cancel();
 
-  // Use Start().
-  QuorumRound(std::vector<MasterLink*> masters, RoundConfig config,
-              Clock* clock, Done done);
+  // Use Start() or StartFed().
+  QuorumRound(absl::Span<MasterLink* const> masters,
+              std::shared_ptr<const RoundConfig> config, Clock* clock,
+              Done done);
 
  private:
   void SendAll();
@@ -227,8 +231,9 @@ class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
   int GrantedSameDomain(int master) const;
   void Decide(absl::Status status);
 
-  std::vector<MasterLink*> masters_;
-  RoundConfig config_;
+  absl::InlinedVector<MasterLink*, 8> masters_;
+  std::shared_ptr<const RoundConfig> config_;
+  Command command_;  // Start(): what SendAll() sends (the config's command).
   Clock* clock_;
   Done done_;
   VoteTally tally_;
