@@ -54,7 +54,7 @@ struct SemaphoreSpec {
 // subscribe, so a release after that attempt cannot go unheard; and it may
 // wait for a wake-up until the end of its budget even when no further poll
 // fits in it.
-class Engine::AcquireOp final : public Engine::Operation,
+class Engine::AcquireOp final : public Engine::NamedOperation,
                                 private Wakeups::Waiter {
  public:
   // `resources`: sorted, without duplicates, at least one. With
@@ -62,7 +62,7 @@ class Engine::AcquireOp final : public Engine::Operation,
   AcquireOp(Engine* engine, std::vector<std::string> resources,
             const AcquireOptions& options, AsyncRedlock::AcquireCallback done,
             std::optional<SemaphoreSpec> semaphore = std::nullopt)
-      : Operation(engine,
+      : NamedOperation(engine,
                   absl::StrCat(semaphore.has_value() ? "acquire permits of \""
                                : options.shared      ? "acquire shared \""
                                                      : "acquire \"",

@@ -153,6 +153,7 @@ class Engine {
 
  private:
   class Operation;
+  class NamedOperation;
   class AcquireOp;
   class ExtendOp;
   class ReleaseOp;

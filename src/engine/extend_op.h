@@ -59,11 +59,11 @@ inline absl::Status ConcludeExtension(Observer* observer, LockState& state,
                                    ": ", result.status.message()));
 }
 
-class Engine::ExtendOp final : public Engine::Operation {
+class Engine::ExtendOp final : public Engine::NamedOperation {
  public:
   ExtendOp(Engine* engine, std::shared_ptr<LockState> state, absl::Duration ttl,
            AsyncRedlock::ExtendCallback done, bool keep_alive)
-      : Operation(engine, absl::StrCat("extend \"", state->resource(), "\"")),
+      : NamedOperation(engine, absl::StrCat("extend \"", state->resource(), "\"")),
         state_(std::move(state)),
         ttl_(ttl),
         done_(std::move(done)),

@@ -151,7 +151,7 @@ class KeepAliveBatcher {
         continue;
       }
       if (!op->extend_queued_ || op->extend_due_ != entry.when) continue;
-      if (entry.when - ToChrono(op->extend_every_ / 10) > now) {
+      if (entry.when - ToChrono(op->extend_every() / 10) > now) {
         later.push_back(std::move(entry));
         continue;
       }
@@ -243,7 +243,7 @@ class KeepAliveBatcher {
       BatchExtendEntry entry;
       entry.keys = &state.keys;
       entry.token = &state.token;
-      entry.ttl = op->ttl_;
+      entry.ttl = op->ttl();
       if (!state.limit_key().empty()) {
         entry.limit_key = &state.limit_key();
         entry.limit = state.limit();
@@ -252,9 +252,9 @@ class KeepAliveBatcher {
       chunk.sent.push_back(i);
       // One config for the chunk's locks of one TTL (most chunks have one),
       // made as a single extension's is.
-      if (config == nullptr || config_ttl != op->ttl_) {
-        config = SharedRound(op->ttl_);
-        config_ttl = op->ttl_;
+      if (config == nullptr || config_ttl != op->ttl()) {
+        config = SharedRound(op->ttl());
+        config_ttl = op->ttl();
       }
       std::weak_ptr<Engine::Operation> weak = op;
       batch->rounds[i] = QuorumRound::StartFed(
@@ -404,10 +404,11 @@ class KeepAliveBatcher {
 inline void KeepAliveOp::ArmExtendTimer() {
   const MonotonicTime now = engine_->runtime_->Now();
   const absl::Duration held = ToDuration(now - state_->acquired_at);
-  if (held + extend_every_ > max_hold_) return;  // The cap: stop extending.
+  const absl::Duration every = extend_every();
+  if (held + every > max_hold()) return;  // The cap: stop extending.
   engine_->KeepAliveBatches().QueueExtend(
       std::static_pointer_cast<KeepAliveOp>(shared_from_this()),
-      now + ToChrono(extend_every_), extend_every_ / 10);
+      now + ToChrono(every), every / 10);
 }
 
 inline void KeepAliveOp::ArmMarginTimer() {
@@ -418,7 +419,7 @@ inline void KeepAliveOp::ArmMarginTimer() {
   }
   const MonotonicTime now = engine_->runtime_->Now();
   const absl::Duration until_margin =
-      std::max(Remaining(valid_until, now) - margin_, absl::ZeroDuration());
+      std::max(Remaining(valid_until, now) - margin(), absl::ZeroDuration());
   margin_at_ = now + ToChrono(until_margin);
   // One entry at a time: an entry queued for an earlier time re-queues
   // itself when reached (OnMarginDue); a later one is replaced.

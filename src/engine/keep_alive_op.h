@@ -7,6 +7,7 @@
 #define REDLOCK_SRC_ENGINE_KEEP_ALIVE_OP_H_
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -37,14 +38,14 @@ class KeepAliveOp final : public Engine::Operation {
               absl::Duration ttl, absl::Duration extend_every,
               absl::Duration margin, absl::Duration max_hold,
               absl::AnyInvocable<void(const absl::Status&)> on_lost)
-      // No name of its own (what_ stays empty, What() makes it when a
-      // message needs it): one string less per lock kept alive.
-      : Operation(engine, std::string()),
+      // No name of its own (What() makes it when a message needs it): one
+      // string less per lock kept alive.
+      : Operation(engine),
         state_(std::move(state)),
-        ttl_(ttl),
-        extend_every_(extend_every),
-        margin_(margin),
-        max_hold_(max_hold),
+        ttl_ns_(absl::ToInt64Nanoseconds(ttl)),
+        extend_every_ns_(absl::ToInt64Nanoseconds(extend_every)),
+        margin_ns_(CeilNanoseconds(margin)),
+        max_hold_ns_(absl::ToInt64Nanoseconds(max_hold)),
         on_lost_(std::move(on_lost)) {}
 
   void Start() {
@@ -90,7 +91,7 @@ class KeepAliveOp final : public Engine::Operation {
   void ExtendAlone() {
     std::weak_ptr<Operation> weak = shared_from_this();
     absl::Status sent = engine_->Extend(
-        Lock(state_), ttl_,
+        Lock(state_), ttl(),
         [weak](absl::Status status) {
           if (auto self = weak.lock()) {
             static_cast<KeepAliveOp*>(self.get())->OnExtended(status);
@@ -130,14 +131,14 @@ class KeepAliveOp final : public Engine::Operation {
     const absl::Duration held =
         ToDuration(engine_->runtime_->Now() - state_->acquired_at);
     Lost(absl::DeadlineExceededError(
-        held + extend_every_ > max_hold_
+        held + extend_every() > max_hold()
             ? absl::StrCat(What(), ": held for ", ReadableDuration(held),
                            ", the max_hold cap (",
-                           absl::FormatDuration(max_hold_),
+                           absl::FormatDuration(max_hold()),
                            "); no longer extended")
             : absl::StrCat(What(),
                            ": less than the safety margin of validity left (",
-                           absl::FormatDuration(margin_),
+                           absl::FormatDuration(margin()),
                            ") and no extension succeeded in time")));
   }
 
@@ -174,11 +175,30 @@ class KeepAliveOp final : public Engine::Operation {
     stopped_ = true;
   }
 
+  // The durations as whole nanoseconds (8 bytes each instead of a
+  // Duration's 16, one keep-alive per lock): the TTL, the period and the cap
+  // rounded down (the masters get the TTL in whole milliseconds anyway), the
+  // margin up; a cap of InfiniteDuration() is INT64_MAX.
+  static int64_t CeilNanoseconds(absl::Duration d) {
+    int64_t ns = absl::ToInt64Nanoseconds(d);
+    if (absl::Nanoseconds(ns) < d && ns < INT64_MAX) ++ns;
+    return ns;
+  }
+  absl::Duration ttl() const { return absl::Nanoseconds(ttl_ns_); }
+  absl::Duration extend_every() const {
+    return absl::Nanoseconds(extend_every_ns_);
+  }
+  absl::Duration margin() const { return absl::Nanoseconds(margin_ns_); }
+  absl::Duration max_hold() const {
+    return max_hold_ns_ == INT64_MAX ? absl::InfiniteDuration()
+                                     : absl::Nanoseconds(max_hold_ns_);
+  }
+
   std::shared_ptr<LockState> state_;
-  const absl::Duration ttl_;
-  const absl::Duration extend_every_;
-  const absl::Duration margin_;
-  const absl::Duration max_hold_;
+  const int64_t ttl_ns_;
+  const int64_t extend_every_ns_;
+  const int64_t margin_ns_;
+  const int64_t max_hold_ns_;
   absl::AnyInvocable<void(const absl::Status&)> on_lost_;
   // When the lock falls below its safety margin (valid_until - margin).
   MonotonicTime margin_at_;

@@ -98,15 +98,16 @@ struct LockState {
   absl::Status lost;              // Guarded by mu. OK until lost.
 
   // votes(): how each master answered the last acquisition or extension
-  // that succeeded. Kept packed (24 bytes a vote instead of MasterVote's 64:
+  // that succeeded. Kept packed (16 bytes a vote instead of MasterVote's 64:
   // the master as an index into the engine's shared `master_names`, the
-  // latency in whole nanoseconds); VotesLocked() gives back exactly the
-  // MasterVotes SetVotesLocked() was given. A vote that does not pack
-  // exactly (a master not in master_names, a latency that is not a whole
-  // number of nanoseconds) keeps all of them as given, in `unpacked_votes`.
+  // latency in whole nanoseconds below about 4.29 s); VotesLocked() gives
+  // back exactly the MasterVotes SetVotesLocked() was given. A vote that
+  // does not pack exactly (a master not in master_names, a latency that is
+  // not a whole number of nanoseconds, or is negative or longer) keeps all of
+  // them as given, in `unpacked_votes`.
   struct PackedVote {
     absl::Status error;
-    int64_t latency_ns = 0;
+    uint32_t latency_ns = 0;
     uint8_t master = 0;  // Index into *master_names.
     uint8_t kind = 0;    // MasterVote::Kind.
   };
@@ -136,7 +137,8 @@ struct LockState {
         }
       }
       const int64_t ns = absl::ToInt64Nanoseconds(v.latency);
-      if (index < 0 || index > 255 || absl::Nanoseconds(ns) != v.latency) {
+      if (index < 0 || index > 255 || ns < 0 || ns > UINT32_MAX ||
+          absl::Nanoseconds(ns) != v.latency) {
         packed_votes.clear();
         packed_votes.shrink_to_fit();
         unpacked_votes =
@@ -145,7 +147,7 @@ struct LockState {
       }
       PackedVote& p = packed_votes[i];
       p.error = v.error;
-      p.latency_ns = ns;
+      p.latency_ns = static_cast<uint32_t>(ns);
       p.master = static_cast<uint8_t>(index);
       p.kind = static_cast<uint8_t>(v.kind);
     }

@@ -41,14 +41,12 @@ inline absl::string_view LossSummary(absl::StatusCode code) {
 // its one result to Engine::Finish().
 class Engine::Operation : public std::enable_shared_from_this<Operation> {
  public:
-  // `what` names it in messages: acquire "recalc-ratings".
-  Operation(Engine* engine, std::string what)
-      : engine_(engine), what_(std::move(what)) {}
+  explicit Operation(Engine* engine) : engine_(engine) {}
   virtual ~Operation() = default;
 
-  // Names it in messages: `what` as given, or (an operation that keeps no
-  // name, to save a string per operation) made on demand.
-  virtual std::string What() const { return what_; }
+  // Names it in messages: acquire "recalc-ratings". A NamedOperation's is
+  // made once; a keep-alive (one per lock kept alive) makes it on demand.
+  virtual std::string What() const = 0;
 
   // The engine is going away: stop the round (nothing more is sent) and
   // answer kCancelled.
@@ -98,11 +96,23 @@ class Engine::Operation : public std::enable_shared_from_this<Operation> {
   bool cancelled() const { return cancelled_; }
 
   Engine* const engine_;
-  const std::string what_;
 
  private:
   bool cancelled_ = false;
   std::shared_ptr<QuorumRound> round_;
+};
+
+// An operation with its name made when it starts (acquire, extend, release).
+class Engine::NamedOperation : public Engine::Operation {
+ public:
+  // `what` names it in messages: acquire "recalc-ratings".
+  NamedOperation(Engine* engine, std::string what)
+      : Operation(engine), what_(std::move(what)) {}
+
+  std::string What() const override { return what_; }
+
+ protected:
+  const std::string what_;
 };
 
 }  // namespace redlock::internal

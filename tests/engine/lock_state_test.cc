@@ -84,6 +84,24 @@ TEST(LockStateTest, VotesThatDoNotPackAreKeptAsGiven) {
   ExpectSame(state->VotesLocked(), unknown_master);
   state->SetVotesLocked(sub_nanosecond);
   ExpectSame(state->VotesLocked(), sub_nanosecond);
+  // A latency past what a packed vote holds (about 4.29 s), or negative.
+  for (absl::Duration latency :
+       {absl::Nanoseconds(4294967296), absl::Seconds(30), absl::Nanoseconds(-1),
+        absl::InfiniteDuration()}) {
+    const std::vector<MasterVote> slow = {
+        Vote("127.0.0.1:7001", MasterVote::Kind::kFailed, latency,
+             absl::DeadlineExceededError("no reply"))};
+    state->SetVotesLocked(slow);
+    EXPECT_NE(state->unpacked_votes, nullptr) << latency;
+    ExpectSame(state->VotesLocked(), slow);
+  }
+  // The longest that packs.
+  const std::vector<MasterVote> longest = {Vote(
+      "127.0.0.1:7001", MasterVote::Kind::kFailed, absl::Nanoseconds(4294967295))};
+  state->SetVotesLocked(longest);
+  EXPECT_EQ(state->unpacked_votes, nullptr);
+  ExpectSame(state->VotesLocked(), longest);
+  EXPECT_EQ(sizeof(LockState::PackedVote), 16u);
   // No names at all (a state made without an engine): kept as given.
   auto bare = std::make_shared<LockState>();
   std::lock_guard<std::mutex> bare_lock(bare->mu);
