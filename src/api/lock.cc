@@ -2,6 +2,9 @@
 
 #include "redlock/lock.h"
 
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -18,6 +21,19 @@ const internal::LockState& EmptyState() {
 }
 
 }  // namespace
+
+namespace internal {
+
+std::mutex& LockStateMutex(const LockState* state) {
+  // A few dozen, so that threads working on different locks seldom meet;
+  // never destroyed (a lock may be read while the process exits).
+  static constexpr size_t kStripes = 64;
+  static std::mutex* const stripes = new std::mutex[kStripes];
+  const auto at = reinterpret_cast<uintptr_t>(state);
+  return stripes[((at >> 4) ^ (at >> 10)) % kStripes];
+}
+
+}  // namespace internal
 
 absl::string_view MasterVoteKindName(MasterVote::Kind kind) {
   switch (kind) {
@@ -88,7 +104,7 @@ bool Lock::adopted() const { return state_ != nullptr && state_->adopted; }
 
 MonotonicTime Lock::valid_until() const {
   if (!state_) return MonotonicTime();
-  std::lock_guard<std::mutex> lock(state_->mu);
+  std::lock_guard<std::mutex> lock(state_->mu());
   return state_->valid_until;
 }
 
@@ -102,7 +118,7 @@ absl::Duration Lock::remaining() const {
 
 bool Lock::released() const {
   if (!state_) return false;
-  std::lock_guard<std::mutex> lock(state_->mu);
+  std::lock_guard<std::mutex> lock(state_->mu());
   return state_->released;
 }
 
@@ -116,13 +132,13 @@ bool Lock::lost() const { return !lost_reason().ok(); }
 
 absl::Status Lock::lost_reason() const {
   if (!state_) return absl::OkStatus();
-  std::lock_guard<std::mutex> lock(state_->mu);
+  std::lock_guard<std::mutex> lock(state_->mu());
   return state_->lost;
 }
 
 std::vector<MasterVote> Lock::votes() const {
   if (!state_) return {};
-  std::lock_guard<std::mutex> lock(state_->mu);
+  std::lock_guard<std::mutex> lock(state_->mu());
   return state_->VotesLocked();
 }
 

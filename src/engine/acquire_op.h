@@ -477,7 +477,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       extra.readers_key = readers_key_;
     }
     {
-      std::lock_guard<std::mutex> lock(state->mu);
+      std::lock_guard<std::mutex> lock(state->mu());
       state->valid_until = won_.valid_until;
       state->SetVotesLocked(std::move(won_.votes));
     }

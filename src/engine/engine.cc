@@ -990,7 +990,10 @@ absl::Status Engine::CheckTtl(absl::Duration ttl) const {
 }
 
 absl::Status Engine::CheckLock(const Lock& lock) const {
-  const std::shared_ptr<LockState>& state = lock.state();
+  return CheckLockState(lock.state().get());
+}
+
+absl::Status Engine::CheckLockState(const LockState* state) const {
   if (state == nullptr) {
     return absl::InvalidArgumentError("the lock is empty (never acquired)");
   }
@@ -999,7 +1002,7 @@ absl::Status Engine::CheckLock(const Lock& lock) const {
         absl::StrCat("the lock on \"", state->resource(),
                      "\" was acquired through another client"));
   }
-  std::lock_guard<std::mutex> guard(state->mu);
+  std::lock_guard<std::mutex> guard(state->mu());
   if (state->released) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the lock on \"", state->resource(), "\" was already released"));
@@ -1255,7 +1258,7 @@ absl::StatusOr<Lock> Engine::Adopt(absl::string_view resource,
     extra.limit = options.limit;
   }
   {
-    std::lock_guard<std::mutex> lock(state->mu);
+    std::lock_guard<std::mutex> lock(state->mu());
     // Unknown until an extension succeeds: nothing is promised.
     state->valid_until = state->acquired_at;
   }

@@ -291,6 +291,8 @@ class Engine {
   absl::Status CheckResource(absl::string_view resource) const;
   absl::Status CheckTtl(absl::Duration ttl) const;
   absl::Status CheckLock(const Lock& lock) const;
+  // The same for a lock's state (no handle made for it).
+  absl::Status CheckLockState(const LockState* state) const;
   // Delivers a finished operation's result on a later loop turn and forgets
   // the operation.
   void Finish(Operation* op, absl::AnyInvocable<void()> deliver);

@@ -39,7 +39,7 @@ inline absl::Status ConcludeExtension(Observer* observer, LockState& state,
     observer->OnExtended(event);
   }
   {
-    std::lock_guard<std::mutex> lock(state.mu);
+    std::lock_guard<std::mutex> lock(state.mu());
     if (result.status.ok() && !state.released) {
       state.valid_until = result.valid_until;
       state.SetVotesLocked(std::move(result.votes));

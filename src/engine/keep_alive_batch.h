@@ -174,7 +174,8 @@ class KeepAliveBatcher {
     for (auto& op : ops) {
       if (op->lost_) continue;
       // The single path's checks first: a released lock is not extended.
-      if (absl::Status ok = engine_->CheckLock(Lock(op->state_)); !ok.ok()) {
+      if (absl::Status ok = engine_->CheckLockState(op->state_.get());
+          !ok.ok()) {
         op->Lost(std::move(ok));
         continue;
       }
@@ -314,9 +315,15 @@ class KeepAliveBatcher {
       return judged_master_ == master ? judged_veto_
                                       : engine_->GrantVeto(master);
     };
+    // While a reply is fed, a master whose server no other master shares
+    // has no domain to compare (empty): QuorumRound counts one grant per
+    // domain, and a domain no other master has can match no earlier grant,
+    // so the round decides exactly as with the domain itself, without
+    // comparing it to every grant so far.
     config->failure_domain = [this](int master) {
-      return judged_master_ >= 0 ? judged_domains_[master]
-                                 : engine_->FailureDomain(master);
+      if (judged_master_ < 0) return engine_->FailureDomain(master);
+      return judged_shared_[master] ? judged_domains_[master]
+                                    : absl::string_view();
     };
     return config;
   }
@@ -334,10 +341,23 @@ class KeepAliveBatcher {
     Judged(KeepAliveBatcher* batcher, int master) : batcher_(batcher) {
       Engine* engine = batcher->engine_;
       batcher->judged_veto_ = engine->GrantVeto(master);
-      batcher->judged_domains_.resize(engine->links_.size());
-      for (size_t m = 0; m < engine->links_.size(); ++m) {
+      const size_t n = engine->links_.size();
+      batcher->judged_domains_.resize(n);
+      for (size_t m = 0; m < n; ++m) {
         batcher->judged_domains_[m] =
             engine->FailureDomain(static_cast<int>(m));
+      }
+      // Which masters share their (known) server with another master.
+      batcher->judged_shared_.assign(n, false);
+      for (size_t m = 0; m < n; ++m) {
+        const absl::string_view domain = batcher->judged_domains_[m];
+        if (domain.empty()) continue;
+        for (size_t k = m + 1; k < n; ++k) {
+          if (batcher->judged_domains_[k] == domain) {
+            batcher->judged_shared_[m] = true;
+            batcher->judged_shared_[k] = true;
+          }
+        }
       }
       batcher->judged_master_ = master;
     }
@@ -399,6 +419,7 @@ class KeepAliveBatcher {
   int judged_master_ = -1;
   absl::Status judged_veto_;
   std::vector<absl::string_view> judged_domains_;
+  std::vector<bool> judged_shared_;  // Shares its server with another master.
 };
 
 inline void KeepAliveOp::ArmExtendTimer() {
@@ -414,7 +435,7 @@ inline void KeepAliveOp::ArmExtendTimer() {
 inline void KeepAliveOp::ArmMarginTimer() {
   MonotonicTime valid_until;
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    std::lock_guard<std::mutex> lock(state_->mu());
     valid_until = state_->valid_until;
   }
   const MonotonicTime now = engine_->runtime_->Now();

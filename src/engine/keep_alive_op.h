@@ -153,7 +153,7 @@ class KeepAliveOp final : public Engine::Operation {
     lost_ = true;
     StopTimers();
     {
-      std::lock_guard<std::mutex> lock(state_->mu);
+      std::lock_guard<std::mutex> lock(state_->mu());
       if (state_->released) return;
     }
     state_->MarkLost(reason);

@@ -19,6 +19,11 @@
 
 namespace redlock::internal {
 
+struct LockState;
+// The mutex that guards `state` (LockState::mu()); defined once, in the
+// library (src/api/lock.cc), so that every module picks the same one.
+std::mutex& LockStateMutex(const LockState* state);
+
 struct LockState {
   // A semaphore's permit set's and a reader's own fields, kept out of line:
   // a plain lock (most of the locks an engine keeps alive) has none, and
@@ -90,9 +95,14 @@ struct LockState {
     return *kEmpty;
   }
 
+  // What guards the fields below: one of a fixed set of mutexes, picked by
+  // the state's address, rather than one of its own (40 bytes a lock; a
+  // client may keep a great many). Held only for a few reads or writes of
+  // one state, never while another state's is held or a callback runs, so
+  // two states sharing one only ever wait for each other briefly.
   // std::mutex rather than absl::Mutex: ThreadSanitizer sees through it even
   // though Debian's Abseil is not built for it.
-  mutable std::mutex mu;
+  std::mutex& mu() const { return LockStateMutex(this); }
   MonotonicTime valid_until;      // Guarded by mu.
   bool released = false;          // Guarded by mu.
   absl::Status lost;              // Guarded by mu. OK until lost.
@@ -171,7 +181,7 @@ struct LockState {
 
   // Marks the lock lost (first reason wins). Returns false if it already was.
   bool MarkLost(absl::Status reason) {
-    std::lock_guard<std::mutex> lock(mu);
+    std::lock_guard<std::mutex> lock(mu());
     if (!lost.ok()) return false;
     lost = std::move(reason);
     return true;

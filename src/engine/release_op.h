@@ -32,7 +32,7 @@ class Engine::ReleaseOp final : public Engine::NamedOperation {
 
   void Start() {
     {
-      std::lock_guard<std::mutex> lock(state_->mu);
+      std::lock_guard<std::mutex> lock(state_->mu());
       state_->released = true;
       state_->valid_until =
           std::min(state_->valid_until, engine_->runtime_->Now());

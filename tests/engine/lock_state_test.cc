@@ -59,7 +59,7 @@ TEST(LockStateTest, VotesComeBackAsStoredInAndOutOfLinkOrder) {
            absl::Milliseconds(50),
            absl::DeadlineExceededError("no reply within 50ms")),
   };
-  std::lock_guard<std::mutex> lock(state->mu);
+  std::lock_guard<std::mutex> lock(state->mu());
   state->SetVotesLocked(votes);
   EXPECT_EQ(state->unpacked_votes, nullptr);  // Packed.
   ExpectSame(state->VotesLocked(), votes);
@@ -78,7 +78,7 @@ TEST(LockStateTest, VotesThatDoNotPackAreKeptAsGiven) {
   };
   const std::vector<MasterVote> sub_nanosecond = {Vote(
       "127.0.0.1:7001", MasterVote::Kind::kGranted, absl::Nanoseconds(0.25))};
-  std::lock_guard<std::mutex> lock(state->mu);
+  std::lock_guard<std::mutex> lock(state->mu());
   state->SetVotesLocked(unknown_master);
   EXPECT_NE(state->unpacked_votes, nullptr);
   ExpectSame(state->VotesLocked(), unknown_master);
@@ -104,7 +104,7 @@ TEST(LockStateTest, VotesThatDoNotPackAreKeptAsGiven) {
   EXPECT_EQ(sizeof(LockState::PackedVote), 16u);
   // No names at all (a state made without an engine): kept as given.
   auto bare = std::make_shared<LockState>();
-  std::lock_guard<std::mutex> bare_lock(bare->mu);
+  std::lock_guard<std::mutex> bare_lock(bare->mu());
   bare->SetVotesLocked(unknown_master);
   ExpectSame(bare->VotesLocked(), unknown_master);
 }
