@@ -257,14 +257,13 @@ class KeepAliveBatcher {
         config = SharedRound(op->ttl());
         config_ttl = op->ttl();
       }
-      std::weak_ptr<Engine::Operation> weak = op;
+      // The batch holds the op (batch->ops) as long as its rounds, and a
+      // round is fed only from the batch's own reply callbacks.
+      KeepAliveOp* const kept = op.get();
       batch->rounds[i] = QuorumRound::StartFed(
           engine_->links_, config, engine_->runtime_.get(), start,
-          [weak](RoundResult result) {
-            if (auto self = weak.lock()) {
-              static_cast<KeepAliveOp*>(self.get())
-                  ->OnBatchRound(std::move(result));
-            }
+          [kept](RoundResult result) {
+            kept->OnBatchRound(std::move(result));
           });
     }
     if (entries.empty()) return;
@@ -281,9 +280,11 @@ class KeepAliveBatcher {
             --outstanding_[m];
             Chunk& chunk = batch->chunks[c];
             const int master = static_cast<int>(m);
+            // Every lock's answer arrived now, in this reply.
+            const MonotonicTime received_at = engine_->runtime_->Now();
             if (!reply.ok()) {
               for (size_t i : chunk.sent) {
-                batch->rounds[i]->Feed(master, reply.status());
+                batch->rounds[i]->Feed(master, reply.status(), received_at);
               }
             } else {
               absl::StatusOr<std::vector<RedisReply>> split =
@@ -292,9 +293,9 @@ class KeepAliveBatcher {
               for (size_t j = 0; j < chunk.sent.size(); ++j) {
                 const size_t i = chunk.sent[j];
                 if (split.ok()) {
-                  batch->rounds[i]->Feed(master, std::move((*split)[j]));
+                  batch->rounds[i]->Feed(master, (*split)[j], received_at);
                 } else {
-                  batch->rounds[i]->Feed(master, split.status());
+                  batch->rounds[i]->Feed(master, split.status(), received_at);
                 }
               }
             }

@@ -190,6 +190,28 @@ void QuorumRound::OnReply(int master, absl::StatusOr<RedisReply> reply) {
   if (cancelled_ || decided_) return;  // Late: the decision stands.
   absl::StatusOr<Vote> vote = reply.ok() ? config_->map_reply(*reply)
                                          : absl::StatusOr<Vote>(reply.status());
+  if (config_->keep_replies && reply.ok()) {
+    replies_[master] = *std::move(reply);
+  }
+  Count(master, std::move(vote), clock_->Now());
+}
+
+void QuorumRound::Feed(int master, const RedisReply& reply,
+                       MonotonicTime received_at) {
+  if (cancelled_ || decided_) return;
+  absl::StatusOr<Vote> vote = config_->map_reply(reply);
+  if (config_->keep_replies) replies_[master] = reply;
+  Count(master, std::move(vote), received_at);
+}
+
+void QuorumRound::Feed(int master, const absl::Status& failure,
+                       MonotonicTime received_at) {
+  if (cancelled_ || decided_) return;
+  Count(master, failure, received_at);
+}
+
+void QuorumRound::Count(int master, absl::StatusOr<Vote> vote,
+                        MonotonicTime at) {
   if (vote.ok() && *vote == Vote::kGranted && config_->grant_veto) {
     if (absl::Status veto = config_->grant_veto(master); !veto.ok()) {
       vote = std::move(veto);
@@ -202,14 +224,11 @@ void QuorumRound::OnReply(int master, absl::StatusOr<RedisReply> reply) {
                        ", which granted already: one server casts one vote"));
     }
   }
-  if (config_->keep_replies && reply.ok()) {
-    replies_[master] = *std::move(reply);
-  }
   FollowGroups();
   if (!tally_.Record(master, vote)) return;
 
   MasterVote& record = votes_[master];
-  record.latency = ToDuration(clock_->Now() - start_);
+  record.latency = ToDuration(at - start_);
   if (!vote.ok()) {
     record.kind = MasterVote::Kind::kFailed;
     record.error = vote.status();

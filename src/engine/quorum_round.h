@@ -207,11 +207,11 @@ class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
       absl::Span<MasterLink* const> masters,
       std::shared_ptr<const RoundConfig> config, Clock* clock,
       MonotonicTime start, Done done);
-  // Master `master`'s answer for this round (a reply, or why none came), as
-  // a link's callback would give it to a round from Start().
-  void Feed(int master, absl::StatusOr<RedisReply> reply) {
-    OnReply(master, std::move(reply));
-  }
+  // Master `master`'s answer for this round, received at `received_at` (a
+  // vote's latency is counted to it): its reply, or why none came. Judged
+  // as a link's callback's reply or failure is for a round from Start().
+  void Feed(int master, const RedisReply& reply, MonotonicTime received_at);
+  void Feed(int master, const absl::Status& failure, MonotonicTime received_at);
 
   // After Cancel(), `done` is never called and nothing more is sent. Late
   // replies are dropped.
@@ -225,6 +225,9 @@ class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
  private:
   void SendAll();
   void OnReply(int master, absl::StatusOr<RedisReply> reply);
+  // Counts master `master`'s vote (its vetoes first), which came at `at`,
+  // and decides if the votes so far allow.
+  void Count(int master, absl::StatusOr<Vote> vote, MonotonicTime at);
   // Counts every vote so far again if the client's groups changed.
   void FollowGroups();
   // A master of `master`'s failure domain whose grant already counted, or -1.
