@@ -18,6 +18,7 @@
 #define REDLOCK_SRC_ENGINE_KEEP_ALIVE_BATCH_H_
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -49,9 +50,7 @@ class KeepAliveBatcher {
     for (const std::weak_ptr<Batch>& weak : in_flight_) {
       if (auto batch = weak.lock()) {
         batch->cancelled = true;
-        for (const auto& round : batch->rounds) {
-          if (round) round->Cancel();
-        }
+        for (QuorumRound& round : batch->round_store) round.Cancel();
       }
     }
   }
@@ -59,7 +58,7 @@ class KeepAliveBatcher {
   // `op` wants its next extension at `due`, and accepts it up to `window`
   // earlier (so that it goes out with others). One such entry per op.
   void QueueExtend(const std::shared_ptr<KeepAliveOp>& op, MonotonicTime due,
-                   absl::Duration window) {
+                   std::chrono::nanoseconds window) {
     op->extend_queued_ = true;
     op->extend_due_ = due;
     widest_window_ = std::max(widest_window_, window);
@@ -98,7 +97,10 @@ class KeepAliveBatcher {
   // is sent), its chunks, the next chunk to send.
   struct Batch {
     std::vector<std::shared_ptr<KeepAliveOp>> ops;
-    std::vector<std::shared_ptr<QuorumRound>> rounds;
+    // Lock i's round, or null (not sent yet, or lost before its chunk),
+    // made in place in `round_store` (one allocation per few rounds).
+    std::vector<QuorumRound*> rounds;
+    std::deque<QuorumRound> round_store;
     std::vector<Chunk> chunks;
     size_t next = 0;
     bool cancelled = false;
@@ -131,7 +133,7 @@ class KeepAliveBatcher {
     std::vector<std::shared_ptr<KeepAliveOp>> margins;
     std::vector<Entry> later;
     while (!heap_.empty() &&
-           heap_.front().when <= now + ToChrono(widest_window_)) {
+           heap_.front().when <= now + widest_window_) {
       std::pop_heap(heap_.begin(), heap_.end(), Later());
       Entry entry = std::move(heap_.back());
       heap_.pop_back();
@@ -151,7 +153,7 @@ class KeepAliveBatcher {
         continue;
       }
       if (!op->extend_queued_ || op->extend_due_ != entry.when) continue;
-      if (entry.when - ToChrono(op->extend_every() / 10) > now) {
+      if (entry.when - op->ExtendWindow() > now) {
         later.push_back(std::move(entry));
         continue;
       }
@@ -196,7 +198,7 @@ class KeepAliveBatcher {
   void Send(std::vector<std::shared_ptr<KeepAliveOp>> ops) {
     auto batch = std::make_shared<Batch>();
     batch->ops = std::move(ops);
-    batch->rounds.resize(batch->ops.size());
+    batch->rounds.resize(batch->ops.size(), nullptr);
     // Chunks of at most kMaxBatchExtendKeys keys; a lock never split.
     size_t begin = 0, keys = 0;
     for (size_t i = 0; i < batch->ops.size(); ++i) {
@@ -260,7 +262,7 @@ class KeepAliveBatcher {
       // The batch holds the op (batch->ops) as long as its rounds, and a
       // round is fed only from the batch's own reply callbacks.
       KeepAliveOp* const kept = op.get();
-      batch->rounds[i] = QuorumRound::StartFed(
+      batch->rounds[i] = &batch->round_store.emplace_back(
           engine_->links_, config, engine_->runtime_.get(), start,
           [kept](RoundResult result) {
             kept->OnBatchRound(std::move(result));
@@ -412,7 +414,7 @@ class KeepAliveBatcher {
   bool blocked_ = false;  // Pump() waits for a reply.
   // A min-heap on `when` (Later), with stale entries skipped when popped.
   std::vector<Entry> heap_;
-  absl::Duration widest_window_;
+  std::chrono::nanoseconds widest_window_{0};
   std::vector<std::weak_ptr<Batch>> in_flight_;
   int64_t requests_ = 0;
   // Judged: the master whose reply is being fed (-1: none), its verdict,
@@ -426,11 +428,10 @@ class KeepAliveBatcher {
 inline void KeepAliveOp::ArmExtendTimer() {
   const MonotonicTime now = engine_->runtime_->Now();
   const absl::Duration held = ToDuration(now - state_->acquired_at);
-  const absl::Duration every = extend_every();
-  if (held + every > max_hold()) return;  // The cap: stop extending.
+  if (held + extend_every() > max_hold()) return;  // The cap: stop extending.
   engine_->KeepAliveBatches().QueueExtend(
       std::static_pointer_cast<KeepAliveOp>(shared_from_this()),
-      now + ToChrono(every), every / 10);
+      now + std::chrono::nanoseconds(extend_every_ns_), ExtendWindow());
 }
 
 inline void KeepAliveOp::ArmMarginTimer() {

@@ -7,6 +7,7 @@
 #define REDLOCK_SRC_ENGINE_KEEP_ALIVE_OP_H_
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -189,6 +190,11 @@ class KeepAliveOp final : public Engine::Operation {
     return absl::Nanoseconds(extend_every_ns_);
   }
   absl::Duration margin() const { return absl::Nanoseconds(margin_ns_); }
+  // How much earlier than due an extension may go, to join a batch: a tenth
+  // of the period.
+  std::chrono::nanoseconds ExtendWindow() const {
+    return std::chrono::nanoseconds(extend_every_ns_ / 10);
+  }
   absl::Duration max_hold() const {
     return max_hold_ns_ == INT64_MAX ? absl::InfiniteDuration()
                                      : absl::Nanoseconds(max_hold_ns_);

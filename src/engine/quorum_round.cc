@@ -126,16 +126,25 @@ std::shared_ptr<QuorumRound> QuorumRound::StartFed(
     absl::Span<MasterLink* const> masters,
     std::shared_ptr<const RoundConfig> config, Clock* clock,
     MonotonicTime start, Done done) {
-  if (config->cleanup_on_loss.has_value()) {
-    // Not a fed round's to send: the caller's request carried other rounds.
-    auto without = std::make_shared<RoundConfig>(*config);
-    without->cleanup_on_loss.reset();
-    config = std::move(without);
-  }
-  auto round = std::make_shared<QuorumRound>(masters, std::move(config), clock,
-                                             std::move(done));
-  round->start_ = start;
-  return round;
+  return std::make_shared<QuorumRound>(masters, std::move(config), clock,
+                                       start, std::move(done));
+}
+
+QuorumRound::QuorumRound(absl::Span<MasterLink* const> masters,
+                         std::shared_ptr<const RoundConfig> config,
+                         Clock* clock, MonotonicTime start, Done done)
+    : QuorumRound(masters, WithoutCleanup(std::move(config)), clock,
+                  std::move(done)) {
+  start_ = start;
+}
+
+std::shared_ptr<const RoundConfig> QuorumRound::WithoutCleanup(
+    std::shared_ptr<const RoundConfig> config) {
+  if (!config->cleanup_on_loss.has_value()) return config;
+  // Not a fed round's to send: the caller's request carried other rounds.
+  auto without = std::make_shared<RoundConfig>(*config);
+  without->cleanup_on_loss.reset();
+  return without;
 }
 
 QuorumRound::QuorumRound(absl::Span<MasterLink* const> masters,

@@ -221,8 +221,17 @@ class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
   QuorumRound(absl::Span<MasterLink* const> masters,
               std::shared_ptr<const RoundConfig> config, Clock* clock,
               Done done);
+  // StartFed()'s round, made in place by an owner that keeps many (a
+  // keep-alive batch): the same as StartFed() but for the allocation. Its
+  // owner must not let it outlive `masters`' use (nothing is sent) and
+  // calls Cancel() if it stops feeding it before the decision.
+  QuorumRound(absl::Span<MasterLink* const> masters,
+              std::shared_ptr<const RoundConfig> config, Clock* clock,
+              MonotonicTime start, Done done);
 
  private:
+  static std::shared_ptr<const RoundConfig> WithoutCleanup(
+      std::shared_ptr<const RoundConfig> config);
   void SendAll();
   void OnReply(int master, absl::StatusOr<RedisReply> reply);
   // Counts master `master`'s vote (its vetoes first), which came at `at`,
