@@ -193,8 +193,7 @@ inline std::vector<internal::RedisReply> HiredisReplies(
       if (redisReaderGetReply(reader, &raw) != REDIS_OK || raw == nullptr) {
         break;
       }
-      out.push_back(
-          internal::FromHiredis(static_cast<const redisReply*>(raw)));
+      out.push_back(internal::FromHiredis(static_cast<const redisReply*>(raw)));
       freeReplyObject(raw);
     }
   }

@@ -184,8 +184,8 @@ bool SplitRespCommand(absl::string_view text,
   argv->reserve(count);
   for (size_t i = 0; i < count; ++i) {
     size_t size = 0;
-    if (!header('$', &size) || size > text.size() ||
-        text.size() - size < 2 || text.substr(size, 2) != "\r\n") {
+    if (!header('$', &size) || size > text.size() || text.size() - size < 2 ||
+        text.substr(size, 2) != "\r\n") {
       return false;
     }
     argv->push_back(text.substr(0, size));

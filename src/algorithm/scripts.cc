@@ -730,8 +730,8 @@ Command EncodedBatchExtendCommand(absl::Span<const BatchExtendEntry> entries) {
   absl::Duration last_ttl = -absl::InfiniteDuration();
   absl::string_view ttl_text;
   for (const BatchExtendEntry& e : entries) {
-    argv.push_back(
-        number(static_cast<int64_t>(e.keys->size()) + (e.limit_key != nullptr)));
+    argv.push_back(number(static_cast<int64_t>(e.keys->size()) +
+                          (e.limit_key != nullptr)));
     argv.emplace_back(*e.token);
     if (e.ttl != last_ttl) {
       last_ttl = e.ttl;
@@ -883,8 +883,8 @@ std::string EvalText(const Command& command) {
   std::string out;
   out.reserve(count.size() + 10 + 24 + source.size() +
               (text.size() - command.encoded_args_at));
-  absl::StrAppend(&out, count, "$4\r\nEVAL\r\n$", source.size(), "\r\n",
-                  source, "\r\n");
+  absl::StrAppend(&out, count, "$4\r\nEVAL\r\n$", source.size(), "\r\n", source,
+                  "\r\n");
   out.append(text.data() + command.encoded_args_at,
              text.size() - command.encoded_args_at);
   return out;

@@ -62,11 +62,11 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
   AcquireOp(Engine* engine, std::vector<std::string> resources,
             const AcquireOptions& options, AsyncRedlock::AcquireCallback done,
             std::optional<SemaphoreSpec> semaphore = std::nullopt)
-      : NamedOperation(engine,
-                  absl::StrCat(semaphore.has_value() ? "acquire permits of \""
-                               : options.shared      ? "acquire shared \""
-                                                     : "acquire \"",
-                               absl::StrJoin(resources, "\", \""), "\"")),
+      : NamedOperation(
+            engine, absl::StrCat(semaphore.has_value() ? "acquire permits of \""
+                                 : options.shared      ? "acquire shared \""
+                                                       : "acquire \"",
+                                 absl::StrJoin(resources, "\", \""), "\"")),
         resources_(std::move(resources)),
         resource_(resources_.front()),
         semaphore_(std::move(semaphore)),

@@ -63,7 +63,8 @@ class Engine::ExtendOp final : public Engine::NamedOperation {
  public:
   ExtendOp(Engine* engine, std::shared_ptr<LockState> state, absl::Duration ttl,
            AsyncRedlock::ExtendCallback done, bool keep_alive)
-      : NamedOperation(engine, absl::StrCat("extend \"", state->resource(), "\"")),
+      : NamedOperation(engine,
+                       absl::StrCat("extend \"", state->resource(), "\"")),
         state_(std::move(state)),
         ttl_(ttl),
         done_(std::move(done)),

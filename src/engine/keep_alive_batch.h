@@ -132,8 +132,7 @@ class KeepAliveBatcher {
     std::vector<std::shared_ptr<KeepAliveOp>> extend;
     std::vector<std::shared_ptr<KeepAliveOp>> margins;
     std::vector<Entry> later;
-    while (!heap_.empty() &&
-           heap_.front().when <= now + widest_window_) {
+    while (!heap_.empty() && heap_.front().when <= now + widest_window_) {
       std::pop_heap(heap_.begin(), heap_.end(), Later());
       Entry entry = std::move(heap_.back());
       heap_.pop_back();

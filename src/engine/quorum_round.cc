@@ -126,8 +126,8 @@ std::shared_ptr<QuorumRound> QuorumRound::StartFed(
     absl::Span<MasterLink* const> masters,
     std::shared_ptr<const RoundConfig> config, Clock* clock,
     MonotonicTime start, Done done) {
-  return std::make_shared<QuorumRound>(masters, std::move(config), clock,
-                                       start, std::move(done));
+  return std::make_shared<QuorumRound>(masters, std::move(config), clock, start,
+                                       std::move(done));
 }
 
 QuorumRound::QuorumRound(absl::Span<MasterLink* const> masters,
@@ -317,7 +317,8 @@ void QuorumRound::Decide(absl::Status status) {
   result.start = start_;
   result.decided_at = clock_->Now();
   if (config_->check_validity) {
-    result.valid_until = ValidUntil(start_, config_->ttl, config_->drift_factor);
+    result.valid_until =
+        ValidUntil(start_, config_->ttl, config_->drift_factor);
     if (status.ok() && !HasValidity(result.valid_until, result.decided_at,
                                     config_->min_validity)) {
       status = absl::DeadlineExceededError(absl::StrCat(

@@ -25,7 +25,8 @@ class Engine::ReleaseOp final : public Engine::NamedOperation {
  public:
   ReleaseOp(Engine* engine, std::shared_ptr<LockState> state,
             const ReleaseOptions& options, AsyncRedlock::ReleaseCallback done)
-      : NamedOperation(engine, absl::StrCat("release \"", state->resource(), "\"")),
+      : NamedOperation(engine,
+                       absl::StrCat("release \"", state->resource(), "\"")),
         state_(std::move(state)),
         wait_for_all_(options.wait_for_all_masters),
         done_(std::move(done)) {}

@@ -96,8 +96,9 @@ TEST(LockStateTest, VotesThatDoNotPackAreKeptAsGiven) {
     ExpectSame(state->VotesLocked(), slow);
   }
   // The longest that packs.
-  const std::vector<MasterVote> longest = {Vote(
-      "127.0.0.1:7001", MasterVote::Kind::kFailed, absl::Nanoseconds(4294967295))};
+  const std::vector<MasterVote> longest = {Vote("127.0.0.1:7001",
+                                                MasterVote::Kind::kFailed,
+                                                absl::Nanoseconds(4294967295))};
   state->SetVotesLocked(longest);
   EXPECT_EQ(state->unpacked_votes, nullptr);
   ExpectSame(state->VotesLocked(), longest);

@@ -89,8 +89,7 @@ TEST(RespEncodingTest, AnEncodedCallIsTheEvalshaCallOfItsScript) {
 TEST(RespEncodingTest, ABatchMadeAsTextIsTheCallMadeFromItsArguments) {
   const std::vector<std::string> one = {"redlock:a"};
   const std::vector<std::string> slots = {"redlock:{s}:1", "redlock:{s}:4"};
-  const std::vector<std::string> many = {"redlock:x", "redlock:y",
-                                         "redlock:z"};
+  const std::vector<std::string> many = {"redlock:x", "redlock:y", "redlock:z"};
   const std::string token = "0123456789abcdef0123456789abcdef";
   const std::string other = "fedcba9876543210fedcba9876543210";
   const std::string limit_key = "redlock:{s}:limit";
@@ -137,14 +136,13 @@ TEST(RespEncodingTest, ABatchMadeAsTextIsTheCallMadeFromItsArguments) {
 
 TEST(RespEncodingTest, SplittingTakesOnlyARequestsExactText) {
   std::vector<absl::string_view> argv;
-  ASSERT_TRUE(internal::SplitRespCommand("*2\r\n$3\r\nGET\r\n$0\r\n\r\n",
-                                         &argv));
+  ASSERT_TRUE(
+      internal::SplitRespCommand("*2\r\n$3\r\nGET\r\n$0\r\n\r\n", &argv));
   EXPECT_EQ(argv, (std::vector<absl::string_view>{"GET", ""}));
   for (const char* bad :
        {"", "*", "*1\r\n", "*1\r\n$3\r\nGE\r\n", "*1\r\n$3\r\nGETX\r\n",
         "*1\r\n$3\r\nGET\r\nmore", "*1\r\n:3\r\n", "*x\r\n", "+OK\r\n",
-        "*1\r\n$99999999999999999999999\r\n",
-        "*2\r\n$3\r\nGET\r\n"}) {
+        "*1\r\n$99999999999999999999999\r\n", "*2\r\n$3\r\nGET\r\n"}) {
     EXPECT_FALSE(internal::SplitRespCommand(bad, &argv)) << bad;
   }
 }
