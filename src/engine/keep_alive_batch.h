@@ -45,8 +45,11 @@ class KeepAliveBatcher {
         pump_timer_(engine->runtime_->NewTimer([this] { Pump(); })),
         outstanding_(engine->links_.size(), 0) {}
 
-  // Cancels every batch in flight: no round of it decides any more.
+  // Cancels every batch in flight: no round of it decides any more. The ops
+  // still queued leave the heap (an op that outlives the batcher finds no
+  // place in it).
   ~KeepAliveBatcher() {
+    for (const Entry& entry : heap_) entry.op->heap_index_ = -1;
     for (const std::weak_ptr<Batch>& weak : in_flight_) {
       if (auto batch = weak.lock()) {
         batch->cancelled = true;
@@ -56,20 +59,28 @@ class KeepAliveBatcher {
   }
 
   // `op` wants its next extension at `due`, and accepts it up to `window`
-  // earlier (so that it goes out with others). One such entry per op.
-  void QueueExtend(const std::shared_ptr<KeepAliveOp>& op, MonotonicTime due,
+  // earlier (so that it goes out with others). One such extension per op.
+  void QueueExtend(KeepAliveOp* op, MonotonicTime due,
                    std::chrono::nanoseconds window) {
     op->extend_queued_ = true;
     op->extend_due_ = due;
     widest_window_ = std::max(widest_window_, window);
-    Push(Entry{due, op, /*margin=*/false});
+    Update(op);
   }
 
   // `op` must be told (OnMarginDue) at `at`.
-  void QueueMargin(const std::shared_ptr<KeepAliveOp>& op, MonotonicTime at) {
+  void QueueMargin(KeepAliveOp* op, MonotonicTime at) {
     op->margin_queued_ = true;
     op->margin_queued_at_ = at;
-    Push(Entry{at, op, /*margin=*/true});
+    Update(op);
+  }
+
+  // `op` is going away: it leaves the heap.
+  void Remove(KeepAliveOp* op) {
+    if (op->heap_index_ < 0) return;
+    const MonotonicTime front = heap_.front().when;
+    Erase(static_cast<size_t>(op->heap_index_));
+    if (heap_.empty() || heap_.front().when != front) Arm();
   }
 
   // For tests and the bench: requests sent by batches so far (one per chunk
@@ -77,15 +88,12 @@ class KeepAliveBatcher {
   int64_t requests() const { return requests_; }
 
  private:
+  // One per op with anything queued, at the earlier of its extension's due
+  // time and its margin time; heap_[i].op->heap_index_ == i. An op leaves
+  // the heap before it is destroyed (~KeepAliveOp), so the pointer is good.
   struct Entry {
     MonotonicTime when;
-    std::weak_ptr<KeepAliveOp> op;
-    bool margin;
-  };
-  struct Later {
-    bool operator()(const Entry& a, const Entry& b) const {
-      return a.when > b.when;
-    }
+    KeepAliveOp* op;
   };
   // A range of a batch's locks sent as one request to every master.
   struct Chunk {
@@ -108,11 +116,79 @@ class KeepAliveBatcher {
   static constexpr size_t kChunksPerTurn = 4;
   static constexpr int kMaxUnanswered = 8;  // About 400 KB of 500-key calls.
 
-  void Push(Entry entry) {
-    const bool earlier = heap_.empty() || entry.when < heap_.front().when;
-    heap_.push_back(std::move(entry));
-    std::push_heap(heap_.begin(), heap_.end(), Later());
-    if (earlier || !timer_->armed()) Arm();
+  // Puts `op` in the heap at what it has queued (or takes it out if
+  // nothing), and moves the timer if the heap's first time changed.
+  void Update(KeepAliveOp* op) {
+    const bool was_empty = heap_.empty();
+    const MonotonicTime front = was_empty ? MonotonicTime() : heap_.front().when;
+    if (!op->extend_queued_ && !op->margin_queued_) {
+      if (op->heap_index_ >= 0) Erase(static_cast<size_t>(op->heap_index_));
+    } else {
+      MonotonicTime when = MonotonicTime::max();
+      if (op->extend_queued_) when = op->extend_due_;
+      if (op->margin_queued_) when = std::min(when, op->margin_queued_at_);
+      if (op->heap_index_ < 0) {
+        op->heap_index_ = static_cast<int>(heap_.size());
+        heap_.push_back(Entry{when, op});
+        SiftUp(heap_.size() - 1);
+      } else {
+        const size_t i = static_cast<size_t>(op->heap_index_);
+        const MonotonicTime old = heap_[i].when;
+        heap_[i].when = when;
+        if (when < old) {
+          SiftUp(i);
+        } else {
+          SiftDown(i);
+        }
+      }
+    }
+    if (heap_.empty() != was_empty ||
+        (!heap_.empty() && (heap_.front().when != front || !timer_->armed()))) {
+      Arm();
+    }
+  }
+
+  void Place(size_t i) { heap_[i].op->heap_index_ = static_cast<int>(i); }
+  void SiftUp(size_t i) {
+    while (i > 0) {
+      const size_t parent = (i - 1) / 2;
+      if (!(heap_[i].when < heap_[parent].when)) break;
+      std::swap(heap_[i], heap_[parent]);
+      Place(i);
+      i = parent;
+    }
+    Place(i);
+  }
+  void SiftDown(size_t i) {
+    for (;;) {
+      const size_t left = 2 * i + 1;
+      if (left >= heap_.size()) break;
+      size_t least = left;
+      if (left + 1 < heap_.size() && heap_[left + 1].when < heap_[left].when) {
+        least = left + 1;
+      }
+      if (!(heap_[least].when < heap_[i].when)) break;
+      std::swap(heap_[i], heap_[least]);
+      Place(i);
+      i = least;
+    }
+    Place(i);
+  }
+  // Takes heap_[i] out (its op's heap_index_ becomes -1).
+  void Erase(size_t i) {
+    heap_[i].op->heap_index_ = -1;
+    const size_t last = heap_.size() - 1;
+    if (i == last) {
+      heap_.pop_back();
+      return;
+    }
+    heap_[i] = heap_[last];
+    heap_.pop_back();
+    if (i > 0 && heap_[i].when < heap_[(i - 1) / 2].when) {
+      SiftUp(i);
+    } else {
+      SiftDown(i);
+    }
   }
 
   void Arm() {
@@ -131,38 +207,24 @@ class KeepAliveBatcher {
     const MonotonicTime now = engine_->runtime_->Now();
     std::vector<std::shared_ptr<KeepAliveOp>> extend;
     std::vector<std::shared_ptr<KeepAliveOp>> margins;
-    std::vector<Entry> later;
+    std::vector<KeepAliveOp*> popped;
     while (!heap_.empty() && heap_.front().when <= now + widest_window_) {
-      std::pop_heap(heap_.begin(), heap_.end(), Later());
-      Entry entry = std::move(heap_.back());
-      heap_.pop_back();
-      std::shared_ptr<KeepAliveOp> op = entry.op.lock();
-      if (op == nullptr) continue;
-      if (entry.margin) {
-        // Stale if a newer margin entry was queued since.
-        if (!op->margin_queued_ || op->margin_queued_at_ != entry.when) {
-          continue;
-        }
-        if (entry.when > now) {
-          later.push_back(std::move(entry));
-          continue;
-        }
+      KeepAliveOp* op = heap_.front().op;
+      Erase(0);
+      popped.push_back(op);
+      if (op->margin_queued_ && op->margin_queued_at_ <= now) {
         op->margin_queued_ = false;
-        margins.push_back(std::move(op));
-        continue;
+        margins.push_back(
+            std::static_pointer_cast<KeepAliveOp>(op->shared_from_this()));
       }
-      if (!op->extend_queued_ || op->extend_due_ != entry.when) continue;
-      if (entry.when - op->ExtendWindow() > now) {
-        later.push_back(std::move(entry));
-        continue;
+      if (op->extend_queued_ && op->extend_due_ - op->ExtendWindow() <= now) {
+        op->extend_queued_ = false;
+        extend.push_back(
+            std::static_pointer_cast<KeepAliveOp>(op->shared_from_this()));
       }
-      op->extend_queued_ = false;
-      extend.push_back(std::move(op));
     }
-    for (Entry& entry : later) {
-      heap_.push_back(std::move(entry));
-      std::push_heap(heap_.begin(), heap_.end(), Later());
-    }
+    // What they still have queued (not due yet) goes back in.
+    for (KeepAliveOp* op : popped) Update(op);
     // Margins first: a lock past its margin is lost, not extended.
     for (const auto& op : margins) op->OnMarginDue(now);
     if (!extend.empty()) Dispatch(std::move(extend));
@@ -411,8 +473,7 @@ class KeepAliveBatcher {
   // Per master: batch calls sent and not answered yet.
   std::vector<int> outstanding_;
   bool blocked_ = false;  // Pump() waits for a reply.
-  // A min-heap on `when` (Later), with stale entries skipped when popped.
-  std::vector<Entry> heap_;
+  std::vector<Entry> heap_;  // A min-heap on `when`: Entry.
   std::chrono::nanoseconds widest_window_{0};
   std::vector<std::weak_ptr<Batch>> in_flight_;
   int64_t requests_ = 0;
@@ -429,8 +490,7 @@ inline void KeepAliveOp::ArmExtendTimer() {
   const absl::Duration held = ToDuration(now - state_->acquired_at);
   if (held + extend_every() > max_hold()) return;  // The cap: stop extending.
   engine_->KeepAliveBatches().QueueExtend(
-      std::static_pointer_cast<KeepAliveOp>(shared_from_this()),
-      now + std::chrono::nanoseconds(extend_every_ns_), ExtendWindow());
+      this, now + std::chrono::nanoseconds(extend_every_ns_), ExtendWindow());
 }
 
 inline void KeepAliveOp::ArmMarginTimer() {
@@ -446,8 +506,11 @@ inline void KeepAliveOp::ArmMarginTimer() {
   // One entry at a time: an entry queued for an earlier time re-queues
   // itself when reached (OnMarginDue); a later one is replaced.
   if (margin_queued_ && margin_queued_at_ <= margin_at_) return;
-  engine_->KeepAliveBatches().QueueMargin(
-      std::static_pointer_cast<KeepAliveOp>(shared_from_this()), margin_at_);
+  engine_->KeepAliveBatches().QueueMargin(this, margin_at_);
+}
+
+inline KeepAliveOp::~KeepAliveOp() {
+  if (heap_index_ >= 0) engine_->KeepAliveBatches().Remove(this);
 }
 
 }  // namespace redlock::internal

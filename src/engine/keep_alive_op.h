@@ -49,6 +49,9 @@ class KeepAliveOp final : public Engine::Operation {
         max_hold_ns_(absl::ToInt64Nanoseconds(max_hold)),
         on_lost_(std::move(on_lost)) {}
 
+  // Leaves the batcher's heap (defined in keep_alive_batch.h).
+  ~KeepAliveOp() override;
+
   void Start() {
     ArmMarginTimer();
     ArmExtendTimer();
@@ -214,6 +217,8 @@ class KeepAliveOp final : public Engine::Operation {
   MonotonicTime margin_queued_at_;
   bool extend_queued_ = false;
   bool margin_queued_ = false;
+  // Its place in the batcher's heap, -1 if none (KeepAliveBatcher::Entry).
+  int heap_index_ = -1;
   bool lost_ = false;     // No more extensions; on_lost_ was posted.
   bool stopped_ = false;  // Stop() ran, or the engine cancelled us.
 };

@@ -11,7 +11,8 @@
 //   lost                       on_lost callbacks and locks lost()
 //   client CPU per lock-second getrusage(RUSAGE_THREAD) of this thread, which
 //                              runs the loop: every client instruction
-//   memory per lock            heap in use (mallinfo2) and RSS, from before
+//   memory per lock            heap in use (mallinfo2: arenas and mmap()ed
+//                              blocks) and RSS, from before
 //                              the first acquisition to every lock kept
 //                              alive, / K
 //   masters' CPU               used_cpu_user + used_cpu_sys of all five, in
@@ -134,7 +135,14 @@ void ToggleCallgrind() {
 #endif
 }
 
-int64_t HeapInUse() { return static_cast<int64_t>(mallinfo2().uordblks); }
+// Bytes malloc has handed out: from its arenas (uordblks) and as mmap()ed
+// blocks of their own (hblkhd). The large ones — the batcher's heap, the
+// engine's set of operations, a batch's vectors — are often the latter,
+// which uordblks alone does not count.
+int64_t HeapInUse() {
+  const struct mallinfo2 info = mallinfo2();
+  return static_cast<int64_t>(info.uordblks + info.hblkhd);
+}
 
 absl::StatusOr<MasterCounters> ReadAll(std::vector<ContextPtr>& info) {
   MasterCounters sum;
