@@ -217,10 +217,11 @@ class KeepAliveOp final : public Engine::Operation {
   MonotonicTime margin_queued_at_;
   bool extend_queued_ = false;
   bool margin_queued_ = false;
-  // Its place in the batcher's heap, -1 if none (KeepAliveBatcher::Entry).
-  int heap_index_ = -1;
   bool lost_ = false;     // No more extensions; on_lost_ was posted.
   bool stopped_ = false;  // Stop() ran, or the engine cancelled us.
+  // Its place in the batcher's heap, -1 if none (KeepAliveBatcher::Entry).
+  // After the flags: the five fit in one 8-byte word.
+  int heap_index_ = -1;
 };
 
 }  // namespace redlock::internal
