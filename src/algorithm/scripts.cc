@@ -673,74 +673,74 @@ Command ExtendCommand(absl::string_view key, absl::string_view token,
   return ExtendCommand(k, token, ttl);
 }
 
-Command BatchExtendCommand(absl::Span<const BatchExtendEntry> entries) {
-  Command c;
-  c.script = &BatchExtendScript();
+namespace {
+
+// BatchExtendScript's keys, then its arguments, for `entries`, appended to
+// `argv` as views into the entries and into `numbers` (the key counts, TTLs
+// and limits as text; reserved whole here, so that the views stay good).
+// Returns the number of keys.
+int AppendBatchExtendArgs(absl::Span<const BatchExtendEntry> entries,
+                          std::string* numbers,
+                          std::vector<absl::string_view>* argv) {
   size_t keys = 0;
   for (const BatchExtendEntry& e : entries) {
     keys += e.keys->size() + (e.limit_key == nullptr ? 0 : 1);
   }
-  c.num_keys = static_cast<int>(keys);
-  c.args.reserve(keys + 4 * entries.size());
+  numbers->reserve(3 * entries.size() *
+                   absl::numbers_internal::kFastToBufferSize);
+  auto number = [numbers](int64_t n) {
+    char buffer[absl::numbers_internal::kFastToBufferSize];
+    char* end = absl::numbers_internal::FastIntToBuffer(n, buffer);
+    const size_t at = numbers->size();
+    numbers->append(buffer, end - buffer);
+    return absl::string_view(numbers->data() + at, end - buffer);
+  };
+  argv->reserve(argv->size() + keys + 4 * entries.size());
   for (const BatchExtendEntry& e : entries) {
-    if (e.limit_key != nullptr) c.args.push_back(*e.limit_key);
-    c.args.insert(c.args.end(), e.keys->begin(), e.keys->end());
+    if (e.limit_key != nullptr) argv->emplace_back(*e.limit_key);
+    argv->insert(argv->end(), e.keys->begin(), e.keys->end());
   }
+  // Entries of one batch mostly share a TTL: its text is made once.
+  absl::Duration last_ttl = -absl::InfiniteDuration();
+  absl::string_view ttl_text;
   for (const BatchExtendEntry& e : entries) {
-    c.args.push_back(
-        absl::StrCat(e.keys->size() + (e.limit_key == nullptr ? 0 : 1)));
-    c.args.push_back(*e.token);
-    c.args.push_back(TtlMillis(e.ttl));
-    c.args.push_back(e.limit_key == nullptr ? std::string()
-                                            : absl::StrCat(e.limit));
+    argv->push_back(number(static_cast<int64_t>(e.keys->size()) +
+                           (e.limit_key != nullptr)));
+    argv->emplace_back(*e.token);
+    if (e.ttl != last_ttl) {
+      last_ttl = e.ttl;
+      ttl_text = number(absl::ToInt64Milliseconds(SentTtl(e.ttl)));
+    }
+    argv->push_back(ttl_text);
+    argv->push_back(e.limit_key == nullptr ? absl::string_view()
+                                           : number(e.limit));
   }
+  return static_cast<int>(keys);
+}
+
+}  // namespace
+
+Command BatchExtendCommand(absl::Span<const BatchExtendEntry> entries) {
+  Command c;
+  c.script = &BatchExtendScript();
+  std::string numbers;
+  std::vector<absl::string_view> args;
+  c.num_keys = AppendBatchExtendArgs(entries, &numbers, &args);
+  c.args.reserve(args.size());
+  for (absl::string_view arg : args) c.args.emplace_back(arg);
   return c;
 }
 
 Command EncodedBatchExtendCommand(absl::Span<const BatchExtendEntry> entries) {
   Command c;
   c.script = &BatchExtendScript();
-  size_t keys = 0;
-  for (const BatchExtendEntry& e : entries) {
-    keys += e.keys->size() + (e.limit_key == nullptr ? 0 : 1);
-  }
-  c.num_keys = static_cast<int>(keys);
-  // The numbers each entry adds (its key count, TTL and limit), as text;
-  // reserved whole first, so that the views into it stay good.
   std::string numbers;
-  numbers.reserve((3 * entries.size() + 1) *
-                  absl::numbers_internal::kFastToBufferSize);
-  auto number = [&numbers](int64_t n) {
-    char buffer[absl::numbers_internal::kFastToBufferSize];
-    char* end = absl::numbers_internal::FastIntToBuffer(n, buffer);
-    const size_t at = numbers.size();
-    numbers.append(buffer, end - buffer);
-    return absl::string_view(numbers.data() + at, end - buffer);
-  };
-  std::vector<absl::string_view> argv;
-  argv.reserve(3 + keys + 4 * entries.size());
-  argv.emplace_back("EVALSHA");
-  argv.emplace_back(c.script->sha1);
-  argv.push_back(number(c.num_keys));
-  for (const BatchExtendEntry& e : entries) {
-    if (e.limit_key != nullptr) argv.emplace_back(*e.limit_key);
-    argv.insert(argv.end(), e.keys->begin(), e.keys->end());
-  }
-  // Entries of one batch mostly share a TTL: its text is made once.
-  absl::Duration last_ttl = -absl::InfiniteDuration();
-  absl::string_view ttl_text;
-  for (const BatchExtendEntry& e : entries) {
-    argv.push_back(number(static_cast<int64_t>(e.keys->size()) +
-                          (e.limit_key != nullptr)));
-    argv.emplace_back(*e.token);
-    if (e.ttl != last_ttl) {
-      last_ttl = e.ttl;
-      ttl_text = number(absl::ToInt64Milliseconds(SentTtl(e.ttl)));
-    }
-    argv.push_back(ttl_text);
-    argv.push_back(e.limit_key == nullptr ? absl::string_view()
-                                          : number(e.limit));
-  }
+  std::vector<absl::string_view> argv = {"EVALSHA", c.script->sha1, ""};
+  c.num_keys = AppendBatchExtendArgs(entries, &numbers, &argv);
+  char num_keys[absl::numbers_internal::kFastToBufferSize];
+  argv[2] = absl::string_view(
+      num_keys,
+      absl::numbers_internal::FastIntToBuffer(c.num_keys, num_keys) - num_keys);
   AppendRespCommand(argv, &c.encoded);
   // Right after "*<n>\r\n$7\r\nEVALSHA\r\n$40\r\n<sha1>\r\n" (the
   // SHA1's hex digits cannot occur in what comes before it).

@@ -4,7 +4,7 @@
 // extensions go out in batches — per master, one BatchExtendScript call per
 // up to kMaxBatchExtendKeys keys, pipelined with back-pressure (Pump()) —
 // instead of one request per lock per master. Each lock of a batch is still its
-// own quorum round (QuorumRound::StartFed), judged by the same code as a single
+// own quorum round (a fed QuorumRound), judged by the same code as a single
 // extension and concluded by the same ConcludeExtension(): its own token and
 // TTL, its own vetoes (the restart guard, membership, one vote per server),
 // validity from the moment its batch was sent, its own lost-lock signal. A

@@ -122,14 +122,6 @@ std::shared_ptr<QuorumRound> QuorumRound::Start(
   return round;
 }
 
-std::shared_ptr<QuorumRound> QuorumRound::StartFed(
-    absl::Span<MasterLink* const> masters,
-    std::shared_ptr<const RoundConfig> config, Clock* clock,
-    MonotonicTime start, Done done) {
-  return std::make_shared<QuorumRound>(masters, std::move(config), clock, start,
-                                       std::move(done));
-}
-
 QuorumRound::QuorumRound(absl::Span<MasterLink* const> masters,
                          std::shared_ptr<const RoundConfig> config,
                          Clock* clock, MonotonicTime start, Done done)

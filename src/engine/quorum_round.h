@@ -195,18 +195,6 @@ class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
       absl::Span<MasterLink* const> masters, RoundConfig config, Clock* clock,
       Done done);
 
-  // A round whose request the caller sends, one request carrying several
-  // rounds (the keep-alive's batches: one call extends many locks). Nothing
-  // is sent here: `start` is when the caller sent the request (validity is
-  // counted from it), and each master's answer for this round comes through
-  // Feed(). Everything else — the votes, the vetoes, the tally, the early
-  // decision, validity — is judged by the same code as a round from Start().
-  // `config` may be shared by many such rounds (a batch's locks of one TTL);
-  // its `command` is not used, and its `cleanup_on_loss` is ignored.
-  static std::shared_ptr<QuorumRound> StartFed(
-      absl::Span<MasterLink* const> masters,
-      std::shared_ptr<const RoundConfig> config, Clock* clock,
-      MonotonicTime start, Done done);
   // Master `master`'s answer for this round, received at `received_at` (a
   // vote's latency is counted to it): its reply, or why none came. Judged
   // as a link's callback's reply or failure is for a round from Start().
@@ -217,14 +205,20 @@ class QuorumRound : public std::enable_shared_from_this<QuorumRound> {
   // replies are dropped.
   void Cancel();
 
-  // Use Start() or StartFed().
+  // Use Start(); the constructor below makes a fed round.
   QuorumRound(absl::Span<MasterLink* const> masters,
               std::shared_ptr<const RoundConfig> config, Clock* clock,
               Done done);
-  // StartFed()'s round, made in place by an owner that keeps many (a
-  // keep-alive batch): the same as StartFed() but for the allocation. Its
-  // owner must not let it outlive `masters`' use (nothing is sent) and
-  // calls Cancel() if it stops feeding it before the decision.
+  // A fed round: one whose request the caller sends, one request carrying
+  // several rounds (the keep-alive's batches: one call extends many locks),
+  // made in place by its owner (a batch keeps its rounds in a deque).
+  // Nothing is sent: `start` is when the caller sent the request (validity
+  // is counted from it), and each master's answer comes through Feed().
+  // Everything else — the votes, the vetoes, the tally, the early decision,
+  // validity — is judged by the same code as a round from Start(). `config`
+  // may be shared by many such rounds (a batch's locks of one TTL); its
+  // `command` is not used, and its `cleanup_on_loss` is ignored. The owner
+  // calls Cancel() if it stops feeding the round before the decision.
   QuorumRound(absl::Span<MasterLink* const> masters,
               std::shared_ptr<const RoundConfig> config, Clock* clock,
               MonotonicTime start, Done done);

@@ -93,21 +93,21 @@ TEST(RespEncodingTest, ABatchMadeAsTextIsTheCallMadeFromItsArguments) {
   const std::string token = "0123456789abcdef0123456789abcdef";
   const std::string other = "fedcba9876543210fedcba9876543210";
   const std::string limit_key = "redlock:{s}:limit";
-  std::vector<internal::BatchExtendEntry> entries(4);
-  entries[0].keys = &one;
-  entries[0].token = &token;
-  entries[0].ttl = absl::Seconds(30);
-  entries[1].keys = &slots;
-  entries[1].token = &other;
-  entries[1].ttl = absl::Seconds(30);
-  entries[1].limit_key = &limit_key;
+  auto entry = [](const std::vector<std::string>& keys,
+                  const std::string& token, absl::Duration ttl) {
+    internal::BatchExtendEntry e;
+    e.keys = &keys;
+    e.token = &token;
+    e.ttl = ttl;
+    return e;
+  };
+  std::vector<internal::BatchExtendEntry> entries = {
+      entry(one, token, absl::Seconds(30)),
+      entry(slots, other, absl::Seconds(30)),
+      entry(many, token, absl::Milliseconds(2500)),
+      entry(one, other, absl::Seconds(30))};
+  entries[1].limit_key = &limit_key;  // A permit set.
   entries[1].limit = 8;
-  entries[2].keys = &many;
-  entries[2].token = &token;
-  entries[2].ttl = absl::Milliseconds(2500);
-  entries[3].keys = &one;
-  entries[3].token = &other;
-  entries[3].ttl = absl::Seconds(30);
   for (size_t n = 1; n <= entries.size(); ++n) {
     const absl::Span<const internal::BatchExtendEntry> some(entries.data(), n);
     internal::Command from_args = internal::BatchExtendCommand(some);
