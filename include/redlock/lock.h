@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 
 namespace redlock {
 
@@ -123,8 +124,9 @@ class Lock {
   const std::string& key() const;
   // Every resource the lock holds, sorted (one unless it was acquired on
   // several at once), and their keys in the same order.
-  const std::vector<std::string>& resources() const;
-  const std::vector<std::string>& keys() const;
+  // Views into the lock's own storage: good while any handle to it lives.
+  absl::Span<const std::string> resources() const;
+  absl::Span<const std::string> keys() const;
   // A semaphore's permit set (Redlock::AcquirePermits()): the slot numbers
   // it holds, ascending, one per entry of keys() and in the same order.
   // Empty for a lock.

@@ -684,7 +684,7 @@ int AppendBatchExtendArgs(absl::Span<const BatchExtendEntry> entries,
                           std::vector<absl::string_view>* argv) {
   size_t keys = 0;
   for (const BatchExtendEntry& e : entries) {
-    keys += e.keys->size() + (e.limit_key == nullptr ? 0 : 1);
+    keys += e.keys.size() + (e.limit_key == nullptr ? 0 : 1);
   }
   numbers->reserve(3 * entries.size() *
                    absl::numbers_internal::kFastToBufferSize);
@@ -698,13 +698,13 @@ int AppendBatchExtendArgs(absl::Span<const BatchExtendEntry> entries,
   argv->reserve(argv->size() + keys + 4 * entries.size());
   for (const BatchExtendEntry& e : entries) {
     if (e.limit_key != nullptr) argv->emplace_back(*e.limit_key);
-    argv->insert(argv->end(), e.keys->begin(), e.keys->end());
+    argv->insert(argv->end(), e.keys.begin(), e.keys.end());
   }
   // Entries of one batch mostly share a TTL: its text is made once.
   absl::Duration last_ttl = -absl::InfiniteDuration();
   absl::string_view ttl_text;
   for (const BatchExtendEntry& e : entries) {
-    argv->push_back(number(static_cast<int64_t>(e.keys->size()) +
+    argv->push_back(number(static_cast<int64_t>(e.keys.size()) +
                            (e.limit_key != nullptr)));
     argv->emplace_back(*e.token);
     if (e.ttl != last_ttl) {

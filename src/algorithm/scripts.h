@@ -194,7 +194,7 @@ Command ExtendCommand(absl::Span<const std::string> keys,
                       absl::string_view token, absl::Duration ttl);
 // One lock of a BatchExtendCommand. The pointers must outlive the call.
 struct BatchExtendEntry {
-  const std::vector<std::string>* keys = nullptr;  // The lock's (slot) keys.
+  absl::Span<const std::string> keys;  // The lock's (slot) keys.
   const std::string* token = nullptr;
   absl::Duration ttl;
   // A semaphore's permit set: its limit key and limit; null for a lock.

@@ -74,12 +74,12 @@ const std::string& Lock::key() const {
   return state_ ? state_->key() : EmptyState().key();
 }
 
-const std::vector<std::string>& Lock::resources() const {
-  return state_ ? state_->resources : EmptyState().resources;
+absl::Span<const std::string> Lock::resources() const {
+  return state_ ? state_->resources() : absl::Span<const std::string>();
 }
 
-const std::vector<std::string>& Lock::keys() const {
-  return state_ ? state_->keys : EmptyState().keys;
+absl::Span<const std::string> Lock::keys() const {
+  return state_ ? state_->keys() : absl::Span<const std::string>();
 }
 
 const std::vector<int>& Lock::slots() const {
@@ -111,7 +111,7 @@ MonotonicTime Lock::valid_until() const {
 absl::Duration Lock::remaining() const {
   if (!state_) return absl::ZeroDuration();
   absl::Duration left = internal::ToDuration(
-      valid_until() - (state_->clock != nullptr ? state_->clock->Now()
+      valid_until() - (state_->clock() != nullptr ? state_->clock()->Now()
                                                 : MonotonicClock::now()));
   return left > absl::ZeroDuration() ? left : absl::ZeroDuration();
 }

@@ -456,11 +456,8 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
 
   void Succeed(uint64_t fence) {
     auto state = std::make_shared<LockState>();
-    state->owner = engine_;
-    state->clock = engine_->runtime_->LockClock();
-    state->master_names = engine_->master_names_;
-    state->resources = resources_;
-    state->keys = keys_;
+    state->context = engine_->lock_context_;
+    state->SetNames(resources_, keys_);
     state->token = token_;
     state->acquired_at = won_.start;
     state->fence = fence;

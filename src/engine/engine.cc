@@ -138,9 +138,13 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
     links_.push_back(masters_.back().get());
   }
   {
-    auto names = std::make_shared<std::vector<std::string>>();
-    for (const MasterLink* link : links_) names->push_back(link->name());
-    master_names_ = std::move(names);
+    auto context = std::make_shared<LockContext>();
+    context->owner = this;
+    context->clock = runtime_->LockClock();
+    for (const MasterLink* link : links_) {
+      context->master_names.push_back(link->name());
+    }
+    lock_context_ = std::move(context);
   }
   for (const auto& master : masters_) {
     names_.push_back(master->config().address.MemberName());
@@ -997,7 +1001,7 @@ absl::Status Engine::CheckLockState(const LockState* state) const {
   if (state == nullptr) {
     return absl::InvalidArgumentError("the lock is empty (never acquired)");
   }
-  if (state->owner != this) {
+  if (state->owner() != this) {
     return absl::InvalidArgumentError(
         absl::StrCat("the lock on \"", state->resource(),
                      "\" was acquired through another client"));
@@ -1230,11 +1234,8 @@ absl::StatusOr<Lock> Engine::Adopt(absl::string_view resource,
     return status;
   }
   auto state = std::make_shared<LockState>();
-  state->owner = this;
-  state->clock = runtime_->LockClock();
-  state->master_names = master_names_;
-  state->resources = {std::string(resource)};
-  state->keys = {LockKey(options_, state->resource())};
+  state->context = lock_context_;
+  std::vector<std::string> keys = {LockKey(options_, resource)};
   state->token = std::string(token);
   state->acquired_at = runtime_->Now();
   state->fence = options.fence;
@@ -1250,13 +1251,14 @@ absl::StatusOr<Lock> Engine::Adopt(absl::string_view resource,
     LockState::Extra& extra = state->MutableExtra();
     extra.slots = options.slots;
     std::sort(extra.slots.begin(), extra.slots.end());
-    state->keys.clear();
+    keys.clear();
     for (int slot : extra.slots) {
-      state->keys.push_back(SemaphoreSlotKey(options_, resource, slot));
+      keys.push_back(SemaphoreSlotKey(options_, resource, slot));
     }
     extra.limit_key = SemaphoreLimitKey(options_, resource);
     extra.limit = options.limit;
   }
+  state->SetNames({std::string(resource)}, std::move(keys));
   {
     std::lock_guard<std::mutex> lock(state->mu());
     // Unknown until an extension succeeds: nothing is promised.

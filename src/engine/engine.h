@@ -38,6 +38,7 @@ struct event_base;
 namespace redlock::internal {
 
 class KeepAliveOp;
+struct LockContext;
 class KeepAliveBatcher;
 // Stops a keep-alive (KeepAliveHandle::Stop); see engine.cc.
 void StopKeepAlive(KeepAliveOp& op, bool release);
@@ -304,8 +305,9 @@ class Engine {
   Options options_;
   std::vector<std::unique_ptr<Master>> masters_;
   std::vector<MasterLink*> links_;
-  // links_' names, in order, shared by every LockState (packed votes).
-  std::shared_ptr<const std::vector<std::string>> master_names_;
+  // This engine's part of every LockState it makes: its address, lock clock
+  // and links_' names, in order (packed votes).
+  std::shared_ptr<const LockContext> lock_context_;
   // Made by the first acquisition that waits (WakeupsForWaiting()); null
   // until then, and always without RetryPolicy::wake_on_release.
   std::unique_ptr<Wakeups> wakeups_;

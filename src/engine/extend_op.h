@@ -87,8 +87,8 @@ class Engine::ExtendOp final : public Engine::NamedOperation {
     } else {
       config.command =
           state_->limit_key().empty()
-              ? ExtendCommand(state_->keys, state_->token, ttl_)
-              : SemaphoreExtendCommand(state_->limit_key(), state_->keys,
+              ? ExtendCommand(state_->keys(), state_->token, ttl_)
+              : SemaphoreExtendCommand(state_->limit_key(), state_->keys(),
                                        state_->token, ttl_, state_->limit());
     }
     config.map_reply = &ScriptVote;

@@ -264,7 +264,7 @@ class KeepAliveBatcher {
     size_t begin = 0, keys = 0;
     for (size_t i = 0; i < batch->ops.size(); ++i) {
       const LockState& state = *batch->ops[i]->state_;
-      const size_t n = state.keys.size() + (state.limit_key().empty() ? 0 : 1);
+      const size_t n = state.keys().size() + (state.limit_key().empty() ? 0 : 1);
       if (keys + n > kMaxBatchExtendKeys && i > begin) {
         batch->chunks.push_back(Chunk{begin, i, {}});
         begin = i;
@@ -305,7 +305,7 @@ class KeepAliveBatcher {
       if (op->lost_) continue;
       const LockState& state = *op->state_;
       BatchExtendEntry entry;
-      entry.keys = &state.keys;
+      entry.keys = state.keys();
       entry.token = &state.token;
       entry.ttl = op->ttl();
       if (!state.limit_key().empty()) {

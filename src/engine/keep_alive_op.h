@@ -42,12 +42,16 @@ class KeepAliveOp final : public Engine::Operation {
       // No name of its own (What() makes it when a message needs it): one
       // string less per lock kept alive.
       : Operation(engine),
-        state_(std::move(state)),
+        extend_queued_(false),
+        margin_queued_(false),
+        lost_(false),
+        stopped_(false),
         ttl_ns_(absl::ToInt64Nanoseconds(ttl)),
+        on_lost_(std::move(on_lost)),
+        state_(std::move(state)),
         extend_every_ns_(absl::ToInt64Nanoseconds(extend_every)),
         margin_ns_(CeilNanoseconds(margin)),
-        max_hold_ns_(absl::ToInt64Nanoseconds(max_hold)),
-        on_lost_(std::move(on_lost)) {}
+        max_hold_ns_(absl::ToInt64Nanoseconds(max_hold)) {}
 
   // Leaves the batcher's heap (defined in keep_alive_batch.h).
   ~KeepAliveOp() override;
@@ -203,25 +207,29 @@ class KeepAliveOp final : public Engine::Operation {
                                      : absl::Nanoseconds(max_hold_ns_);
   }
 
-  std::shared_ptr<LockState> state_;
+  // First: the flags and the heap index fill the word the base's last flag
+  // starts. KeepAliveOp is 144 bytes (it was 176 with them after the
+  // durations, a hole before on_lost_, and the base's round pointer, which
+  // only a NamedOperation has now).
+  // The batcher holds an entry for us: an extension (due at extend_due_), a
+  // margin check (at margin_queued_at_).
+  bool extend_queued_ : 1;
+  bool margin_queued_ : 1;
+  bool lost_ : 1;     // No more extensions; on_lost_ was posted.
+  bool stopped_ : 1;  // Stop() ran, or the engine cancelled us.
+  // Its place in the batcher's heap, -1 if none (KeepAliveBatcher::Entry).
+  int heap_index_ = -1;
+  // The TTL here, before on_lost_: an AnyInvocable is aligned to 16 bytes.
   const int64_t ttl_ns_;
+  absl::AnyInvocable<void(const absl::Status&)> on_lost_;
+  std::shared_ptr<LockState> state_;
   const int64_t extend_every_ns_;
   const int64_t margin_ns_;
   const int64_t max_hold_ns_;
-  absl::AnyInvocable<void(const absl::Status&)> on_lost_;
   // When the lock falls below its safety margin (valid_until - margin).
   MonotonicTime margin_at_;
-  // The batcher holds an entry for us: an extension (due at extend_due_), a
-  // margin check (at margin_queued_at_).
   MonotonicTime extend_due_;
   MonotonicTime margin_queued_at_;
-  bool extend_queued_ = false;
-  bool margin_queued_ = false;
-  bool lost_ = false;     // No more extensions; on_lost_ was posted.
-  bool stopped_ = false;  // Stop() ran, or the engine cancelled us.
-  // Its place in the batcher's heap, -1 if none (KeepAliveBatcher::Entry).
-  // After the flags: the five fit in one 8-byte word.
-  int heap_index_ = -1;
 };
 
 }  // namespace redlock::internal

@@ -12,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "redlock/lock.h"
 #include "src/algorithm/clock.h"
 
@@ -23,6 +25,16 @@ struct LockState;
 // The mutex that guards `state` (LockState::mu()); defined once, in the
 // library (src/api/lock.cc), so that every module picks the same one.
 std::mutex& LockStateMutex(const LockState* state);
+
+// What every lock of one engine shares, made once by the engine: its
+// address (a lock's owner), Runtime::LockClock() and its masters' names
+// (MasterAddress::Name(), in the order of its links), which packed votes
+// index.
+struct LockContext {
+  const void* owner = nullptr;
+  Clock* clock = nullptr;
+  std::vector<std::string> master_names;
+};
 
 struct LockState {
   // A semaphore's permit set's and a reader's own fields, kept out of line:
@@ -44,29 +56,61 @@ struct LockState {
   };
 
   // Immutable after construction.
-  const void* owner = nullptr;  // The engine that acquired it.
-  // Runtime::LockClock() of that engine: what remaining() measures with.
-  internal::Clock* clock = nullptr;
-  // Every resource of the lock, sorted, and their keys in the same order
-  // (one, or several for a multi-resource lock; a permit set: the
-  // semaphore's name alone, and its slots' keys). Never empty once made.
-  std::vector<std::string> resources;
-  std::vector<std::string> keys;
+  // The acquiring engine's part, shared by all its locks (null for a state
+  // made without an engine: then owner() and clock() are null and every vote
+  // is kept unpacked).
+  std::shared_ptr<const LockContext> context;
+  // Every resource of the lock, sorted, then their keys in the same order
+  // (one resource, or several for a multi-resource lock; a permit set: the
+  // semaphore's name alone, then its slots' keys): resources() is the first
+  // `resource_count` names, keys() the rest. One buffer kept inline for a
+  // lock on one resource (its name and key), instead of two vectors with a
+  // heap block each. Never empty once made; set with SetNames().
+  absl::InlinedVector<std::string, 2> names;
   std::string token;
   MonotonicTime acquired_at;
   uint64_t fence = 0;
-  bool adopted = false;  // Made by Adopt(), not won by an acquisition.
   // Null for a plain lock (a writer, one or several resources).
   std::unique_ptr<Extra> extra;
+  uint32_t resource_count = 0;
+  bool adopted = false;  // Made by Adopt(), not won by an acquisition.
+  bool released = false;  // Guarded by mu (beside the above to save a word).
 
-  // resources[0] and keys[0] (one copy of each, not two): the lock's
-  // resource (for a permit set, the semaphore's name) and its first key.
-  // Empty for a state without resources (Lock's empty handle).
+  // The engine that acquired it, and Runtime::LockClock() of that engine:
+  // what remaining() measures with.
+  const void* owner() const {
+    return context != nullptr ? context->owner : nullptr;
+  }
+  Clock* clock() const {
+    return context != nullptr ? context->clock : nullptr;
+  }
+
+  // Only while the state is being built.
+  void SetNames(std::vector<std::string> resources,
+                std::vector<std::string> keys) {
+    names.clear();
+    names.reserve(resources.size() + keys.size());
+    for (std::string& r : resources) names.push_back(std::move(r));
+    for (std::string& k : keys) names.push_back(std::move(k));
+    resource_count = static_cast<uint32_t>(resources.size());
+  }
+  absl::Span<const std::string> resources() const {
+    return absl::MakeConstSpan(names.data(), resource_count);
+  }
+  absl::Span<const std::string> keys() const {
+    return absl::MakeConstSpan(names.data() + resource_count,
+                               names.size() - resource_count);
+  }
+
+  // The first of resources() and of keys(): the lock's resource (for a
+  // permit set, the semaphore's name) and its first key. Empty for a state
+  // without them (Lock's empty handle).
   const std::string& resource() const {
-    return resources.empty() ? EmptyString() : resources.front();
+    return resource_count == 0 ? EmptyString() : names[0];
   }
   const std::string& key() const {
-    return keys.empty() ? EmptyString() : keys.front();
+    return names.size() <= resource_count ? EmptyString()
+                                          : names[resource_count];
   }
   // Extra's fields; empty, 0 and false for a plain lock.
   const std::vector<int>& slots() const {
@@ -104,40 +148,37 @@ struct LockState {
   // though Debian's Abseil is not built for it.
   std::mutex& mu() const { return LockStateMutex(this); }
   MonotonicTime valid_until;      // Guarded by mu.
-  bool released = false;          // Guarded by mu.
   absl::Status lost;              // Guarded by mu. OK until lost.
 
   // votes(): how each master answered the last acquisition or extension
-  // that succeeded. Kept packed (16 bytes a vote instead of MasterVote's 64:
-  // the master as an index into the engine's shared `master_names`, the
-  // latency in whole nanoseconds below about 4.29 s); VotesLocked() gives
-  // back exactly the MasterVotes SetVotesLocked() was given. A vote that
-  // does not pack exactly (a master not in master_names, a latency that is
-  // not a whole number of nanoseconds, or is negative or longer) keeps all of
-  // them as given, in `unpacked_votes`.
+  // that succeeded. Kept packed, 8 bytes a vote instead of MasterVote's 64,
+  // inline for up to five masters: the master as an index into the engine's
+  // `master_names`, the latency in whole nanoseconds below about 4.29 s; the
+  // errors, only when a vote has one, in `vote_errors` (one per vote). VotesLocked() gives back exactly the
+  // MasterVotes SetVotesLocked() was given. A vote that does not pack
+  // exactly (a master not in master_names, a latency that is not a whole
+  // number of nanoseconds, or is negative or longer) keeps all of them as
+  // given, in `unpacked_votes`.
   struct PackedVote {
-    absl::Status error;
     uint32_t latency_ns = 0;
-    uint8_t master = 0;  // Index into *master_names.
+    uint8_t master = 0;  // Index into master_names.
     uint8_t kind = 0;    // MasterVote::Kind.
   };
-  // The engine's master names (MasterAddress::Name(), in the order of its
-  // links), shared by all its locks. Immutable after construction; may be
-  // null (then every vote is kept unpacked).
-  std::shared_ptr<const std::vector<std::string>> master_names;
-  std::vector<PackedVote> packed_votes;                     // Guarded by mu.
-  std::unique_ptr<std::vector<MasterVote>> unpacked_votes;  // Guarded by mu.
+  absl::InlinedVector<PackedVote, 5> packed_votes;             // Guarded by mu.
+  std::unique_ptr<std::vector<absl::Status>> vote_errors;      // Guarded by mu.
+  std::unique_ptr<std::vector<MasterVote>> unpacked_votes;     // Guarded by mu.
 
   // Requires mu held.
   void SetVotesLocked(std::vector<MasterVote> votes) {
     unpacked_votes.reset();
+    bool errors = false;
     // In place: an extension's votes reuse the acquisition's storage.
     packed_votes.resize(votes.size());
     for (size_t i = 0; i < votes.size(); ++i) {
       const MasterVote& v = votes[i];
       int index = -1;
-      if (master_names != nullptr) {
-        const std::vector<std::string>& names = *master_names;
+      if (context != nullptr) {
+        const std::vector<std::string>& names = context->master_names;
         if (i < names.size() && names[i] == v.master) {
           index = static_cast<int>(i);  // Rounds vote in link order.
         } else {
@@ -151,15 +192,27 @@ struct LockState {
           absl::Nanoseconds(ns) != v.latency) {
         packed_votes.clear();
         packed_votes.shrink_to_fit();
+        vote_errors.reset();
         unpacked_votes =
             std::make_unique<std::vector<MasterVote>>(std::move(votes));
         return;
       }
       PackedVote& p = packed_votes[i];
-      p.error = v.error;
       p.latency_ns = static_cast<uint32_t>(ns);
       p.master = static_cast<uint8_t>(index);
       p.kind = static_cast<uint8_t>(v.kind);
+      errors = errors || !v.error.ok();
+    }
+    if (!errors) {
+      vote_errors.reset();
+      return;
+    }
+    if (vote_errors == nullptr) {
+      vote_errors = std::make_unique<std::vector<absl::Status>>();
+    }
+    vote_errors->resize(votes.size());
+    for (size_t i = 0; i < votes.size(); ++i) {
+      (*vote_errors)[i] = std::move(votes[i].error);
     }
   }
 
@@ -168,11 +221,12 @@ struct LockState {
     if (unpacked_votes != nullptr) return *unpacked_votes;
     std::vector<MasterVote> votes;
     votes.reserve(packed_votes.size());
-    for (const PackedVote& p : packed_votes) {
+    for (size_t i = 0; i < packed_votes.size(); ++i) {
+      const PackedVote& p = packed_votes[i];
       MasterVote v;
-      v.master = (*master_names)[p.master];
+      v.master = context->master_names[p.master];
       v.kind = static_cast<MasterVote::Kind>(p.kind);
-      v.error = p.error;
+      if (vote_errors != nullptr) v.error = (*vote_errors)[i];
       v.latency = absl::Nanoseconds(p.latency_ns);
       votes.push_back(std::move(v));
     }

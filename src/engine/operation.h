@@ -52,32 +52,13 @@ class Engine::Operation : public std::enable_shared_from_this<Operation> {
   // answer kCancelled.
   void Cancel() {
     cancelled_ = true;
-    if (round_) round_->Cancel();
-    round_.reset();
+    CancelRound();
     OnCancel();
     Fail(absl::CancelledError(
         absl::StrCat(What(), ": the client was shut down")));
   }
 
  protected:
-  void StartRound(RoundConfig config) {
-    round_ = QuorumRound::Start(
-        engine_->links_, std::move(config), engine_->runtime_.get(),
-        [self = shared_from_this()](RoundResult result) {
-          self->round_.reset();
-          self->OnRound(std::move(result));
-        });
-  }
-
-  // Stops the round in flight, if any (nothing more is sent; late replies
-  // are dropped). True if there was one.
-  bool StopRound() {
-    if (round_ == nullptr) return false;
-    round_->Cancel();
-    round_.reset();
-    return true;
-  }
-
   // Hands `result` to `done` on a later loop turn.
   template <typename Callback, typename Result>
   void Deliver(Callback& done, Result result) {
@@ -87,8 +68,8 @@ class Engine::Operation : public std::enable_shared_from_this<Operation> {
         });
   }
 
-  // The round started by StartRound() was decided.
-  virtual void OnRound(RoundResult result) {}
+  // Cancel(): stops a round in flight (a NamedOperation's).
+  virtual void CancelRound() {}
   virtual void Fail(absl::Status status) = 0;
   virtual void OnCancel() {}
 
@@ -98,8 +79,9 @@ class Engine::Operation : public std::enable_shared_from_this<Operation> {
   Engine* const engine_;
 
  private:
+  // Last: a derived class's first small members may share its word (a
+  // keep-alive's flags, KeepAliveOp).
   bool cancelled_ = false;
-  std::shared_ptr<QuorumRound> round_;
 };
 
 // An operation with its name made when it starts (acquire, extend, release).
@@ -112,7 +94,34 @@ class Engine::NamedOperation : public Engine::Operation {
   std::string What() const override { return what_; }
 
  protected:
+  void StartRound(RoundConfig config) {
+    round_ = QuorumRound::Start(
+        engine_->links_, std::move(config), engine_->runtime_.get(),
+        [self = shared_from_this()](RoundResult result) {
+          auto* op = static_cast<NamedOperation*>(self.get());
+          op->round_.reset();
+          op->OnRound(std::move(result));
+        });
+  }
+
+  // Stops the round in flight, if any (nothing more is sent; late replies
+  // are dropped). True if there was one.
+  bool StopRound() {
+    if (round_ == nullptr) return false;
+    round_->Cancel();
+    round_.reset();
+    return true;
+  }
+
+  // The round started by StartRound() was decided.
+  virtual void OnRound(RoundResult result) {}
+
   const std::string what_;
+
+ private:
+  void CancelRound() override { StopRound(); }
+
+  std::shared_ptr<QuorumRound> round_;
 };
 
 }  // namespace redlock::internal

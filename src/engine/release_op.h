@@ -42,7 +42,7 @@ class Engine::ReleaseOp final : public Engine::NamedOperation {
         state_->limit_key().empty()) {
       // Others may be waiting: this client's next acquisition of the lock
       // soon after yields to them (AcquireOp::YieldsToWoken()).
-      engine_->wakeups_->NoteReleased(state_->keys);
+      engine_->wakeups_->NoteReleased(state_->keys());
     }
     RoundConfig config;
     // A reader deletes its own key, and the shared lock key only if it was
@@ -50,10 +50,10 @@ class Engine::ReleaseOp final : public Engine::NamedOperation {
     if (state_->shared()) {
       config.command = ReaderReleaseCommand(state_->key(), state_->reader_key(),
                                             state_->readers_key(), state_->token);
-    } else if (!state_->limit_key().empty() || state_->keys.size() != 1) {
+    } else if (!state_->limit_key().empty() || state_->keys().size() != 1) {
       // A permit set announces once, on its semaphore's channel; a
       // multi-resource lock has no queue of waiters.
-      config.command = ReleaseCommand(state_->keys, state_->token,
+      config.command = ReleaseCommand(state_->keys(), state_->token,
                                       /*announce=*/state_->limit_key().empty());
     } else {
       // Names the writer waiting longest on each master, if any

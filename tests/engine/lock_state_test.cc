@@ -40,11 +40,11 @@ void ExpectSame(const std::vector<MasterVote>& got,
 
 std::shared_ptr<LockState> StateWithNames() {
   auto state = std::make_shared<LockState>();
-  state->master_names = std::make_shared<std::vector<std::string>>(
-      std::vector<std::string>{"127.0.0.1:7001", "127.0.0.1:7002",
-                               "a-rather-long-host-name.example:7003"});
-  state->resources = {"r"};
-  state->keys = {"redlock:r"};
+  auto context = std::make_shared<LockContext>();
+  context->master_names = {"127.0.0.1:7001", "127.0.0.1:7002",
+                           "a-rather-long-host-name.example:7003"};
+  state->context = std::move(context);
+  state->SetNames({"r"}, {"redlock:r"});
   return state;
 }
 
@@ -62,12 +62,32 @@ TEST(LockStateTest, VotesComeBackAsStoredInAndOutOfLinkOrder) {
   std::lock_guard<std::mutex> lock(state->mu());
   state->SetVotesLocked(votes);
   EXPECT_EQ(state->unpacked_votes, nullptr);  // Packed.
+  ASSERT_NE(state->vote_errors, nullptr);     // One vote has an error.
   ExpectSame(state->VotesLocked(), votes);
   // An extension's votes replace them (the same storage, fewer votes).
   const std::vector<MasterVote> again = {
       Vote("127.0.0.1:7001", MasterVote::Kind::kPending, absl::ZeroDuration())};
   state->SetVotesLocked(again);
+  EXPECT_EQ(state->vote_errors, nullptr);  // None has one any more.
   ExpectSame(state->VotesLocked(), again);
+  // Errors on every master, then on one of them: each kept with its vote.
+  const std::vector<MasterVote> failing = {
+      Vote("127.0.0.1:7001", MasterVote::Kind::kFailed, absl::Milliseconds(1),
+           absl::UnavailableError("Connection refused")),
+      Vote("127.0.0.1:7002", MasterVote::Kind::kFailed, absl::Milliseconds(2),
+           absl::ResourceExhaustedError("OOM command not allowed")),
+  };
+  state->SetVotesLocked(failing);
+  EXPECT_EQ(state->unpacked_votes, nullptr);
+  ExpectSame(state->VotesLocked(), failing);
+  const std::vector<MasterVote> one_failing = {
+      Vote("127.0.0.1:7001", MasterVote::Kind::kGranted, absl::Microseconds(3)),
+      Vote("127.0.0.1:7002", MasterVote::Kind::kGranted, absl::Microseconds(4)),
+      Vote("a-rather-long-host-name.example:7003", MasterVote::Kind::kFailed,
+           absl::Milliseconds(5), absl::UnavailableError("reset by peer")),
+  };
+  state->SetVotesLocked(one_failing);
+  ExpectSame(state->VotesLocked(), one_failing);
 }
 
 TEST(LockStateTest, VotesThatDoNotPackAreKeptAsGiven) {
@@ -102,7 +122,7 @@ TEST(LockStateTest, VotesThatDoNotPackAreKeptAsGiven) {
   state->SetVotesLocked(longest);
   EXPECT_EQ(state->unpacked_votes, nullptr);
   ExpectSame(state->VotesLocked(), longest);
-  EXPECT_EQ(sizeof(LockState::PackedVote), 16u);
+  EXPECT_EQ(sizeof(LockState::PackedVote), 8u);
   // No names at all (a state made without an engine): kept as given.
   auto bare = std::make_shared<LockState>();
   std::lock_guard<std::mutex> bare_lock(bare->mu());
@@ -121,12 +141,21 @@ TEST(LockStateTest, AccessorsOfAPlainLockAPermitSetAndAReader) {
   EXPECT_TRUE(plain->reader_key().empty());
   EXPECT_EQ(plain->extra, nullptr);
   Lock handle(plain);
-  EXPECT_EQ(&handle.resource(), &plain->resources[0]);
-  EXPECT_EQ(&handle.key(), &plain->keys[0]);
+  EXPECT_EQ(&handle.resource(), &plain->names[0]);
+  EXPECT_EQ(&handle.key(), &plain->names[1]);
+  EXPECT_EQ(handle.resources(), (std::vector<std::string>{"r"}));
+  EXPECT_EQ(handle.keys(), (std::vector<std::string>{"redlock:r"}));
+  // One resource's name and key are kept inline, in the state itself.
+  EXPECT_FALSE(plain->names.empty());
+  EXPECT_GE(static_cast<const void*>(plain->names.data()),
+            static_cast<const void*>(plain.get()));
+  EXPECT_LT(static_cast<const void*>(plain->names.data()),
+            static_cast<const void*>(plain.get() + 1));
 
   LockState permits;
-  permits.resources = {"pool"};
-  permits.keys = {"slot:1", "slot:3"};
+  permits.SetNames({"pool"}, {"slot:1", "slot:3"});
+  EXPECT_EQ(permits.resources(), (std::vector<std::string>{"pool"}));
+  EXPECT_EQ(permits.keys(), (std::vector<std::string>{"slot:1", "slot:3"}));
   permits.MutableExtra().slots = {1, 3};
   permits.MutableExtra().limit_key = "pool:limit";
   permits.MutableExtra().limit = 4;
@@ -144,6 +173,16 @@ TEST(LockStateTest, AccessorsOfAPlainLockAPermitSetAndAReader) {
   EXPECT_EQ(reader.reader_key(), "rk");
   EXPECT_EQ(reader.readers_key(), "rsk");
   EXPECT_TRUE(reader.resource().empty());  // No resources: empty, no crash.
+  EXPECT_TRUE(reader.key().empty());
+  EXPECT_TRUE(reader.keys().empty());
+
+  // Several resources, sorted, then their keys.
+  LockState several;
+  several.SetNames({"a", "b", "c"}, {"k:a", "k:b", "k:c"});
+  EXPECT_EQ(several.resource(), "a");
+  EXPECT_EQ(several.key(), "k:a");
+  EXPECT_EQ(several.resources(), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(several.keys(), (std::vector<std::string>{"k:a", "k:b", "k:c"}));
 
   EXPECT_TRUE(Lock().resource().empty());
   EXPECT_TRUE(Lock().key().empty());

@@ -65,7 +65,7 @@ TEST(RespEncodingTest, AnEncodedCallIsTheEvalshaCallOfItsScript) {
   const std::vector<std::string> keys = {"redlock:a", "redlock:b"};
   const std::string token = "0123456789abcdef";
   internal::BatchExtendEntry entry;
-  entry.keys = &keys;
+  entry.keys = keys;
   entry.token = &token;
   entry.ttl = absl::Seconds(3);
   internal::Command command = internal::BatchExtendCommand({entry});
@@ -96,7 +96,7 @@ TEST(RespEncodingTest, ABatchMadeAsTextIsTheCallMadeFromItsArguments) {
   auto entry = [](const std::vector<std::string>& keys,
                   const std::string& token, absl::Duration ttl) {
     internal::BatchExtendEntry e;
-    e.keys = &keys;
+    e.keys = keys;
     e.token = &token;
     e.ttl = ttl;
     return e;
