@@ -706,7 +706,7 @@ int AppendBatchExtendArgs(absl::Span<const BatchExtendEntry> entries,
   for (const BatchExtendEntry& e : entries) {
     argv->push_back(number(static_cast<int64_t>(e.keys.size()) +
                            (e.limit_key != nullptr)));
-    argv->emplace_back(*e.token);
+    argv->emplace_back(e.token);
     if (e.ttl != last_ttl) {
       last_ttl = e.ttl;
       ttl_text = number(absl::ToInt64Milliseconds(SentTtl(e.ttl)));

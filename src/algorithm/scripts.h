@@ -192,10 +192,10 @@ Command ExtendCommand(absl::string_view key, absl::string_view token,
                       absl::Duration ttl);
 Command ExtendCommand(absl::Span<const std::string> keys,
                       absl::string_view token, absl::Duration ttl);
-// One lock of a BatchExtendCommand. The pointers must outlive the call.
+// One lock of a BatchExtendCommand. What it points to must outlive the call.
 struct BatchExtendEntry {
   absl::Span<const std::string> keys;  // The lock's (slot) keys.
-  const std::string* token = nullptr;
+  absl::string_view token;
   absl::Duration ttl;
   // A semaphore's permit set: its limit key and limit; null for a lock.
   const std::string* limit_key = nullptr;

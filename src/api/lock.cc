@@ -93,7 +93,7 @@ int Lock::permits() const {
 bool Lock::shared() const { return state_ ? state_->shared() : false; }
 
 const std::string& Lock::token() const {
-  return state_ ? state_->token : EmptyState().token;
+  return state_ ? state_->TokenString() : EmptyState().TokenString();
 }
 
 MonotonicTime Lock::acquired_at() const {
@@ -133,7 +133,7 @@ bool Lock::lost() const { return !lost_reason().ok(); }
 absl::Status Lock::lost_reason() const {
   if (!state_) return absl::OkStatus();
   std::lock_guard<std::mutex> lock(state_->mu());
-  return state_->lost;
+  return state_->LostLocked();
 }
 
 std::vector<MasterVote> Lock::votes() const {

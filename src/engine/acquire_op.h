@@ -458,7 +458,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     auto state = std::make_shared<LockState>();
     state->context = engine_->lock_context_;
     state->SetNames(resources_, keys_);
-    state->token = token_;
+    state->SetToken(token_);
     state->acquired_at = won_.start;
     state->fence = fence;
     if (semaphore_.has_value()) {

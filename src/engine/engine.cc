@@ -138,13 +138,13 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
     links_.push_back(masters_.back().get());
   }
   {
-    auto context = std::make_shared<LockContext>();
+    auto* context = new LockContext();
     context->owner = this;
     context->clock = runtime_->LockClock();
     for (const MasterLink* link : links_) {
       context->master_names.push_back(link->name());
     }
-    lock_context_ = std::move(context);
+    lock_context_ = LockContextRef(context);
   }
   for (const auto& master : masters_) {
     names_.push_back(master->config().address.MemberName());
@@ -1236,7 +1236,7 @@ absl::StatusOr<Lock> Engine::Adopt(absl::string_view resource,
   auto state = std::make_shared<LockState>();
   state->context = lock_context_;
   std::vector<std::string> keys = {LockKey(options_, resource)};
-  state->token = std::string(token);
+  state->SetToken(token);
   state->acquired_at = runtime_->Now();
   state->fence = options.fence;
   state->adopted = true;

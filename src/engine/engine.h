@@ -27,6 +27,7 @@
 #include "redlock/options.h"
 #include "src/algorithm/clock.h"
 #include "src/algorithm/membership.h"
+#include "src/engine/lock_state.h"
 #include "src/engine/master.h"
 #include "src/engine/quorum_round.h"
 #include "src/engine/wakeups.h"
@@ -38,7 +39,6 @@ struct event_base;
 namespace redlock::internal {
 
 class KeepAliveOp;
-struct LockContext;
 class KeepAliveBatcher;
 // Stops a keep-alive (KeepAliveHandle::Stop); see engine.cc.
 void StopKeepAlive(KeepAliveOp& op, bool release);
@@ -307,7 +307,7 @@ class Engine {
   std::vector<MasterLink*> links_;
   // This engine's part of every LockState it makes: its address, lock clock
   // and links_' names, in order (packed votes).
-  std::shared_ptr<const LockContext> lock_context_;
+  LockContextRef lock_context_;
   // Made by the first acquisition that waits (WakeupsForWaiting()); null
   // until then, and always without RetryPolicy::wake_on_release.
   std::unique_ptr<Wakeups> wakeups_;

@@ -83,13 +83,13 @@ class Engine::ExtendOp final : public Engine::NamedOperation {
     if (state_->shared()) {
       config.command =
           ReaderExtendCommand(state_->key(), state_->reader_key(),
-                              state_->readers_key(), state_->token, ttl_);
+                              state_->readers_key(), state_->token(), ttl_);
     } else {
       config.command =
           state_->limit_key().empty()
-              ? ExtendCommand(state_->keys(), state_->token, ttl_)
+              ? ExtendCommand(state_->keys(), state_->token(), ttl_)
               : SemaphoreExtendCommand(state_->limit_key(), state_->keys(),
-                                       state_->token, ttl_, state_->limit());
+                                       state_->token(), ttl_, state_->limit());
     }
     config.map_reply = &ScriptVote;
     StartRound(std::move(config));

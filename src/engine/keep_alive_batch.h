@@ -306,7 +306,7 @@ class KeepAliveBatcher {
       const LockState& state = *op->state_;
       BatchExtendEntry entry;
       entry.keys = state.keys();
-      entry.token = &state.token;
+      entry.token = state.token();
       entry.ttl = op->ttl();
       if (!state.limit_key().empty()) {
         entry.limit_key = &state.limit_key();

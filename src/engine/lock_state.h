@@ -6,14 +6,18 @@
 #ifndef REDLOCK_SRC_ENGINE_LOCK_STATE_H_
 #define REDLOCK_SRC_ENGINE_LOCK_STATE_H_
 
+#include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "redlock/lock.h"
@@ -34,6 +38,43 @@ struct LockContext {
   const void* owner = nullptr;
   Clock* clock = nullptr;
   std::vector<std::string> master_names;
+  // LockContextRef's count.
+  mutable std::atomic<int64_t> refs{0};
+};
+
+// A counted reference to a const LockContext: 8 bytes, where a shared_ptr
+// takes 16 (one per lock). Copies share it; the last one deletes it. Copied
+// and dropped from any thread.
+class LockContextRef {
+ public:
+  LockContextRef() = default;
+  // Takes ownership of `context` (made with new, no other reference).
+  explicit LockContextRef(LockContext* context) : context_(context) {
+    if (context_ != nullptr) context_->refs.store(1, std::memory_order_relaxed);
+  }
+  LockContextRef(const LockContextRef& other) : context_(other.context_) {
+    if (context_ != nullptr) {
+      context_->refs.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  LockContextRef(LockContextRef&& other) noexcept
+      : context_(std::exchange(other.context_, nullptr)) {}
+  LockContextRef& operator=(LockContextRef other) noexcept {
+    std::swap(context_, other.context_);
+    return *this;
+  }
+  ~LockContextRef() {
+    if (context_ != nullptr &&
+        context_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      delete context_;
+    }
+  }
+
+  const LockContext* get() const { return context_; }
+  const LockContext* operator->() const { return context_; }
+
+ private:
+  const LockContext* context_ = nullptr;
 };
 
 struct LockState {
@@ -59,7 +100,7 @@ struct LockState {
   // The acquiring engine's part, shared by all its locks (null for a state
   // made without an engine: then owner() and clock() are null and every vote
   // is kept unpacked).
-  std::shared_ptr<const LockContext> context;
+  LockContextRef context;
   // Every resource of the lock, sorted, then their keys in the same order
   // (one resource, or several for a multi-resource lock; a permit set: the
   // semaphore's name alone, then its slots' keys): resources() is the first
@@ -67,22 +108,66 @@ struct LockState {
   // lock on one resource (its name and key), instead of two vectors with a
   // heap block each. Never empty once made; set with SetNames().
   absl::InlinedVector<std::string, 2> names;
-  std::string token;
+  // The token (token(); set with SetToken()): up to 32 bytes, a generated
+  // token's 32 hex digits, kept here without a heap block of its own; a
+  // longer one (an adopted token) in `token_string` from the start.
+  // Lock::token()'s std::string (TokenString()) is made on first use.
+  char token_chars[32];
+  mutable std::atomic<std::string*> token_string{nullptr};
   MonotonicTime acquired_at;
   uint64_t fence = 0;
   // Null for a plain lock (a writer, one or several resources).
   std::unique_ptr<Extra> extra;
   uint32_t resource_count = 0;
   bool adopted = false;  // Made by Adopt(), not won by an acquisition.
+  // The size of the token in token_chars; kTokenElsewhere if longer.
+  uint8_t token_size = 0;
   bool released = false;  // Guarded by mu (beside the above to save a word).
+
+  static constexpr uint8_t kTokenElsewhere = 0xff;
+
+  LockState() = default;
+  LockState(const LockState&) = delete;
+  LockState& operator=(const LockState&) = delete;
+  ~LockState() { delete token_string.load(std::memory_order_acquire); }
+
+  // Only while the state is being built.
+  void SetToken(absl::string_view token) {
+    if (token.size() <= sizeof(token_chars)) {
+      std::memcpy(token_chars, token.data(), token.size());
+      token_size = static_cast<uint8_t>(token.size());
+    } else {
+      token_string.store(new std::string(token), std::memory_order_release);
+      token_size = kTokenElsewhere;
+    }
+  }
+  absl::string_view token() const {
+    if (token_size != kTokenElsewhere) {
+      return absl::string_view(token_chars, token_size);
+    }
+    return *token_string.load(std::memory_order_acquire);
+  }
+  // The token as a std::string that lives as long as the state: made on the
+  // first call (from any thread; two at once make one), the same after.
+  const std::string& TokenString() const {
+    std::string* made = token_string.load(std::memory_order_acquire);
+    if (made != nullptr) return *made;
+    auto mine = std::make_unique<std::string>(token());
+    if (token_string.compare_exchange_strong(made, mine.get(),
+                                             std::memory_order_acq_rel,
+                                             std::memory_order_acquire)) {
+      return *mine.release();
+    }
+    return *made;  // Another thread's, made first.
+  }
 
   // The engine that acquired it, and Runtime::LockClock() of that engine:
   // what remaining() measures with.
   const void* owner() const {
-    return context != nullptr ? context->owner : nullptr;
+    return context.get() != nullptr ? context->owner : nullptr;
   }
   Clock* clock() const {
-    return context != nullptr ? context->clock : nullptr;
+    return context.get() != nullptr ? context->clock : nullptr;
   }
 
   // Only while the state is being built.
@@ -148,36 +233,55 @@ struct LockState {
   // though Debian's Abseil is not built for it.
   std::mutex& mu() const { return LockStateMutex(this); }
   MonotonicTime valid_until;      // Guarded by mu.
-  absl::Status lost;              // Guarded by mu. OK until lost.
 
   // votes(): how each master answered the last acquisition or extension
   // that succeeded. Kept packed, 8 bytes a vote instead of MasterVote's 64,
   // inline for up to five masters: the master as an index into the engine's
   // `master_names`, the latency in whole nanoseconds below about 4.29 s; the
-  // errors, only when a vote has one, in `vote_errors` (one per vote). VotesLocked() gives back exactly the
-  // MasterVotes SetVotesLocked() was given. A vote that does not pack
-  // exactly (a master not in master_names, a latency that is not a whole
-  // number of nanoseconds, or is negative or longer) keeps all of them as
-  // given, in `unpacked_votes`.
+  // errors, only when a vote has one, in `rare` (one per vote).
+  // VotesLocked() gives back exactly the MasterVotes SetVotesLocked() was
+  // given. A vote that does not pack exactly (a master not in master_names, a
+  // latency that is not a whole number of nanoseconds, or is negative or
+  // longer) keeps all of them as given, in `rare`.
   struct PackedVote {
     uint32_t latency_ns = 0;
     uint8_t master = 0;  // Index into master_names.
     uint8_t kind = 0;    // MasterVote::Kind.
   };
-  absl::InlinedVector<PackedVote, 5> packed_votes;             // Guarded by mu.
-  std::unique_ptr<std::vector<absl::Status>> vote_errors;      // Guarded by mu.
-  std::unique_ptr<std::vector<MasterVote>> unpacked_votes;     // Guarded by mu.
+  absl::InlinedVector<PackedVote, 5> packed_votes;  // Guarded by mu.
+  // What most locks never have, behind one pointer that is null while they
+  // have none of it: votes that do not pack, the votes' errors, the reason
+  // the lock was lost.
+  struct Rare {
+    bool unpacked = false;             // `votes` are all of them, as given.
+    std::vector<MasterVote> votes;     // When `unpacked`.
+    std::vector<absl::Status> errors;  // Else, if any: one per packed vote.
+    absl::Status lost;                 // OK until lost.
+  };
+  std::unique_ptr<Rare> rare;  // Guarded by mu.
+
+  // Requires mu held. OK until the lock is lost (MarkLost()).
+  absl::Status LostLocked() const {
+    return rare != nullptr ? rare->lost : absl::OkStatus();
+  }
+  // Requires mu held. How the votes are kept: all unpacked, or packed with
+  // their errors beside them.
+  bool VotesUnpackedLocked() const {
+    return rare != nullptr && rare->unpacked;
+  }
+  bool VoteErrorsSpilledLocked() const {
+    return rare != nullptr && !rare->unpacked && !rare->errors.empty();
+  }
 
   // Requires mu held.
   void SetVotesLocked(std::vector<MasterVote> votes) {
-    unpacked_votes.reset();
     bool errors = false;
     // In place: an extension's votes reuse the acquisition's storage.
     packed_votes.resize(votes.size());
     for (size_t i = 0; i < votes.size(); ++i) {
       const MasterVote& v = votes[i];
       int index = -1;
-      if (context != nullptr) {
+      if (context.get() != nullptr) {
         const std::vector<std::string>& names = context->master_names;
         if (i < names.size() && names[i] == v.master) {
           index = static_cast<int>(i);  // Rounds vote in link order.
@@ -192,9 +296,10 @@ struct LockState {
           absl::Nanoseconds(ns) != v.latency) {
         packed_votes.clear();
         packed_votes.shrink_to_fit();
-        vote_errors.reset();
-        unpacked_votes =
-            std::make_unique<std::vector<MasterVote>>(std::move(votes));
+        if (rare == nullptr) rare = std::make_unique<Rare>();
+        rare->unpacked = true;
+        rare->errors.clear();
+        rare->votes = std::move(votes);
         return;
       }
       PackedVote& p = packed_votes[i];
@@ -204,21 +309,28 @@ struct LockState {
       errors = errors || !v.error.ok();
     }
     if (!errors) {
-      vote_errors.reset();
+      if (rare == nullptr) return;
+      if (rare->lost.ok()) {
+        rare.reset();
+        return;
+      }
+      rare->unpacked = false;
+      rare->votes.clear();
+      rare->errors.clear();
       return;
     }
-    if (vote_errors == nullptr) {
-      vote_errors = std::make_unique<std::vector<absl::Status>>();
-    }
-    vote_errors->resize(votes.size());
+    if (rare == nullptr) rare = std::make_unique<Rare>();
+    rare->unpacked = false;
+    rare->votes.clear();
+    rare->errors.resize(votes.size());
     for (size_t i = 0; i < votes.size(); ++i) {
-      (*vote_errors)[i] = std::move(votes[i].error);
+      rare->errors[i] = std::move(votes[i].error);
     }
   }
 
   // Requires mu held.
   std::vector<MasterVote> VotesLocked() const {
-    if (unpacked_votes != nullptr) return *unpacked_votes;
+    if (VotesUnpackedLocked()) return rare->votes;
     std::vector<MasterVote> votes;
     votes.reserve(packed_votes.size());
     for (size_t i = 0; i < packed_votes.size(); ++i) {
@@ -226,7 +338,7 @@ struct LockState {
       MasterVote v;
       v.master = context->master_names[p.master];
       v.kind = static_cast<MasterVote::Kind>(p.kind);
-      if (vote_errors != nullptr) v.error = (*vote_errors)[i];
+      if (VoteErrorsSpilledLocked()) v.error = rare->errors[i];
       v.latency = absl::Nanoseconds(p.latency_ns);
       votes.push_back(std::move(v));
     }
@@ -236,8 +348,9 @@ struct LockState {
   // Marks the lock lost (first reason wins). Returns false if it already was.
   bool MarkLost(absl::Status reason) {
     std::lock_guard<std::mutex> lock(mu());
-    if (!lost.ok()) return false;
-    lost = std::move(reason);
+    if (!LostLocked().ok()) return false;
+    if (rare == nullptr) rare = std::make_unique<Rare>();
+    rare->lost = std::move(reason);
     return true;
   }
 };

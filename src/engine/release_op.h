@@ -49,17 +49,17 @@ class Engine::ReleaseOp final : public Engine::NamedOperation {
     // the last reader there.
     if (state_->shared()) {
       config.command = ReaderReleaseCommand(state_->key(), state_->reader_key(),
-                                            state_->readers_key(), state_->token);
+                                            state_->readers_key(), state_->token());
     } else if (!state_->limit_key().empty() || state_->keys().size() != 1) {
       // A permit set announces once, on its semaphore's channel; a
       // multi-resource lock has no queue of waiters.
-      config.command = ReleaseCommand(state_->keys(), state_->token,
+      config.command = ReleaseCommand(state_->keys(), state_->token(),
                                       /*announce=*/state_->limit_key().empty());
     } else {
       // Names the writer waiting longest on each master, if any
       // (RetryPolicy::successor_grace).
       config.command = ReleaseCommand(
-          state_->key(), state_->token,
+          state_->key(), state_->token(),
           WriterWaitingKey(engine_->options_, state_->resource()),
           WaiterArrivalKeyPrefix(engine_->options_, state_->resource()));
     }

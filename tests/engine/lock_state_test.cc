@@ -6,6 +6,7 @@
 #include "src/engine/lock_state.h"
 
 #include <memory>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -40,10 +41,10 @@ void ExpectSame(const std::vector<MasterVote>& got,
 
 std::shared_ptr<LockState> StateWithNames() {
   auto state = std::make_shared<LockState>();
-  auto context = std::make_shared<LockContext>();
+  auto* context = new LockContext();
   context->master_names = {"127.0.0.1:7001", "127.0.0.1:7002",
                            "a-rather-long-host-name.example:7003"};
-  state->context = std::move(context);
+  state->context = LockContextRef(context);
   state->SetNames({"r"}, {"redlock:r"});
   return state;
 }
@@ -61,14 +62,14 @@ TEST(LockStateTest, VotesComeBackAsStoredInAndOutOfLinkOrder) {
   };
   std::lock_guard<std::mutex> lock(state->mu());
   state->SetVotesLocked(votes);
-  EXPECT_EQ(state->unpacked_votes, nullptr);  // Packed.
-  ASSERT_NE(state->vote_errors, nullptr);     // One vote has an error.
+  EXPECT_FALSE(state->VotesUnpackedLocked());  // Packed.
+  EXPECT_TRUE(state->VoteErrorsSpilledLocked());  // One has an error.
   ExpectSame(state->VotesLocked(), votes);
   // An extension's votes replace them (the same storage, fewer votes).
   const std::vector<MasterVote> again = {
       Vote("127.0.0.1:7001", MasterVote::Kind::kPending, absl::ZeroDuration())};
   state->SetVotesLocked(again);
-  EXPECT_EQ(state->vote_errors, nullptr);  // None has one any more.
+  EXPECT_EQ(state->rare, nullptr);  // None has one any more.
   ExpectSame(state->VotesLocked(), again);
   // Errors on every master, then on one of them: each kept with its vote.
   const std::vector<MasterVote> failing = {
@@ -78,7 +79,7 @@ TEST(LockStateTest, VotesComeBackAsStoredInAndOutOfLinkOrder) {
            absl::ResourceExhaustedError("OOM command not allowed")),
   };
   state->SetVotesLocked(failing);
-  EXPECT_EQ(state->unpacked_votes, nullptr);
+  EXPECT_FALSE(state->VotesUnpackedLocked());
   ExpectSame(state->VotesLocked(), failing);
   const std::vector<MasterVote> one_failing = {
       Vote("127.0.0.1:7001", MasterVote::Kind::kGranted, absl::Microseconds(3)),
@@ -100,7 +101,7 @@ TEST(LockStateTest, VotesThatDoNotPackAreKeptAsGiven) {
       "127.0.0.1:7001", MasterVote::Kind::kGranted, absl::Nanoseconds(0.25))};
   std::lock_guard<std::mutex> lock(state->mu());
   state->SetVotesLocked(unknown_master);
-  EXPECT_NE(state->unpacked_votes, nullptr);
+  EXPECT_TRUE(state->VotesUnpackedLocked());
   ExpectSame(state->VotesLocked(), unknown_master);
   state->SetVotesLocked(sub_nanosecond);
   ExpectSame(state->VotesLocked(), sub_nanosecond);
@@ -112,7 +113,7 @@ TEST(LockStateTest, VotesThatDoNotPackAreKeptAsGiven) {
         Vote("127.0.0.1:7001", MasterVote::Kind::kFailed, latency,
              absl::DeadlineExceededError("no reply"))};
     state->SetVotesLocked(slow);
-    EXPECT_NE(state->unpacked_votes, nullptr) << latency;
+    EXPECT_TRUE(state->VotesUnpackedLocked()) << latency;
     ExpectSame(state->VotesLocked(), slow);
   }
   // The longest that packs.
@@ -120,7 +121,7 @@ TEST(LockStateTest, VotesThatDoNotPackAreKeptAsGiven) {
                                                 MasterVote::Kind::kFailed,
                                                 absl::Nanoseconds(4294967295))};
   state->SetVotesLocked(longest);
-  EXPECT_EQ(state->unpacked_votes, nullptr);
+  EXPECT_FALSE(state->VotesUnpackedLocked());
   ExpectSame(state->VotesLocked(), longest);
   EXPECT_EQ(sizeof(LockState::PackedVote), 8u);
   // No names at all (a state made without an engine): kept as given.
@@ -187,6 +188,77 @@ TEST(LockStateTest, AccessorsOfAPlainLockAPermitSetAndAReader) {
   EXPECT_TRUE(Lock().resource().empty());
   EXPECT_TRUE(Lock().key().empty());
   EXPECT_TRUE(Lock().votes().empty());
+}
+
+TEST(LockStateTest, AGeneratedTokenIsKeptInlineAndLockTokenIsOneString) {
+  auto state = StateWithNames();
+  const std::string token = "0123456789abcdef0123456789abcdef";
+  state->SetToken(token);
+  EXPECT_EQ(state->token(), token);
+  // Inline: the view points into the state itself, no string made yet.
+  EXPECT_GE(static_cast<const void*>(state->token().data()),
+            static_cast<const void*>(state.get()));
+  EXPECT_LT(static_cast<const void*>(state->token().data()),
+            static_cast<const void*>(state.get() + 1));
+  EXPECT_EQ(state->token_string.load(), nullptr);
+  Lock handle(state);
+  const std::string& first = handle.token();
+  EXPECT_EQ(first, token);
+  EXPECT_EQ(&handle.token(), &first);  // Made once, then the same.
+  EXPECT_EQ(state->token(), token);
+
+  // An adopted token longer than 32 bytes lives in the string from the start.
+  LockState adopted;
+  const std::string long_token(100, 'x');
+  adopted.SetToken(long_token);
+  EXPECT_EQ(adopted.token(), long_token);
+  EXPECT_EQ(adopted.TokenString(), long_token);
+  EXPECT_EQ(&adopted.TokenString(), adopted.token_string.load());
+  // Short and empty ones stay inline.
+  LockState short_one;
+  short_one.SetToken("t1");
+  EXPECT_EQ(short_one.token(), "t1");
+  EXPECT_EQ(short_one.TokenString(), "t1");
+  EXPECT_TRUE(Lock().token().empty());
+}
+
+TEST(LockStateTest, TokenStringFromManyThreadsAtOnceIsOneString) {
+  for (int round = 0; round < 20; ++round) {
+    LockState state;
+    state.SetToken("fedcba9876543210fedcba9876543210");
+    std::vector<const std::string*> seen(8, nullptr);
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < seen.size(); ++i) {
+      threads.emplace_back([&, i] { seen[i] = &state.TokenString(); });
+    }
+    for (std::thread& t : threads) t.join();
+    for (const std::string* s : seen) {
+      ASSERT_EQ(s, seen[0]);
+      EXPECT_EQ(*s, "fedcba9876543210fedcba9876543210");
+    }
+  }
+}
+
+TEST(LockStateTest, ALostLockStaysLostWhateverVotesComeAfter) {
+  auto state = StateWithNames();
+  EXPECT_TRUE(state->MarkLost(absl::AbortedError("taken")));
+  EXPECT_FALSE(state->MarkLost(absl::DeadlineExceededError("second")));
+  std::lock_guard<std::mutex> lock(state->mu());
+  EXPECT_EQ(state->LostLocked(), absl::AbortedError("taken"));
+  // Votes without errors clear what else was kept, not the loss.
+  state->SetVotesLocked({Vote("127.0.0.1:7001", MasterVote::Kind::kGranted,
+                              absl::Microseconds(5))});
+  EXPECT_EQ(state->LostLocked(), absl::AbortedError("taken"));
+  state->SetVotesLocked({Vote("10.9.9.9:1", MasterVote::Kind::kGranted,
+                              absl::Microseconds(5))});  // Unpacked.
+  EXPECT_EQ(state->LostLocked(), absl::AbortedError("taken"));
+  state->SetVotesLocked({Vote("127.0.0.1:7001", MasterVote::Kind::kFailed,
+                              absl::Microseconds(5),
+                              absl::UnavailableError("refused"))});
+  EXPECT_EQ(state->LostLocked(), absl::AbortedError("taken"));
+  state->SetVotesLocked({});
+  EXPECT_EQ(state->LostLocked(), absl::AbortedError("taken"));
+  EXPECT_TRUE(state->VotesLocked().empty());
 }
 
 }  // namespace

@@ -443,7 +443,7 @@ TEST_F(SimRedisDifferentialTest, BatchExtendJudgesEachLockAloneAsRedisDoes) {
                   const std::string* limit_key = nullptr, int limit = 0) {
     internal::BatchExtendEntry e;
     e.keys = keys;
-    e.token = &token;
+    e.token = token;
     e.ttl = t;
     e.limit_key = limit_key;
     e.limit = limit;

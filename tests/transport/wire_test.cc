@@ -66,7 +66,7 @@ TEST(RespEncodingTest, AnEncodedCallIsTheEvalshaCallOfItsScript) {
   const std::string token = "0123456789abcdef";
   internal::BatchExtendEntry entry;
   entry.keys = keys;
-  entry.token = &token;
+  entry.token = token;
   entry.ttl = absl::Seconds(3);
   internal::Command command = internal::BatchExtendCommand({entry});
   ASSERT_NE(command.script, nullptr);
@@ -97,7 +97,7 @@ TEST(RespEncodingTest, ABatchMadeAsTextIsTheCallMadeFromItsArguments) {
                   const std::string& token, absl::Duration ttl) {
     internal::BatchExtendEntry e;
     e.keys = keys;
-    e.token = &token;
+    e.token = token;
     e.ttl = ttl;
     return e;
   };
