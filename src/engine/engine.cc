@@ -1290,8 +1290,16 @@ absl::StatusOr<std::shared_ptr<KeepAliveOp>> Engine::KeepAlive(
         absl::FormatDuration(ttl), " - ", absl::FormatDuration(margin),
         "), and max_hold positive"));
   }
-  auto op = std::make_shared<KeepAliveOp>(this, lock.state(), ttl, every,
-                                          margin, options.max_hold,
+  CountedRef<KeepAliveDurations> durations(
+      KeepAliveOp::NewDurations(ttl, every, margin, options.max_hold));
+  if (last_keep_alive_durations_.get() != nullptr &&
+      last_keep_alive_durations_->SameAs(*durations)) {
+    durations = last_keep_alive_durations_;  // Shared, and the new one freed.
+  } else {
+    last_keep_alive_durations_ = durations;
+  }
+  auto op = std::make_shared<KeepAliveOp>(this, lock.state(),
+                                          std::move(durations),
                                           std::move(options.on_lost));
   operations_.insert(op);
   op->Start();

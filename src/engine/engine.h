@@ -8,6 +8,8 @@
 #ifndef REDLOCK_SRC_ENGINE_ENGINE_H_
 #define REDLOCK_SRC_ENGINE_ENGINE_H_
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -27,6 +29,7 @@
 #include "redlock/options.h"
 #include "src/algorithm/clock.h"
 #include "src/algorithm/membership.h"
+#include "src/engine/counted_ref.h"
 #include "src/engine/lock_state.h"
 #include "src/engine/master.h"
 #include "src/engine/quorum_round.h"
@@ -40,6 +43,25 @@ namespace redlock::internal {
 
 class KeepAliveOp;
 class KeepAliveBatcher;
+
+// A keep-alive's durations as whole nanoseconds: the TTL, the period and
+// the cap rounded down (the masters get the TTL in whole milliseconds
+// anyway), the margin up; a cap of InfiniteDuration() is INT64_MAX. Shared
+// by the keep-alives an engine starts with the same ones (one reference a
+// lock, not 32 bytes).
+struct KeepAliveDurations {
+  int64_t ttl_ns = 0;
+  int64_t extend_every_ns = 0;
+  int64_t margin_ns = 0;
+  int64_t max_hold_ns = 0;
+  mutable std::atomic<int64_t> refs{0};  // CountedRef's count.
+
+  bool SameAs(const KeepAliveDurations& other) const {
+    return ttl_ns == other.ttl_ns &&
+           extend_every_ns == other.extend_every_ns &&
+           margin_ns == other.margin_ns && max_hold_ns == other.max_hold_ns;
+  }
+};
 // Stops a keep-alive (KeepAliveHandle::Stop); see engine.cc.
 void StopKeepAlive(KeepAliveOp& op, bool release);
 
@@ -345,6 +367,9 @@ class Engine {
   bool legacy_grant_rule_ = false;
   bool unbatched_keep_alive_ = false;  // Test only; see the setter.
   std::unique_ptr<KeepAliveBatcher> keep_alive_batcher_;
+  // The durations of the last keep-alive started: the next one with the
+  // same shares them.
+  CountedRef<KeepAliveDurations> last_keep_alive_durations_;
   bool semaphore_majority_of_counters_ = false;  // Unsafe, test only.
   bool trust_marked_restarts_ = false;
   // Set first thing in ~Engine: late replies to marker reads do nothing.

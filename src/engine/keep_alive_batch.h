@@ -68,10 +68,9 @@ class KeepAliveBatcher {
     Update(op);
   }
 
-  // `op` must be told (OnMarginDue) at `at`.
-  void QueueMargin(KeepAliveOp* op, MonotonicTime at) {
+  // `op` must be told (OnMarginDue) at its margin_at_.
+  void QueueMargin(KeepAliveOp* op) {
     op->margin_queued_ = true;
-    op->margin_queued_at_ = at;
     Update(op);
   }
 
@@ -126,7 +125,7 @@ class KeepAliveBatcher {
     } else {
       MonotonicTime when = MonotonicTime::max();
       if (op->extend_queued_) when = op->extend_due_;
-      if (op->margin_queued_) when = std::min(when, op->margin_queued_at_);
+      if (op->margin_queued_) when = std::min(when, op->margin_at_);
       if (op->heap_index_ < 0) {
         op->heap_index_ = static_cast<int>(heap_.size());
         heap_.push_back(Entry{when, op});
@@ -212,7 +211,7 @@ class KeepAliveBatcher {
       KeepAliveOp* op = heap_.front().op;
       Erase(0);
       popped.push_back(op);
-      if (op->margin_queued_ && op->margin_queued_at_ <= now) {
+      if (op->margin_queued_ && op->margin_at_ <= now) {
         op->margin_queued_ = false;
         margins.push_back(
             std::static_pointer_cast<KeepAliveOp>(op->shared_from_this()));
@@ -490,7 +489,8 @@ inline void KeepAliveOp::ArmExtendTimer() {
   const absl::Duration held = ToDuration(now - state_->acquired_at);
   if (held + extend_every() > max_hold()) return;  // The cap: stop extending.
   engine_->KeepAliveBatches().QueueExtend(
-      this, now + std::chrono::nanoseconds(extend_every_ns_), ExtendWindow());
+      this, now + std::chrono::nanoseconds(durations_->extend_every_ns),
+      ExtendWindow());
 }
 
 inline void KeepAliveOp::ArmMarginTimer() {
@@ -502,11 +502,15 @@ inline void KeepAliveOp::ArmMarginTimer() {
   const MonotonicTime now = engine_->runtime_->Now();
   const absl::Duration until_margin =
       std::max(Remaining(valid_until, now) - margin(), absl::ZeroDuration());
-  margin_at_ = now + ToChrono(until_margin);
-  // One entry at a time: an entry queued for an earlier time re-queues
-  // itself when reached (OnMarginDue); a later one is replaced.
-  if (margin_queued_ && margin_queued_at_ <= margin_at_) return;
-  engine_->KeepAliveBatches().QueueMargin(this, margin_at_);
+  const MonotonicTime at = now + ToChrono(until_margin);
+  // One entry at a time. A margin that moved later (an extension succeeded)
+  // leaves the entry where it is, early: when reached, it finds nothing due
+  // and goes back in at the later time (OnTimer). One that moved earlier
+  // moves it now.
+  const bool later = margin_queued_ && at >= margin_at_;
+  margin_at_ = at;
+  if (later) return;
+  engine_->KeepAliveBatches().QueueMargin(this);
 }
 
 inline KeepAliveOp::~KeepAliveOp() {

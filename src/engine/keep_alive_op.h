@@ -36,8 +36,7 @@ class KeepAliveBatcher;
 class KeepAliveOp final : public Engine::Operation {
  public:
   KeepAliveOp(Engine* engine, std::shared_ptr<LockState> state,
-              absl::Duration ttl, absl::Duration extend_every,
-              absl::Duration margin, absl::Duration max_hold,
+              CountedRef<KeepAliveDurations> durations,
               absl::AnyInvocable<void(const absl::Status&)> on_lost)
       // No name of its own (What() makes it when a message needs it): one
       // string less per lock kept alive.
@@ -46,12 +45,22 @@ class KeepAliveOp final : public Engine::Operation {
         margin_queued_(false),
         lost_(false),
         stopped_(false),
-        ttl_ns_(absl::ToInt64Nanoseconds(ttl)),
+        durations_(std::move(durations)),
         on_lost_(std::move(on_lost)),
-        state_(std::move(state)),
-        extend_every_ns_(absl::ToInt64Nanoseconds(extend_every)),
-        margin_ns_(CeilNanoseconds(margin)),
-        max_hold_ns_(absl::ToInt64Nanoseconds(max_hold)) {}
+        state_(std::move(state)) {}
+
+  // What KeepAliveDurations holds, from the durations asked for.
+  static KeepAliveDurations* NewDurations(absl::Duration ttl,
+                                          absl::Duration extend_every,
+                                          absl::Duration margin,
+                                          absl::Duration max_hold) {
+    auto* d = new KeepAliveDurations();
+    d->ttl_ns = absl::ToInt64Nanoseconds(ttl);
+    d->extend_every_ns = absl::ToInt64Nanoseconds(extend_every);
+    d->margin_ns = CeilNanoseconds(margin);
+    d->max_hold_ns = absl::ToInt64Nanoseconds(max_hold);
+    return d;
+  }
 
   // Leaves the batcher's heap (defined in keep_alive_batch.h).
   ~KeepAliveOp() override;
@@ -183,28 +192,28 @@ class KeepAliveOp final : public Engine::Operation {
     stopped_ = true;
   }
 
-  // The durations as whole nanoseconds (8 bytes each instead of a
-  // Duration's 16, one keep-alive per lock): the TTL, the period and the cap
-  // rounded down (the masters get the TTL in whole milliseconds anyway), the
-  // margin up; a cap of InfiniteDuration() is INT64_MAX.
+  // The margin as whole nanoseconds, rounded up (KeepAliveDurations).
   static int64_t CeilNanoseconds(absl::Duration d) {
     int64_t ns = absl::ToInt64Nanoseconds(d);
     if (absl::Nanoseconds(ns) < d && ns < INT64_MAX) ++ns;
     return ns;
   }
-  absl::Duration ttl() const { return absl::Nanoseconds(ttl_ns_); }
+  absl::Duration ttl() const { return absl::Nanoseconds(durations_->ttl_ns); }
   absl::Duration extend_every() const {
-    return absl::Nanoseconds(extend_every_ns_);
+    return absl::Nanoseconds(durations_->extend_every_ns);
   }
-  absl::Duration margin() const { return absl::Nanoseconds(margin_ns_); }
+  absl::Duration margin() const {
+    return absl::Nanoseconds(durations_->margin_ns);
+  }
   // How much earlier than due an extension may go, to join a batch: a tenth
   // of the period.
   std::chrono::nanoseconds ExtendWindow() const {
-    return std::chrono::nanoseconds(extend_every_ns_ / 10);
+    return std::chrono::nanoseconds(durations_->extend_every_ns / 10);
   }
   absl::Duration max_hold() const {
-    return max_hold_ns_ == INT64_MAX ? absl::InfiniteDuration()
-                                     : absl::Nanoseconds(max_hold_ns_);
+    return durations_->max_hold_ns == INT64_MAX
+               ? absl::InfiniteDuration()
+               : absl::Nanoseconds(durations_->max_hold_ns);
   }
 
   // First: the flags and the heap index fill the word the base's last flag
@@ -212,24 +221,23 @@ class KeepAliveOp final : public Engine::Operation {
   // durations, a hole before on_lost_, and the base's round pointer, which
   // only a NamedOperation has now).
   // The batcher holds an entry for us: an extension (due at extend_due_), a
-  // margin check (at margin_queued_at_).
+  // margin check (at margin_at_).
   bool extend_queued_ : 1;
   bool margin_queued_ : 1;
   bool lost_ : 1;     // No more extensions; on_lost_ was posted.
   bool stopped_ : 1;  // Stop() ran, or the engine cancelled us.
   // Its place in the batcher's heap, -1 if none (KeepAliveBatcher::Entry).
   int heap_index_ = -1;
-  // The TTL here, before on_lost_: an AnyInvocable is aligned to 16 bytes.
-  const int64_t ttl_ns_;
+  // Here, before on_lost_: an AnyInvocable is aligned to 16 bytes.
+  const CountedRef<KeepAliveDurations> durations_;
   absl::AnyInvocable<void(const absl::Status&)> on_lost_;
   std::shared_ptr<LockState> state_;
-  const int64_t extend_every_ns_;
-  const int64_t margin_ns_;
-  const int64_t max_hold_ns_;
-  // When the lock falls below its safety margin (valid_until - margin).
+  // When the lock falls below its safety margin (valid_until - margin):
+  // what a queued margin check is for. Its heap entry may be earlier (an
+  // extension moved it later since; the entry is moved when reached),
+  // never later.
   MonotonicTime margin_at_;
   MonotonicTime extend_due_;
-  MonotonicTime margin_queued_at_;
 };
 
 }  // namespace redlock::internal

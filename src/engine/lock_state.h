@@ -22,6 +22,7 @@
 #include "absl/types/span.h"
 #include "redlock/lock.h"
 #include "src/algorithm/clock.h"
+#include "src/engine/counted_ref.h"
 
 namespace redlock::internal {
 
@@ -38,44 +39,11 @@ struct LockContext {
   const void* owner = nullptr;
   Clock* clock = nullptr;
   std::vector<std::string> master_names;
-  // LockContextRef's count.
-  mutable std::atomic<int64_t> refs{0};
+  mutable std::atomic<int64_t> refs{0};  // CountedRef's count.
 };
 
-// A counted reference to a const LockContext: 8 bytes, where a shared_ptr
-// takes 16 (one per lock). Copies share it; the last one deletes it. Copied
-// and dropped from any thread.
-class LockContextRef {
- public:
-  LockContextRef() = default;
-  // Takes ownership of `context` (made with new, no other reference).
-  explicit LockContextRef(LockContext* context) : context_(context) {
-    if (context_ != nullptr) context_->refs.store(1, std::memory_order_relaxed);
-  }
-  LockContextRef(const LockContextRef& other) : context_(other.context_) {
-    if (context_ != nullptr) {
-      context_->refs.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
-  LockContextRef(LockContextRef&& other) noexcept
-      : context_(std::exchange(other.context_, nullptr)) {}
-  LockContextRef& operator=(LockContextRef other) noexcept {
-    std::swap(context_, other.context_);
-    return *this;
-  }
-  ~LockContextRef() {
-    if (context_ != nullptr &&
-        context_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      delete context_;
-    }
-  }
-
-  const LockContext* get() const { return context_; }
-  const LockContext* operator->() const { return context_; }
-
- private:
-  const LockContext* context_ = nullptr;
-};
+// A lock's reference to its LockContext: 8 bytes, one per lock.
+using LockContextRef = CountedRef<LockContext>;
 
 struct LockState {
   // A semaphore's permit set's and a reader's own fields, kept out of line:
