@@ -295,6 +295,10 @@ class KeepAliveBatcher {
     engine_->RefreshMarkers();
     std::vector<BatchExtendEntry> entries;
     entries.reserve(chunk.end - chunk.begin);
+    // The tokens' text, which the entries view: a packed token's hex digits
+    // are made here (reserved whole, so that the views stay good).
+    std::string tokens;
+    tokens.reserve(32 * (chunk.end - chunk.begin));
     const MonotonicTime start = engine_->runtime_->Now();
     std::shared_ptr<const RoundConfig> config;
     absl::Duration config_ttl;
@@ -305,7 +309,15 @@ class KeepAliveBatcher {
       const LockState& state = *op->state_;
       BatchExtendEntry entry;
       entry.keys = state.keys();
-      entry.token = state.token();
+      const TokenText token = state.token();
+      if (state.token_packed) {
+        // 32 digits, within the reserve: `tokens` never moves.
+        const size_t at = tokens.size();
+        tokens.append(token.view().data(), token.view().size());
+        entry.token = absl::string_view(tokens).substr(at, token.view().size());
+      } else {
+        entry.token = token.view();  // The state's own string, which stays.
+      }
       entry.ttl = op->ttl();
       if (!state.limit_key().empty()) {
         entry.limit_key = &state.limit_key();

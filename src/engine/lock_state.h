@@ -45,6 +45,41 @@ struct LockContext {
 // A lock's reference to its LockContext: 8 bytes, one per lock.
 using LockContextRef = CountedRef<LockContext>;
 
+// 32 lowercase hex digits as their 16 bytes; false (and `bytes` unset) for
+// anything else.
+inline bool PackHexToken(absl::string_view token, uint8_t bytes[16]) {
+  if (token.size() != 32) return false;
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < 16; ++i) {
+    const int hi = nibble(token[2 * i]);
+    const int lo = nibble(token[2 * i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    bytes[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  return true;
+}
+
+// A lock's token as text (LockState::token()): a packed token's 32 hex
+// digits made here, or a view of the state's string. Keep it while the view
+// is used: `Command(state.token())` holds it to the end of the statement.
+class TokenText {
+ public:
+  explicit TokenText(const LockState& state);
+  absl::string_view view() const {
+    return text_ != nullptr ? absl::string_view(*text_)
+                            : absl::string_view(hex_, sizeof(hex_));
+  }
+  operator absl::string_view() const { return view(); }  // NOLINT
+
+ private:
+  const std::string* text_ = nullptr;  // Null: the token is hex_.
+  char hex_[32];
+};
+
 struct LockState {
   // A semaphore's permit set's and a reader's own fields, kept out of line:
   // a plain lock (most of the locks an engine keeps alive) has none, and
@@ -76,11 +111,12 @@ struct LockState {
   // lock on one resource (its name and key), instead of two vectors with a
   // heap block each. Never empty once made; set with SetNames().
   absl::InlinedVector<std::string, 2> names;
-  // The token (token(); set with SetToken()): up to 32 bytes, a generated
-  // token's 32 hex digits, kept here without a heap block of its own; a
-  // longer one (an adopted token) in `token_string` from the start.
-  // Lock::token()'s std::string (TokenString()) is made on first use.
-  char token_chars[32];
+  // The token (token(); set with SetToken()). A generated token, 32
+  // lowercase hex digits, is kept as its 16 bytes, here, with no heap block
+  // of its own (token_packed); any other (an adopted token) in
+  // `token_string` from the start. Lock::token()'s std::string
+  // (TokenString()) is made on first use.
+  uint8_t token_bytes[16];
   mutable std::atomic<std::string*> token_string{nullptr};
   MonotonicTime acquired_at;
   uint64_t fence = 0;
@@ -88,11 +124,8 @@ struct LockState {
   std::unique_ptr<Extra> extra;
   uint32_t resource_count = 0;
   bool adopted = false;  // Made by Adopt(), not won by an acquisition.
-  // The size of the token in token_chars; kTokenElsewhere if longer.
-  uint8_t token_size = 0;
+  bool token_packed = false;  // The token is token_bytes.
   bool released = false;  // Guarded by mu (beside the above to save a word).
-
-  static constexpr uint8_t kTokenElsewhere = 0xff;
 
   LockState() = default;
   LockState(const LockState&) = delete;
@@ -101,26 +134,19 @@ struct LockState {
 
   // Only while the state is being built.
   void SetToken(absl::string_view token) {
-    if (token.size() <= sizeof(token_chars)) {
-      std::memcpy(token_chars, token.data(), token.size());
-      token_size = static_cast<uint8_t>(token.size());
-    } else {
+    token_packed = PackHexToken(token, token_bytes);
+    if (!token_packed) {
       token_string.store(new std::string(token), std::memory_order_release);
-      token_size = kTokenElsewhere;
     }
   }
-  absl::string_view token() const {
-    if (token_size != kTokenElsewhere) {
-      return absl::string_view(token_chars, token_size);
-    }
-    return *token_string.load(std::memory_order_acquire);
-  }
+  // The token's text; good while the returned object lives.
+  TokenText token() const { return TokenText(*this); }
   // The token as a std::string that lives as long as the state: made on the
   // first call (from any thread; two at once make one), the same after.
   const std::string& TokenString() const {
     std::string* made = token_string.load(std::memory_order_acquire);
     if (made != nullptr) return *made;
-    auto mine = std::make_unique<std::string>(token());
+    auto mine = std::make_unique<std::string>(token().view());
     if (token_string.compare_exchange_strong(made, mine.get(),
                                              std::memory_order_acq_rel,
                                              std::memory_order_acquire)) {
@@ -322,6 +348,19 @@ struct LockState {
     return true;
   }
 };
+
+inline TokenText::TokenText(const LockState& state) {
+  if (!state.token_packed) {
+    text_ = state.token_string.load(std::memory_order_acquire);
+    if (text_ == nullptr) text_ = &LockState::EmptyString();  // None set.
+    return;
+  }
+  static constexpr char kDigits[] = "0123456789abcdef";
+  for (size_t i = 0; i < 16; ++i) {
+    hex_[2 * i] = kDigits[state.token_bytes[i] >> 4];
+    hex_[2 * i + 1] = kDigits[state.token_bytes[i] & 0xf];
+  }
+}
 
 }  // namespace redlock::internal
 

@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "redlock/lock.h"
+#include "src/algorithm/token.h"
 
 namespace redlock::internal {
 namespace {
@@ -190,35 +192,51 @@ TEST(LockStateTest, AccessorsOfAPlainLockAPermitSetAndAReader) {
   EXPECT_TRUE(Lock().votes().empty());
 }
 
-TEST(LockStateTest, AGeneratedTokenIsKeptInlineAndLockTokenIsOneString) {
+TEST(LockStateTest, AGeneratedTokenIsKeptAsItsBytesAndLockTokenIsOneString) {
   auto state = StateWithNames();
-  const std::string token = "0123456789abcdef0123456789abcdef";
+  const std::string token = "0123456789abcdef0fedcba987654321";
   state->SetToken(token);
-  EXPECT_EQ(state->token(), token);
-  // Inline: the view points into the state itself, no string made yet.
-  EXPECT_GE(static_cast<const void*>(state->token().data()),
-            static_cast<const void*>(state.get()));
-  EXPECT_LT(static_cast<const void*>(state->token().data()),
-            static_cast<const void*>(state.get() + 1));
-  EXPECT_EQ(state->token_string.load(), nullptr);
+  EXPECT_TRUE(state->token_packed);
+  EXPECT_EQ(state->token().view(), token);
+  EXPECT_EQ(state->token_bytes[0], 0x01);
+  EXPECT_EQ(state->token_bytes[15], 0x21);
+  EXPECT_EQ(state->token_string.load(), nullptr);  // No string made yet.
   Lock handle(state);
   const std::string& first = handle.token();
   EXPECT_EQ(first, token);
   EXPECT_EQ(&handle.token(), &first);  // Made once, then the same.
-  EXPECT_EQ(state->token(), token);
+  EXPECT_EQ(state->token().view(), token);
 
-  // An adopted token longer than 32 bytes lives in the string from the start.
-  LockState adopted;
-  const std::string long_token(100, 'x');
-  adopted.SetToken(long_token);
-  EXPECT_EQ(adopted.token(), long_token);
-  EXPECT_EQ(adopted.TokenString(), long_token);
-  EXPECT_EQ(&adopted.TokenString(), adopted.token_string.load());
-  // Short and empty ones stay inline.
-  LockState short_one;
-  short_one.SetToken("t1");
-  EXPECT_EQ(short_one.token(), "t1");
-  EXPECT_EQ(short_one.TokenString(), "t1");
+  // Every generated token packs and comes back the same.
+  for (int i = 0; i < 100; ++i) {
+    absl::StatusOr<std::string> fresh = NewToken();
+    ASSERT_TRUE(fresh.ok());
+    LockState s;
+    s.SetToken(*fresh);
+    EXPECT_TRUE(s.token_packed) << *fresh;
+    EXPECT_EQ(s.token().view(), *fresh);
+    EXPECT_EQ(s.TokenString(), *fresh);
+  }
+
+  // Anything else an adopted lock may carry is kept as given, in the string
+  // from the start: other lengths, upper case, other characters.
+  for (const std::string& other :
+       {std::string(100, 'x'), std::string("t1"), std::string(),
+        std::string("0123456789ABCDEF0123456789abcdef"),
+        std::string("0123456789abcdef0123456789abcdeg"),
+        std::string("0123456789abcdef0123456789abcde"),
+        std::string("0123456789abcdef0123456789abcdef0")}) {
+    LockState adopted;
+    adopted.SetToken(other);
+    EXPECT_FALSE(adopted.token_packed) << other;
+    EXPECT_EQ(adopted.token().view(), other);
+    EXPECT_EQ(adopted.TokenString(), other);
+    EXPECT_EQ(&adopted.TokenString(), adopted.token_string.load());
+  }
+  // A state whose token was never set: empty.
+  LockState none;
+  EXPECT_TRUE(none.token().view().empty());
+  EXPECT_TRUE(none.TokenString().empty());
   EXPECT_TRUE(Lock().token().empty());
 }
 
