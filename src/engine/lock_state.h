@@ -6,9 +6,11 @@
 #ifndef REDLOCK_SRC_ENGINE_LOCK_STATE_H_
 #define REDLOCK_SRC_ENGINE_LOCK_STATE_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -125,7 +127,9 @@ struct LockState {
   uint32_t resource_count = 0;
   bool adopted = false;  // Made by Adopt(), not won by an acquisition.
   bool token_packed = false;  // The token is token_bytes.
-  bool released = false;  // Guarded by mu (beside the above to save a word).
+  // The rest of this word is guarded by mu (beside the above to save one).
+  bool released = false;
+  uint8_t vote_count = 0;  // votes(): how many are in vote_bytes.
 
   LockState() = default;
   LockState(const LockState&) = delete;
@@ -229,26 +233,30 @@ struct LockState {
   MonotonicTime valid_until;      // Guarded by mu.
 
   // votes(): how each master answered the last acquisition or extension
-  // that succeeded. Kept packed, 8 bytes a vote instead of MasterVote's 64,
-  // inline for up to five masters: the master as an index into the engine's
-  // `master_names`, the latency in whole nanoseconds below about 4.29 s; the
-  // errors, only when a vote has one, in `rare` (one per vote).
-  // VotesLocked() gives back exactly the MasterVotes SetVotesLocked() was
-  // given. A vote that does not pack exactly (a master not in master_names, a
-  // latency that is not a whole number of nanoseconds, or is negative or
-  // longer) keeps all of them as given, in `rare`.
+  // that succeeded. Kept packed, 6 bytes a vote instead of MasterVote's 64,
+  // inline for up to kInlineVotes masters (all of them in `rare` when there
+  // are more): the master as an index into the engine's `master_names`, its
+  // kind, the latency in whole nanoseconds below about 4.29 s; the errors,
+  // only when a vote has one, in `rare` (one per vote). VotesLocked() gives
+  // back exactly the MasterVotes SetVotesLocked() was given. A vote that does
+  // not pack exactly (a master not in master_names, a latency that is not a
+  // whole number of nanoseconds, or is negative or longer) keeps all of them
+  // as given, in `rare`.
   struct PackedVote {
     uint32_t latency_ns = 0;
     uint8_t master = 0;  // Index into master_names.
     uint8_t kind = 0;    // MasterVote::Kind.
   };
-  absl::InlinedVector<PackedVote, 5> packed_votes;  // Guarded by mu.
+  static constexpr size_t kInlineVotes = 5;
+  static constexpr size_t kPackedVoteBytes = 6;  // latency_ns, master, kind.
+  uint8_t vote_bytes[kInlineVotes * kPackedVoteBytes];  // Guarded by mu.
   // What most locks never have, behind one pointer that is null while they
-  // have none of it: votes that do not pack, the votes' errors, the reason
-  // the lock was lost.
+  // have none of it: votes that do not pack, packed votes past kInlineVotes,
+  // the votes' errors, the reason the lock was lost.
   struct Rare {
     bool unpacked = false;             // `votes` are all of them, as given.
     std::vector<MasterVote> votes;     // When `unpacked`.
+    std::vector<PackedVote> packed;    // Else, past kInlineVotes: all of them.
     std::vector<absl::Status> errors;  // Else, if any: one per packed vote.
     absl::Status lost;                 // OK until lost.
   };
@@ -258,10 +266,13 @@ struct LockState {
   absl::Status LostLocked() const {
     return rare != nullptr ? rare->lost : absl::OkStatus();
   }
-  // Requires mu held. How the votes are kept: all unpacked, or packed with
-  // their errors beside them.
+  // Requires mu held. How the votes are kept: all unpacked, packed past the
+  // inline ones, or packed with their errors beside them.
   bool VotesUnpackedLocked() const {
     return rare != nullptr && rare->unpacked;
+  }
+  bool VotesOutOfLineLocked() const {
+    return rare != nullptr && !rare->unpacked && !rare->packed.empty();
   }
   bool VoteErrorsSpilledLocked() const {
     return rare != nullptr && !rare->unpacked && !rare->errors.empty();
@@ -270,8 +281,7 @@ struct LockState {
   // Requires mu held.
   void SetVotesLocked(std::vector<MasterVote> votes) {
     bool errors = false;
-    // In place: an extension's votes reuse the acquisition's storage.
-    packed_votes.resize(votes.size());
+    absl::InlinedVector<PackedVote, kInlineVotes> packed(votes.size());
     for (size_t i = 0; i < votes.size(); ++i) {
       const MasterVote& v = votes[i];
       int index = -1;
@@ -288,47 +298,72 @@ struct LockState {
       const int64_t ns = absl::ToInt64Nanoseconds(v.latency);
       if (index < 0 || index > 255 || ns < 0 || ns > UINT32_MAX ||
           absl::Nanoseconds(ns) != v.latency) {
-        packed_votes.clear();
-        packed_votes.shrink_to_fit();
+        vote_count = 0;
         if (rare == nullptr) rare = std::make_unique<Rare>();
         rare->unpacked = true;
+        rare->packed.clear();
         rare->errors.clear();
         rare->votes = std::move(votes);
         return;
       }
-      PackedVote& p = packed_votes[i];
-      p.latency_ns = static_cast<uint32_t>(ns);
-      p.master = static_cast<uint8_t>(index);
-      p.kind = static_cast<uint8_t>(v.kind);
+      packed[i].latency_ns = static_cast<uint32_t>(ns);
+      packed[i].master = static_cast<uint8_t>(index);
+      packed[i].kind = static_cast<uint8_t>(v.kind);
       errors = errors || !v.error.ok();
     }
-    if (!errors) {
+    vote_count = static_cast<uint8_t>(
+        std::min<size_t>(votes.size(), std::numeric_limits<uint8_t>::max()));
+    const bool inline_votes = votes.size() <= kInlineVotes;
+    if (inline_votes) {
+      for (size_t i = 0; i < packed.size(); ++i) {
+        uint8_t* at = vote_bytes + i * kPackedVoteBytes;
+        std::memcpy(at, &packed[i].latency_ns, sizeof(uint32_t));
+        at[4] = packed[i].master;
+        at[5] = packed[i].kind;
+      }
+    }
+    if (!errors && inline_votes) {
       if (rare == nullptr) return;
       if (rare->lost.ok()) {
         rare.reset();
         return;
       }
-      rare->unpacked = false;
-      rare->votes.clear();
-      rare->errors.clear();
-      return;
     }
     if (rare == nullptr) rare = std::make_unique<Rare>();
     rare->unpacked = false;
     rare->votes.clear();
-    rare->errors.resize(votes.size());
-    for (size_t i = 0; i < votes.size(); ++i) {
-      rare->errors[i] = std::move(votes[i].error);
+    if (inline_votes) {
+      rare->packed.clear();
+    } else {
+      rare->packed.assign(packed.begin(), packed.end());
+    }
+    rare->errors.clear();
+    if (errors) {
+      rare->errors.resize(votes.size());
+      for (size_t i = 0; i < votes.size(); ++i) {
+        rare->errors[i] = std::move(votes[i].error);
+      }
     }
   }
 
   // Requires mu held.
   std::vector<MasterVote> VotesLocked() const {
     if (VotesUnpackedLocked()) return rare->votes;
+    const size_t n = VotesOutOfLineLocked() ? rare->packed.size()
+                                            : std::min<size_t>(vote_count,
+                                                               kInlineVotes);
     std::vector<MasterVote> votes;
-    votes.reserve(packed_votes.size());
-    for (size_t i = 0; i < packed_votes.size(); ++i) {
-      const PackedVote& p = packed_votes[i];
+    votes.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      PackedVote p;
+      if (VotesOutOfLineLocked()) {
+        p = rare->packed[i];
+      } else {
+        const uint8_t* at = vote_bytes + i * kPackedVoteBytes;
+        std::memcpy(&p.latency_ns, at, sizeof(uint32_t));
+        p.master = at[4];
+        p.kind = at[5];
+      }
       MasterVote v;
       v.master = context->master_names[p.master];
       v.kind = static_cast<MasterVote::Kind>(p.kind);

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "redlock/lock.h"
@@ -91,6 +92,41 @@ TEST(LockStateTest, VotesComeBackAsStoredInAndOutOfLinkOrder) {
   };
   state->SetVotesLocked(one_failing);
   ExpectSame(state->VotesLocked(), one_failing);
+}
+
+TEST(LockStateTest, UpToFiveVotesInlineMoreOutOfLineAllAsGiven) {
+  auto state = std::make_shared<LockState>();
+  auto* context = new LockContext();
+  for (int i = 0; i < 7; ++i) {
+    context->master_names.push_back(absl::StrCat("127.0.0.1:70", i));
+  }
+  state->context = LockContextRef(context);
+  auto votes_of = [](int n, bool with_error) {
+    std::vector<MasterVote> votes;
+    for (int i = 0; i < n; ++i) {
+      votes.push_back(Vote(absl::StrCat("127.0.0.1:70", (i + 2) % n),
+                           i % 3 == 0 ? MasterVote::Kind::kDenied
+                                      : MasterVote::Kind::kGranted,
+                           absl::Nanoseconds(1000003 * (i + 1))));
+    }
+    if (with_error && n > 0) {
+      votes.back().kind = MasterVote::Kind::kFailed;
+      votes.back().error = absl::UnavailableError("Connection refused");
+    }
+    return votes;
+  };
+  std::lock_guard<std::mutex> lock(state->mu());
+  for (int n : {5, 7, 1, 6, 0, 7, 5}) {
+    for (bool with_error : {false, true}) {
+      const std::vector<MasterVote> votes = votes_of(n, with_error);
+      state->SetVotesLocked(votes);
+      ExpectSame(state->VotesLocked(), votes);
+      EXPECT_FALSE(state->VotesUnpackedLocked()) << n;
+      EXPECT_EQ(state->VotesOutOfLineLocked(), n > 5) << n;
+      EXPECT_EQ(state->rare == nullptr, n <= 5 && (!with_error || n == 0))
+          << n;
+    }
+  }
 }
 
 TEST(LockStateTest, VotesThatDoNotPackAreKeptAsGiven) {
