@@ -296,9 +296,9 @@ class KeepAliveBatcher {
     std::vector<BatchExtendEntry> entries;
     entries.reserve(chunk.end - chunk.begin);
     // The tokens' text, which the entries view: a packed token's hex digits
-    // are made here (reserved whole, so that the views stay good).
-    std::string tokens;
-    tokens.reserve(32 * (chunk.end - chunk.begin));
+    // are made here (sized whole first, so that the views stay good).
+    std::string tokens(32 * (chunk.end - chunk.begin), '\0');
+    size_t tokens_used = 0;
     const MonotonicTime start = engine_->runtime_->Now();
     std::shared_ptr<const RoundConfig> config;
     absl::Duration config_ttl;
@@ -309,14 +309,13 @@ class KeepAliveBatcher {
       const LockState& state = *op->state_;
       BatchExtendEntry entry;
       entry.keys = state.keys();
-      const TokenText token = state.token();
       if (state.token_packed) {
-        // 32 digits, within the reserve: `tokens` never moves.
-        const size_t at = tokens.size();
-        tokens.append(token.view().data(), token.view().size());
-        entry.token = absl::string_view(tokens).substr(at, token.view().size());
+        // 32 digits, within its size: `tokens` never moves.
+        HexToken(state.token_bytes, &tokens[tokens_used]);
+        entry.token = absl::string_view(tokens).substr(tokens_used, 32);
+        tokens_used += 32;
       } else {
-        entry.token = token.view();  // The state's own string, which stays.
+        entry.token = state.token().view();  // The state's own string.
       }
       entry.ttl = op->ttl();
       if (!state.limit_key().empty()) {

@@ -65,6 +65,47 @@ inline bool PackHexToken(absl::string_view token, uint8_t bytes[16]) {
   return true;
 }
 
+// Every byte's two lowercase hex digits, in byte order.
+struct HexPairTable {
+  char digits[512];
+};
+constexpr HexPairTable MakeHexPairTable() {
+  HexPairTable table{};
+  constexpr char kDigits[] = "0123456789abcdef";
+  for (int b = 0; b < 256; ++b) {
+    table.digits[2 * b] = kDigits[b >> 4];
+    table.digits[2 * b + 1] = kDigits[b & 0xf];
+  }
+  return table;
+}
+inline constexpr HexPairTable kHexPairs = MakeHexPairTable();
+
+// A packed token's 32 lowercase digits into `out`: this runs for every lock
+// of every batch. Four bytes at a time in one 64-bit word where the byte
+// order allows (each byte's two nibbles spread to two bytes, then made
+// digits), else two digits a byte from the table.
+inline void HexToken(const uint8_t bytes[16], char out[32]) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  for (size_t i = 0; i < 16; i += 4) {
+    uint32_t four;
+    std::memcpy(&four, bytes + i, sizeof(four));
+    uint64_t t = four;
+    t = (t | (t << 16)) & 0x0000FFFF0000FFFFull;
+    t = (t | (t << 8)) & 0x00FF00FF00FF00FFull;  // Byte k at bytes 2k, 2k+1.
+    const uint64_t nibbles = ((t >> 4) & 0x000F000F000F000Full) |
+                             ((t & 0x000F000F000F000Full) << 8);
+    const uint64_t letters =
+        ((nibbles + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+    const uint64_t digits = nibbles + 0x3030303030303030ull + letters * 0x27;
+    std::memcpy(out + 2 * i, &digits, sizeof(digits));
+  }
+#else
+  for (size_t i = 0; i < 16; ++i) {
+    std::memcpy(out + 2 * i, kHexPairs.digits + 2 * bytes[i], 2);
+  }
+#endif
+}
+
 // A lock's token as text (LockState::token()): a packed token's 32 hex
 // digits made here, or a view of the state's string. Keep it while the view
 // is used: `Command(state.token())` holds it to the end of the statement.
@@ -281,7 +322,11 @@ struct LockState {
   // Requires mu held.
   void SetVotesLocked(std::vector<MasterVote> votes) {
     bool errors = false;
-    absl::InlinedVector<PackedVote, kInlineVotes> packed(votes.size());
+    // Up to kInlineVotes: written in place (an extension's over the
+    // acquisition's); more: all of them, for `rare`.
+    const bool inline_votes = votes.size() <= kInlineVotes;
+    std::vector<PackedVote> out_of_line;
+    if (!inline_votes) out_of_line.resize(votes.size());
     for (size_t i = 0; i < votes.size(); ++i) {
       const MasterVote& v = votes[i];
       int index = -1;
@@ -306,22 +351,21 @@ struct LockState {
         rare->votes = std::move(votes);
         return;
       }
-      packed[i].latency_ns = static_cast<uint32_t>(ns);
-      packed[i].master = static_cast<uint8_t>(index);
-      packed[i].kind = static_cast<uint8_t>(v.kind);
+      const uint32_t latency_ns = static_cast<uint32_t>(ns);
+      if (inline_votes) {
+        uint8_t* at = vote_bytes + i * kPackedVoteBytes;
+        std::memcpy(at, &latency_ns, sizeof(latency_ns));
+        at[4] = static_cast<uint8_t>(index);
+        at[5] = static_cast<uint8_t>(v.kind);
+      } else {
+        out_of_line[i].latency_ns = latency_ns;
+        out_of_line[i].master = static_cast<uint8_t>(index);
+        out_of_line[i].kind = static_cast<uint8_t>(v.kind);
+      }
       errors = errors || !v.error.ok();
     }
     vote_count = static_cast<uint8_t>(
         std::min<size_t>(votes.size(), std::numeric_limits<uint8_t>::max()));
-    const bool inline_votes = votes.size() <= kInlineVotes;
-    if (inline_votes) {
-      for (size_t i = 0; i < packed.size(); ++i) {
-        uint8_t* at = vote_bytes + i * kPackedVoteBytes;
-        std::memcpy(at, &packed[i].latency_ns, sizeof(uint32_t));
-        at[4] = packed[i].master;
-        at[5] = packed[i].kind;
-      }
-    }
     if (!errors && inline_votes) {
       if (rare == nullptr) return;
       if (rare->lost.ok()) {
@@ -332,11 +376,7 @@ struct LockState {
     if (rare == nullptr) rare = std::make_unique<Rare>();
     rare->unpacked = false;
     rare->votes.clear();
-    if (inline_votes) {
-      rare->packed.clear();
-    } else {
-      rare->packed.assign(packed.begin(), packed.end());
-    }
+    rare->packed = std::move(out_of_line);
     rare->errors.clear();
     if (errors) {
       rare->errors.resize(votes.size());
@@ -390,11 +430,7 @@ inline TokenText::TokenText(const LockState& state) {
     if (text_ == nullptr) text_ = &LockState::EmptyString();  // None set.
     return;
   }
-  static constexpr char kDigits[] = "0123456789abcdef";
-  for (size_t i = 0; i < 16; ++i) {
-    hex_[2 * i] = kDigits[state.token_bytes[i] >> 4];
-    hex_[2 * i + 1] = kDigits[state.token_bytes[i] & 0xf];
-  }
+  HexToken(state.token_bytes, hex_);
 }
 
 }  // namespace redlock::internal
