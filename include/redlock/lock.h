@@ -138,7 +138,10 @@ class Lock {
   // (a writer) and an empty handle.
   bool shared() const;
   // The random value stored under key() on the masters: 32 hex digits from
-  // the OS CSPRNG, fresh for every acquisition attempt.
+  // the OS CSPRNG, fresh for every acquisition attempt (for an adopted lock,
+  // the token it was adopted with, exactly). The lock keeps a generated
+  // token as its 16 bytes; the string is made on the first call, from any
+  // thread, and stays the same while any handle to the lock lives.
   const std::string& token() const;
   // When the winning attempt started (MonotonicClock); for an adopted lock,
   // when it was adopted.
