@@ -8,13 +8,12 @@
 #include <cstring>
 
 #include "absl/status/status.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
 namespace redlock::internal {
 
 absl::StatusOr<std::string> NewToken() {
-  unsigned char bytes[16];
+  uint8_t bytes[kTokenBytes];
   size_t filled = 0;
   while (filled < sizeof(bytes)) {
     ssize_t n = getrandom(bytes + filled, sizeof(bytes) - filled, 0);
@@ -25,8 +24,25 @@ absl::StatusOr<std::string> NewToken() {
     }
     filled += static_cast<size_t>(n);
   }
-  return absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
+  std::string token(kTokenDigits, '\0');
+  SpellToken(bytes, token.data());
+  return token;
+}
+
+bool PackToken(absl::string_view token, uint8_t bytes[kTokenBytes]) {
+  if (token.size() != kTokenDigits) return false;
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < kTokenBytes; ++i) {
+    const int hi = nibble(token[2 * i]);
+    const int lo = nibble(token[2 * i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    bytes[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  return true;
 }
 
 }  // namespace redlock::internal

@@ -1290,16 +1290,15 @@ absl::StatusOr<std::shared_ptr<KeepAliveOp>> Engine::KeepAlive(
         absl::FormatDuration(ttl), " - ", absl::FormatDuration(margin),
         "), and max_hold positive"));
   }
-  CountedRef<KeepAliveDurations> durations(
-      KeepAliveOp::NewDurations(ttl, every, margin, options.max_hold));
-  if (last_keep_alive_durations_.get() != nullptr &&
-      last_keep_alive_durations_->SameAs(*durations)) {
-    durations = last_keep_alive_durations_;  // Shared, and the new one freed.
-  } else {
-    last_keep_alive_durations_ = durations;
+  const KeepAliveDurations::Ns wanted =
+      KeepAliveOp::DurationsNs(ttl, every, margin, options.max_hold);
+  if (last_keep_alive_durations_.get() == nullptr ||
+      !(last_keep_alive_durations_->ns == wanted)) {
+    last_keep_alive_durations_ =
+        CountedRef<KeepAliveDurations>(new KeepAliveDurations(wanted));
   }
   auto op = std::make_shared<KeepAliveOp>(this, lock.state(),
-                                          std::move(durations),
+                                          last_keep_alive_durations_,
                                           std::move(options.on_lost));
   operations_.insert(op);
   op->Start();

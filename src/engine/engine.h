@@ -50,17 +50,19 @@ class KeepAliveBatcher;
 // by the keep-alives an engine starts with the same ones (one reference a
 // lock, not 32 bytes).
 struct KeepAliveDurations {
-  int64_t ttl_ns = 0;
-  int64_t extend_every_ns = 0;
-  int64_t margin_ns = 0;
-  int64_t max_hold_ns = 0;
+  struct Ns {
+    int64_t ttl_ns = 0;
+    int64_t extend_every_ns = 0;
+    int64_t margin_ns = 0;
+    int64_t max_hold_ns = 0;
+    bool operator==(const Ns& o) const {
+      return ttl_ns == o.ttl_ns && extend_every_ns == o.extend_every_ns &&
+             margin_ns == o.margin_ns && max_hold_ns == o.max_hold_ns;
+    }
+  };
+  explicit KeepAliveDurations(const Ns& values) : ns(values) {}
+  const Ns ns;
   mutable std::atomic<int64_t> refs{0};  // CountedRef's count.
-
-  bool SameAs(const KeepAliveDurations& other) const {
-    return ttl_ns == other.ttl_ns &&
-           extend_every_ns == other.extend_every_ns &&
-           margin_ns == other.margin_ns && max_hold_ns == other.max_hold_ns;
-  }
 };
 // Stops a keep-alive (KeepAliveHandle::Stop); see engine.cc.
 void StopKeepAlive(KeepAliveOp& op, bool release);

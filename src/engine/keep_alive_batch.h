@@ -295,10 +295,10 @@ class KeepAliveBatcher {
     engine_->RefreshMarkers();
     std::vector<BatchExtendEntry> entries;
     entries.reserve(chunk.end - chunk.begin);
-    // The tokens' text, which the entries view: a packed token's hex digits
-    // are made here (sized whole first, so that the views stay good).
-    std::string tokens(32 * (chunk.end - chunk.begin), '\0');
-    size_t tokens_used = 0;
+    // The tokens' text, which the entries view (reserved whole, so that
+    // the views stay good).
+    std::vector<TokenText> tokens;
+    tokens.reserve(chunk.end - chunk.begin);
     const MonotonicTime start = engine_->runtime_->Now();
     std::shared_ptr<const RoundConfig> config;
     absl::Duration config_ttl;
@@ -309,14 +309,7 @@ class KeepAliveBatcher {
       const LockState& state = *op->state_;
       BatchExtendEntry entry;
       entry.keys = state.keys();
-      if (state.token_packed) {
-        // 32 digits, within its size: `tokens` never moves.
-        HexToken(state.token_bytes, &tokens[tokens_used]);
-        entry.token = absl::string_view(tokens).substr(tokens_used, 32);
-        tokens_used += 32;
-      } else {
-        entry.token = state.token().view();  // The state's own string.
-      }
+      entry.token = tokens.emplace_back(state).view();
       entry.ttl = op->ttl();
       if (!state.limit_key().empty()) {
         entry.limit_key = &state.limit_key();
@@ -500,7 +493,7 @@ inline void KeepAliveOp::ArmExtendTimer() {
   const absl::Duration held = ToDuration(now - state_->acquired_at);
   if (held + extend_every() > max_hold()) return;  // The cap: stop extending.
   engine_->KeepAliveBatches().QueueExtend(
-      this, now + std::chrono::nanoseconds(durations_->extend_every_ns),
+      this, now + std::chrono::nanoseconds(durations_->ns.extend_every_ns),
       ExtendWindow());
 }
 

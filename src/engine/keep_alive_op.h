@@ -50,16 +50,16 @@ class KeepAliveOp final : public Engine::Operation {
         state_(std::move(state)) {}
 
   // What KeepAliveDurations holds, from the durations asked for.
-  static KeepAliveDurations* NewDurations(absl::Duration ttl,
-                                          absl::Duration extend_every,
-                                          absl::Duration margin,
-                                          absl::Duration max_hold) {
-    auto* d = new KeepAliveDurations();
-    d->ttl_ns = absl::ToInt64Nanoseconds(ttl);
-    d->extend_every_ns = absl::ToInt64Nanoseconds(extend_every);
-    d->margin_ns = CeilNanoseconds(margin);
-    d->max_hold_ns = absl::ToInt64Nanoseconds(max_hold);
-    return d;
+  static KeepAliveDurations::Ns DurationsNs(absl::Duration ttl,
+                                            absl::Duration extend_every,
+                                            absl::Duration margin,
+                                            absl::Duration max_hold) {
+    KeepAliveDurations::Ns ns;
+    ns.ttl_ns = absl::ToInt64Nanoseconds(ttl);
+    ns.extend_every_ns = absl::ToInt64Nanoseconds(extend_every);
+    ns.margin_ns = CeilNanoseconds(margin);
+    ns.max_hold_ns = absl::ToInt64Nanoseconds(max_hold);
+    return ns;
   }
 
   // Leaves the batcher's heap (defined in keep_alive_batch.h).
@@ -198,28 +198,28 @@ class KeepAliveOp final : public Engine::Operation {
     if (absl::Nanoseconds(ns) < d && ns < INT64_MAX) ++ns;
     return ns;
   }
-  absl::Duration ttl() const { return absl::Nanoseconds(durations_->ttl_ns); }
+  absl::Duration ttl() const { return absl::Nanoseconds(durations_->ns.ttl_ns); }
   absl::Duration extend_every() const {
-    return absl::Nanoseconds(durations_->extend_every_ns);
+    return absl::Nanoseconds(durations_->ns.extend_every_ns);
   }
   absl::Duration margin() const {
-    return absl::Nanoseconds(durations_->margin_ns);
+    return absl::Nanoseconds(durations_->ns.margin_ns);
   }
   // How much earlier than due an extension may go, to join a batch: a tenth
   // of the period.
   std::chrono::nanoseconds ExtendWindow() const {
-    return std::chrono::nanoseconds(durations_->extend_every_ns / 10);
+    return std::chrono::nanoseconds(durations_->ns.extend_every_ns / 10);
   }
   absl::Duration max_hold() const {
-    return durations_->max_hold_ns == INT64_MAX
+    return durations_->ns.max_hold_ns == INT64_MAX
                ? absl::InfiniteDuration()
-               : absl::Nanoseconds(durations_->max_hold_ns);
+               : absl::Nanoseconds(durations_->ns.max_hold_ns);
   }
 
   // First: the flags and the heap index fill the word the base's last flag
-  // starts. KeepAliveOp is 144 bytes (it was 176 with them after the
-  // durations, a hole before on_lost_, and the base's round pointer, which
-  // only a NamedOperation has now).
+  // starts. KeepAliveOp is 112 bytes (it was 176 with them after four
+  // durations of its own, a hole before on_lost_, and the base's round
+  // pointer, which only a NamedOperation has now).
   // The batcher holds an entry for us: an extension (due at extend_due_), a
   // margin check (at margin_at_).
   bool extend_queued_ : 1;

@@ -6,11 +6,9 @@
 #ifndef REDLOCK_SRC_ENGINE_LOCK_STATE_H_
 #define REDLOCK_SRC_ENGINE_LOCK_STATE_H_
 
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,6 +22,7 @@
 #include "absl/types/span.h"
 #include "redlock/lock.h"
 #include "src/algorithm/clock.h"
+#include "src/algorithm/token.h"
 #include "src/engine/counted_ref.h"
 
 namespace redlock::internal {
@@ -47,65 +46,6 @@ struct LockContext {
 // A lock's reference to its LockContext: 8 bytes, one per lock.
 using LockContextRef = CountedRef<LockContext>;
 
-// 32 lowercase hex digits as their 16 bytes; false (and `bytes` unset) for
-// anything else.
-inline bool PackHexToken(absl::string_view token, uint8_t bytes[16]) {
-  if (token.size() != 32) return false;
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-  };
-  for (size_t i = 0; i < 16; ++i) {
-    const int hi = nibble(token[2 * i]);
-    const int lo = nibble(token[2 * i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    bytes[i] = static_cast<uint8_t>(hi << 4 | lo);
-  }
-  return true;
-}
-
-// Every byte's two lowercase hex digits, in byte order.
-struct HexPairTable {
-  char digits[512];
-};
-constexpr HexPairTable MakeHexPairTable() {
-  HexPairTable table{};
-  constexpr char kDigits[] = "0123456789abcdef";
-  for (int b = 0; b < 256; ++b) {
-    table.digits[2 * b] = kDigits[b >> 4];
-    table.digits[2 * b + 1] = kDigits[b & 0xf];
-  }
-  return table;
-}
-inline constexpr HexPairTable kHexPairs = MakeHexPairTable();
-
-// A packed token's 32 lowercase digits into `out`: this runs for every lock
-// of every batch. Four bytes at a time in one 64-bit word where the byte
-// order allows (each byte's two nibbles spread to two bytes, then made
-// digits), else two digits a byte from the table.
-inline void HexToken(const uint8_t bytes[16], char out[32]) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  for (size_t i = 0; i < 16; i += 4) {
-    uint32_t four;
-    std::memcpy(&four, bytes + i, sizeof(four));
-    uint64_t t = four;
-    t = (t | (t << 16)) & 0x0000FFFF0000FFFFull;
-    t = (t | (t << 8)) & 0x00FF00FF00FF00FFull;  // Byte k at bytes 2k, 2k+1.
-    const uint64_t nibbles = ((t >> 4) & 0x000F000F000F000Full) |
-                             ((t & 0x000F000F000F000Full) << 8);
-    const uint64_t letters =
-        ((nibbles + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
-    const uint64_t digits = nibbles + 0x3030303030303030ull + letters * 0x27;
-    std::memcpy(out + 2 * i, &digits, sizeof(digits));
-  }
-#else
-  for (size_t i = 0; i < 16; ++i) {
-    std::memcpy(out + 2 * i, kHexPairs.digits + 2 * bytes[i], 2);
-  }
-#endif
-}
-
 // A lock's token as text (LockState::token()): a packed token's 32 hex
 // digits made here, or a view of the state's string. Keep it while the view
 // is used: `Command(state.token())` holds it to the end of the statement.
@@ -120,7 +60,7 @@ class TokenText {
 
  private:
   const std::string* text_ = nullptr;  // Null: the token is hex_.
-  char hex_[32];
+  char hex_[kTokenDigits];
 };
 
 struct LockState {
@@ -155,11 +95,11 @@ struct LockState {
   // heap block each. Never empty once made; set with SetNames().
   absl::InlinedVector<std::string, 2> names;
   // The token (token(); set with SetToken()). A generated token, 32
-  // lowercase hex digits, is kept as its 16 bytes, here, with no heap block
-  // of its own (token_packed); any other (an adopted token) in
+  // lowercase hex digits, is kept as its 16 bytes (PackToken()), here, with
+  // no heap block of its own (token_packed); any other (an adopted token) in
   // `token_string` from the start. Lock::token()'s std::string
   // (TokenString()) is made on first use.
-  uint8_t token_bytes[16];
+  uint8_t token_bytes[kTokenBytes];
   mutable std::atomic<std::string*> token_string{nullptr};
   MonotonicTime acquired_at;
   uint64_t fence = 0;
@@ -170,7 +110,7 @@ struct LockState {
   bool token_packed = false;  // The token is token_bytes.
   // The rest of this word is guarded by mu (beside the above to save one).
   bool released = false;
-  uint8_t vote_count = 0;  // votes(): how many are in vote_bytes.
+  uint8_t vote_count = 0;  // votes(): how many are in vote_bytes (0 if out of line).
 
   LockState() = default;
   LockState(const LockState&) = delete;
@@ -179,7 +119,7 @@ struct LockState {
 
   // Only while the state is being built.
   void SetToken(absl::string_view token) {
-    token_packed = PackHexToken(token, token_bytes);
+    token_packed = PackToken(token, token_bytes);
     if (!token_packed) {
       token_string.store(new std::string(token), std::memory_order_release);
     }
@@ -294,11 +234,11 @@ struct LockState {
   // What most locks never have, behind one pointer that is null while they
   // have none of it: votes that do not pack, packed votes past kInlineVotes,
   // the votes' errors, the reason the lock was lost.
+  // At most one of `votes` and `packed` is non-empty.
   struct Rare {
-    bool unpacked = false;             // `votes` are all of them, as given.
-    std::vector<MasterVote> votes;     // When `unpacked`.
-    std::vector<PackedVote> packed;    // Else, past kInlineVotes: all of them.
-    std::vector<absl::Status> errors;  // Else, if any: one per packed vote.
+    std::vector<MasterVote> votes;     // All of them, as given (unpacked).
+    std::vector<PackedVote> packed;    // All of them, past kInlineVotes.
+    std::vector<absl::Status> errors;  // Packed ones' errors, if any has one.
     absl::Status lost;                 // OK until lost.
   };
   std::unique_ptr<Rare> rare;  // Guarded by mu.
@@ -310,13 +250,13 @@ struct LockState {
   // Requires mu held. How the votes are kept: all unpacked, packed past the
   // inline ones, or packed with their errors beside them.
   bool VotesUnpackedLocked() const {
-    return rare != nullptr && rare->unpacked;
+    return rare != nullptr && !rare->votes.empty();
   }
   bool VotesOutOfLineLocked() const {
-    return rare != nullptr && !rare->unpacked && !rare->packed.empty();
+    return rare != nullptr && !rare->packed.empty();
   }
   bool VoteErrorsSpilledLocked() const {
-    return rare != nullptr && !rare->unpacked && !rare->errors.empty();
+    return rare != nullptr && !rare->errors.empty();
   }
 
   // Requires mu held.
@@ -345,7 +285,6 @@ struct LockState {
           absl::Nanoseconds(ns) != v.latency) {
         vote_count = 0;
         if (rare == nullptr) rare = std::make_unique<Rare>();
-        rare->unpacked = true;
         rare->packed.clear();
         rare->errors.clear();
         rare->votes = std::move(votes);
@@ -364,8 +303,7 @@ struct LockState {
       }
       errors = errors || !v.error.ok();
     }
-    vote_count = static_cast<uint8_t>(
-        std::min<size_t>(votes.size(), std::numeric_limits<uint8_t>::max()));
+    vote_count = inline_votes ? static_cast<uint8_t>(votes.size()) : 0;
     if (!errors && inline_votes) {
       if (rare == nullptr) return;
       if (rare->lost.ok()) {
@@ -374,7 +312,6 @@ struct LockState {
       }
     }
     if (rare == nullptr) rare = std::make_unique<Rare>();
-    rare->unpacked = false;
     rare->votes.clear();
     rare->packed = std::move(out_of_line);
     rare->errors.clear();
@@ -389,14 +326,14 @@ struct LockState {
   // Requires mu held.
   std::vector<MasterVote> VotesLocked() const {
     if (VotesUnpackedLocked()) return rare->votes;
-    const size_t n = VotesOutOfLineLocked() ? rare->packed.size()
-                                            : std::min<size_t>(vote_count,
-                                                               kInlineVotes);
+    const bool out_of_line = VotesOutOfLineLocked();
+    const bool errors = VoteErrorsSpilledLocked();
+    const size_t n = out_of_line ? rare->packed.size() : vote_count;
     std::vector<MasterVote> votes;
     votes.reserve(n);
     for (size_t i = 0; i < n; ++i) {
       PackedVote p;
-      if (VotesOutOfLineLocked()) {
+      if (out_of_line) {
         p = rare->packed[i];
       } else {
         const uint8_t* at = vote_bytes + i * kPackedVoteBytes;
@@ -407,7 +344,7 @@ struct LockState {
       MasterVote v;
       v.master = context->master_names[p.master];
       v.kind = static_cast<MasterVote::Kind>(p.kind);
-      if (VoteErrorsSpilledLocked()) v.error = rare->errors[i];
+      if (errors) v.error = rare->errors[i];
       v.latency = absl::Nanoseconds(p.latency_ns);
       votes.push_back(std::move(v));
     }
@@ -430,7 +367,7 @@ inline TokenText::TokenText(const LockState& state) {
     if (text_ == nullptr) text_ = &LockState::EmptyString();  // None set.
     return;
   }
-  HexToken(state.token_bytes, hex_);
+  SpellToken(state.token_bytes, hex_);
 }
 
 }  // namespace redlock::internal

@@ -9,10 +9,12 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -159,4 +161,33 @@ TEST(NewTokenTest, PrintsTheFirstTokenOfAFreshProcess) {
 }
 
 }  // namespace
+TEST(NewTokenTest, SpellTokenSpellsEveryByteAsBytesToHexStringDoesAndPackTokenUndoesIt) {
+  // Every byte value at every position, then random tokens.
+  for (int start = 0; start < 256; start += 16) {
+    uint8_t bytes[16];
+    for (int j = 0; j < 16; ++j) bytes[j] = static_cast<uint8_t>(start + j);
+    for (int shift = 0; shift < 16; ++shift) {
+      uint8_t rotated[16];
+      for (int j = 0; j < 16; ++j) rotated[j] = bytes[(j + shift) % 16];
+      char out[32];
+      SpellToken(rotated, out);
+      const std::string want = absl::BytesToHexString(
+          absl::string_view(reinterpret_cast<const char*>(rotated), 16));
+      EXPECT_EQ(absl::string_view(out, 32), want);
+      uint8_t back[16];
+      ASSERT_TRUE(PackToken(want, back));
+      EXPECT_EQ(std::memcmp(back, rotated, 16), 0);
+    }
+  }
+  for (int i = 0; i < 200; ++i) {
+    absl::StatusOr<std::string> token = NewToken();
+    ASSERT_TRUE(token.ok());
+    uint8_t bytes[16];
+    ASSERT_TRUE(PackToken(*token, bytes));
+    char out[32];
+    SpellToken(bytes, out);
+    EXPECT_EQ(absl::string_view(out, 32), *token);
+  }
+}
+
 }  // namespace redlock::internal

@@ -277,32 +277,6 @@ TEST(LockStateTest, AGeneratedTokenIsKeptAsItsBytesAndLockTokenIsOneString) {
   EXPECT_TRUE(Lock().token().empty());
 }
 
-TEST(LockStateTest, HexTokenSpellsEveryByteAsBytesToHexStringDoes) {
-  // Every byte value at every position, then random tokens.
-  for (int start = 0; start < 256; start += 16) {
-    uint8_t bytes[16];
-    for (int j = 0; j < 16; ++j) bytes[j] = static_cast<uint8_t>(start + j);
-    for (int shift = 0; shift < 16; ++shift) {
-      uint8_t rotated[16];
-      for (int j = 0; j < 16; ++j) rotated[j] = bytes[(j + shift) % 16];
-      char out[32];
-      HexToken(rotated, out);
-      EXPECT_EQ(absl::string_view(out, 32),
-                absl::BytesToHexString(absl::string_view(
-                    reinterpret_cast<const char*>(rotated), 16)));
-    }
-  }
-  for (int i = 0; i < 200; ++i) {
-    absl::StatusOr<std::string> token = NewToken();
-    ASSERT_TRUE(token.ok());
-    uint8_t bytes[16];
-    ASSERT_TRUE(PackHexToken(*token, bytes));
-    char out[32];
-    HexToken(bytes, out);
-    EXPECT_EQ(absl::string_view(out, 32), *token);
-  }
-}
-
 TEST(LockStateTest, TokenStringFromManyThreadsAtOnceIsOneString) {
   for (int round = 0; round < 20; ++round) {
     LockState state;
