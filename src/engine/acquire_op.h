@@ -28,6 +28,7 @@
 #include "src/algorithm/token.h"
 #include "src/algorithm/validity.h"
 #include "src/algorithm/vote.h"
+#include "src/engine/block_pool.h"
 #include "src/engine/cancel_state.h"
 #include "src/engine/lock_state.h"
 #include "src/engine/operation.h"
@@ -455,7 +456,8 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
   }
 
   void Succeed(uint64_t fence) {
-    auto state = std::make_shared<LockState>();
+    // Held, maybe for hours: from the pool (block_pool.h).
+    auto state = std::allocate_shared<LockState>(PoolAllocator<LockState>());
     state->context = engine_->lock_context_;
     state->SetNames(resources_, keys_);
     state->SetToken(token_);

@@ -19,6 +19,7 @@
 #include "src/algorithm/vote.h"
 #include "src/config/options_internal.h"
 #include "src/engine/acquire_op.h"
+#include "src/engine/block_pool.h"
 #include "src/engine/extend_op.h"
 #include "src/engine/keep_alive_batch.h"
 #include "src/engine/keep_alive_op.h"
@@ -1233,7 +1234,7 @@ absl::StatusOr<Lock> Engine::Adopt(absl::string_view resource,
   if (absl::Status status = CheckAdoptOptions(options); !status.ok()) {
     return status;
   }
-  auto state = std::make_shared<LockState>();
+  auto state = std::allocate_shared<LockState>(PoolAllocator<LockState>());
   state->context = lock_context_;
   std::vector<std::string> keys = {LockKey(options_, resource)};
   state->SetToken(token);
@@ -1297,9 +1298,10 @@ absl::StatusOr<std::shared_ptr<KeepAliveOp>> Engine::KeepAlive(
     last_keep_alive_durations_ =
         CountedRef<KeepAliveDurations>(new KeepAliveDurations(wanted));
   }
-  auto op = std::make_shared<KeepAliveOp>(this, lock.state(),
-                                          last_keep_alive_durations_,
-                                          std::move(options.on_lost));
+  // Lives as long as the lock is held: from the pool (block_pool.h).
+  auto op = std::allocate_shared<KeepAliveOp>(
+      PoolAllocator<KeepAliveOp>(), this, lock.state(),
+      last_keep_alive_durations_, std::move(options.on_lost));
   operations_.insert(op);
   op->Start();
   return op;

@@ -12,7 +12,8 @@
 //   client CPU per lock-second getrusage(RUSAGE_THREAD) of this thread, which
 //                              runs the loop: every client instruction
 //   memory per lock            heap in use (mallinfo2: arenas and mmap()ed
-//                              blocks) and RSS, from before
+//                              blocks; plus the block pools' slabs) and
+//                              RSS, from before
 //                              the first acquisition to every lock kept
 //                              alive, / K
 //   masters' CPU               used_cpu_user + used_cpu_sys of all five, in
@@ -59,6 +60,7 @@
 #include "bench/e2e/sync_client.h"
 #include "redlock/async_redlock.h"
 #include "redlock/lock.h"
+#include "src/engine/block_pool.h"
 #include "src/engine/engine.h"
 
 ABSL_FLAG(int, many_locks_short_k, 50000,
@@ -138,10 +140,13 @@ void ToggleCallgrind() {
 // Bytes malloc has handed out: from its arenas (uordblks) and as mmap()ed
 // blocks of their own (hblkhd). The large ones — the batcher's heap, the
 // engine's set of operations, a batch's vectors — are often the latter,
-// which uordblks alone does not count.
+// which uordblks alone does not count. Plus every slab the engine's block
+// pools have mapped (a held lock's state and keep-alive: block_pool.h),
+// whole, used or not, which malloc does not see at all.
 int64_t HeapInUse() {
   const struct mallinfo2 info = mallinfo2();
-  return static_cast<int64_t>(info.uordblks + info.hblkhd);
+  return static_cast<int64_t>(info.uordblks + info.hblkhd +
+                              internal::BlockPool::MappedBytes());
 }
 
 absl::StatusOr<MasterCounters> ReadAll(std::vector<ContextPtr>& info) {
