@@ -19,6 +19,7 @@
 #include "redlock/keys.h"
 #include "redlock/observer.h"
 #include "src/algorithm/validity.h"
+#include "src/engine/block_pool.h"
 #include "src/engine/engine.h"
 #include "tests/support/loop_runner.h"
 #include "tests/support/redis_server.h"
@@ -209,6 +210,29 @@ TEST_F(KeepAliveBatchTest,
   const int64_t requests = engine_->keep_alive_batch_requests_for_testing();
   EXPECT_GT(requests, 0);
   EXPECT_LT(requests, kLocks * 3 * 6 / 10) << requests;
+}
+
+// A held lock's state and its keep-alive come from the block pools, not from
+// malloc (src/engine/block_pool.h), and their slabs go back once the locks
+// are dropped.
+TEST_F(KeepAliveBatchTest, HeldLocksAndTheirKeepAlivesLiveInTheBlockPools) {
+  const size_t before = internal::BlockPool::MappedBytes();
+  constexpr int kLocks = 1200;
+  std::vector<Lock> locks = TakeMany("pooled:", kLocks);
+  ASSERT_EQ(locks.size(), static_cast<size_t>(kLocks));
+  for (const Lock& lock : locks) Keep(lock);
+  // At least 1,200 blocks of each kind beyond what was mapped before: a
+  // slab holds a few hundred of either.
+  const size_t held = internal::BlockPool::MappedBytes();
+  EXPECT_GE(held, before + 4 * internal::BlockPool::kSlabBytes)
+      << held << " vs " << before;
+  for (auto& op : keep_alive_) internal::StopKeepAlive(*op, /*release=*/false);
+  keep_alive_.clear();
+  locks.clear();
+  loop_.RunFor(absl::Milliseconds(50));
+  // Back: at most the one slab with room each pool keeps.
+  EXPECT_LE(internal::BlockPool::MappedBytes(),
+            before + 2 * internal::BlockPool::kSlabBytes);
 }
 
 TEST_F(KeepAliveBatchTest, AnOverwrittenLockInABatchIsReportedLostAlone) {
