@@ -5,6 +5,7 @@
 
 #include "src/engine/lock_state.h"
 
+#include <atomic>
 #include <memory>
 #include <thread>
 #include <string>
@@ -278,14 +279,25 @@ TEST(LockStateTest, AGeneratedTokenIsKeptAsItsBytesAndLockTokenIsOneString) {
 }
 
 TEST(LockStateTest, TokenStringFromManyThreadsAtOnceIsOneString) {
-  for (int round = 0; round < 20; ++round) {
+  for (int round = 0; round < 100; ++round) {
     LockState state;
     state.SetToken("fedcba9876543210fedcba9876543210");
     std::vector<const std::string*> seen(8, nullptr);
     std::vector<std::thread> threads;
+    // All started before any asks, so that the first calls overlap.
+    std::atomic<int> ready{0};
+    std::atomic<bool> go{false};
     for (size_t i = 0; i < seen.size(); ++i) {
-      threads.emplace_back([&, i] { seen[i] = &state.TokenString(); });
+      threads.emplace_back([&, i] {
+        ready.fetch_add(1);
+        while (!go.load()) {
+        }
+        seen[i] = &state.TokenString();
+      });
     }
+    while (ready.load() < static_cast<int>(seen.size())) {
+    }
+    go.store(true);
     for (std::thread& t : threads) t.join();
     for (const std::string* s : seen) {
       ASSERT_EQ(s, seen[0]);
