@@ -7,8 +7,8 @@
 
 #include <atomic>
 #include <memory>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -67,7 +67,7 @@ TEST(LockStateTest, VotesComeBackAsStoredInAndOutOfLinkOrder) {
   };
   std::lock_guard<std::mutex> lock(state->mu());
   state->SetVotesLocked(votes);
-  EXPECT_FALSE(state->VotesUnpackedLocked());  // Packed.
+  EXPECT_FALSE(state->VotesUnpackedLocked());     // Packed.
   EXPECT_TRUE(state->VoteErrorsSpilledLocked());  // One has an error.
   ExpectSame(state->VotesLocked(), votes);
   // An extension's votes replace them (the same storage, fewer votes).
@@ -106,10 +106,10 @@ TEST(LockStateTest, UpToFiveVotesInlineMoreOutOfLineAllAsGiven) {
   auto votes_of = [](int n, bool with_error) {
     std::vector<MasterVote> votes;
     for (int i = 0; i < n; ++i) {
-      votes.push_back(Vote(absl::StrCat("127.0.0.1:70", (i + 2) % n),
-                           i % 3 == 0 ? MasterVote::Kind::kDenied
-                                      : MasterVote::Kind::kGranted,
-                           absl::Nanoseconds(1000003 * (i + 1))));
+      votes.push_back(Vote(
+          absl::StrCat("127.0.0.1:70", (i + 2) % n),
+          i % 3 == 0 ? MasterVote::Kind::kDenied : MasterVote::Kind::kGranted,
+          absl::Nanoseconds(1000003 * (i + 1))));
     }
     if (with_error && n > 0) {
       votes.back().kind = MasterVote::Kind::kFailed;
@@ -125,8 +125,7 @@ TEST(LockStateTest, UpToFiveVotesInlineMoreOutOfLineAllAsGiven) {
       ExpectSame(state->VotesLocked(), votes);
       EXPECT_FALSE(state->VotesUnpackedLocked()) << n;
       EXPECT_EQ(state->VotesOutOfLineLocked(), n > 5) << n;
-      EXPECT_EQ(state->rare == nullptr, n <= 5 && (!with_error || n == 0))
-          << n;
+      EXPECT_EQ(state->rare == nullptr, n <= 5 && (!with_error || n == 0)) << n;
     }
   }
 }
@@ -313,9 +312,9 @@ TEST(LockStateTest, ALostLockStaysLostWhateverVotesComeAfter) {
   state->SetVotesLocked({Vote("10.9.9.9:1", MasterVote::Kind::kGranted,
                               absl::Microseconds(5))});  // Unpacked.
   EXPECT_EQ(state->LostLocked(), absl::AbortedError("taken"));
-  state->SetVotesLocked({Vote("127.0.0.1:7001", MasterVote::Kind::kFailed,
-                              absl::Microseconds(5),
-                              absl::UnavailableError("refused"))});
+  state->SetVotesLocked(
+      {Vote("127.0.0.1:7001", MasterVote::Kind::kFailed, absl::Microseconds(5),
+            absl::UnavailableError("refused"))});
   EXPECT_EQ(state->LostLocked(), absl::AbortedError("taken"));
   state->SetVotesLocked({});
   EXPECT_EQ(state->LostLocked(), absl::AbortedError("taken"));
