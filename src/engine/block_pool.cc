@@ -64,7 +64,7 @@ BlockPool::BlockPool(size_t block_size, size_t alignment)
 }
 
 BlockPool::~BlockPool() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   while (with_room_ != nullptr) {
     Slab* slab = with_room_;
     Unlist(slab);
@@ -74,7 +74,7 @@ BlockPool::~BlockPool() {
 }
 
 size_t BlockPool::slabs() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return slabs_;
 }
 
@@ -130,7 +130,7 @@ void BlockPool::Unlist(Slab* slab) {
 }
 
 void* BlockPool::Allocate() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   Slab* slab = with_room_;
   if (slab == nullptr) {
     slab = NewSlab();
@@ -160,7 +160,7 @@ void BlockPool::Free(void* block) {
   // Another pool's block, or none of ours: freeing it here would corrupt
   // both pools; stop before that.
   if (slab->pool != this) std::abort();
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   FreeBlock* f = static_cast<FreeBlock*>(block);
   f->next = slab->free;
   slab->free = f;

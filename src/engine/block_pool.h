@@ -24,10 +24,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <new>
-
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 
 namespace redlock::internal {
 
@@ -73,19 +71,24 @@ class BlockPool {
  private:
   struct Slab;
 
-  Slab* NewSlab() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Unlist(Slab* slab) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ListFirst(Slab* slab) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // These three with mu_ held.
+  Slab* NewSlab();
+  void Unlist(Slab* slab);
+  void ListFirst(Slab* slab);
   static void Unmap(Slab* slab);
 
   const size_t block_size_;
   const size_t first_offset_;  // Of the first block in a slab.
   const size_t capacity_;      // Blocks per slab.
-  mutable absl::Mutex mu_;
-  // Slabs with a free block, the one to allocate from first.
-  Slab* with_room_ ABSL_GUARDED_BY(mu_) = nullptr;
-  size_t listed_ ABSL_GUARDED_BY(mu_) = 0;
-  size_t slabs_ ABSL_GUARDED_BY(mu_) = 0;
+  // A std::mutex, not an absl::Mutex: ThreadSanitizer sees what the
+  // C++ library's mutex orders, not what Debian's uninstrumented Abseil does
+  // (as for EventLoop).
+  mutable std::mutex mu_;
+  // Slabs with a free block, the one to allocate from first. Guarded by mu_,
+  // as are the slabs' headers and free lists.
+  Slab* with_room_ = nullptr;
+  size_t listed_ = 0;  // Guarded by mu_.
+  size_t slabs_ = 0;   // Guarded by mu_.
   static std::atomic<size_t> mapped_bytes_;
 };
 
