@@ -145,8 +145,8 @@ TEST(SimWorldTest, MajorityOfCountersShowsMorePermitsThanTheLimit) {
   EXPECT_GE(plan.limit, 2);
   const torture::Summary s = RunWorld(config, plan).history.summary;
   EXPECT_GT(s.permits_over_limit, 0) << Details(s);
-  EXPECT_NE(Details(s).find(
-                absl::StrCat(plan.limit + 1, " permits held of ", plan.limit)),
+  EXPECT_NE(Details(s).find(absl::StrCat(plan.limit + 1, " permits held of ",
+                                         plan.limit)),
             std::string::npos)
       << Details(s);
   const Recorded fixed{"semaphore", 79, 3, 20};
