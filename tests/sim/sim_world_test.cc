@@ -95,11 +95,9 @@ TEST(SimWorldTest, RestartGuardOffWithRestartsWithoutDataShowsADoubleGrant) {
   // has just released yields to the waiters its release woke (issue 25); 67
   // until waiters queued and releases named the first (a random waiter id
   // drawn per waiting writer); 334 until a waiter tried at once only when
-  // named by a quorum of masters; 137 until the handshake read the
-  // persistence with a CONFIG GET per name; 290 since (`redlock-sim
-  // --config=guard-off --seed=1 --count=400 --masters=3 --faults=20` found
-  // only 290).
-  const torture::Summary s = RunRecorded({"guard-off", 290, 3, 20});
+  // named by a quorum of masters; 137 since (`redlock-sim --config=guard-off
+  // --seed=1 --count=400 --masters=3 --faults=20` found only 137).
+  const torture::Summary s = RunRecorded({"guard-off", 137, 3, 20});
   EXPECT_GT(s.mutual_exclusion, 0) << Details(s);
 }
 
@@ -108,11 +106,10 @@ TEST(SimWorldTest, AMasterClockBeyondTheDriftFactorShowsADoubleGrant) {
   // its timings), 46 until membership records (the record read again every
   // second moved them back); 16 again until the read-write lock's writer
   // acquire script moved them again (7 with its scripts in the handshake);
-  // 67 once they were loaded on first use; 57 once waiters queued; 75 since
-  // the handshake reads the persistence with a CONFIG GET per name
-  // (redlock-sim --config=fast-clock --masters=5 --faults=6: seeds 75, 83,
-  // 86 fail first).
-  const torture::Summary s = RunRecorded({"fast-clock", 75, 5, 6});
+  // 67 once they were loaded on first use; 57 since waiters queue
+  // (redlock-sim --config=fast-clock --masters=5 --faults=6: seeds 57, 65,
+  // 83 fail first).
+  const torture::Summary s = RunRecorded({"fast-clock", 57, 5, 6});
   EXPECT_GT(s.mutual_exclusion, 0) << Details(s);
 }
 
@@ -134,22 +131,16 @@ TEST(SimWorldTest, TheGrantRuleFromBeforeFailingClosedShowsADoubleGrant) {
 // semaphore's channel, and 59 until waiters queued, which moved the
 // simulated timings.)
 TEST(SimWorldTest, MajorityOfCountersShowsMorePermitsThanTheLimit) {
-  // Seed 5 (a limit of 2) until the handshake read the persistence with a
-  // CONFIG GET per name; 79 since (`redlock-sim --config=semaphore-counters
-  // --seed=1 --count=100 --masters=3 --faults=20`: 79 and 81, both with a
-  // limit of 3).
-  const Recorded unsafe{"semaphore-counters", 79, 3, 20};
+  const Recorded unsafe{"semaphore-counters", 5, 3, 20};
   EXPECT_FALSE(ExpectedSafe(unsafe.config));
   const WorldConfig config = ConfigOf(unsafe);
   const Plan plan = MakePlan(config, unsafe.seed);
-  EXPECT_GE(plan.limit, 2);
+  EXPECT_EQ(plan.limit, 2);
   const torture::Summary s = RunWorld(config, plan).history.summary;
   EXPECT_GT(s.permits_over_limit, 0) << Details(s);
-  EXPECT_NE(Details(s).find(absl::StrCat(plan.limit + 1, " permits held of ",
-                                         plan.limit)),
-            std::string::npos)
+  EXPECT_NE(Details(s).find("3 permits held of 2"), std::string::npos)
       << Details(s);
-  const Recorded fixed{"semaphore", 79, 3, 20};
+  const Recorded fixed{"semaphore", 5, 3, 20};
   EXPECT_TRUE(ExpectedSafe(fixed.config));
   const torture::Summary t = RunRecorded(fixed);
   EXPECT_EQ(t.violations(), 0) << Details(t);
@@ -485,13 +476,10 @@ TEST(SimWorldTest, ARollingChangeWithTheProcedureIsSafeOnEveryList) {
 // named by a quorum of masters; 3 since: seeds 3, 4 and 6 of the first six
 // overlap.)
 TEST(SimWorldTest, ClientsOnTwoListsWithoutTheProcedureShowADoubleGrant) {
-  // Seed 3 until the handshake read the persistence with a CONFIG GET per
-  // name; 4 since (redlock-sim --config=membership-ignored --masters=4
-  // --faults=6: seeds 4, 6, 11 fail first).
-  const torture::Summary s = RunRecorded({"membership-ignored", 4, 4, 6});
+  const torture::Summary s = RunRecorded({"membership-ignored", 3, 4, 6});
   EXPECT_GT(s.mutual_exclusion, 0) << Details(s);
   EXPECT_FALSE(ExpectedSafe("membership-ignored"));
-  const Recorded fixed{"reconfigure", 4, 4, 6};
+  const Recorded fixed{"reconfigure", 3, 4, 6};
   EXPECT_EQ(RunRecorded(fixed).violations(), 0) << Details(RunRecorded(fixed));
 }
 
