@@ -28,7 +28,6 @@
 #include "src/algorithm/token.h"
 #include "src/algorithm/validity.h"
 #include "src/algorithm/vote.h"
-#include "src/engine/block_pool.h"
 #include "src/engine/cancel_state.h"
 #include "src/engine/lock_state.h"
 #include "src/engine/operation.h"
@@ -456,8 +455,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
   }
 
   void Succeed(uint64_t fence) {
-    // Held, maybe for hours: from the pool (block_pool.h).
-    auto state = std::allocate_shared<LockState>(PoolAllocator<LockState>());
+    auto state = MakeLockState();
     state->context = engine_->lock_context_;
     state->SetNames(resources_, keys_);
     state->SetToken(token_);

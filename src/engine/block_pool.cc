@@ -160,19 +160,24 @@ void BlockPool::Free(void* block) {
   // Another pool's block, or none of ours: freeing it here would corrupt
   // both pools; stop before that.
   if (slab->pool != this) std::abort();
-  std::lock_guard<std::mutex> lock(mu_);
-  FreeBlock* f = static_cast<FreeBlock*>(block);
-  f->next = slab->free;
-  slab->free = f;
-  REDLOCK_POISON(block, block_size_);
-  --slab->used;
-  if (!slab->listed) ListFirst(slab);
-  if (slab->used == 0 && listed_ > 1) {
-    // Empty, and another slab has room: back to the system.
-    Unlist(slab);
-    Unmap(slab);
-    --slabs_;
+  bool unmap = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    FreeBlock* f = static_cast<FreeBlock*>(block);
+    f->next = slab->free;
+    slab->free = f;
+    REDLOCK_POISON(block, block_size_);
+    --slab->used;
+    if (!slab->listed) ListFirst(slab);
+    if (slab->used == 0 && listed_ > 1) {
+      // Empty, and another slab has room: back to the system, once out of
+      // the lock (the loop thread may be waiting for it to allocate).
+      Unlist(slab);
+      --slabs_;
+      unmap = true;
+    }
   }
+  if (unmap) Unmap(slab);
 }
 
 }  // namespace redlock::internal

@@ -1234,7 +1234,7 @@ absl::StatusOr<Lock> Engine::Adopt(absl::string_view resource,
   if (absl::Status status = CheckAdoptOptions(options); !status.ok()) {
     return status;
   }
-  auto state = std::allocate_shared<LockState>(PoolAllocator<LockState>());
+  auto state = MakeLockState();
   state->context = lock_context_;
   std::vector<std::string> keys = {LockKey(options_, resource)};
   state->SetToken(token);

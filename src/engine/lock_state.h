@@ -23,6 +23,7 @@
 #include "redlock/lock.h"
 #include "src/algorithm/clock.h"
 #include "src/algorithm/token.h"
+#include "src/engine/block_pool.h"
 #include "src/engine/counted_ref.h"
 
 namespace redlock::internal {
@@ -106,11 +107,12 @@ struct LockState {
   // Null for a plain lock (a writer, one or several resources).
   std::unique_ptr<Extra> extra;
   uint32_t resource_count = 0;
-  bool adopted = false;  // Made by Adopt(), not won by an acquisition.
+  bool adopted = false;       // Made by Adopt(), not won by an acquisition.
   bool token_packed = false;  // The token is token_bytes.
   // The rest of this word is guarded by mu (beside the above to save one).
   bool released = false;
-  uint8_t vote_count = 0;  // votes(): how many are in vote_bytes (0 if out of line).
+  uint8_t vote_count =
+      0;  // votes(): how many are in vote_bytes (0 if out of line).
 
   LockState() = default;
   LockState(const LockState&) = delete;
@@ -211,7 +213,7 @@ struct LockState {
   // std::mutex rather than absl::Mutex: ThreadSanitizer sees through it even
   // though Debian's Abseil is not built for it.
   std::mutex& mu() const { return LockStateMutex(this); }
-  MonotonicTime valid_until;      // Guarded by mu.
+  MonotonicTime valid_until;  // Guarded by mu.
 
   // votes(): how each master answered the last acquisition or extension
   // that succeeded. Kept packed, 6 bytes a vote instead of MasterVote's 64,
@@ -360,6 +362,12 @@ struct LockState {
     return true;
   }
 };
+
+// A new, empty state for a lock the engine grants or adopts: held, maybe for
+// hours, so from the block pool rather than malloc (block_pool.h).
+inline std::shared_ptr<LockState> MakeLockState() {
+  return std::allocate_shared<LockState>(PoolAllocator<LockState>());
+}
 
 inline TokenText::TokenText(const LockState& state) {
   if (!state.token_packed) {
