@@ -835,10 +835,11 @@ absl::Status Engine::FenceVeto(int master) const {
   // empty: an RDB snapshot or an AOF that lost its tail may have dropped the
   // marker and kept older counters. Only a master that restarts empty holds
   // no counter but those written back since.
-  if (id.marker == kRebornMarker && !EmptyAfterRestart(id.persistence)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "reborn, with persistence ", DescribePersistence(id.persistence),
-        ": a counter it kept may be older than tokens already issued"));
+  if (id.marker == kRebornMarker && !EmptyAfterRestart(id)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("reborn, with ", WhyNotEmptyAfterRestart(id),
+                     ": a counter it kept may be older than tokens already "
+                     "issued"));
   }
   if (RestartedSinceMarked(id) == Restarted::kNo) return absl::OkStatus();
   // Its counters may be older than tokens already issued, and time does

@@ -75,6 +75,7 @@ absl::string_view Master::ExpectedType(Kind kind, const RedisReply& reply) {
     case Kind::kScriptLoad:
     case Kind::kInfo:
     case Kind::kInfoMemory:
+    case Kind::kInfoPersistence:
       return is(Type::kString, Type::kString) ? "" : "a bulk string";
     case Kind::kConfig:
       // An error is an answer too: unknown persistence (an ACL without
@@ -236,6 +237,7 @@ void Master::QueueHandshake() {
     steps.push_back({Kind::kInfoMemory, {"INFO", "memory"}});
     steps.push_back(
         {Kind::kConfig, {"CONFIG", "GET", std::string(kPersistenceConfig)}});
+    steps.push_back({Kind::kInfoPersistence, {"INFO", "persistence"}});
     steps.push_back({Kind::kTime, {"TIME"}});
     steps.push_back({Kind::kMarker, {"GET", config_.marker_key}});
   }
@@ -380,9 +382,37 @@ absl::Status DurabilityRisk(const Persistence& persistence) {
       kCost, "; set appendfsync always"));
 }
 
-bool EmptyAfterRestart(const Persistence& persistence) {
-  return persistence.known && !persistence.aof && persistence.said_save &&
-         persistence.save.empty();
+int64_t ParseRdbKeysLoaded(absl::string_view info) {
+  int64_t loaded = -1;
+  if (!absl::SimpleAtoi(InfoField(info, "rdb_last_load_keys_loaded"),
+                        &loaded) ||
+      loaded < 0) {
+    loaded = -1;  // Unsaid, or not a count: not known to be empty.
+  }
+  return loaded;
+}
+
+bool EmptyAfterRestart(const MasterIdentity& id) {
+  const Persistence& p = id.persistence;
+  return p.known && !p.aof && p.said_save && p.save.empty() &&
+         id.rdb_keys_loaded == 0;
+}
+
+std::string WhyNotEmptyAfterRestart(const MasterIdentity& id) {
+  const Persistence& p = id.persistence;
+  if (!p.known || p.aof || !p.said_save || !p.save.empty()) {
+    return absl::StrCat("persistence ", DescribePersistence(p));
+  }
+  if (id.rdb_keys_loaded < 0) {
+    return "persistence no aof, no rdb, but INFO persistence does not say "
+           "whether it started empty (rdb_last_load_keys_loaded, Redis 7.0)";
+  }
+  if (id.rdb_keys_loaded > 0) {
+    return absl::StrCat(
+        "persistence no aof, no rdb, but it loaded ", id.rdb_keys_loaded,
+        " keys from an RDB file when it started (a snapshot taken by hand?)");
+  }
+  return "";
 }
 
 std::string DescribePersistence(const Persistence& persistence) {
@@ -589,6 +619,9 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
     case Kind::kInfoMemory:
       step = "INFO memory";
       break;
+    case Kind::kInfoPersistence:
+      step = "INFO persistence";
+      break;
     case Kind::kMarker:
       step = "GET marker";
       break;
@@ -651,6 +684,9 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
   if (pending.kind == Kind::kInfoMemory) {
     pending_identity_.maxmemory_policy =
         std::string(InfoField(reply.str, "maxmemory_policy"));
+  }
+  if (pending.kind == Kind::kInfoPersistence) {
+    pending_identity_.rdb_keys_loaded = ParseRdbKeysLoaded(reply.str);
   }
   if (pending.kind == Kind::kMarker) {
     pending_identity_.marker_read_at = Now();

@@ -77,10 +77,6 @@ bool Durable(const Persistence& persistence);
 // permission lifts that) and what it costs: after a restart it stays out of
 // quorums for max_ttl. Pure.
 absl::Status DurabilityRisk(const Persistence& persistence);
-// True only if a restart leaves the server empty: no AOF and no RDB
-// snapshots (save ""). Then whatever it holds after a restart was written
-// since. Pure.
-bool EmptyAfterRestart(const Persistence& persistence);
 // The persistence in a few words, for people: "aof always", "aof everysec",
 // "no aof, no rdb", "no aof, rdb save \"3600 1\"", or "unknown (...)".
 // Pure.
@@ -122,7 +118,23 @@ struct MasterIdentity {
   // Its persistence, from CONFIG GET append* and save: known only if the server
   // answered it (an ACL without +config|get, or a proxy, may refuse).
   Persistence persistence;
+  // INFO persistence rdb_last_load_keys_loaded: the keys it read from an RDB
+  // file at its last load, which for a master is its start. -1 if it did not
+  // say (Redis before 7.0 has no such field).
+  int64_t rdb_keys_loaded = -1;
 };
+
+// rdb_last_load_keys_loaded from an INFO persistence reply: a count >= 0, or
+// -1 if the field is missing or not a count. Pure.
+int64_t ParseRdbKeysLoaded(absl::string_view info);
+// True only if the server started empty and a restart leaves it empty: no
+// AOF and no RDB snapshots (save ""), and INFO says its start loaded no key
+// (save "" does not stop Redis from loading a dump.rdb it finds: one taken
+// by a SAVE or BGSAVE by hand, or left by another configuration). Then
+// whatever it holds was written since it started. Unknown: false. Pure.
+bool EmptyAfterRestart(const MasterIdentity& id);
+// Why EmptyAfterRestart(id) is false, for a message: "" if it is true. Pure.
+std::string WhyNotEmptyAfterRestart(const MasterIdentity& id);
 
 // Fills `id`'s marker fields (state, time, run_id, max_ttl, membership)
 // from a marker's value ("" if absent). Pure.
@@ -228,6 +240,7 @@ class Master final : public MasterLink, private ConnectionObserver {
     kInfo,
     kInfoMemory,
     kConfig,
+    kInfoPersistence,
     kTime,
     kMarker
   };

@@ -342,6 +342,20 @@ TEST(ParseInfoServerTest, ReadsRunIdAndUptime) {
   EXPECT_EQ(uptime, 42);
 }
 
+TEST(ParseInfoPersistenceTest, ReadsTheKeysLoadedAndOnlyACount) {
+  EXPECT_EQ(ParseRdbKeysLoaded("# Persistence\r\nloading:0\r\n"
+                               "rdb_last_load_keys_expired:2\r\n"
+                               "rdb_last_load_keys_loaded:17\r\n"),
+            17);
+  EXPECT_EQ(ParseRdbKeysLoaded("rdb_last_load_keys_loaded:0\r\n"), 0);
+  // Redis before 7.0 has no such field; a server that does not say is not
+  // known to have started empty.
+  EXPECT_EQ(ParseRdbKeysLoaded("# Persistence\r\nloading:0\r\n"), -1);
+  EXPECT_EQ(ParseRdbKeysLoaded(""), -1);
+  EXPECT_EQ(ParseRdbKeysLoaded("rdb_last_load_keys_loaded:-3\r\n"), -1);
+  EXPECT_EQ(ParseRdbKeysLoaded("rdb_last_load_keys_loaded:many\r\n"), -1);
+}
+
 TEST(ParseMarkerTest, ReadsTheStateTheTimeAndTheRunIdOfEachForm) {
   std::string state, run_id = "x";
   int64_t time_us = -1;
@@ -436,16 +450,52 @@ TEST(DurabilityTest, OnlyAofWithAppendfsyncAlwaysIsDurable) {
       ConfigReply({"appendonly", "no", "appendfsync", "always"}), &p);
   EXPECT_EQ(DurabilityRisk(p).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(DescribePersistence(p), "no aof");  // `save` not asked.
-  EXPECT_FALSE(EmptyAfterRestart(p));
   ParseConfigPersistence(
       ConfigReply({"appendonly", "no", "save", "", "appendfsync", "always"}),
       &p);
   EXPECT_EQ(DescribePersistence(p), "no aof, no rdb");
-  EXPECT_TRUE(EmptyAfterRestart(p));
   ParseConfigPersistence(ConfigReply({"save", "3600 1", "appendonly", "no"}),
                          &p);
   EXPECT_EQ(DescribePersistence(p), "no aof, rdb save \"3600 1\"");
-  EXPECT_FALSE(EmptyAfterRestart(p));
+}
+
+// Empty after a restart: the configuration says so (no AOF, save "") and the
+// server's start loaded no key. save "" does not keep Redis from loading a
+// dump.rdb it finds (a SAVE by hand), and a server that does not say what
+// it loaded is not known to be empty.
+TEST(DurabilityTest,
+     EmptyAfterRestartNeedsTheConfigAndAStartThatLoadedNothing) {
+  MasterIdentity id;
+  id.rdb_keys_loaded = 0;
+  ParseConfigPersistence(ConfigReply({"appendonly", "no", "save", ""}),
+                         &id.persistence);
+  EXPECT_TRUE(EmptyAfterRestart(id));
+  EXPECT_EQ(WhyNotEmptyAfterRestart(id), "");
+
+  id.rdb_keys_loaded = 3;
+  EXPECT_FALSE(EmptyAfterRestart(id));
+  EXPECT_NE(WhyNotEmptyAfterRestart(id).find("loaded 3 keys"),
+            std::string::npos)
+      << WhyNotEmptyAfterRestart(id);
+  id.rdb_keys_loaded = -1;
+  EXPECT_FALSE(EmptyAfterRestart(id));
+  EXPECT_NE(WhyNotEmptyAfterRestart(id).find("rdb_last_load_keys_loaded"),
+            std::string::npos)
+      << WhyNotEmptyAfterRestart(id);
+
+  id.rdb_keys_loaded = 0;
+  for (const std::vector<std::string>& config :
+       {std::vector<std::string>{"appendonly", "no"},  // `save` not said.
+        std::vector<std::string>{"appendonly", "no", "save", "3600 1"},
+        std::vector<std::string>{"appendonly", "yes", "appendfsync", "everysec",
+                                 "save", ""}}) {
+    ParseConfigPersistence(ConfigReply(config), &id.persistence);
+    EXPECT_FALSE(EmptyAfterRestart(id)) << config[1];
+    EXPECT_NE(WhyNotEmptyAfterRestart(id).find("persistence "),
+              std::string::npos);
+  }
+  ParseConfigPersistence(RedisReply::Error("NOPERM no"), &id.persistence);
+  EXPECT_FALSE(EmptyAfterRestart(id));
 }
 
 TEST(DurabilityTest, UnknownPersistenceIsNotDurableAndNamesThePermission) {

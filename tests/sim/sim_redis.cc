@@ -257,6 +257,7 @@ void SimRedis::Restart(absl::Time now, bool keep_data) {
   if (!keep_data) {
     for (Keyspace& db : dbs_) db.clear();
   }
+  CountKeysLoaded(keep_data && config_.persistence == Persistence::kRdb);
   // What is on disk now is what the process started with.
   ResetPersistence(started_at_);
   if (config_.persistence == Persistence::kRdb) {
@@ -282,10 +283,25 @@ void SimRedis::Restart(absl::Time now) {
   Crash(now);
   LoadPersisted();
   StartProcess(now);
+  CountKeysLoaded(config_.persistence == Persistence::kRdb &&
+                  snapshot_.has_value());
   // The snapshot a kRdb master loaded stays what is on disk.
   std::optional<std::array<Keyspace, kDatabases>> disk = std::move(snapshot_);
   ResetPersistence(started_at_);
   snapshot_ = std::move(disk);
+}
+
+void SimRedis::CountKeysLoaded(bool from_rdb) {
+  // Redis counts the keys an RDB load kept (not those expired by then); an
+  // AOF's commands replayed are not counted.
+  keys_loaded_ = 0;
+  if (!from_rdb) return;
+  for (const Keyspace& db : dbs_) {
+    for (const auto& [key, entry] : db) {
+      keys_loaded_ +=
+          !entry.expires_at.has_value() || *entry.expires_at > started_at_;
+    }
+  }
 }
 
 void SimRedis::LoadPersisted() {
@@ -900,13 +916,14 @@ RedisReply SimRedis::Time(absl::Time mnow) const {
 RedisReply SimRedis::Info(absl::Time mnow,
                           const std::vector<std::string>& argv) {
   bool server = argv.size() == 1, memory = argv.size() == 1,
-       keyspace = argv.size() == 1;
+       persistence = argv.size() == 1, keyspace = argv.size() == 1;
   for (size_t i = 1; i < argv.size(); ++i) {
     const std::string section = absl::AsciiStrToLower(argv[i]);
     const bool every =
         section == "all" || section == "everything" || section == "default";
     server |= every || section == "server";
     memory |= every || section == "memory";
+    persistence |= every || section == "persistence";
     keyspace |= every || section == "keyspace";
   }
   std::vector<std::string> sections;
@@ -927,6 +944,16 @@ RedisReply SimRedis::Info(absl::Time mnow,
         absl::StrCat("# Memory\r\n", InfoLine("maxmemory", "0"),
                      InfoLine("maxmemory_human", "0B"),
                      InfoLine("maxmemory_policy", config_.maxmemory_policy)));
+  }
+  if (persistence) {
+    const bool aof = config_.persistence == Persistence::kAofAlways ||
+                     config_.persistence == Persistence::kAofEverysec;
+    sections.push_back(absl::StrCat(
+        "# Persistence\r\n", InfoLine("loading", "0"),
+        InfoLine("async_loading", "0"),
+        InfoLine("rdb_last_load_keys_expired", "0"),
+        InfoLine("rdb_last_load_keys_loaded", absl::StrCat(keys_loaded_)),
+        InfoLine("aof_enabled", aof ? "1" : "0")));
   }
   if (keyspace) {
     std::string text = "# Keyspace\r\n";

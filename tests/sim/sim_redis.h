@@ -267,6 +267,9 @@ class SimRedis {
   void MaybeSave(absl::Time mnow);
   // What a restart keeps under Config::persistence, from the crash.
   void LoadPersisted();
+  // Sets keys_loaded_ for the start just made: the live keys if it loaded a
+  // snapshot (`from_rdb`), else 0.
+  void CountKeysLoaded(bool from_rdb);
   // The state a fresh process starts its persistence bookkeeping with.
   void ResetPersistence(absl::Time mnow);
   internal::RedisReply ConfigCommand(
@@ -345,6 +348,9 @@ class SimRedis {
   // kRdb: the last snapshot; when it (or the start) was; the changes since,
   // with the master clock time of each, up to the largest rule's count.
   std::optional<std::array<Keyspace, kDatabases>> snapshot_;
+  // INFO persistence rdb_last_load_keys_loaded: the keys this process's
+  // start read from a snapshot (kRdb); 0 otherwise.
+  int64_t keys_loaded_ = 0;
   absl::Time last_save_;
   int64_t dirty_ = 0;
   std::vector<absl::Time> dirty_at_;

@@ -350,6 +350,20 @@ TEST_F(SimRedisDifferentialTest, EngineHandshakeMatches) {
     ASSERT_EQ(sim_memory.count(name), 1u) << name;
     EXPECT_EQ(real_memory.at(name), sim_memory.at(name)) << name;
   }
+  // A fresh server loaded nothing at its start.
+  ASSERT_TRUE(SendBoth({"INFO", "persistence"}, &real, &sim));
+  ASSERT_EQ(sim.type, RedisReply::Type::kString);
+  EXPECT_TRUE(absl::StartsWith(sim.str, "# Persistence\r\n"));
+  const auto real_persistence = InfoFields(real.str);
+  const auto sim_persistence = InfoFields(sim.str);
+  for (const auto& [name, value] : sim_persistence) {
+    ASSERT_EQ(real_persistence.count(name), 1u) << name << " missing from real";
+  }
+  for (const char* name :
+       {"rdb_last_load_keys_loaded", "rdb_last_load_keys_expired", "loading"}) {
+    ASSERT_EQ(sim_persistence.count(name), 1u) << name;
+    EXPECT_EQ(real_persistence.at(name), sim_persistence.at(name)) << name;
+  }
   // An unknown section is an empty string, not an error.
   Same({"INFO", "nosuchsection"});
 
@@ -1474,6 +1488,39 @@ TEST_F(SimRedisPersistenceTest,
   CrashAndRestart();
   EXPECT_EQ(Get("marker"), "trusted:2");
   EXPECT_EQ(Get("later"), "(nil)");
+}
+
+// INFO persistence says how many keys the start loaded from a snapshot, as
+// Redis 7.0 does (rdb_last_load_keys_loaded): save "" with a snapshot taken
+// by hand is not an empty start.
+TEST_F(SimRedisPersistenceTest,
+       InfoSaysHowManyKeysTheStartLoadedFromASnapshot) {
+  auto loaded = [&] {
+    const RedisReply reply = Run({"INFO", "persistence"});
+    EXPECT_TRUE(absl::StartsWith(reply.str, "# Persistence\r\n"));
+    const auto fields = InfoFields(reply.str);
+    return fields.count("rdb_last_load_keys_loaded")
+               ? fields.at("rdb_last_load_keys_loaded")
+               : "unsaid";
+  };
+  Start(SimWith(SimRedis::Persistence::kRdb));  // save "": Save() only.
+  EXPECT_EQ(loaded(), "0");
+  Run({"SET", "counter", "1"});
+  Run({"SET", "lock", "tok", "PX", "100"});
+  Run({"SET", "other", "x"});
+  sim_->Save(now_);
+  now_ += absl::Milliseconds(200);  // The lock expires before the start.
+  CrashAndRestart();
+  EXPECT_EQ(loaded(), "2");
+  Start(SimWith(SimRedis::Persistence::kNone));
+  Run({"SET", "counter", "1"});
+  CrashAndRestart();
+  EXPECT_EQ(loaded(), "0");
+  Start(SimWith(SimRedis::Persistence::kAofAlways));
+  Run({"SET", "counter", "1"});
+  CrashAndRestart();
+  EXPECT_EQ(Get("counter"), "1");
+  EXPECT_EQ(loaded(), "0");  // Replayed from the AOF, not loaded from an RDB.
 }
 
 TEST_F(SimRedisPersistenceTest, RestartWithKeepDataOverridesThePersistence) {
