@@ -173,6 +173,18 @@ class PartialRestartTest : public ::testing::Test {
     return cluster_->server(master).Restart();
   }
 
+  // A crash that lost every data file: removing them before the restart is
+  // the stand-in for it.
+  absl::Status CrashLosingEverything(int master) {
+    return Crash(master, [&] {
+      std::error_code ec;
+      const std::filesystem::path dir(cluster_->server(master).dir());
+      std::filesystem::remove_all(dir / "appendonlydir", ec);
+      std::filesystem::remove(dir / "dump.rdb", ec);
+      return absl::OkStatus();
+    });
+  }
+
   void RdbScene(bool survivor_stopped) {
     if (!StartCluster(RedisServer::Persistence::kRdbSnapshots)) return;
     auto x = MakeClient();
@@ -257,13 +269,7 @@ class PartialRestartTest : public ::testing::Test {
     absl::SleepFor(absl::Milliseconds(1600));
     const std::string counter = FenceCounterKey(Options(), kJob);
     for (int i : {1, 2}) {
-      ASSERT_TRUE(Crash(i, [&] {
-                    std::error_code ec;
-                    const std::filesystem::path dir(cluster_->server(i).dir());
-                    std::filesystem::remove_all(dir / "appendonlydir", ec);
-                    std::filesystem::remove(dir / "dump.rdb", ec);
-                    return absl::OkStatus();
-                  }).ok());
+      ASSERT_TRUE(CrashLosingEverything(i).ok());
       ASSERT_EQ(Get(i, DeploymentMarkerKey(Options())), std::nullopt) << i;
       ASSERT_TRUE(Command(i, {"SET", counter, "1"}).ok());
       ASSERT_TRUE(keep(i).ok()) << i;
@@ -664,13 +670,7 @@ TEST_F(PartialRestartTest,
   ASSERT_EQ(first->fence(), 1u);
   ASSERT_TRUE(x->Release(*first).ok());
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(Crash(i, [&] {
-                  std::error_code ec;
-                  const std::filesystem::path dir(cluster_->server(i).dir());
-                  std::filesystem::remove_all(dir / "appendonlydir", ec);
-                  std::filesystem::remove(dir / "dump.rdb", ec);
-                  return absl::OkStatus();
-                }).ok());
+    ASSERT_TRUE(CrashLosingEverything(i).ok());
     ASSERT_EQ(Get(i, DeploymentMarkerKey(Options())), std::nullopt) << i;
   }
   auto y = MakeClient(kMaxTtl);
