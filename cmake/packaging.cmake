@@ -49,11 +49,14 @@ set(REDLOCK_DEB_VERSION
 set(REDLOCK_RUNTIME_PACKAGE "libredlock${REDLOCK_SOVERSION}")
 
 # runtime: dpkg-shlibdeps names the libraries it links (hiredis, libevent,
-# OpenSSL, Abseil, libstdc++) as Debian packages, and a shlibs file lets
-# other packages depend on it the same way.
+# Abseil, libstdc++) as Debian packages, and a shlibs file lets other
+# packages depend on it the same way. OpenSSL is loaded at run time
+# (dlopen of libssl.so.3, for TLS masters), which dpkg-shlibdeps cannot
+# see: libssl3 is named here.
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME ${REDLOCK_RUNTIME_PACKAGE})
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "libssl3 (>= 3.0.0)")
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY "=")
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
@@ -64,8 +67,9 @@ set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
 
 # dev: exactly what the installed redlockConfig.cmake and redlock.pc need
 # for a shared libredlock: Abseil (the public headers use it and the
-# exported target links it). hiredis, libevent and OpenSSL stay inside the
-# shared library, and no public header includes theirs.
+# exported target links it). hiredis and libevent stay inside the shared
+# library (OpenSSL is loaded at run time), and no public header includes
+# theirs.
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libredlock-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS

@@ -36,7 +36,8 @@ LIB_SOURCES=(src/config/options.cc src/algorithm/redis_reply.cc src/algorithm/vo
   src/algorithm/sha1.cc src/algorithm/membership.cc)
 # What the wire target links on top: the owned transport, the Master and the
 # Subscriber on the production runtime (with what they call).
-WIRE_SOURCES=(src/transport/wire.cc src/transport/reply_reader.cc src/transport/tls.cc src/engine/master.cc
+WIRE_SOURCES=(src/transport/wire.cc src/transport/reply_reader.cc src/transport/tls.cc
+  src/transport/openssl_library.cc src/engine/master.cc
   src/engine/wakeups.cc src/transport/libevent_runtime.cc src/transport/deferred.cc src/algorithm/clock.cc
   src/algorithm/token.cc src/config/keys.cc)
 CXX="${FUZZ_CXX:-clang++-14}"
@@ -62,7 +63,8 @@ build_fuzzers() {
   libs=($(pkg-config --libs hiredis absl_status absl_statusor absl_strings \
     absl_str_format absl_time)) || rc=$?
   # shellcheck disable=SC2207
-  wire_libs=($(pkg-config --libs libevent_core openssl absl_random_random \
+  # OpenSSL is loaded at run time (src/transport/openssl_library.h).
+  wire_libs=(-ldl $(pkg-config --libs libevent_core absl_random_random \
     absl_hash absl_raw_hash_set)) || rc=$?
   for src in "${LIB_SOURCES[@]}" "${WIRE_SOURCES[@]}"; do
     ((rc == 0)) || break

@@ -50,7 +50,9 @@ struct DependencyVersions {
   // "libevent 2.1.12-stable".
   std::string libevent;
   // The OpenSSL loaded at run time (OpenSSL_version(OPENSSL_VERSION)),
-  // "OpenSSL 3.0.15 3 Sep 2024".
+  // "OpenSSL 3.0.15 3 Sep 2024". The library loads OpenSSL only for a TLS
+  // master or for this call; "OpenSSL unavailable: ..." with the reason if
+  // libssl.so.3 cannot be loaded (then TLS masters cannot be used).
   std::string openssl;
 };
 

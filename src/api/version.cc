@@ -4,11 +4,11 @@
 
 #include <event2/event.h>
 #include <hiredis/hiredis.h>
-#include <openssl/crypto.h>
 
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "src/transport/openssl_library.h"
 
 namespace redlock {
 
@@ -23,8 +23,16 @@ DependencyVersions GetDependencyVersions() {
   const char* libevent = event_get_version();
   versions.libevent =
       absl::StrCat("libevent ", libevent != nullptr ? libevent : "unknown");
-  const char* openssl = OpenSSL_version(OPENSSL_VERSION);
-  versions.openssl = openssl != nullptr ? openssl : "OpenSSL unknown";
+  // Loads OpenSSL if no TLS master has yet: the version is the one a TLS
+  // connection of this process would use.
+  absl::StatusOr<const internal::OpenSsl*> ssl = internal::LoadOpenSsl();
+  if (!ssl.ok()) {
+    versions.openssl =
+        absl::StrCat("OpenSSL unavailable: ", ssl.status().message());
+  } else {
+    const char* openssl = (*ssl)->OpenSSL_version(OPENSSL_VERSION);
+    versions.openssl = openssl != nullptr ? openssl : "OpenSSL unknown";
+  }
   return versions;
 }
 

@@ -3,23 +3,21 @@
 #include "src/transport/tls.h"
 
 #include <arpa/inet.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "src/transport/openssl_library.h"
 
 namespace redlock::internal {
 namespace {
 
 // OpenSSL's queued errors as one line (and the queue emptied).
-std::string OpenSslErrors() {
+std::string OpenSslErrors(const OpenSsl& ssl) {
   std::string text;
-  while (unsigned long e = ERR_get_error()) {
+  while (unsigned long e = ssl.ERR_get_error()) {
     char buf[256];
-    ERR_error_string_n(e, buf, sizeof(buf));
+    ssl.ERR_error_string_n(e, buf, sizeof(buf));
     if (!text.empty()) text += "; ";
     text += buf;
   }
@@ -32,14 +30,16 @@ bool IsIpAddress(const std::string& name) {
          inet_pton(AF_INET6, name.c_str(), buf) == 1;
 }
 
-absl::Status FileError(absl::string_view option, const std::string& file,
-                       absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "tls.", option, ": cannot ", what, " \"", file, "\": ", OpenSslErrors()));
+absl::Status FileError(const OpenSsl& ssl, absl::string_view option,
+                       const std::string& file, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("tls.", option, ": cannot ",
+                                                 what, " \"", file,
+                                                 "\": ", OpenSslErrors(ssl)));
 }
 
 // Why a verification failed, in words.
-std::string VerifyText(long result, const std::string& name) {
+std::string VerifyText(const OpenSsl& ssl, long result,
+                       const std::string& name) {
   switch (result) {
     case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
     case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
@@ -48,7 +48,7 @@ std::string VerifyText(long result, const std::string& name) {
     case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
       return absl::StrCat(
           "the server's certificate is not signed by a trusted CA (",
-          X509_verify_cert_error_string(result),
+          ssl.X509_verify_cert_error_string(result),
           "; give its CA with tls.ca_file / --cacert)");
     case X509_V_ERR_CERT_HAS_EXPIRED:
       return "the server's certificate has expired";
@@ -62,7 +62,7 @@ std::string VerifyText(long result, const std::string& name) {
                           "set ?tls_name= / tls.server_name / --sni)");
     default:
       return absl::StrCat("the server's certificate was refused: ",
-                          X509_verify_cert_error_string(result));
+                          ssl.X509_verify_cert_error_string(result));
   }
 }
 
@@ -70,26 +70,31 @@ std::string VerifyText(long result, const std::string& name) {
 
 absl::StatusOr<std::shared_ptr<TlsContext>> TlsContext::Create(
     const TlsOptions& options) {
-  ERR_clear_error();
-  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  absl::StatusOr<const OpenSsl*> loaded = LoadOpenSsl();
+  if (!loaded.ok()) return loaded.status();
+  const OpenSsl& ssl = **loaded;
+  ssl.ERR_clear_error();
+  SSL_CTX* ctx = ssl.SSL_CTX_new(ssl.TLS_client_method());
   if (ctx == nullptr) {
     return absl::InternalError(
-        absl::StrCat("cannot make a TLS context: ", OpenSslErrors()));
+        absl::StrCat("cannot make a TLS context: ", OpenSslErrors(ssl)));
   }
   // Owns ctx from here on.
-  std::shared_ptr<TlsContext> context(new TlsContext(ctx, options));
-  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  std::shared_ptr<TlsContext> context(new TlsContext(&ssl, ctx, options));
+  // SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION), written out.
+  ssl.SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_2_VERSION,
+                   nullptr);
   if (!options.ca_file.empty() || !options.ca_dir.empty()) {
-    if (SSL_CTX_load_verify_locations(
+    if (ssl.SSL_CTX_load_verify_locations(
             ctx, options.ca_file.empty() ? nullptr : options.ca_file.c_str(),
             options.ca_dir.empty() ? nullptr : options.ca_dir.c_str()) != 1) {
       return options.ca_file.empty()
-                 ? FileError("ca_dir", options.ca_dir, "use CA directory")
-                 : FileError("ca_file", options.ca_file, "read CA file");
+                 ? FileError(ssl, "ca_dir", options.ca_dir, "use CA directory")
+                 : FileError(ssl, "ca_file", options.ca_file, "read CA file");
     }
-  } else if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
+  } else if (ssl.SSL_CTX_set_default_verify_paths(ctx) != 1) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "tls: cannot use the system's CA store: ", OpenSslErrors()));
+        "tls: cannot use the system's CA store: ", OpenSslErrors(ssl)));
   }
   if (options.cert_file.empty() != options.key_file.empty()) {
     return absl::InvalidArgumentError(
@@ -97,70 +102,78 @@ absl::StatusOr<std::shared_ptr<TlsContext>> TlsContext::Create(
         "(--cert and --key)");
   }
   if (!options.cert_file.empty()) {
-    if (SSL_CTX_use_certificate_chain_file(ctx, options.cert_file.c_str()) !=
-        1) {
-      return FileError("cert_file", options.cert_file, "read certificate");
+    if (ssl.SSL_CTX_use_certificate_chain_file(
+            ctx, options.cert_file.c_str()) != 1) {
+      return FileError(ssl, "cert_file", options.cert_file, "read certificate");
     }
-    if (SSL_CTX_use_PrivateKey_file(ctx, options.key_file.c_str(),
-                                    SSL_FILETYPE_PEM) != 1) {
-      return FileError("key_file", options.key_file, "read private key");
+    if (ssl.SSL_CTX_use_PrivateKey_file(ctx, options.key_file.c_str(),
+                                        SSL_FILETYPE_PEM) != 1) {
+      return FileError(ssl, "key_file", options.key_file, "read private key");
     }
-    if (SSL_CTX_check_private_key(ctx) != 1) {
+    if (ssl.SSL_CTX_check_private_key(ctx) != 1) {
       return absl::InvalidArgumentError(
           absl::StrCat("tls: key_file \"", options.key_file,
                        "\" does not match cert_file \"", options.cert_file,
-                       "\": ", OpenSslErrors()));
+                       "\": ", OpenSslErrors(ssl)));
     }
   }
   return context;
 }
 
-TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
+TlsContext::~TlsContext() { ssl_->SSL_CTX_free(ctx_); }
 
 TlsSession::TlsSession(std::shared_ptr<const TlsContext> context,
                        std::string name)
     : context_(std::move(context)), name_(std::move(name)) {}
 
 TlsSession::~TlsSession() {
-  if (ssl_ != nullptr) SSL_free(ssl_);  // Frees both BIOs.
+  // Frees both BIOs.
+  if (ssl_ != nullptr) context_->ssl().SSL_free(ssl_);
 }
 
 absl::Status TlsSession::Init() {
-  ERR_clear_error();
-  ssl_ = SSL_new(context_->ctx());
-  in_ = BIO_new(BIO_s_mem());
-  out_ = BIO_new(BIO_s_mem());
+  const OpenSsl& ssl = context_->ssl();
+  ssl.ERR_clear_error();
+  ssl_ = ssl.SSL_new(context_->ctx());
+  in_ = ssl.BIO_new(ssl.BIO_s_mem());
+  out_ = ssl.BIO_new(ssl.BIO_s_mem());
   if (ssl_ == nullptr || in_ == nullptr || out_ == nullptr) {
     if (ssl_ == nullptr) {
-      BIO_free(in_);
-      BIO_free(out_);
+      ssl.BIO_free(in_);
+      ssl.BIO_free(out_);
     } else {
-      SSL_set_bio(ssl_, in_, out_);
+      ssl.SSL_set_bio(ssl_, in_, out_);
     }
     return absl::InternalError(
-        absl::StrCat("cannot start TLS: ", OpenSslErrors()));
+        absl::StrCat("cannot start TLS: ", OpenSslErrors(ssl)));
   }
-  // An empty input BIO means "wait for more", not end of stream.
-  BIO_set_mem_eof_return(in_, -1);
-  SSL_set_bio(ssl_, in_, out_);
-  SSL_set_connect_state(ssl_);
+  // An empty input BIO means "wait for more", not end of stream
+  // (BIO_set_mem_eof_return(in_, -1), written out).
+  ssl.BIO_ctrl(in_, BIO_C_SET_BUF_MEM_EOF_RETURN, -1, nullptr);
+  ssl.SSL_set_bio(ssl_, in_, out_);
+  ssl.SSL_set_connect_state(ssl_);
   const bool ip = IsIpAddress(name_);
-  if (!ip && !name_.empty()) SSL_set_tlsext_host_name(ssl_, name_.c_str());
+  if (!ip && !name_.empty()) {
+    // SSL_set_tlsext_host_name(ssl_, name), written out.
+    ssl.SSL_ctrl(ssl_, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+                 const_cast<char*>(name_.c_str()));
+  }
   if (context_->options().insecure) {
-    SSL_set_verify(ssl_, SSL_VERIFY_NONE, nullptr);
+    ssl.SSL_set_verify(ssl_, SSL_VERIFY_NONE, nullptr);
     return absl::OkStatus();
   }
-  SSL_set_verify(ssl_, SSL_VERIFY_PEER, nullptr);
-  X509_VERIFY_PARAM* param = SSL_get0_param(ssl_);
+  ssl.SSL_set_verify(ssl_, SSL_VERIFY_PEER, nullptr);
+  X509_VERIFY_PARAM* param = ssl.SSL_get0_param(ssl_);
   if (ip) {
-    if (X509_VERIFY_PARAM_set1_ip_asc(param, name_.c_str()) != 1) {
+    if (ssl.X509_VERIFY_PARAM_set1_ip_asc(param, name_.c_str()) != 1) {
       return absl::InternalError(
           absl::StrCat("cannot check the certificate against ", name_, ": ",
-                       OpenSslErrors()));
+                       OpenSslErrors(ssl)));
     }
-  } else if (SSL_set1_host(ssl_, name_.c_str()) != 1) {
-    return absl::InternalError(absl::StrCat(
-        "cannot check the certificate against ", name_, ": ", OpenSslErrors()));
+  } else if (ssl.SSL_set1_host(ssl_, name_.c_str()) != 1) {
+    return absl::InternalError(
+        absl::StrCat("cannot check the certificate against ", name_, ": ",
+                     OpenSslErrors(ssl)));
   }
   return absl::OkStatus();
 }
@@ -168,17 +181,20 @@ absl::Status TlsSession::Init() {
 void TlsSession::Drain(std::string* out) {
   char buf[16384];
   int n;
-  while ((n = BIO_read(out_, buf, sizeof(buf))) > 0) out->append(buf, n);
+  while ((n = context_->ssl().BIO_read(out_, buf, sizeof(buf))) > 0) {
+    out->append(buf, n);
+  }
 }
 
 absl::Status TlsSession::Failure(int ret, absl::string_view during) {
-  const int error = SSL_get_error(ssl_, ret);
-  const unsigned long code = ERR_peek_last_error();
+  const OpenSsl& ssl = context_->ssl();
+  const int error = ssl.SSL_get_error(ssl_, ret);
+  const unsigned long code = ssl.ERR_peek_last_error();
   const int reason = ERR_GET_REASON(code);
   std::string why;
-  if (!done_ && SSL_get_verify_result(ssl_) != X509_V_OK &&
+  if (!done_ && ssl.SSL_get_verify_result(ssl_) != X509_V_OK &&
       !context_->options().insecure) {
-    why = VerifyText(SSL_get_verify_result(ssl_), name_);
+    why = VerifyText(ssl, ssl.SSL_get_verify_result(ssl_), name_);
   } else if (reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED ||
              (reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE &&
               context_->options().cert_file.empty())) {
@@ -189,7 +205,7 @@ absl::Status TlsSession::Failure(int ret, absl::string_view during) {
              reason == SSL_R_TLSV1_ALERT_UNKNOWN_CA ||
              reason == SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN) {
     why = absl::StrCat("the server refused our client certificate (",
-                       OpenSslErrors(), ")");
+                       OpenSslErrors(ssl), ")");
   } else if (!done_ && (reason == SSL_R_WRONG_VERSION_NUMBER ||
                         reason == SSL_R_PACKET_LENGTH_TOO_LONG ||
                         reason == SSL_R_RECORD_LENGTH_MISMATCH)) {
@@ -199,14 +215,15 @@ absl::Status TlsSession::Failure(int ret, absl::string_view during) {
   } else if (error == SSL_ERROR_ZERO_RETURN) {
     why = "the server closed the TLS session";
   } else {
-    why = OpenSslErrors();
+    why = OpenSslErrors(ssl);
   }
-  ERR_clear_error();
+  ssl.ERR_clear_error();
   return absl::UnavailableError(absl::StrCat(during, ": ", why));
 }
 
 absl::StatusOr<bool> TlsSession::Handshake(absl::string_view in,
                                            std::string* out) {
+  const OpenSsl& ssl = context_->ssl();
   if (!in.empty()) {
     // A TLS server answers a ClientHello with a handshake (22) or alert (21)
     // record; anything else is another protocol.
@@ -216,19 +233,19 @@ absl::StatusOr<bool> TlsSession::Handshake(absl::string_view in,
           "(non-TLS) port? use redis:// for it");
     }
     saw_bytes_ = true;
-    if (BIO_write(in_, in.data(), static_cast<int>(in.size())) !=
+    if (ssl.BIO_write(in_, in.data(), static_cast<int>(in.size())) !=
         static_cast<int>(in.size())) {
       return absl::ResourceExhaustedError("TLS: out of memory");
     }
   }
-  ERR_clear_error();
-  const int ret = SSL_do_handshake(ssl_);
+  ssl.ERR_clear_error();
+  const int ret = ssl.SSL_do_handshake(ssl_);
   Drain(out);
   if (ret == 1) {
     done_ = true;
     return true;
   }
-  const int error = SSL_get_error(ssl_, ret);
+  const int error = ssl.SSL_get_error(ssl_, ret);
   if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
     return false;
   }
@@ -237,25 +254,27 @@ absl::StatusOr<bool> TlsSession::Handshake(absl::string_view in,
 
 absl::Status TlsSession::Decrypt(absl::string_view in, std::string* plain,
                                  std::string* out) {
-  if (!in.empty() && BIO_write(in_, in.data(), static_cast<int>(in.size())) !=
-                         static_cast<int>(in.size())) {
+  const OpenSsl& ssl = context_->ssl();
+  if (!in.empty() &&
+      ssl.BIO_write(in_, in.data(), static_cast<int>(in.size())) !=
+          static_cast<int>(in.size())) {
     return absl::ResourceExhaustedError("TLS: out of memory");
   }
   char buf[16384];
   for (;;) {
-    ERR_clear_error();
-    const int n = SSL_read(ssl_, buf, sizeof(buf));
+    ssl.ERR_clear_error();
+    const int n = ssl.SSL_read(ssl_, buf, sizeof(buf));
     if (n > 0) {
       plain->append(buf, n);
       // Nothing left to decrypt: spare the call that would say so.
-      if (SSL_pending(ssl_) == 0 && BIO_ctrl_pending(in_) == 0) {
+      if (ssl.SSL_pending(ssl_) == 0 && ssl.BIO_ctrl_pending(in_) == 0) {
         Drain(out);
         return absl::OkStatus();
       }
       continue;
     }
     Drain(out);
-    const int error = SSL_get_error(ssl_, n);
+    const int error = ssl.SSL_get_error(ssl_, n);
     if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
       return absl::OkStatus();
     }
@@ -264,9 +283,11 @@ absl::Status TlsSession::Decrypt(absl::string_view in, std::string* plain,
 }
 
 absl::Status TlsSession::Encrypt(absl::string_view plain, std::string* out) {
+  const OpenSsl& ssl = context_->ssl();
   while (!plain.empty()) {
-    ERR_clear_error();
-    const int n = SSL_write(ssl_, plain.data(), static_cast<int>(plain.size()));
+    ssl.ERR_clear_error();
+    const int n =
+        ssl.SSL_write(ssl_, plain.data(), static_cast<int>(plain.size()));
     if (n <= 0) return Failure(n, "TLS write failed");
     plain.remove_prefix(n);
   }
@@ -276,7 +297,11 @@ absl::Status TlsSession::Encrypt(absl::string_view plain, std::string* out) {
 
 std::string TlsSession::Description() const {
   if (ssl_ == nullptr || !done_) return "";
-  return absl::StrCat(SSL_get_version(ssl_), " ", SSL_get_cipher_name(ssl_));
+  const OpenSsl& ssl = context_->ssl();
+  // SSL_get_cipher_name(ssl_), written out.
+  return absl::StrCat(
+      ssl.SSL_get_version(ssl_), " ",
+      ssl.SSL_CIPHER_get_name(ssl.SSL_get_current_cipher(ssl_)));
 }
 
 }  // namespace redlock::internal

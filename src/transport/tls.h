@@ -25,11 +25,15 @@ struct bio_st;
 
 namespace redlock::internal {
 
+struct OpenSsl;  // src/transport/openssl_library.h
+
 class TlsContext {
  public:
-  // Reads the CA file/directory (or the system store), the client
-  // certificate and key. kInvalidArgument naming the option and the file
-  // when one cannot be read or the key does not match the certificate.
+  // Loads OpenSSL if no TLS context did before (LoadOpenSsl(): its
+  // kFailedPrecondition if it cannot), then reads the CA file/directory (or
+  // the system store), the client certificate and key. kInvalidArgument
+  // naming the option and the file when one cannot be read or the key does
+  // not match the certificate.
   static absl::StatusOr<std::shared_ptr<TlsContext>> Create(
       const TlsOptions& options);
   ~TlsContext();
@@ -38,10 +42,13 @@ class TlsContext {
 
   const TlsOptions& options() const { return options_; }
   ssl_ctx_st* ctx() const { return ctx_; }
+  // OpenSSL's functions, loaded.
+  const OpenSsl& ssl() const { return *ssl_; }
 
  private:
-  TlsContext(ssl_ctx_st* ctx, TlsOptions options)
-      : ctx_(ctx), options_(std::move(options)) {}
+  TlsContext(const OpenSsl* ssl, ssl_ctx_st* ctx, TlsOptions options)
+      : ssl_(ssl), ctx_(ctx), options_(std::move(options)) {}
+  const OpenSsl* const ssl_;
   ssl_ctx_st* const ctx_;
   const TlsOptions options_;
 };
