@@ -235,13 +235,16 @@ void Master::QueueHandshake() {
   if (!config_.marker_key.empty()) {
     steps.push_back({Kind::kInfo, {"INFO", "server"}});
     steps.push_back({Kind::kInfoMemory, {"INFO", "memory"}});
-    steps.push_back(
-        {Kind::kConfig, {"CONFIG", "GET", std::string(kPersistenceConfig)}});
+    for (absl::string_view name : kPersistenceConfigNames) {
+      steps.push_back({Kind::kConfig, {"CONFIG", "GET", std::string(name)}});
+    }
     steps.push_back({Kind::kInfoPersistence, {"INFO", "persistence"}});
     steps.push_back({Kind::kTime, {"TIME"}});
     steps.push_back({Kind::kMarker, {"GET", config_.marker_key}});
   }
   pending_identity_ = MasterIdentity();
+  config_replies_ = RedisReply::Array({});
+  config_replies_seen_ = 0;
   for (size_t i = 0; i < steps.size(); ++i) {
     Pending pending;
     pending.sent_at = Now();
@@ -310,6 +313,19 @@ absl::Status EvictionRisk(absl::string_view maxmemory_policy) {
           : ": under memory pressure it may evict lock keys, fencing "
             "counters and the deployment marker",
       ", which lets a second owner in; set maxmemory-policy noeviction"));
+}
+
+void AddConfigReply(const RedisReply& reply, RedisReply* merged) {
+  if (merged->type == RedisReply::Type::kError) return;
+  if (reply.type == RedisReply::Type::kArray &&
+      merged->type == RedisReply::Type::kArray) {
+    merged->elements.insert(merged->elements.end(), reply.elements.begin(),
+                            reply.elements.end());
+    return;
+  }
+  // A refusal, or not the array CONFIG GET gives: it is the answer, and
+  // ParseConfigPersistence() says why the persistence is unknown.
+  *merged = reply;
 }
 
 void ParseConfigPersistence(const RedisReply& reply, Persistence* out) {
@@ -651,7 +667,11 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
     return;
   }
   if (pending.kind == Kind::kConfig) {
-    ParseConfigPersistence(reply, &pending_identity_.persistence);
+    // One name per call: the pairs are judged together, once all are in.
+    AddConfigReply(reply, &config_replies_);
+    if (++config_replies_seen_ == std::size(kPersistenceConfigNames)) {
+      ParseConfigPersistence(config_replies_, &pending_identity_.persistence);
+    }
   }
   if (pending.kind == Kind::kScriptLoad) {
     bool known = false;

@@ -518,6 +518,43 @@ TEST(DurabilityTest, UnknownPersistenceIsNotDurableAndNamesThePermission) {
   EXPECT_FALSE(DurabilityRisk(p).ok());
 }
 
+// The handshake asks for each of kPersistenceConfigNames alone and judges
+// the replies as one: the pairs together, and any refusal (or a reply of
+// another shape) for all, whatever the others said.
+TEST(DurabilityTest, OneConfigGetPerNameIsJudgedAsOneReply) {
+  Persistence p;
+  RedisReply merged = RedisReply::Array({});
+  AddConfigReply(ConfigReply({"appendonly", "yes"}), &merged);
+  AddConfigReply(ConfigReply({"appendfsync", "always"}), &merged);
+  AddConfigReply(ConfigReply({"save", ""}), &merged);
+  ParseConfigPersistence(merged, &p);
+  EXPECT_TRUE(p.known);
+  EXPECT_TRUE(DurabilityRisk(p).ok()) << DurabilityRisk(p);
+
+  for (int refused = 0; refused < 3; ++refused) {
+    merged = RedisReply::Array({});
+    const std::vector<RedisReply> replies = {
+        ConfigReply({"appendonly", "yes"}),
+        ConfigReply({"appendfsync", "always"}), ConfigReply({"save", ""})};
+    for (int i = 0; i < 3; ++i) {
+      AddConfigReply(i == refused ? RedisReply::Error("NOPERM no config|get")
+                                  : replies[i],
+                     &merged);
+    }
+    ParseConfigPersistence(merged, &p);
+    EXPECT_FALSE(p.known) << "refused: " << refused;
+    EXPECT_NE(DurabilityRisk(p).message().find("NOPERM"), std::string::npos)
+        << "refused: " << refused;
+  }
+  // Not an array nor an error: unknown, even after two good replies.
+  merged = RedisReply::Array({});
+  AddConfigReply(ConfigReply({"appendonly", "yes"}), &merged);
+  AddConfigReply(ConfigReply({"appendfsync", "always"}), &merged);
+  AddConfigReply(RedisReply::Nil(), &merged);
+  ParseConfigPersistence(merged, &p);
+  EXPECT_FALSE(p.known);
+}
+
 }  // namespace
 }  // namespace redlock::internal
 

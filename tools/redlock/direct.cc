@@ -253,9 +253,14 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
   // As the library's handshake reads it; a refusal (an ACL without
   // +config|get) is not a failed probe, only unknown persistence.
   if (status.error.ok()) {
-    if (absl::StatusOr<Reply> config = connection.Command(
-            {"CONFIG", "GET", std::string(internal::kPersistenceConfig)});
-        config.ok()) {
+    internal::RedisReply merged = internal::RedisReply::Array({});
+    for (absl::string_view name : internal::kPersistenceConfigNames) {
+      absl::StatusOr<Reply> config =
+          connection.Command({"CONFIG", "GET", std::string(name)});
+      if (!config.ok()) {
+        status.error = config.status();
+        break;
+      }
       internal::RedisReply converted;
       converted.type = config->is_error() ? internal::RedisReply::Type::kError
                        : config->type == REDIS_REPLY_ARRAY
@@ -268,9 +273,10 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
                 ? internal::RedisReply::String(e.str)
                 : internal::RedisReply::Integer(e.integer));
       }
-      internal::ParseConfigPersistence(converted, &status.persistence);
-    } else {
-      status.error = config.status();
+      internal::AddConfigReply(converted, &merged);
+    }
+    if (status.error.ok()) {
+      internal::ParseConfigPersistence(merged, &status.persistence);
     }
   }
   return status;
