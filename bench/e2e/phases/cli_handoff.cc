@@ -27,6 +27,18 @@
 // process: start-up (main -> configured -> client created), the release
 // answered after the reap, and exit after the release.
 //
+// With the flag --cli_handoff_floor (default on), redlock-e2e-handoff-floor
+// (bench/e2e/cli_handoff_floor_main.cc: libc only, none of the library's
+// checks) runs in the same rounds, three ways, over the same masters: what
+// the algorithm itself costs here.
+//   redlock-floor-2rt   two round trips, as the library hands over: the
+//                       release (DEL, PUBLISH naming the waiter queued
+//                       longest), then that waiter's attempt (--queued);
+//   redlock-floor-1rt   one: the release hands each master's key to the
+//                       first token queued there (--granted);
+//   redlock-floor-herd  two, with no queue: every waiter tries on every
+//                       release.
+//
 // etcdctl lock is not run here: Debian's etcd is not installed by the
 // harness (the report says so).
 //
@@ -81,6 +93,11 @@ ABSL_FLAG(int, cli_handoff_rounds, 4,
 ABSL_FLAG(std::string, cli_handoff_tool, "",
           "CLI hand-off phase: the redlock tool. Default: tools/redlock of "
           "the build redlock-e2e-bench comes from.");
+ABSL_FLAG(bool, cli_handoff_floor, true,
+          "CLI hand-off phase: also run redlock-e2e-handoff-floor (the least "
+          "a Redlock hand-off over the same masters needs, without the "
+          "library: bench/e2e/cli_handoff_floor_main.cc) when it was built "
+          "next to redlock-e2e-bench.");
 ABSL_FLAG(std::string, cli_handoff_baseline_binary, "",
           "CLI hand-off phase: another build of the redlock tool to run "
           "beside it in the same rounds (e.g. before a change); empty: none.");
@@ -536,6 +553,20 @@ class CliHandoffPhase : public Phase {
     Tool ours{"redlock", {tool}, true};
     ours.argv.insert(ours.argv.end(), run_args.begin(), run_args.end());
     tools_.push_back(ours);
+    const std::string floor_tool =
+        absl::StrCat(dir, "/redlock-e2e-handoff-floor");
+    if (absl::GetFlag(FLAGS_cli_handoff_floor) && Executable(floor_tool)) {
+      const std::pair<const char*, const char*> floors[] = {
+          {"redlock-floor-2rt", "--queued"},
+          {"redlock-floor-1rt", "--granted"},
+          {"redlock-floor-herd", nullptr}};
+      for (const auto& [name, mode] : floors) {
+        Tool floor{name, {floor_tool}, true};
+        if (mode != nullptr) floor.argv.push_back(mode);
+        floor.argv.insert(floor.argv.end(), run_args.begin(), run_args.end());
+        tools_.push_back(floor);
+      }
+    }
     const std::string baseline =
         absl::GetFlag(FLAGS_cli_handoff_baseline_binary);
     if (!baseline.empty()) {
