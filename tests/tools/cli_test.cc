@@ -683,6 +683,51 @@ TEST_F(CliTest, ArgumentsAfterTheSeparatorReachTheCommandUntouched) {
   EXPECT_EQ(ReadFile(Path("args")), "--ttl=1s\n--bogus\n--\n-v\nrun\n");
 }
 
+// The descriptors of this process that a child inherits (not close-on-exec),
+// with 0, 1 and 2, which the Cli helper always opens for the tool.
+std::set<int> InheritableFds() {
+  std::set<int> fds = {0, 1, 2};
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/self/fd")) {
+    int fd = -1;
+    if (!absl::SimpleAtoi(entry.path().filename().string(), &fd)) continue;
+    const int flags = fcntl(fd, F_GETFD);
+    if (flags >= 0 && (flags & FD_CLOEXEC) == 0) fds.insert(fd);
+  }
+  return fds;
+}
+
+TEST_F(CliTest, TheCommandGetsTheDescriptorsTheToolGotAndNoneOfItsOwn) {
+  // A descriptor the tool inherits (not close-on-exec) is the command's too;
+  // the tool's own (the library's connections, its eventfds) are not.
+  const std::string held = Path("held");
+  const int fd = open(held.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 3);
+  const std::set<int> expected = InheritableFds();
+  ASSERT_TRUE(expected.count(fd) == 1);
+  // ls lists its own descriptors, the directory it reads among them (a
+  // /proc/ path), to the tool's standard output.
+  const Finished f = Run({"run", "job", "--", "ls", "-l", "/proc/self/fd"});
+  close(fd);
+  ASSERT_EQ(f.exit_code, 0) << f;
+  std::set<int> seen;
+  std::string held_target;
+  for (absl::string_view line : absl::StrSplit(f.out, '\n')) {
+    const size_t arrow = line.find(" -> ");
+    if (arrow == absl::string_view::npos) continue;
+    const absl::string_view target = line.substr(arrow + 4);
+    if (absl::StartsWith(target, "/proc/")) continue;
+    const absl::string_view before = line.substr(0, arrow);
+    int n = -1;
+    ASSERT_TRUE(absl::SimpleAtoi(before.substr(before.rfind(' ') + 1), &n))
+        << line;
+    seen.insert(n);
+    if (n == fd) held_target = std::string(target);
+  }
+  EXPECT_EQ(seen, expected) << f.out;
+  EXPECT_EQ(held_target, held);
+}
+
 TEST_F(CliTest, RunTakesSeveralResourcesAsOneLockAllOrNone) {
   const std::string env_file = Path("env");
   auto cli =

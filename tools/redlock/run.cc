@@ -16,18 +16,17 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -37,9 +36,9 @@
 #include "absl/time/clock.h"
 #include "redlock/async_redlock.h"
 #include "redlock/lock.h"
+#include "src/engine/lock_state.h"
 #include "tools/redlock/attempts.h"
 #include "tools/redlock/direct.h"
-#include "src/engine/lock_state.h"
 #include "tools/redlock/progress.h"
 
 extern char** environ;
@@ -61,7 +60,8 @@ std::string Names(const Config& config) {
 constexpr absl::string_view kEnvValidMs = "REDLOCK_VALID_UNTIL_MS";
 constexpr absl::string_view kEnvFence = "REDLOCK_FENCE";
 
-absl::flat_hash_set<int>* inherited_fds = nullptr;
+// The descriptors the tool was started with, sorted (RecordInheritedFds()).
+std::vector<int>* inherited_fds = nullptr;
 
 std::vector<int> OpenFds() {
   std::vector<int> fds;
@@ -73,20 +73,58 @@ std::vector<int> OpenFds() {
     if (absl::SimpleAtoi(entry->d_name, &fd) && fd != own) fds.push_back(fd);
   }
   closedir(dir);
+  std::sort(fds.begin(), fds.end());
   return fds;
 }
 
+// Whether this kernel marks descriptors close-on-exec by range
+// (close_range(2) with CLOSE_RANGE_CLOEXEC, Linux 5.11): the child then
+// does it itself (MarkOwnFdsCloseOnExec()); else the tool does it before the
+// child starts (KeepOwnFdsFromChild()). An empty range past every
+// descriptor is accepted where the flag is known.
+bool CloseOnExecByRange() {
+  static const bool known = close_range(~0U, ~0U, CLOSE_RANGE_CLOEXEC) == 0;
+  return known;
+}
+
 // Marks every descriptor the tool opened itself close-on-exec (the
-// library's sockets may not be), so the child gets only what the tool got.
+// library's sockets may not be), so the child gets only what the tool got:
+// one fcntl() per open descriptor, after a scan of /proc/self/fd. Where
+// CloseOnExecByRange(), the child does this itself instead, off the
+// hand-off's path.
 void KeepOwnFdsFromChild() {
   if (inherited_fds == nullptr) return;
   for (int fd : OpenFds()) {
-    if (inherited_fds->contains(fd)) continue;
+    if (std::binary_search(inherited_fds->begin(), inherited_fds->end(), fd)) {
+      continue;
+    }
     const int flags = fcntl(fd, F_GETFD);
     if (flags >= 0 && (flags & FD_CLOEXEC) == 0) {
       fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
     }
   }
+}
+
+// KeepOwnFdsFromChild() in the child of vfork(), where CloseOnExecByRange():
+// every descriptor from 3 up that the tool was not started with is marked
+// close-on-exec in the child's own descriptor table (vfork() shares memory,
+// not descriptors), a range per gap between inherited ones. System calls
+// and reads of `inherited` only. Should a call fail after all, the child
+// keeps what the library opened close-on-exec already (every socket,
+// eventfd and epoll descriptor is), nothing else.
+void MarkOwnFdsCloseOnExec(const std::vector<int>* inherited) {
+  unsigned int next = 3;
+  if (inherited != nullptr) {
+    for (int fd : *inherited) {
+      if (fd < static_cast<int>(next)) continue;
+      if (static_cast<unsigned int>(fd) > next) {
+        close_range(next, static_cast<unsigned int>(fd) - 1,
+                    CLOSE_RANGE_CLOEXEC);
+      }
+      next = static_cast<unsigned int>(fd) + 1;
+    }
+  }
+  close_range(next, ~0U, CLOSE_RANGE_CLOEXEC);
 }
 
 std::string SignalName(int signo) {
@@ -141,7 +179,8 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
 // for a child that execs at once (docs/perf-notes/cli-handoff.md).
 [[noreturn]] void ExecChild(const char* path, char* const argv[],
                             char* const envp[], const sigset_t& mask,
-                            bool take_terminal, pid_t parent) {
+                            bool take_terminal, pid_t parent,
+                            bool mark_own_fds) {
   // Should the tool die without a chance to stop the command (SIGKILL, OOM),
   // nobody extends the lock any more: the command gets SIGTERM rather than
   // run on after the lock expires.
@@ -151,6 +190,7 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
   // SIGTTOU is still blocked here, so a background group may take it.
   if (take_terminal) tcsetpgrp(STDIN_FILENO, getpid());
   sigprocmask(SIG_SETMASK, &mask, nullptr);
+  if (mark_own_fds) MarkOwnFdsCloseOnExec(inherited_fds);
   execve(path, argv, envp);
   const int err = errno;
   const char* parts[] = {"redlock: cannot run ", argv[0], ": ",
@@ -214,7 +254,8 @@ class Supervisor {
     std::vector<std::string> env_strings = ChildEnvironment(config_, lock);
     std::vector<char*> envp = CStrings(env_strings);
     foreground_ = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
-    KeepOwnFdsFromChild();
+    const bool child_marks_fds = CloseOnExecByRange();
+    if (!child_marks_fds) KeepOwnFdsFromChild();
 
     const pid_t parent = getpid();
     Mark(Milestone::kSpawning);
@@ -227,7 +268,7 @@ class Supervisor {
     }
     if (child_ == 0) {
       ExecChild(path.c_str(), argv.data(), envp.data(),
-                signals_.original_mask(), foreground_, parent);
+                signals_.original_mask(), foreground_, parent, child_marks_fds);
     }
     // Also here, so that neither kill(-child_) nor tcsetpgrp() can come
     // before the child's own setpgid(). EACCES once it has exec'd is fine.
@@ -396,16 +437,16 @@ class PermitKeeper {
       // When validity runs below the margin unless an extension succeeds.
       const MonotonicTime margin_at =
           lock_.valid_until() - absl::ToChronoNanoseconds(margin);
-      const bool stopped = wake_.wait_for(
-          guard, absl::ToChronoNanoseconds(config_.ttl / 3),
-          [this] { return stop_; });
+      const bool stopped =
+          wake_.wait_for(guard, absl::ToChronoNanoseconds(config_.ttl / 3),
+                         [this] { return stop_; });
       if (stopped) return;
       guard.unlock();
       absl::Status status = client_.Extend(lock_, config_.ttl);
       if (status.ok() && MonotonicClock::now() > margin_at) {
-        status = absl::DeadlineExceededError(absl::StrCat(
-            "less than the safety margin of validity left (", Pretty(margin),
-            ") before an extension succeeded"));
+        status = absl::DeadlineExceededError(
+            absl::StrCat("less than the safety margin of validity left (",
+                         Pretty(margin), ") before an extension succeeded"));
       }
       guard.lock();
       if (!status.ok()) {
@@ -467,8 +508,9 @@ SemaphoreOptions SemaphoreOf(const Config& config) {
 }
 
 void RecordInheritedFds() {
-  inherited_fds = new absl::flat_hash_set<int>();
-  for (int fd : OpenFds()) inherited_fds->insert(fd);
+  inherited_fds = new std::vector<int>(OpenFds());
+  // Asked now, at start-up, rather than as the command starts.
+  CloseOnExecByRange();
 }
 
 int CheckCommand(const Config& config, std::string* path) {
@@ -546,8 +588,8 @@ int AcquireFailure(const Config& config, const absl::Status& status,
       if (config.limit > 0) {
         // Another --limit for the same semaphore: the masters' message
         // names both limits and the master.
-        PrintError(absl::StrCat("limit mismatch: ", status.message(), "; ",
-                                what));
+        PrintError(
+            absl::StrCat("limit mismatch: ", status.message(), "; ", what));
         return kExitRefused;
       }
       PrintError(
@@ -568,10 +610,7 @@ int RunCommand(const Config& config, const std::string& path, Redlock& client,
     return kExitSoftware;
   }
   RunState state;
-  ProgressDisplay progress(
-      config,
-      TimeoutsOf(config),
-      MonotonicClock::now());
+  ProgressDisplay progress(config, TimeoutsOf(config), MonotonicClock::now());
   WaitInterrupter interrupter(config, signals, progress);
 
   auto work = [&](const Lock& lock) -> absl::Status {
