@@ -3,10 +3,8 @@
 #include "bench/e2e/etcd_cluster.h"
 
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,27 +16,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tests/support/redis_server.h"
 
 namespace redlock::bench {
 namespace {
-
-// A TCP port on 127.0.0.1 that nobody listens on right now (the kernel's
-// pick); 0 if none could be had.
-int FreeLoopbackPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
 
 // Starts `argv` with stdout and stderr to `log`; -1 if fork failed.
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
@@ -86,15 +67,15 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(
   std::vector<int> client_ports, peer_ports;
   std::vector<std::string> initial, clients;
   for (int i = 0; i < members; ++i) {
-    const int client = FreeLoopbackPort();
-    const int peer = FreeLoopbackPort();
-    if (client == 0 || peer == 0 || client == peer) {
+    const absl::StatusOr<int> client = testing::PickFreePort();
+    const absl::StatusOr<int> peer = testing::PickFreePort();
+    if (!client.ok() || !peer.ok() || *client == *peer) {
       return absl::UnavailableError("no free loopback port for etcd");
     }
-    client_ports.push_back(client);
-    peer_ports.push_back(peer);
-    initial.push_back(absl::StrCat("m", i, "=http://127.0.0.1:", peer));
-    clients.push_back(absl::StrCat("http://127.0.0.1:", client));
+    client_ports.push_back(*client);
+    peer_ports.push_back(*peer);
+    initial.push_back(absl::StrCat("m", i, "=http://127.0.0.1:", *peer));
+    clients.push_back(absl::StrCat("http://127.0.0.1:", *client));
   }
   cluster->endpoints_ = absl::StrJoin(clients, ",");
   const std::string log = absl::StrCat(dir, "/etcd.log");

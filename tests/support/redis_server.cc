@@ -30,9 +30,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "tests/support/after_fork.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "tests/support/after_fork.h"
 
 namespace redlock::testing {
 namespace {
@@ -299,26 +299,6 @@ absl::StatusOr<std::string> MakeTempDir() {
   return pattern;
 }
 
-// A port nobody listens on right now. Another process may take it before
-// redis-server binds it; Start() then tries another.
-absl::StatusOr<int> PickFreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return absl::InternalError(ErrnoText("socket", errno));
-  struct sockaddr_in addr = {};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<struct sockaddr*>(&addr), &len) != 0) {
-    const int err = errno;
-    close(fd);
-    return absl::InternalError(ErrnoText("bind 127.0.0.1:0", err));
-  }
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // The value of `field` in an INFO reply, or "".
 std::string InfoField(absl::string_view info, absl::string_view field) {
   for (absl::string_view line : absl::StrSplit(info, '\n')) {
@@ -374,6 +354,24 @@ SteadyClock::time_point SteadyDeadline(absl::Duration timeout) {
 }
 
 }  // namespace
+
+absl::StatusOr<int> PickFreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::InternalError(ErrnoText("socket", errno));
+  struct sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (bind(fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<struct sockaddr*>(&addr), &len) != 0) {
+    const int err = errno;
+    close(fd);
+    return absl::InternalError(ErrnoText("bind 127.0.0.1:0", err));
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
 
 // ---------------------------------------------------------------------------
 
@@ -801,7 +799,8 @@ absl::Status RedisServer::Shutdown() {
 }
 
 absl::StatusOr<std::string> RedisServer::IncrementalAofPath() const {
-  const std::filesystem::path dir = std::filesystem::path(dir_) / "appendonlydir";
+  const std::filesystem::path dir =
+      std::filesystem::path(dir_) / "appendonlydir";
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
     const std::string name = entry.path().filename().string();

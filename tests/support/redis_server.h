@@ -50,6 +50,12 @@
 
 namespace redlock::testing {
 
+// A TCP port on 127.0.0.1 that nobody listens on right now (the kernel's
+// pick). Another process may take it before the caller binds it; a server
+// started on it must be ready to try another (RedisServer::Start() does).
+// kInternal if no socket could be bound.
+absl::StatusOr<int> PickFreePort();
+
 class RedisServer {
  public:
   enum class Persistence {

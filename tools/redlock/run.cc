@@ -109,20 +109,19 @@ void KeepOwnFdsFromChild() {
 // every descriptor from 3 up that the tool was not started with is marked
 // close-on-exec in the child's own descriptor table (vfork() shares memory,
 // not descriptors), a range per gap between inherited ones. System calls
-// and reads of `inherited` only. Should a call fail after all, the child
+// and reads of inherited_fds only. Should a call fail after all, the child
 // keeps what the library opened close-on-exec already (every socket,
 // eventfd and epoll descriptor is), nothing else.
-void MarkOwnFdsCloseOnExec(const std::vector<int>* inherited) {
+void MarkOwnFdsCloseOnExec() {
+  // As KeepOwnFdsFromChild(): nothing without the list of inherited ones.
+  if (inherited_fds == nullptr) return;
   unsigned int next = 3;
-  if (inherited != nullptr) {
-    for (int fd : *inherited) {
-      if (fd < static_cast<int>(next)) continue;
-      if (static_cast<unsigned int>(fd) > next) {
-        close_range(next, static_cast<unsigned int>(fd) - 1,
-                    CLOSE_RANGE_CLOEXEC);
-      }
-      next = static_cast<unsigned int>(fd) + 1;
+  for (int fd : *inherited_fds) {
+    if (fd < static_cast<int>(next)) continue;
+    if (static_cast<unsigned int>(fd) > next) {
+      close_range(next, static_cast<unsigned int>(fd) - 1, CLOSE_RANGE_CLOEXEC);
     }
+    next = static_cast<unsigned int>(fd) + 1;
   }
   close_range(next, ~0U, CLOSE_RANGE_CLOEXEC);
 }
@@ -190,7 +189,7 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
   // SIGTTOU is still blocked here, so a background group may take it.
   if (take_terminal) tcsetpgrp(STDIN_FILENO, getpid());
   sigprocmask(SIG_SETMASK, &mask, nullptr);
-  if (mark_own_fds) MarkOwnFdsCloseOnExec(inherited_fds);
+  if (mark_own_fds) MarkOwnFdsCloseOnExec();
   execve(path, argv, envp);
   const int err = errno;
   const char* parts[] = {"redlock: cannot run ", argv[0], ": ",
