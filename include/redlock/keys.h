@@ -31,6 +31,13 @@ std::string LockKey(const Options& options, absl::string_view resource);
 // ("released 3f9a..."). That waiter tries at once and the others a moment
 // later; the name is a hint about who tries first, never a grant.
 inline constexpr absl::string_view kReleasedMessage = "released";
+// Where a waiter registered to be handed the lock (RetryPolicy::hand_off,
+// WaiterHandOffKeyPrefix()), the release sets the key to that waiter's token
+// instead of deleting it, and publishes kGrantedMessage, a space and the
+// proof the waiter's registration carried ("granted 9c01..."): never the
+// token. Only that waiter knows the proof; to every other listener it means
+// the lock was taken.
+inline constexpr absl::string_view kGrantedMessage = "granted";
 inline constexpr absl::string_view kTakenMessage = "taken";
 
 // key_prefix + "__fence__:" + resource: the fencing counter, an integer with
@@ -87,6 +94,13 @@ std::string WriterWaitingKey(const Options& options,
 // waiter with the earliest one (kReleasedMessage). Waiter ids are hex
 // digits, so the key decodes uniquely.
 std::string WaiterArrivalKeyPrefix(const Options& options,
+                                   absl::string_view resource);
+
+// key_prefix + "__handoff__:" + resource + ":": followed by a queued
+// writer's id, its hand-off entry (RetryPolicy::hand_off): "<proof> <ttl in
+// ms> <token>", refreshed by each of its refused attempts with a short TTL.
+// A release hands the key to the writer queued longest that has one.
+std::string WaiterHandOffKeyPrefix(const Options& options,
                                    absl::string_view resource);
 
 // key_prefix + "__deployment__": the marker the restart guard uses to tell a

@@ -27,7 +27,15 @@ namespace {
 // arrival keys' prefix, WaiterArrivalKeyPrefix()), the message names the
 // waiter of that set whose arrival key is earliest; none if the set is
 // missing, larger than 64, or unreadable (pcall: a foreign value there must
-// not fail the release), or no id in it has an arrival key.
+// not fail the release), or no id in it has an arrival key. With ARGV[5]
+// (the hand-off entries' prefix, WaiterHandOffKeyPrefix()), the key goes to
+// the waiter queued longest among those with a well-formed hand-off entry
+// "<proof> <ttl ms> <token>" for another token than ARGV[1]: the key is set
+// to its token with PX its TTL, its id, arrival key and entry are removed,
+// and the message is "granted <proof>". With ARGV[6], a waiter id: that
+// waiter's hand-off entry is deleted first, and with ARGV[7] "1" its id
+// and arrival key too (it leaves the queue), so that no release hands it
+// the key after this one.
 // One Lua line per C++ line (scripts/mutants.txt finds them).
 // clang-format off
 constexpr absl::string_view kReleaseSource =
@@ -36,19 +44,36 @@ constexpr absl::string_view kReleaseSource =
     "  local ids = redis.pcall('smembers', ARGV[3])\n"
     "  if type(ids) ~= 'table' or ids.err or #ids > 64 then return 'released' end\n"
     "  local next, first = nil, nil\n"
+    "  local heir, since, deed = nil, nil, nil\n"
     "  for _, id in ipairs(ids) do\n"
     "    local at = redis.pcall('get', ARGV[4] .. id)\n"
     "    at = type(at) == 'string' and tonumber(at)\n"
     "    if at and (not first or at < first) then next, first = id, at end\n"
+    "    local entry = at and ARGV[5] and redis.pcall('get', ARGV[5] .. id)\n"
+    "    local proof, ttl, token = nil, nil, nil\n"
+    "    if type(entry) == 'string' then proof, ttl, token = string.match(entry, '^(%x+) (%d+) (%x+)$') end\n"
+    "    if token == ARGV[1] then token = nil end\n"
+    "    if token and tonumber(ttl) > 0 and (not since or at < since) then heir, since, deed = id, at, {proof, ttl, token} end\n"
     "  end\n"
+    "  if heir then return 'granted ' .. deed[1], heir, deed end\n"
     "  if next then return 'released ' .. next end\n"
     "  return 'released'\n"
+    "end\n"
+    "if ARGV[6] then\n"
+    "  redis.call('del', ARGV[5] .. ARGV[6])\n"
+    "  if ARGV[7] == '1' then redis.call('srem', ARGV[3], ARGV[6]) end\n"
+    "  if ARGV[7] == '1' then redis.call('del', ARGV[4] .. ARGV[6]) end\n"
     "end\n"
     "local deleted = 0\n"
     "for i = 1, #KEYS do\n"
     "  if redis.call('get', KEYS[i]) == ARGV[1] then\n"
     "    deleted = deleted + redis.call('del', KEYS[i])\n"
-    "    if ARGV[2] ~= '0' then redis.call('publish', KEYS[i], released()) end\n"
+    "    local message, heir, deed = 'released', nil, nil\n"
+    "    if ARGV[2] ~= '0' then message, heir, deed = released() end\n"
+    "    if heir then redis.call('set', KEYS[i], deed[3], 'PX', deed[2]) end\n"
+    "    if heir then redis.call('srem', ARGV[3], heir) end\n"
+    "    if heir then redis.call('del', ARGV[4] .. heir, ARGV[5] .. heir) end\n"
+    "    if ARGV[2] ~= '0' then redis.call('publish', KEYS[i], message) end\n"
     "  end\n"
     "end\n"
     "if deleted > 0 then return 1 end\n"
@@ -250,11 +275,13 @@ constexpr absl::string_view kReaderReleaseSource =
     "return 1\n";
 
 constexpr absl::string_view kWriterAcquireSource =
-    "if redis.call('exists', KEYS[1]) == 0 then\n"
+    "local mine = KEYS[4] and redis.call('get', KEYS[1]) == ARGV[1]\n"
+    "if mine or redis.call('exists', KEYS[1]) == 0 then\n"
     "  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
     "  if ARGV[5] == '1' then redis.call('publish', KEYS[1], 'taken') end\n"
     "  redis.call('srem', KEYS[2], ARGV[3])\n"
     "  if KEYS[3] then redis.call('del', KEYS[3]) end\n"
+    "  if KEYS[4] then redis.call('del', KEYS[4]) end\n"
     "  return 1\n"
     "end\n"
     "redis.call('sadd', KEYS[2], ARGV[3])\n"
@@ -266,6 +293,7 @@ constexpr absl::string_view kWriterAcquireSource =
     "  redis.call('set', KEYS[3], at, 'NX', 'PX', ARGV[4])\n"
     "  redis.call('pexpire', KEYS[3], ARGV[4])\n"
     "end\n"
+    "if KEYS[4] then redis.call('set', KEYS[4], ARGV[6] .. ' ' .. ARGV[2] .. ' ' .. ARGV[1], 'PX', ARGV[7]) end\n"
     "return 0\n";
 // clang-format on
 
@@ -622,6 +650,18 @@ Command KeysCommand(const Script& script, absl::Span<const std::string> keys,
   return c;
 }
 
+Command KeysCommand(const Script& script, absl::Span<const std::string> keys,
+                    std::vector<std::string> args) {
+  Command c;
+  c.script = &script;
+  c.num_keys = static_cast<int>(keys.size());
+  c.args.reserve(keys.size() + args.size());
+  c.args.insert(c.args.end(), keys.begin(), keys.end());
+  c.args.insert(c.args.end(), std::make_move_iterator(args.begin()),
+                std::make_move_iterator(args.end()));
+  return c;
+}
+
 }  // namespace
 
 Command AcquireCommand(absl::Span<const std::string> keys,
@@ -647,11 +687,31 @@ Command ReleaseCommand(absl::string_view key, absl::string_view token,
 
 Command ReleaseCommand(absl::string_view key, absl::string_view token,
                        absl::string_view waiting_key,
-                       absl::string_view arrival_prefix) {
+                       absl::string_view arrival_prefix,
+                       absl::string_view hand_off_prefix) {
   const std::string k[] = {std::string(key)};
+  if (hand_off_prefix.empty()) {
+    return KeysCommand(ReleaseScript(), k,
+                       {std::string(token), "1", std::string(waiting_key),
+                        std::string(arrival_prefix)});
+  }
   return KeysCommand(ReleaseScript(), k,
                      {std::string(token), "1", std::string(waiting_key),
-                      std::string(arrival_prefix)});
+                      std::string(arrival_prefix),
+                      std::string(hand_off_prefix)});
+}
+
+Command WithdrawCommand(absl::string_view key, absl::string_view token,
+                        absl::string_view waiting_key,
+                        absl::string_view arrival_prefix,
+                        absl::string_view hand_off_prefix,
+                        absl::string_view waiter_id, bool leave_queue) {
+  const std::string k[] = {std::string(key)};
+  return KeysCommand(
+      ReleaseScript(), k,
+      {std::string(token), "1", std::string(waiting_key),
+       std::string(arrival_prefix), std::string(hand_off_prefix),
+       std::string(waiter_id), leave_queue ? "1" : "0"});
 }
 
 Command SemaphoreAnnounceCommand(absl::string_view limit_key,
@@ -839,14 +899,20 @@ Command WriterAcquireCommand(absl::string_view lock_key,
                              absl::string_view token, absl::Duration ttl,
                              absl::string_view waiter_id,
                              absl::Duration waiting_ttl, bool announce,
-                             absl::string_view arrival_key) {
+                             absl::string_view arrival_key,
+                             const HandOffEntry* hand_off) {
   std::vector<std::string> keys = {std::string(lock_key),
                                    std::string(waiting_key)};
   if (!arrival_key.empty()) keys.emplace_back(arrival_key);
-  return KeysCommand(
-      WriterAcquireScript(), keys,
-      {std::string(token), TtlMillis(ttl), std::string(waiter_id),
-       TtlMillis(waiting_ttl), announce ? "1" : "0"});
+  std::vector<std::string> args = {std::string(token), TtlMillis(ttl),
+                                   std::string(waiter_id),
+                                   TtlMillis(waiting_ttl), announce ? "1" : "0"};
+  if (hand_off != nullptr && !arrival_key.empty()) {
+    keys.emplace_back(hand_off->key);
+    args.emplace_back(hand_off->proof);
+    args.push_back(TtlMillis(hand_off->ttl));
+  }
+  return KeysCommand(WriterAcquireScript(), keys, std::move(args));
 }
 
 void CommandArgvViews(const Command& command, bool eval, CommandViews* out) {

@@ -51,7 +51,15 @@ struct Script {
 // (WriterWaitingKey()), and ARGV[4], its arrival keys' prefix: the message
 // is "released <id>" for the id of that set with the earliest arrival key
 // (kReleasedMessage in keys.h), or plain kReleasedMessage if none has one
-// or the set holds more than 64 ids.
+// or the set holds more than 64 ids. With ARGV[5], the hand-off entries'
+// prefix (WaiterHandOffKeyPrefix()): if a queued waiter left a well-formed
+// entry "<proof> <ttl ms> <token>" for another token than ARGV[1], the key is
+// handed to the one of them queued longest instead of deleted: set to its
+// token with PX its TTL, its id, arrival key and entry removed, and the
+// message is "granted <proof>" (kGrantedMessage). With ARGV[6], a waiter id,
+// and ARGV[7]: first deletes that waiter's hand-off entry, and with ARGV[7]
+// "1" its id and arrival key too, so that no later release hands it the key
+// (WithdrawCommand()).
 const Script& ReleaseScript();
 // Sets the TTL of every key to ARGV[2] ms if every one holds ARGV[1], else
 // changes nothing; never creates a key. Returns 1 if extended, else 0.
@@ -138,7 +146,13 @@ const Script& ReaderReleaseScript();
 // the waiter's arrival key (WaiterArrivalKeyPrefix() + waiter id), is
 // deleted on a win; on a refusal it is set to the master's TIME in
 // microseconds unless it exists (the first refusal's time stays), with PX
-// the waiting key's TTL given.
+// the waiting key's TTL given. With KEYS[4] as well, the waiter's hand-off
+// entry (WaiterHandOffKeyPrefix() + waiter id), and ARGV[6] (a proof) and
+// ARGV[7] (the entry's TTL in ms): R holding the token already (a release
+// handed it over) is a win as R missing is, R's TTL set to ttl again, and
+// the entry is deleted on a win; on a refusal the entry is set to
+// "<proof> <ttl ms> <token>" with PX ARGV[7], so that a release may hand R
+// to this waiter (ReleaseScript()).
 const Script& WriterAcquireScript();
 // Raises every counter in KEYS to ARGV[1] if every one is lower (never
 // lowers one). Returns 1 if it raised them, 0 if any was already at or above
@@ -185,9 +199,23 @@ Command ReleaseCommand(absl::Span<const std::string> keys,
 // A single-resource lock's release that names its successor: announced,
 // with the lock's waiting set (WriterWaitingKey()) and arrival keys' prefix
 // (WaiterArrivalKeyPrefix()); see ReleaseScript().
+// With `hand_off_prefix` (WaiterHandOffKeyPrefix()), it hands the key to the
+// waiter queued longest that left a hand-off entry (RetryPolicy::hand_off).
 Command ReleaseCommand(absl::string_view key, absl::string_view token,
                        absl::string_view waiting_key,
-                       absl::string_view arrival_prefix);
+                       absl::string_view arrival_prefix,
+                       absl::string_view hand_off_prefix = {});
+// A hand-off waiter's withdrawal, in one step on a master: its hand-off
+// entry goes (and with `leave_queue` its queue place: its id in
+// `waiting_key`, its arrival key), then the release above of `token`, which
+// hands the key on if a release had handed it to this waiter. Sent when an
+// attempt is lost (queue place kept) and when the acquisition ends without
+// the lock (place left).
+Command WithdrawCommand(absl::string_view key, absl::string_view token,
+                        absl::string_view waiting_key,
+                        absl::string_view arrival_prefix,
+                        absl::string_view hand_off_prefix,
+                        absl::string_view waiter_id, bool leave_queue);
 Command ExtendCommand(absl::string_view key, absl::string_view token,
                       absl::Duration ttl);
 Command ExtendCommand(absl::Span<const std::string> keys,
@@ -253,12 +281,20 @@ Command ReaderReleaseCommand(absl::string_view lock_key,
                              absl::string_view reader_key,
                              absl::string_view readers_key,
                              absl::string_view token, bool announce = true);
+// A hand-off waiter's entry (WriterAcquireScript's KEYS[4], ARGV[6-7]).
+struct HandOffEntry {
+  std::string key;    // WaiterHandOffKeyPrefix() + waiter id.
+  std::string proof;  // Fresh per attempt; published by the hand-off.
+  absl::Duration ttl;  // How long the entry lives unless refreshed.
+};
+// `hand_off` (with `arrival_key` only): the waiter may be handed the key.
 Command WriterAcquireCommand(absl::string_view lock_key,
                              absl::string_view waiting_key,
                              absl::string_view token, absl::Duration ttl,
                              absl::string_view waiter_id,
                              absl::Duration waiting_ttl, bool announce,
-                             absl::string_view arrival_key = {});
+                             absl::string_view arrival_key = {},
+                             const HandOffEntry* hand_off = nullptr);
 Command FencedAcquireCommand(absl::string_view key,
                              absl::string_view counter_key,
                              absl::string_view marker_key,

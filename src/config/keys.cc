@@ -52,6 +52,12 @@ std::string WaiterArrivalKeyPrefix(const Options& options,
                       kReservedResourcePrefix, ":", resource, ":");
 }
 
+std::string WaiterHandOffKeyPrefix(const Options& options,
+                                   absl::string_view resource) {
+  return absl::StrCat(options.key_prefix, kReservedResourcePrefix, "handoff",
+                      kReservedResourcePrefix, ":", resource, ":");
+}
+
 std::string DeploymentMarkerKey(const Options& options) {
   return absl::StrCat(options.key_prefix, kReservedResourcePrefix, "deployment",
                       kReservedResourcePrefix);

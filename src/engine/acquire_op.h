@@ -85,6 +85,8 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
         // after a refusal (WriterAcquireScript).
         may_wait_as_writer_(!shared_ && !options.fencing &&
                             !semaphore_.has_value() && resources_.size() == 1),
+        hand_off_(may_wait_as_writer_ && engine->options_.retry.hand_off &&
+                  engine->options_.retry.wake_on_release),
         waiting_key_(WriterWaitingKey(engine->options_, resource_)),
         readers_key_(options.shared
                          ? SharedHoldersKey(engine->options_, resource_)
@@ -133,12 +135,18 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       return;
     }
     if (YieldsToWoken()) return;
-    absl::StatusOr<std::string> token = engine_->runtime_->NewToken();
-    if (!token.ok()) {
-      Fail(token.status());
-      return;
+    // A hand-off waiter keeps one token from its first attempt as a waiting
+    // writer on (its entries name it): the key holding it is its own,
+    // whichever way it got there.
+    if (!token_kept_) {
+      absl::StatusOr<std::string> token = engine_->runtime_->NewToken();
+      if (!token.ok()) {
+        Fail(token.status());
+        return;
+      }
+      token_ = *std::move(token);
+      token_kept_ = HandsOff();
     }
-    token_ = *std::move(token);
     fence_write_ = false;
     retry_timer_->Cancel();
     next_ = Next::kNone;
@@ -203,10 +211,30 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
             schedule_.WaitLeft(engine_->runtime_->Now()).value_or(ttl_);
         // Queued by its first refusal's time there (arrival_key_), so that
         // releases name the longest waiting writer (woken on release only).
+        const absl::Duration waiting =
+            std::max(std::min(ttl_, left), absl::Milliseconds(1));
+        HandOffEntry entry;
+        if (HandsOff()) {
+          absl::StatusOr<std::string> proof = engine_->runtime_->NewToken();
+          if (!proof.ok()) {
+            Fail(proof.status());
+            return;
+          }
+          entry.key = hand_off_key_;
+          entry.proof = *proof;
+          const RetryPolicy& policy = engine_->options_.retry;
+          entry.ttl = std::min(waiting, 2 * policy.max_delay + kEntrySlack);
+          // Sent after this instant: a key handed over with this proof was
+          // set later still.
+          proofs_.push_back({attempts_, *std::move(proof),
+                             engine_->runtime_->Now()});
+          if (proofs_.size() > kProofsKept) proofs_.erase(proofs_.begin());
+        }
         config.command = WriterAcquireCommand(
-            keys_.front(), waiting_key_, token_, ttl_, waiter_id_,
-            std::max(std::min(ttl_, left), absl::Milliseconds(1)), announce,
-            engine_->wakeups_ != nullptr ? arrival_key_ : std::string());
+            keys_.front(), waiting_key_, token_, ttl_, waiter_id_, waiting,
+            announce,
+            engine_->wakeups_ != nullptr ? arrival_key_ : std::string(),
+            HandsOff() ? &entry : nullptr);
         config.map_reply = &ScriptVote;
         config.keep_replies = true;  // Which masters took the mark off.
         writer_round_ = true;
@@ -219,9 +247,12 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
             keys_.size() == 1 && !announce ? &AcquireVote : &ScriptVote;
       }
     }
-    // Quietly: no lock was made (see ReleaseCommand).
-    config.cleanup_on_loss = UndoCommand(/*announce=*/false);
-    config.cleanup_skips_denied = true;
+    // Quietly: no lock was made (see ReleaseCommand). A hand-off waiter's
+    // lost attempt cleans up in OnRound() instead.
+    if (!(writer_round_ && HandsOff())) {
+      config.cleanup_on_loss = UndoCommand(/*announce=*/false);
+      config.cleanup_skips_denied = true;
+    }
     StartRound(std::move(config));
   }
 
@@ -232,6 +263,28 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       return;
     }
     in_attempt_ = false;
+    if (HandsOff() && writer_round_ && !result.status.ok()) {
+      // A lost attempt gives back, with its entry (WithdrawCommand), what
+      // it holds where it was granted, or may have been (a failed vote: a
+      // veto, a timeout). Where it was denied it set nothing, and where the
+      // reply is still to come it is left (its token is this waiter's until
+      // the next attempt wins or loses there, or the wait ends: Finished()
+      // withdraws everywhere): its entry there stays, so that a release can
+      // still hand it over. A hand-off heard from a master given back to,
+      // with a proof sent so far, may predate the give-back: none counts.
+      for (size_t i = 0; i < result.votes.size() && i < counts_from_.size();
+           ++i) {
+        const MasterVote::Kind kind = result.votes[i].kind;
+        if (kind == MasterVote::Kind::kDenied ||
+            kind == MasterVote::Kind::kPending) {
+          continue;
+        }
+        engine_->links_[i]->Send(WithdrawCommand(/*leave_queue=*/false),
+                                 [](absl::StatusOr<RedisReply>) {});
+        counts_from_[i] = attempts_ + 1;
+        handed_at_[i].reset();
+      }
+    }
     if (std::exchange(writer_round_, false)) {
       // A master that let this writer in took its id off the waiting set
       // there (WriterAcquireScript).
@@ -270,6 +323,12 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       waiter_id_ = *std::move(id);
       arrival_key_ = absl::StrCat(
           WaiterArrivalKeyPrefix(engine_->options_, resource_), waiter_id_);
+      if (hand_off_) {  // Woken on release: it will watch.
+        hand_off_key_ = absl::StrCat(
+            WaiterHandOffKeyPrefix(engine_->options_, resource_), waiter_id_);
+        counts_from_.assign(engine_->links_.size(), 0);
+        handed_at_.assign(engine_->links_.size(), std::nullopt);
+      }
     }
     if (!result.status.ok()) {
       RetryOrFail(result.status);
@@ -393,8 +452,24 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       return ReaderReleaseCommand(keys_.front(), reader_key_, readers_key_,
                                   token_, announce);
     }
+    if (HandsOff()) return WithdrawCommand(/*leave_queue=*/false);
     return ReleaseCommand(keys_, token_, announce);
   }
+
+  // A hand-off waiter's withdrawal (WithdrawCommand() in scripts.h): its
+  // entry goes (and with `leave_queue` its place), then its token is
+  // released, handing on a key a release had handed it.
+  Command WithdrawCommand(bool leave_queue) const {
+    return internal::WithdrawCommand(
+        keys_.front(), token_, waiting_key_,
+        WaiterArrivalKeyPrefix(engine_->options_, resource_),
+        WaiterHandOffKeyPrefix(engine_->options_, resource_), waiter_id_,
+        leave_queue);
+  }
+
+  // Attempts leave hand-off entries (RetryPolicy::hand_off): a writer that
+  // waits as one, woken on release.
+  bool HandsOff() const { return !hand_off_key_.empty(); }
 
   void OnFenceWritten(RoundResult result) {
     if (result.status.code() == absl::StatusCode::kAborted) {
@@ -478,7 +553,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       state->valid_until = won_.valid_until;
       state->SetVotesLocked(std::move(won_.votes));
     }
-    Finished();
+    Finished(/*won=*/true);
     if (Observer* observer = engine_->observer()) {
       AcquiredEvent event;
       event.resource = resource_;
@@ -490,11 +565,19 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     Deliver(done_, absl::StatusOr<Lock>(Lock(std::move(state))));
   }
 
-  // The result is decided: cancellation no longer applies.
-  void Finished() {
+  // The result is decided (`won`: the lock is delivered): cancellation no
+  // longer applies.
+  void Finished(bool won = false) {
     finished_ = true;
     retry_timer_->Cancel();
     Unwatch();
+    if (HandsOff() && !won) {
+      // Any master may have handed this waiter the key, up to now: every
+      // one withdraws its place and entry and hands the key on, in one
+      // step, behind whatever was sent to it before.
+      SendToAll(WithdrawCommand(/*leave_queue=*/true));
+      marked_.clear();
+    }
     // Won or given up: new readers need not wait for this writer any more.
     // Only its own id goes (other writers may be waiting too), and only
     // where it may still be.
@@ -505,6 +588,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       engine_->links_[i]->Send(unmark, [](absl::StatusOr<RedisReply>) {});
       Command unqueue;
       unqueue.args = {"DEL", arrival_key_};
+      if (HandsOff()) unqueue.args.push_back(hand_off_key_);
       engine_->links_[i]->Send(unqueue, [](absl::StatusOr<RedisReply>) {});
     }
     marked_.clear();
@@ -650,26 +734,88 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
         if (now + ToChrono(delay) < next_at_) ArmRetry(Next::kWoken, delay);
         return;
       }
-      case Wakeups::Event::kTaken: {
-        if (in_attempt_) {
-          // Ours, or another's that won: nothing was freed after all.
-          woken_in_attempt_ = false;
-          return;
-        }
-        if (next_ != Next::kWoken) return;
-        // Another waiter got there first: back to polling.
-        std::optional<absl::Duration> left = schedule_.WaitLeft(now);
-        if (!left.has_value()) return;
-        const absl::Duration poll =
-            JitteredDelay(engine_->options_.retry, engine_->bitgen_);
-        if (poll < *left) {
-          ArmRetry(Next::kPoll, poll);
-        } else {
-          ArmRetry(Next::kGiveUp, *left);
-        }
+      case Wakeups::Event::kTaken:
+        OnTaken(now);
         return;
+      case Wakeups::Event::kGranted:
+        if (!HandedOver(master, successor)) OnTaken(now);
+        return;
+    }
+  }
+
+  // The lock was taken somewhere (not handed to this waiter).
+  void OnTaken(MonotonicTime now) {
+    if (in_attempt_) {
+      // Ours, or another's that won: nothing was freed after all.
+      woken_in_attempt_ = false;
+      return;
+    }
+    if (next_ != Next::kWoken) return;
+    // Another waiter got there first: back to polling.
+    std::optional<absl::Duration> left = schedule_.WaitLeft(now);
+    if (!left.has_value()) return;
+    const absl::Duration poll =
+        JitteredDelay(engine_->options_.retry, engine_->bitgen_);
+    if (poll < *left) {
+      ArmRetry(Next::kPoll, poll);
+    } else {
+      ArmRetry(Next::kGiveUp, *left);
+    }
+  }
+
+  // Master `master` published a hand-off with `proof`. False if the proof
+  // is not one of this waiter's (the lock went to another). Otherwise the
+  // hand-off is noted, dated by when the attempt that left the proof was
+  // sent, unless it may predate a withdrawal sent to that master since
+  // (counts_from_), or came over a subscriber connection to another server
+  // run than the one that master's command connection knows (a restarted
+  // master's hand-off must not slip past the restart guard; unknown runs
+  // count as other runs). Then, if the hand-offs noted count for a quorum
+  // (JudgeVotes(): the restart guard, membership, one vote per server),
+  // with validity left from the earliest of their dates, the lock is won.
+  bool HandedOver(int master, absl::string_view proof) {
+    const Proof* mine = nullptr;
+    for (const Proof& p : proofs_) {
+      if (p.value == proof) mine = &p;
+    }
+    if (mine == nullptr) return false;
+    if (master < 0 || master >= static_cast<int>(handed_at_.size())) {
+      return true;
+    }
+    if (mine->attempt < counts_from_[master]) return true;
+    const absl::string_view run = engine_->wakeups_->RunId(master);
+    if (run.empty() || run != engine_->FailureDomain(master)) return true;
+    handed_at_[master] = mine->sent_at;
+    std::optional<MonotonicTime> start;
+    for (const std::optional<MonotonicTime>& at : handed_at_) {
+      if (at.has_value() && (!start.has_value() || *at < *start)) start = at;
+    }
+    RoundConfig config = engine_->BaseRound(ttl_);
+    config.map_reply = &ScriptVote;
+    std::optional<RoundResult> won;
+    QuorumRound round(engine_->links_,
+                      std::make_shared<const RoundConfig>(std::move(config)),
+                      engine_->runtime_.get(), *start,
+                      [&won](RoundResult result) {
+                        if (result.status.ok()) won = std::move(result);
+                      });
+    const MonotonicTime now = engine_->runtime_->Now();
+    for (size_t i = 0; i < handed_at_.size(); ++i) {
+      if (handed_at_[i].has_value()) {
+        round.Feed(static_cast<int>(i), RedisReply::Integer(1), now);
       }
     }
+    round.Cancel();
+    if (!won.has_value()) return true;
+    // An attempt in flight is dropped, unanswered: whatever it does on a
+    // master (extend this token, or leave an entry that Finished() removes
+    // behind it) leaves the lock this waiter's.
+    StopRound();
+    in_attempt_ = false;
+    writer_round_ = false;
+    won_ = *std::move(won);
+    Succeed(/*fence=*/0);
+    return true;
   }
 
   // A new acquisition of a lock this client released a moment ago, while
@@ -797,6 +943,12 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     return keys;
   }
 
+  // A hand-off entry lives at most 2 * max_delay plus this, unless the next
+  // attempt refreshes it.
+  static constexpr absl::Duration kEntrySlack = absl::Milliseconds(200);
+  // Proofs a hand-off waiter recognises: its latest attempts'. An older
+  // one's entry has expired on every master by then.
+  static constexpr size_t kProofsKept = 32;
   // Immediate attempts per semaphore acquisition (OnSemaphoreRound()).
   static constexpr int kQuickRetries = 3;
   // YieldsToWoken(): a release less than the wake jitter and this long ago
@@ -821,6 +973,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
   // Read-write lock (AcquireOptions::shared).
   const bool shared_;              // A reader.
   const bool may_wait_as_writer_;  // A writer that can wait as one.
+  const bool hand_off_;  // RetryPolicy::hand_off asked for, and this lock can.
   const std::string waiting_key_;  // WriterWaitingKey().
   const std::string readers_key_;  // Readers: SharedHoldersKey().
   std::string reader_key_;         // Readers: this attempt's own key.
@@ -831,6 +984,20 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
   std::string arrival_key_;        // WaiterArrivalKeyPrefix() + waiter_id_.
   std::vector<bool> named_by_;     // Per master: its latest name was this
                                    // waiter (since the last attempt).
+  // Hand-off (RetryPolicy::hand_off).
+  std::string hand_off_key_;       // Set once waiting: HandsOff().
+  bool token_kept_ = false;        // token_ stays for every later attempt.
+  struct Proof {
+    int attempt;            // attempts_ of the attempt that sent it.
+    std::string value;
+    MonotonicTime sent_at;  // Before that attempt was sent.
+  };
+  std::vector<Proof> proofs_;  // The latest kProofsKept.
+  // Per master: the first attempt whose proofs count there (a withdrawal
+  // was sent to it after the ones before).
+  std::vector<int> counts_from_;
+  // Per master: handed over, dated by the proof's sent_at.
+  std::vector<std::optional<MonotonicTime>> handed_at_;
   std::string refusals_;           // Readers: the last refusals.
   AsyncRedlock::AcquireCallback done_;
   const MonotonicTime started_;

@@ -58,10 +58,13 @@ class Engine::ReleaseOp final : public Engine::NamedOperation {
     } else {
       // Names the writer waiting longest on each master, if any
       // (RetryPolicy::successor_grace).
+      // Hands it to the one queued longest with a hand-off entry, if any
+      // (RetryPolicy::hand_off), whatever this client's own setting.
       config.command = ReleaseCommand(
           state_->key(), state_->token(),
           WriterWaitingKey(engine_->options_, state_->resource()),
-          WaiterArrivalKeyPrefix(engine_->options_, state_->resource()));
+          WaiterArrivalKeyPrefix(engine_->options_, state_->resource()),
+          WaiterHandOffKeyPrefix(engine_->options_, state_->resource()));
     }
     config.map_reply = &ScriptVote;
     config.quorum = engine_->quorum_;

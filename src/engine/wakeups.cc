@@ -62,7 +62,8 @@ bool Subscriber::Settled(const std::string& channel) const {
     case State::kConnecting:
       return false;
     case State::kConnected:
-      return !auth_pending_ && confirmed_.contains(channel) &&
+      return !auth_pending_ && !info_pending_ &&
+             confirmed_.contains(channel) &&
              !awaiting_.contains(channel);
   }
   return true;
@@ -88,12 +89,19 @@ void Subscriber::OnConnect(absl::Status status) {
     return;
   }
   state_ = State::kConnected;
+  run_id_.clear();
   if (std::vector<std::string> auth = AuthArgv(config_.address);
       !auth.empty()) {
     auth_pending_ = true;
     auth_sent_at_ = runtime_->Now();
     Send(std::move(auth));
   }
+  // Which server run this connection reaches, before any message can come
+  // (a hand-off heard here counts only from the run the master's command
+  // connection judged: Wakeups::RunId()).
+  info_pending_ = true;
+  info_sent_at_ = runtime_->Now();
+  Send({"INFO", "server"});
   // SUBSCRIBE is not per database: no SELECT.
   std::vector<std::string> channels(wanted_.begin(), wanted_.end());
   std::sort(channels.begin(), channels.end());
@@ -124,6 +132,15 @@ void Subscriber::OnPush(RedisReply reply) {
     // AUTH's answer, or an error for a command (NOAUTH, a closed server).
     if (auth_pending_ && reply.type == RedisReply::Type::kStatus) {
       auth_pending_ = false;
+      MaybeSettled();
+      return;
+    }
+    // INFO's, after AUTH's: a server run's id, or none (an unknown run,
+    // whose hand-offs never count).
+    if (!auth_pending_ && info_pending_ &&
+        reply.type == RedisReply::Type::kString) {
+      info_pending_ = false;
+      run_id_ = std::string(InfoField(reply.str, "run_id"));
       MaybeSettled();
       return;
     }
@@ -174,7 +191,7 @@ void Subscriber::OnPush(RedisReply reply) {
 
 void Subscriber::MaybeSettled() {
   ArmTimer();
-  if (auth_pending_ || !awaiting_.empty()) return;
+  if (auth_pending_ || info_pending_ || !awaiting_.empty()) return;
   next_backoff_ = config_.backoff.initial;
   last_error_ = absl::OkStatus();
   listener_->OnSettled(std::exchange(lost_, false));
@@ -190,6 +207,8 @@ void Subscriber::Close(absl::Status why) {
   confirmed_.clear();
   awaiting_.clear();
   auth_pending_ = false;
+  info_pending_ = false;
+  run_id_.clear();
   lost_ = true;
   timer_->Cancel();
   if (!wanted_.empty()) {
@@ -208,6 +227,9 @@ std::optional<MonotonicTime> Subscriber::Deadline() const {
   std::optional<MonotonicTime> oldest;
   if (state_ == State::kConnected) {
     if (auth_pending_) oldest = auth_sent_at_;
+    if (info_pending_ && (!oldest.has_value() || info_sent_at_ < *oldest)) {
+      oldest = info_sent_at_;
+    }
     for (const auto& [channel, awaiting] : awaiting_) {
       if (!oldest.has_value() || awaiting.since < *oldest) {
         oldest = awaiting.since;
@@ -291,6 +313,13 @@ bool Wakeups::Settled(absl::Span<const std::string> channels) const {
   return true;
 }
 
+absl::string_view Wakeups::RunId(int master) const {
+  if (master < 0 || master >= static_cast<int>(subscribers_.size())) {
+    return {};
+  }
+  return subscribers_[master]->run_id();
+}
+
 bool Wakeups::Contended(absl::Span<const std::string> channels) const {
   for (const std::string& channel : channels) {
     if (channels_.contains(channel)) return true;
@@ -330,6 +359,12 @@ void Wakeups::OnMessage(int master, absl::string_view channel,
     successor = payload;
   } else if (payload == kTakenMessage) {
     event = Event::kTaken;
+  } else if (absl::ConsumePrefix(&payload, kGrantedMessage) &&
+             absl::ConsumePrefix(&payload, " ")) {
+    // "granted <proof>": handed to the waiter whose proof it is; taken, to
+    // any other. Any bytes: only compared with the waiters' own proofs.
+    event = Event::kGranted;
+    successor = payload;
   } else {
     return;
   }

@@ -78,6 +78,10 @@ class Subscriber final : private ConnectionObserver {
   // lasts at most connect_timeout + request_timeout.
   bool Settled(const std::string& channel) const;
 
+  // The run_id of the server this connection reaches (its INFO server,
+  // read before it subscribes); empty while unknown or unconnected.
+  absl::string_view run_id() const { return run_id_; }
+
   // Commands sent and messages heard, for tests and benchmarks.
   int64_t sent() const { return sent_; }
   int64_t messages() const { return messages_; }
@@ -126,6 +130,9 @@ class Subscriber final : private ConnectionObserver {
   absl::flat_hash_map<std::string, Awaiting> awaiting_;
   bool auth_pending_ = false;
   MonotonicTime auth_sent_at_;
+  bool info_pending_ = false;  // INFO server sent, not yet answered.
+  MonotonicTime info_sent_at_;
+  std::string run_id_;  // This connection's server run (INFO's run_id).
   MonotonicTime connect_started_;
   // A connection was lost or failed since the last one that confirmed.
   bool lost_ = false;
@@ -145,6 +152,8 @@ class Wakeups final : private Subscriber::Listener {
     kReleased,  // A release deleted the key somewhere: try soon (at once
                 // if it named this waiter as its successor).
     kTaken,     // A retry set it somewhere: no hurry.
+    kGranted,   // A release handed it to a waiter (RetryPolicy::hand_off):
+                // the one whose proof `successor` is; taken, for the others.
     kSettled,   // Settled() may have changed.
   };
 
@@ -156,7 +165,8 @@ class Wakeups final : private Subscriber::Listener {
     // `master`: for kReleased, the index of the master whose message it was,
     // or -1 when no message was heard (a subscriber that reconnected may
     // have missed one). `successor`: the waiter id that master's release
-    // named (the one queued longest there, see kReleasedMessage), or empty.
+    // named (the one queued longest there, see kReleasedMessage), or empty;
+    // for kGranted, the proof the hand-off published (kGrantedMessage).
     virtual void Wake(Event event, int master,
                       absl::string_view successor) = 0;
   };
@@ -177,6 +187,9 @@ class Wakeups final : private Subscriber::Listener {
   // Settled().
   bool Watch(Waiter* waiter, absl::Span<const std::string> channels);
   void Unwatch(Waiter* waiter, absl::Span<const std::string> channels);
+  // The server run master `master`'s subscriber reaches
+  // (Subscriber::run_id()); empty if unknown.
+  absl::string_view RunId(int master) const;
   // Subscriber::Settled() on every master, for every channel.
   bool Settled(absl::Span<const std::string> channels) const;
   // Some of `channels` is subscribed (waited on now, or lingering): the

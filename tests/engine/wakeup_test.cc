@@ -9,8 +9,10 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
@@ -24,6 +26,7 @@
 #include "redlock/observer.h"
 #include "redlock/redlock.h"
 #include "tests/support/attempt_counter.h"
+#include "tests/support/fault_proxy.h"
 #include "tests/support/heard_messages.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/test_options.h"
@@ -32,6 +35,8 @@ namespace redlock {
 namespace {
 
 using ::redlock::testing::AttemptCounter;
+using ::redlock::testing::FaultProxy;
+using ::redlock::testing::RedisClient;
 using ::redlock::testing::RedisCluster;
 using ::redlock::testing::RedisServer;
 
@@ -794,6 +799,275 @@ TEST_F(WakeupQueueByHandTest, OnlyEachMastersLatestNameCounts) {
   const absl::Time told = absl::Now();
   Tell("latest", 2, q.ids[1]);
   ExpectOnlyTheOneNamedByAQuorumTries("latest", q, /*winner=*/1, told);
+}
+
+
+// Hand-off in the release (RetryPolicy::hand_off): a queued waiter's
+// refused attempts leave an entry, and the release sets the key to its
+// token instead of deleting it.
+class HandOffTest : public WakeupQueueTest {
+ protected:
+  Options HandOffOptions(std::shared_ptr<Observer> observer,
+                         absl::Duration poll = kPoll) {
+    Options options = QueuedOptions(std::move(observer), poll);
+    options.retry.hand_off = true;
+    return options;
+  }
+
+  // Waits (bounded) until every master holds a hand-off entry for
+  // `resource`; returns the last one read on master 0 ("<proof> <ttl>
+  // <token>"), or empty.
+  std::string AwaitEntries(const std::string& resource) {
+    const std::string pattern =
+        WaiterHandOffKeyPrefix(Options(), resource) + "*";
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (absl::Now() < deadline) {
+      std::string entry;
+      bool all = true;
+      for (int i = 0; i < cluster_->size() && all; ++i) {
+        auto client = cluster_->Client(i);
+        if (!client.ok()) return "";
+        auto keys = (*client)->Command({"KEYS", pattern});
+        all = keys.ok() && keys->elements.size() == 1;
+        if (all && i == 0) {
+          auto value = (*client)->Command({"GET", keys->elements[0].str});
+          all = value.ok() && !value->str.empty();
+          if (all) entry = value->str;
+        }
+      }
+      if (all) return entry;
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return "";
+  }
+
+  // GET `key` on master `i` ("" if missing).
+  std::string Get(int i, const std::string& key) {
+    auto client = cluster_->Client(i);
+    EXPECT_TRUE(client.ok());
+    if (!client.ok()) return "";
+    auto reply = (*client)->Command({"GET", key});
+    EXPECT_TRUE(reply.ok());
+    return reply.ok() ? reply->str : "";
+  }
+
+  // KEYS `pattern` on master `i`.
+  size_t Count(int i, const std::string& pattern) {
+    auto client = cluster_->Client(i);
+    EXPECT_TRUE(client.ok());
+    if (!client.ok()) return 0;
+    auto reply = (*client)->Command({"KEYS", pattern});
+    EXPECT_TRUE(reply.ok());
+    return reply.ok() ? reply->elements.size() : 0;
+  }
+};
+
+TEST_F(HandOffTest, TheReleaseHandsTheLockToTheQueuedWaiterWithoutAnAttempt) {
+  auto held = holder_->Acquire("baton", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto counter = std::make_shared<AttemptCounter>();
+  auto waiter = MakeClient(HandOffOptions(counter));
+  ASSERT_NE(waiter, nullptr);
+  Background<absl::StatusOr<Lock>> waiting(
+      [&] { return waiter->Acquire("baton", Waiting(absl::Seconds(20))); });
+  ASSERT_FALSE(AwaitEntries("baton").empty());
+  // The attempt that left the entries was sent before this.
+  const absl::Time entered = absl::Now();
+  EXPECT_EQ(counter->attempts(), 2);  // The first, and the one subscribed.
+  absl::SleepFor(absl::Seconds(1));
+
+  const absl::Time released = absl::Now();
+  ASSERT_TRUE(holder_->Release(*held).ok());
+  absl::StatusOr<Lock> lock = waiting.Join();
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  EXPECT_LT(absl::Now() - released, kWokenWithin);
+  // Held without a third attempt: the release set every master's key to
+  // the waiter's token, and took its entry and place.
+  EXPECT_EQ(counter->attempts(), 2);
+  // Valid from when that attempt was sent, not from the release: the second
+  // waited before the release is not in it.
+  EXPECT_LT(lock->remaining(), absl::Seconds(30) - (released - entered));
+  EXPECT_GT(lock->remaining(), absl::Seconds(25));
+  const std::string key = LockKey(Options(), "baton");
+  for (int i = 0; i < cluster_->size(); ++i) {
+    EXPECT_EQ(Get(i, key), lock->token()) << "master " << i;
+    EXPECT_EQ(Count(i, WaiterHandOffKeyPrefix(Options(), "baton") + "*"), 0u);
+    EXPECT_EQ(Count(i, WriterWaitingKey(Options(), "baton")), 0u);
+  }
+  ASSERT_TRUE(waiter->Release(*lock).ok());
+  for (int i = 0; i < cluster_->size(); ++i) {
+    EXPECT_EQ(Get(i, key), "") << "master " << i;
+  }
+}
+
+TEST_F(HandOffTest, AHandOffWithAProofTheWaiterNeverSentGrantsNothing) {
+  auto held = holder_->Acquire("forged", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto waiter = MakeClient(HandOffOptions(nullptr));
+  ASSERT_NE(waiter, nullptr);
+  Background<absl::StatusOr<Lock>> waiting(
+      [&] { return waiter->Acquire("forged", Waiting(absl::Seconds(2))); });
+  ASSERT_FALSE(AwaitEntries("forged").empty());
+  // Every master "hands it over" with a proof of nobody's, while the
+  // holder holds it.
+  for (int i = 0; i < cluster_->size(); ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE((*client)
+                    ->Command({"PUBLISH", LockKey(Options(), "forged"),
+                               "granted 0123456789abcdef0123456789abcdef"})
+                    .ok());
+  }
+  absl::StatusOr<Lock> lock = waiting.Join();
+  EXPECT_FALSE(lock.ok()) << "won while the holder holds it";
+  EXPECT_EQ(lock.status().code(), absl::StatusCode::kAborted) << lock.status();
+  ASSERT_TRUE(holder_->Release(*held).ok());
+}
+
+TEST_F(HandOffTest, AWaiterThatGivesUpHandsOnWhatItWasHandedAndLeavesNoEntry) {
+  auto held = holder_->Acquire("leaver", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto waiter = MakeClient(HandOffOptions(nullptr));
+  ASSERT_NE(waiter, nullptr);
+  Background<absl::StatusOr<Lock>> waiting(
+      [&] { return waiter->Acquire("leaver", Waiting(absl::Seconds(2))); });
+  const std::string entry = AwaitEntries("leaver");
+  ASSERT_FALSE(entry.empty());
+  const std::string token = entry.substr(entry.rfind(' ') + 1);
+  // Master 0 handed it the key (as a release would), the others did not.
+  const std::string key = LockKey(Options(), "leaver");
+  {
+    auto client = cluster_->Client(0);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE((*client)->Command({"SET", key, token, "PX", "30000"}).ok());
+  }
+  absl::StatusOr<Lock> lock = waiting.Join();
+  ASSERT_FALSE(lock.ok());
+  // Its withdrawal gave master 0's key back, and left no entry or place
+  // anywhere (bounded: sent as it gave up, not awaited).
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (Get(0, key) == token && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_EQ(Get(0, key), "");
+  for (int i = 0; i < cluster_->size(); ++i) {
+    EXPECT_EQ(Count(i, WaiterHandOffKeyPrefix(Options(), "leaver") + "*"), 0u)
+        << "master " << i;
+    EXPECT_EQ(Count(i, WriterWaitingKey(Options(), "leaver")), 0u)
+        << "master " << i;
+  }
+  // So the holder's release frees the lock: nobody to hand it to.
+  ASSERT_TRUE(holder_->Release(*held).ok());
+  for (int i = 0; i < cluster_->size(); ++i) {
+    EXPECT_EQ(Get(i, key), "") << "master " << i;
+  }
+}
+
+TEST_F(HandOffTest, AReleaseNeverHandsTheLockBackToTheTokenItReleases) {
+  auto held = holder_->Acquire("mirror", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  // The holder's own token queued with an entry (a holder still queued
+  // where a release handed the key elsewhere), and a ghost's after it.
+  const std::string self = "00000000000000000000000000000001";
+  const std::string ghost = "00000000000000000000000000000002";
+  for (int i = 0; i < cluster_->size(); ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok());
+    for (const auto& [id, at, token] :
+         {std::tuple<std::string, std::string, std::string>{self, "1",
+                                                            held->token()},
+          {ghost, "2", "abcdef"}}) {
+      ASSERT_TRUE((*client)
+                      ->Command({"SADD", WriterWaitingKey(Options(), "mirror"),
+                                 id})
+                      .ok());
+      ASSERT_TRUE(
+          (*client)
+              ->Command({"SET", WaiterArrivalKeyPrefix(Options(), "mirror") + id,
+                         at, "PX", "60000"})
+              .ok());
+      ASSERT_TRUE((*client)
+                      ->Command({"SET",
+                                 WaiterHandOffKeyPrefix(Options(), "mirror") + id,
+                                 "feed 30000 " + token, "PX", "60000"})
+                      .ok());
+    }
+  }
+  ASSERT_TRUE(holder_->Release(*held).ok());
+  // Handed to the ghost, queued second: never back to the holder's token.
+  for (int i = 0; i < cluster_->size(); ++i) {
+    EXPECT_EQ(Get(i, LockKey(Options(), "mirror")), "abcdef") << "master " << i;
+  }
+}
+
+
+// A hand-off counts only from the server run the master's command
+// connection judged: here master 0's address leads the command connection
+// to one server and, opened later, the subscriber to another, where a
+// "hand-off" with the waiter's real proof is published. With master 1's
+// hand-off that would make 2 of 3 while the holder still holds masters 0
+// and 2.
+TEST_F(HandOffTest, AHandOffHeardFromAnotherServerRunThanTheJudgedOneCountsNot) {
+  auto stranger = RedisServer::Start({});
+  ASSERT_TRUE(stranger.ok()) << stranger.status();
+  auto proxy =
+      FaultProxy::Start({.upstream_port = cluster_->server(0).port()});
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  auto held = holder_->Acquire("split", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  Options options = HandOffOptions(nullptr);
+  options.masters = {(*proxy)->Uri(), cluster_->Uris()[1], cluster_->Uris()[2]};
+  auto waiter = MakeClient(std::move(options));
+  ASSERT_NE(waiter, nullptr);
+  // Its command connections are up (to master 0's server through the
+  // proxy); the subscriber it opens when it first waits goes elsewhere.
+  const absl::Time up_until = absl::Now() + absl::Seconds(10);
+  auto all_up = [&] {
+    for (const MasterHealth& h : waiter->Health()) {
+      if (!h.connected) return false;
+    }
+    return true;
+  };
+  while (!all_up() && absl::Now() < up_until) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_TRUE(all_up());
+  ASSERT_TRUE((*proxy)->SetUpstreamPort((*stranger)->port()));
+
+  Background<absl::StatusOr<Lock>> waiting(
+      [&] { return waiter->Acquire("split", Waiting(absl::Seconds(2))); });
+  const std::string entry = AwaitEntries("split");
+  ASSERT_FALSE(entry.empty());
+  const std::string proof = entry.substr(0, entry.find(' '));
+  const std::string token = entry.substr(entry.rfind(' ') + 1);
+  const std::string key = LockKey(Options(), "split");
+  // Its subscriber to master 0's address reached the stranger.
+  auto to_stranger = RedisClient::Connect("127.0.0.1", (*stranger)->port());
+  ASSERT_TRUE(to_stranger.ok()) << to_stranger.status();
+  const absl::Time subscribed_until = absl::Now() + absl::Seconds(10);
+  int64_t listening = 0;
+  while (listening < 1 && absl::Now() < subscribed_until) {
+    auto reply = (*to_stranger)->Command({"PUBSUB", "NUMSUB", key});
+    ASSERT_TRUE(reply.ok());
+    listening = reply->elements.size() == 2 ? reply->elements[1].integer : 0;
+    if (listening < 1) absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_EQ(listening, 1);
+  // Master 1 hands it over, as a release there would; the stranger
+  // publishes the same.
+  {
+    auto client = cluster_->Client(1);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE((*client)->Command({"SET", key, token, "PX", "30000"}).ok());
+    ASSERT_TRUE(
+        (*client)->Command({"PUBLISH", key, "granted " + proof}).ok());
+  }
+  ASSERT_TRUE(
+      (*to_stranger)->Command({"PUBLISH", key, "granted " + proof}).ok());
+  absl::StatusOr<Lock> lock = waiting.Join();
+  EXPECT_FALSE(lock.ok()) << "won while the holder holds masters 0 and 2";
+  EXPECT_EQ(lock.status().code(), absl::StatusCode::kAborted) << lock.status();
+  ASSERT_TRUE(holder_->Release(*held).ok());
 }
 
 }  // namespace

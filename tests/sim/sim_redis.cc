@@ -1121,16 +1121,54 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
 
   if (sha1 == internal::ReleaseScript().sha1) {
     if (!need(0, 1)) return missing("release");
+    // args[2]: the waiting set; args[3]: the arrival keys' prefix; args[4]:
+    // the hand-off entries' prefix; args[5], args[6]: a waiter to withdraw,
+    // and "1" if it leaves the queue too.
+    const bool has_hand_off = args.size() >= 5;
+    // A hand-off entry "<proof> <ttl> <token>", as string.match(entry,
+    // '^(%x+) (%d+) (%x+)$') splits it (%x, %d: C locale, as Lua's).
+    struct Deed {
+      std::string proof, ttl, token;
+    };
+    auto parse_entry = [](const std::string& entry) -> std::optional<Deed> {
+      auto all_of = [](absl::string_view s, bool (*is)(unsigned char)) {
+        return !s.empty() && std::all_of(s.begin(), s.end(), [is](char c) {
+          return is(static_cast<unsigned char>(c));
+        });
+      };
+      const size_t first = entry.find(' ');
+      if (first == std::string::npos) return std::nullopt;
+      const size_t second = entry.find(' ', first + 1);
+      if (second == std::string::npos) return std::nullopt;
+      Deed deed{entry.substr(0, first),
+                entry.substr(first + 1, second - first - 1),
+                entry.substr(second + 1)};
+      if (!all_of(deed.proof, absl::ascii_isxdigit) ||
+          !all_of(deed.ttl, absl::ascii_isdigit) ||
+          !all_of(deed.token, absl::ascii_isxdigit)) {
+        return std::nullopt;
+      }
+      return deed;
+    };
     // released(): the waiting set's id (args[2]) whose arrival key (args[3]
-    // + id) holds the smallest number; pcall, so an error names nobody.
+    // + id) holds the smallest number, named in the message; pcall, so an
+    // error names nobody. With args[4], the heir: of the ids with an arrival
+    // number and a well-formed hand-off entry (args[4] + id) for another
+    // token than args[0] and a TTL above 0, the one whose arrival number is
+    // smallest; the message is then "granted <proof>".
+    struct Released {
+      std::string message;
+      std::string heir;  // Empty: none.
+      Deed deed;
+    };
     auto released = [&]() {
-      std::string message(kReleasedMessage);
-      if (args.size() < 4) return message;
+      Released out{std::string(kReleasedMessage), "", {}};
+      if (args.size() < 4) return out;
       const RedisReply ids = call({"SMEMBERS", args[2]});
       if (ids.type != RedisReply::Type::kArray || ids.elements.size() > 64) {
-        return message;
+        return out;
       }
-      std::optional<double> first;
+      std::optional<double> first, since;
       std::string next;
       for (const RedisReply& id : ids.elements) {
         const RedisReply at = call({"GET", args[3] + id.str});
@@ -1144,17 +1182,55 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
           first = value;
           next = id.str;
         }
+        if (!has_hand_off) continue;
+        const RedisReply entry = call({"GET", args[4] + id.str});
+        if (entry.type != RedisReply::Type::kString) continue;
+        std::optional<Deed> deed = parse_entry(entry.str);
+        if (!deed.has_value() || deed->token == args[0]) continue;
+        // tonumber(ttl) > 0: digits only, so any but zeros.
+        if (deed->ttl.find_first_not_of('0') == std::string::npos) continue;
+        if (!since.has_value() || value < *since) {
+          since = value;
+          out.heir = id.str;
+          out.deed = *std::move(deed);
+        }
       }
-      if (first.has_value()) absl::StrAppend(&message, " ", next);
-      return message;
+      if (!out.heir.empty()) {
+        out.message = absl::StrCat(kGrantedMessage, " ", out.deed.proof);
+      } else if (first.has_value()) {
+        absl::StrAppend(&out.message, " ", next);
+      }
+      return out;
     };
+    if (args.size() >= 6) {
+      // The withdrawal, before any release: a withdrawn waiter is no heir.
+      call({"DEL", args[4] + args[5]});
+      if (args.size() >= 7 && args[6] == "1") {
+        const RedisReply srem = call({"SREM", args[2], args[5]});
+        if (srem.type == RedisReply::Type::kError) {
+          return ScriptCallError(srem, sha1, /*line=*/23);
+        }
+        call({"DEL", args[3] + args[5]});
+      }
+    }
+    const bool announce = args.size() < 2 || args[1] != "0";
     int64_t deleted = 0;
     for (const std::string& key : keys) {
       if (!holds(key)) continue;
       deleted += call({"DEL", key}).integer;
-      if (args.size() < 2 || args[1] != "0") {
-        call({"PUBLISH", key, released()});
+      Released r{std::string(kReleasedMessage), "", {}};
+      if (announce) r = released();
+      if (!r.heir.empty()) {
+        const RedisReply set =
+            call({"SET", key, r.deed.token, "PX", r.deed.ttl});
+        if (set.type == RedisReply::Type::kError) {
+          return ScriptCallError(set, sha1, /*line=*/32);
+        }
+        call({"SREM", args[2], r.heir});
+        call({"DEL", args[3] + r.heir, args[4] + r.heir});
+        ++hand_offs_;
       }
+      if (announce) call({"PUBLISH", key, r.message});
     }
     return RedisReply::Integer(deleted > 0 ? 1 : 0);
   }
@@ -1189,32 +1265,48 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
   }
 
   if (sha1 == internal::WriterAcquireScript().sha1) {
-    if (!need(2, 5)) return missing("writer acquire");
-    if (!exists(keys[0])) {
+    // KEYS[3] (the arrival key) and KEYS[4] (the hand-off entry) optional;
+    // with KEYS[4], ARGV[6] (the proof) and ARGV[7] (the entry's TTL).
+    if (!need(2, 5) || (keys.size() >= 4 && args.size() < 7)) {
+      return missing("writer acquire");
+    }
+    const bool hand_off = keys.size() >= 4;
+    // Ours already (a release handed it to us): a win as a missing key is.
+    bool mine = false;
+    if (hand_off) {
+      const RedisReply current = call({"GET", keys[0]});
+      if (current.type == RedisReply::Type::kError) {
+        return ScriptCallError(current, sha1, /*line=*/1);
+      }
+      mine =
+          current.type == RedisReply::Type::kString && current.str == args[0];
+    }
+    if (mine || !exists(keys[0])) {
       const RedisReply set = call({"SET", keys[0], args[0], "PX", args[1]});
       if (set.type == RedisReply::Type::kError) {
-        return ScriptCallError(set, sha1, /*line=*/2);
+        return ScriptCallError(set, sha1, /*line=*/3);
       }
       if (args[4] == "1") {
         call({"PUBLISH", keys[0], std::string(kTakenMessage)});
       }
       const RedisReply srem = call({"SREM", keys[1], args[2]});
       if (srem.type == RedisReply::Type::kError) {
-        return ScriptCallError(srem, sha1, /*line=*/4);
+        return ScriptCallError(srem, sha1, /*line=*/5);
       }
       if (keys.size() >= 3) call({"DEL", keys[2]});
+      if (hand_off) call({"DEL", keys[3]});
       return RedisReply::Integer(1);
     }
     const RedisReply sadd = call({"SADD", keys[1], args[2]});
     if (sadd.type == RedisReply::Type::kError) {
-      return ScriptCallError(sadd, sha1, /*line=*/7);
+      return ScriptCallError(sadd, sha1, /*line=*/10);
     }
     int64_t wait = 0;
     if (!absl::SimpleAtoi(args[3], &wait)) {
       return RedisReply::Error(absl::StrCat(
-          "ERR user_script:8: bad argument #1 to 'max' (number expected, got "
+          "ERR user_script:11: bad argument #1 to 'max' (number expected, got "
           "nil) script: ",
-          sha1));
+          sha1, ", on @user_script:11."));
     }
     const int64_t pttl = call({"PTTL", keys[1]}).integer;
     call({"PEXPIRE", keys[1], absl::StrCat(std::max(wait, pttl))});
@@ -1226,6 +1318,15 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
           now.elements[1].str);
       call({"SET", keys[2], at, "NX", "PX", args[3]});
       call({"PEXPIRE", keys[2], args[3]});
+    }
+    if (hand_off) {
+      // "<proof> <ttl> <token>", ARGV[2] as sent.
+      const RedisReply set = call(
+          {"SET", keys[3], absl::StrCat(args[5], " ", args[1], " ", args[0]),
+           "PX", args[6]});
+      if (set.type == RedisReply::Type::kError) {
+        return ScriptCallError(set, sha1, /*line=*/19);
+      }
     }
     return RedisReply::Integer(0);
   }

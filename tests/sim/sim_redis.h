@@ -54,12 +54,13 @@
 // ReconfigureScript() and kFencedSetScript are recognised by SHA-1 and run
 // as C++ with the same semantics (including
 // Redis's Lua-to-reply conversion: a table becomes an array, a number an
-// integer, false nil, redis.error_reply() an error reply). The semaphore and
-// reader scripts also give back, as Redis does, the error of a call that
-// fails inside them (WRONGTYPE on a key of the other type), with what they
-// wrote before it left in place; the older scripts do not (they read a set
-// key as a missing value). Any other script can be loaded but running it
-// returns an ERR reply.
+// integer, false nil, redis.error_reply() an error reply). The semaphore,
+// reader and writer acquire scripts, and the release's withdrawal and
+// hand-off steps, also give back, as Redis does, the error of a call that
+// fails inside them (WRONGTYPE on a key of the other type, a TTL SET
+// refuses), with what they wrote before it left in place; the older scripts
+// do not (they read a set key as a missing value). Any other script can be
+// loaded but running it returns an ERR reply.
 //
 // Data types: strings, and sets (for the readers' index) through SADD, SREM,
 // SMEMBERS and SCARD, each also a plain command. A set emptied by SREM is
@@ -212,6 +213,9 @@ class SimRedis {
   void Save(absl::Time now);
   // Snapshots taken since construction (by schedule or Save()).
   int64_t snapshots() const { return snapshots_; }
+  // Releases that handed a lock key to a waiter (the release script's
+  // hand-off), since this master was made.
+  int64_t hand_offs() const { return hand_offs_; }
   // SCRIPT FLUSH from elsewhere (an operator, a failover).
   void FlushScripts() { scripts_.clear(); }
   // Drops every key that has a TTL, as a volatile-* maxmemory-policy does
@@ -355,6 +359,7 @@ class SimRedis {
   int64_t dirty_ = 0;
   std::vector<absl::Time> dirty_at_;
   int64_t snapshots_ = 0;
+  int64_t hand_offs_ = 0;
   // Set by Crash(): when, on the master clock, and the AOF window lost.
   std::optional<absl::Time> crashed_at_;
   absl::Duration aof_lost_ = absl::ZeroDuration();

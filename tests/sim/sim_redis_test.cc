@@ -975,6 +975,287 @@ TEST_F(SimRedisDifferentialTest,
   Same({"SCARD", "q:wait"});
 }
 
+// The hand-off scripts' keys: the lock, its waiting set, and the arrival
+// keys' and hand-off entries' prefixes (each followed by a waiter id).
+constexpr char kHoLock[] = "ho:lock";
+constexpr char kHoWait[] = "ho:wait";
+constexpr char kHoArr[] = "ho:arr:";
+constexpr char kHoEntry[] = "ho:entry:";
+
+TEST_F(SimRedisDifferentialTest,
+       ReleaseHandsTheKeyToTheLongestQueuedWaiterWithAHandOffEntry) {
+  LoadScripts();
+  std::unique_ptr<Peer> sub = NewPeer();
+  ASSERT_NE(sub, nullptr);
+  SameOn(*sub, {"SUBSCRIBE", kHoLock});
+  ExpectPushed(*sub, {});
+  const std::string arr = kHoArr, entry = kHoEntry;
+  // cc came first but left no entry; bb came before aa.
+  Same({"SADD", kHoWait, "aa", "bb", "cc"});
+  Same({"SET", arr + "aa", "1700000000000300", "PX", "10000"});
+  Same({"SET", arr + "bb", "1700000000000200", "PX", "10000"});
+  Same({"SET", arr + "cc", "1700000000000100", "PX", "10000"});
+  Same({"SET", entry + "aa", "cafe 7000 a0a0", "PX", "10000"});
+  Same({"SET", entry + "bb", "beef 5000 b0b0", "PX", "10000"});
+  Same({"SET", kHoLock, "f00d", "PX", "10000"});
+  auto release = [&](const char* token) {
+    return Script(
+        internal::ReleaseCommand(kHoLock, token, kHoWait, kHoArr, kHoEntry));
+  };
+  Same(release("f00d"));
+  ExpectPushed(*sub, {Message(kHoLock, "granted beef")});
+  // The key is bb's token with bb's TTL; bb left the queue.
+  Same({"GET", kHoLock});
+  CloseInteger({"PTTL", kHoLock}, 100);
+  SameMembers({"SMEMBERS", kHoWait});
+  Same({"EXISTS", arr + "bb", entry + "bb"});
+  Same({"EXISTS", arr + "aa", entry + "aa", arr + "cc"});
+  // bb's release hands it to aa, aa's (no entry left) names cc.
+  Same(release("b0b0"));
+  ExpectPushed(*sub, {Message(kHoLock, "granted cafe")});
+  Same({"GET", kHoLock});
+  CloseInteger({"PTTL", kHoLock}, 100);
+  Same(release("a0a0"));
+  ExpectPushed(*sub, {Message(kHoLock, "released cc")});
+  Same({"EXISTS", kHoLock});
+  SameMembers({"SMEMBERS", kHoWait});
+  // Without the entries' prefix, the old release: an entry is not read.
+  Same({"SADD", kHoWait, "dd"});
+  Same({"SET", arr + "dd", "1700000000000050", "PX", "10000"});
+  Same({"SET", entry + "dd", "d00d 5000 d0d0", "PX", "10000"});
+  Same({"SET", kHoLock, "f00d", "PX", "10000"});
+  Same(Script(internal::ReleaseCommand(kHoLock, "f00d", kHoWait, kHoArr)));
+  ExpectPushed(*sub, {Message(kHoLock, "released dd")});
+  Same({"EXISTS", kHoLock, entry + "dd"});
+  // Nor does an unannounced release hand anything on.
+  Argv quiet = release("f00d");
+  quiet[5] = "0";  // ARGV[2]: not announced.
+  Same({"SET", kHoLock, "f00d", "PX", "10000"});
+  Same(quiet);
+  ExpectPushed(*sub, {});
+  Same({"EXISTS", kHoLock, entry + "dd"});
+}
+
+TEST_F(SimRedisDifferentialTest,
+       ReleaseNeverHandsTheKeyToAnEntryOfTheReleasingToken) {
+  LoadScripts();
+  std::unique_ptr<Peer> sub = NewPeer();
+  ASSERT_NE(sub, nullptr);
+  SameOn(*sub, {"SUBSCRIBE", kHoLock});
+  ExpectPushed(*sub, {});
+  const std::string arr = kHoArr, entry = kHoEntry;
+  auto release = [&](const char* token) {
+    return Script(
+        internal::ReleaseCommand(kHoLock, token, kHoWait, kHoArr, kHoEntry));
+  };
+  // aa's entry is for the token being released: it is named, not handed
+  // the key; its entry and place stay.
+  Same({"SADD", kHoWait, "aa"});
+  Same({"SET", arr + "aa", "1700000000000100", "PX", "10000"});
+  Same({"SET", entry + "aa", "cafe 7000 f00d", "PX", "10000"});
+  Same({"SET", kHoLock, "f00d", "PX", "10000"});
+  Same(release("f00d"));
+  ExpectPushed(*sub, {Message(kHoLock, "released aa")});
+  Same({"EXISTS", kHoLock});
+  Same({"EXISTS", arr + "aa", entry + "aa"});
+  SameMembers({"SMEMBERS", kHoWait});
+  // bb, queued later with an entry for another token, is the heir.
+  Same({"SADD", kHoWait, "bb"});
+  Same({"SET", arr + "bb", "1700000000000200", "PX", "10000"});
+  Same({"SET", entry + "bb", "beef 5000 b0b0", "PX", "10000"});
+  Same({"SET", kHoLock, "f00d", "PX", "10000"});
+  Same(release("f00d"));
+  ExpectPushed(*sub, {Message(kHoLock, "granted beef")});
+  Same({"GET", kHoLock});
+  SameMembers({"SMEMBERS", kHoWait});
+  Same({"EXISTS", arr + "aa", entry + "aa"});
+}
+
+TEST_F(SimRedisDifferentialTest, ReleaseSkipsMalformedHandOffEntries) {
+  LoadScripts();
+  std::unique_ptr<Peer> sub = NewPeer();
+  ASSERT_NE(sub, nullptr);
+  SameOn(*sub, {"SUBSCRIBE", kHoLock});
+  ExpectPushed(*sub, {});
+  const std::string arr = kHoArr, entry = kHoEntry;
+  auto release = [&](const char* token) {
+    return Script(
+        internal::ReleaseCommand(kHoLock, token, kHoWait, kHoArr, kHoEntry));
+  };
+  // Each of these waiters' entries fails '^(%x+) (%d+) (%x+)$' or a TTL
+  // above 0; i2 has a good entry but no arrival number; i9 is a set.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"i0", "cafz 5000 a0a0"},  {"i1", "cafe 0 a0a0"},
+      {"i3", "cafe 000 a0a0"},   {"i4", "cafe 5000 a0a0 "},
+      {"i5", "cafe  5000 a0a0"}, {"i6", "cafe 5e3 a0a0"},
+      {"i7", "cafe 5000"},       {"i8", " cafe 5000 a0a0"},
+      {"ia", "cafe -5 a0a0"},    {"ib", "0x1 5000 a0a0"},
+  };
+  int64_t at = 1700000000000100;
+  for (const auto& [id, value] : bad) {
+    Same({"SADD", kHoWait, id});
+    Same({"SET", arr + id, absl::StrCat(at++), "PX", "10000"});
+    Same({"SET", entry + id, value, "PX", "10000"});
+  }
+  Same({"SADD", kHoWait, "i2", "i9"});
+  Same({"SET", entry + "i2", "cafe 5000 a0a0", "PX", "10000"});
+  Same({"SET", arr + "i9", "1700000000000000", "PX", "10000"});
+  Same({"SADD", entry + "i9", "x"});
+  Same({"SET", kHoLock, "f00d", "PX", "10000"});
+  // Nobody is the heir: the earliest, i9 (its entry unreadable), is named.
+  Same(release("f00d"));
+  ExpectPushed(*sub, {Message(kHoLock, "released i9")});
+  Same({"EXISTS", kHoLock});
+  Same({"SCARD", kHoWait});
+  // Upper-case hex is hex: ic, queued last, is the heir.
+  Same({"SADD", kHoWait, "ic"});
+  Same({"SET", arr + "ic", absl::StrCat(at++), "PX", "10000"});
+  Same({"SET", entry + "ic", "CAFE 5000 A0B0", "PX", "10000"});
+  Same({"SET", kHoLock, "f00d", "PX", "10000"});
+  Same(release("f00d"));
+  ExpectPushed(*sub, {Message(kHoLock, "granted CAFE")});
+  Same({"GET", kHoLock});
+  Same({"SCARD", kHoWait});
+}
+
+TEST_F(SimRedisDifferentialTest, WithdrawalComesBeforeTheHandOff) {
+  LoadScripts();
+  std::unique_ptr<Peer> sub = NewPeer();
+  ASSERT_NE(sub, nullptr);
+  SameOn(*sub, {"SUBSCRIBE", kHoLock});
+  ExpectPushed(*sub, {});
+  const std::string arr = kHoArr, entry = kHoEntry;
+  auto withdraw = [&](const char* token, const char* id, bool leave) {
+    return Script(internal::WithdrawCommand(kHoLock, token, kHoWait, kHoArr,
+                                            kHoEntry, id, leave));
+  };
+  Same({"SADD", kHoWait, "aa", "bb"});
+  Same({"SET", arr + "aa", "1700000000000100", "PX", "10000"});
+  Same({"SET", arr + "bb", "1700000000000200", "PX", "10000"});
+  Same({"SET", entry + "aa", "cafe 7000 a0a0", "PX", "10000"});
+  Same({"SET", entry + "bb", "beef 5000 b0b0", "PX", "10000"});
+  // A release had handed the key to aa, whose attempt was lost: aa drops
+  // its entry but keeps its place, and the key goes on to bb, not back to
+  // aa, although aa is queued longer.
+  Same({"SET", kHoLock, "a0a0", "PX", "7000"});
+  Same(withdraw("a0a0", "aa", /*leave=*/false));
+  ExpectPushed(*sub, {Message(kHoLock, "granted beef")});
+  Same({"GET", kHoLock});
+  SameMembers({"SMEMBERS", kHoWait});
+  Same({"EXISTS", arr + "aa"});
+  Same({"EXISTS", entry + "aa", arr + "bb", entry + "bb"});
+  // aa, still queued, refreshes its entry; then gives up: it leaves the
+  // queue while bb holds the key, which stays bb's.
+  Same({"SET", entry + "aa", "cafe 7000 a0a0", "PX", "10000"});
+  Same(withdraw("a0a0", "aa", /*leave=*/true));
+  ExpectPushed(*sub, {});
+  Same({"GET", kHoLock});
+  Same({"EXISTS", kHoWait, arr + "aa", entry + "aa"});
+  // A withdrawal of a waiter that is not queued changes nothing else; bb's
+  // release then finds nobody to hand to or name.
+  Same(withdraw("b0b0", "zz", /*leave=*/true));
+  ExpectPushed(*sub, {Message(kHoLock, kReleasedMessage)});
+  Same({"EXISTS", kHoLock});
+}
+
+TEST_F(SimRedisDifferentialTest,
+       WriterAcquireWithAHandOffEntryWritesItOnRefusalAndWinsOnItsToken) {
+  LoadScripts();
+  std::unique_ptr<Peer> sub = NewPeer();
+  ASSERT_NE(sub, nullptr);
+  SameOn(*sub, {"SUBSCRIBE", kHoLock});
+  ExpectPushed(*sub, {});
+  const std::string arr = kHoArr, entry = kHoEntry;
+  const internal::HandOffEntry hand_off{entry + "ee", "cafe", absl::Seconds(3)};
+  const internal::Command acquire = internal::WriterAcquireCommand(
+      kHoLock, kHoWait, "e0e0", absl::Seconds(10), "ee", absl::Seconds(5),
+      /*announce=*/true, arr + "ee", &hand_off);
+  // Refused: queued, and the entry "<proof> <ttl> <token>" with PX its TTL.
+  Same({"SET", kHoLock, "f00d", "PX", "20000"});
+  Same(Script(acquire));
+  Same({"GET", entry + "ee"});
+  CloseInteger({"PTTL", entry + "ee"}, 100);
+  Same({"SCARD", kHoWait});
+  Same({"EXISTS", arr + "ee"});
+  // The key already holds the token (a release handed it over): a win, the
+  // TTL set again, the entry, arrival key and id gone.
+  Same({"SET", kHoLock, "e0e0", "PX", "1000"});
+  Same(Script(acquire));
+  ExpectPushed(*sub, {Message(kHoLock, kTakenMessage)});
+  CloseInteger({"PTTL", kHoLock}, 100);
+  Same({"EXISTS", kHoWait, arr + "ee", entry + "ee"});
+  // Without KEYS[4], the key holding the same token is a refusal still.
+  const internal::Command plain = internal::WriterAcquireCommand(
+      kHoLock, kHoWait, "e0e0", absl::Seconds(10), "ee", absl::Seconds(5),
+      /*announce=*/true, arr + "ee");
+  Same({"SET", kHoLock, "e0e0", "PX", "5000"});
+  Same(Script(plain));
+  ExpectPushed(*sub, {});
+  CloseInteger({"PTTL", kHoLock}, 100);
+  Same({"SCARD", kHoWait});
+  Same({"EXISTS", entry + "ee"});
+  // ARGV[2] goes into the entry as sent.
+  Same({"SET", kHoLock, "f00d", "PX", "20000"});
+  Argv odd = Script(acquire);
+  ASSERT_EQ(odd.size(), 3u + 4u + 7u);
+  odd[8] = "010000";
+  Same(odd);
+  Same({"GET", entry + "ee"});
+}
+
+TEST_F(SimRedisDifferentialTest,
+       HandOffScriptCallErrorsStopTheScriptWhereRedisDoes) {
+  LoadScripts();
+  const std::string arr = kHoArr, entry = kHoEntry;
+  // A hand-off entry whose TTL tonumber() takes but SET's PX refuses: the
+  // release fails at its SET (line 32), the key already deleted.
+  Same({"SADD", kHoWait, "aa"});
+  Same({"SET", arr + "aa", "1700000000000100", "PX", "10000"});
+  Same({"SET", entry + "aa", "cafe 0012 a0a0", "PX", "10000"});
+  Same({"SET", kHoLock, "f00d", "PX", "10000"});
+  Same(Script(
+      internal::ReleaseCommand(kHoLock, "f00d", kHoWait, kHoArr, kHoEntry)));
+  Same({"EXISTS", kHoLock});
+  Same({"SCARD", kHoWait});
+  // A waiting key of another type: a withdrawal that leaves the queue fails
+  // at its SREM (line 23), the entry already deleted.
+  Same({"DEL", kHoWait});
+  Same({"SET", kHoWait, "not-a-set"});
+  Same(Script(internal::WithdrawCommand(kHoLock, "f00d", kHoWait, kHoArr,
+                                        kHoEntry, "aa", /*leave_queue=*/true)));
+  Same({"EXISTS", entry + "aa", arr + "aa"});
+  // ... and the writer acquire's SADD (line 10) on a refusal.
+  const internal::HandOffEntry hand_off{entry + "ee", "cafe", absl::Seconds(3)};
+  const internal::Command acquire = internal::WriterAcquireCommand(
+      kHoLock, kHoWait, "e0e0", absl::Seconds(10), "ee", absl::Seconds(5),
+      /*announce=*/false, arr + "ee", &hand_off);
+  Same({"SET", kHoLock, "f00d", "PX", "10000"});
+  Same(Script(acquire));
+  // The lock key a set: the writer acquire's GET (line 1) with KEYS[4].
+  Same({"DEL", kHoLock, kHoWait});
+  Same({"SADD", kHoLock, "x"});
+  Same(Script(acquire));
+  // An entry TTL SET refuses: the refusal fails at the entry (line 19),
+  // queued already.
+  Same({"DEL", kHoLock});
+  Same({"SET", kHoLock, "f00d", "PX", "10000"});
+  Argv bad_ttl = Script(acquire);
+  bad_ttl.back() = "0";
+  Same(bad_ttl);
+  Same({"SCARD", kHoWait});
+  Same({"EXISTS", arr + "ee", entry + "ee"});
+  // A waiting TTL that is no number: math.max (line 11), queued already.
+  Argv bad_wait = Script(acquire);
+  bad_wait[10] = "x";
+  Same(bad_wait);
+  // A TTL SET refuses on a win (line 3).
+  Same({"DEL", kHoLock});
+  Argv bad_win = Script(acquire);
+  bad_win[8] = "soon";
+  Same(bad_win);
+  Same({"EXISTS", kHoLock});
+}
+
 TEST_F(SimRedisDifferentialTest, MultiAcquirePublishesTakenOnlyWhenItSets) {
   for (const internal::Script* script : AllScripts()) {
     Same({"SCRIPT", "LOAD", std::string(script->source)});

@@ -302,6 +302,7 @@ Options World::ClientOptions(PlannedSwitch::List list) const {
   options.default_ttl = config_.ttl;
   options.drift_factor = config_.drift_factor;
   options.restart_guard = config_.restart_guard;
+  options.retry.hand_off = config_.hand_off;
   options.on_warning = [](absl::string_view) {};
   return options;
 }
@@ -1193,6 +1194,9 @@ WorldResult World::Run() {
   result.remarked_masters = remarked_masters_;
   result.fresh_clients = fresh_clients_;
   result.wakeup_messages = wakeup_messages_;
+  for (int m = 0; m < config_.masters; ++m) {
+    result.hand_offs += cluster_.redis(m).hand_offs();
+  }
   result.switched_clients = switched_clients_;
   result.reconfigure_phase = reconfigure_phase_;
   result.grants_by_list = grants_by_list_;
@@ -1296,6 +1300,21 @@ absl::StatusOr<WorldConfig> NamedConfig(absl::string_view name) {
       return c;
     }
   }
+  // Hand-offs in the release (RetryPolicy::hand_off) under the fault plans
+  // of "churn", "guarded-churn", "guarded-partial" and "reconfigure".
+  if (absl::StartsWith(name, "handoff")) {
+    absl::StatusOr<WorldConfig> base = absl::InvalidArgumentError("");
+    const absl::string_view rest = name.substr(7);
+    if (rest.empty()) base = NamedConfig("churn");
+    if (rest == "-guarded") base = NamedConfig("guarded-churn");
+    if (rest == "-partial") base = NamedConfig("guarded-partial");
+    if (rest == "-reconfigure") base = NamedConfig("reconfigure");
+    if (base.ok()) {
+      base->name = std::string(name);
+      base->hand_off = true;
+      return base;
+    }
+  }
   if (name == "partial-trust-marked") {
     // "guarded-partial" with a marked master trusted at once: unsafe.
     c.partial_loss = true;
@@ -1329,7 +1348,11 @@ std::vector<std::string> ConfigNames() {
           "rwlock",
           "rwlock-guarded",
           "rwlock-churn",
-          "rwlock-partial"};
+          "rwlock-partial",
+          "handoff",
+          "handoff-guarded",
+          "handoff-partial",
+          "handoff-reconfigure"};
 }
 
 bool ExpectedSafe(absl::string_view name) {
@@ -1339,7 +1362,9 @@ bool ExpectedSafe(absl::string_view name) {
          name == "semaphore" || name == "semaphore-guarded" ||
          name == "semaphore-churn" || name == "semaphore-partial" ||
          name == "rwlock" || name == "rwlock-guarded" ||
-         name == "rwlock-churn" || name == "rwlock-partial";
+         name == "rwlock-churn" || name == "rwlock-partial" ||
+         name == "handoff" || name == "handoff-guarded" ||
+         name == "handoff-partial" || name == "handoff-reconfigure";
 }
 
 Plan MakePlan(const WorldConfig& config, uint64_t seed) {

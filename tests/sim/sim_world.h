@@ -134,6 +134,11 @@ struct WorldConfig {
   // (Engine::set_semaphore_majority_of_counters_for_testing); test-only, to
   // show the simulator finds more holders than the limit.
   bool semaphore_counters = false;
+  // Waiters are handed the lock by the release (RetryPolicy::hand_off):
+  // the unfenced resource's refused writers leave hand-off entries, and
+  // every release hands the key to the one queued longest. Off in the older
+  // configurations, whose plans (and recorded seeds) stay as they were.
+  bool hand_off = false;
 };
 
 // The named configurations: "safe" (persistence, guard on), "guarded"
@@ -151,8 +156,11 @@ struct WorldConfig {
 // "guarded-churn"), "semaphore-partial" (as "guarded-partial") and the
 // unsafe "semaphore-counters" (restarts lose data, the majority-of-counters
 // rule); with readers and writers (kRwLock): "rwlock", "rwlock-guarded",
-// "rwlock-churn" and "rwlock-partial", likewise. kInvalidArgument for
-// another name.
+// "rwlock-churn" and "rwlock-partial", likewise; with hand-offs
+// (WorldConfig::hand_off): "handoff" (as "churn"), "handoff-guarded" (as
+// "guarded-churn"), "handoff-partial" (as "guarded-partial") and
+// "handoff-reconfigure" (as "reconfigure"). kInvalidArgument for another
+// name.
 absl::StatusOr<WorldConfig> NamedConfig(absl::string_view name);
 // Every name NamedConfig() knows.
 std::vector<std::string> ConfigNames();
@@ -251,6 +259,9 @@ struct WorldResult {
   // Pub/sub messages the clients' subscribers heard (waiters woken on
   // release), so a test can see wake-ups were exercised.
   int64_t wakeup_messages = 0;
+  // Releases that handed a key to a waiter, summed over the masters
+  // (WorldConfig::hand_off).
+  int64_t hand_offs = 0;
   // With WorldConfig::membership: clients moved to another list (planned
   // switches and the heal's), and the operator's progress: 1 once joint
   // O->N landed (begin), 2 once steady N was written (finish).

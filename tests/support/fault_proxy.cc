@@ -187,6 +187,15 @@ class FaultProxy::Impl {
     RunOnLoop([&] { cut_after_ = std::max<int64_t>(bytes, 0); });
   }
 
+  bool SetUpstreamPort(int port) {
+    if (port <= 0 || port > 65535) return false;
+    bool ok = false;
+    RunOnLoop([&] {
+      ok = LoopbackAddress("127.0.0.1", port, &upstream_, &upstream_len_);
+    });
+    return ok;
+  }
+
   void ResetAllConnections() {
     RunOnLoop([this] { ResetAll(); });
   }
@@ -543,7 +552,7 @@ class FaultProxy::Impl {
   const int port_;
   sockaddr_storage
       upstream_;  // Not const: connect() takes a non-const pointer.
-  const socklen_t upstream_len_;
+  socklen_t upstream_len_;  // With upstream_: SetUpstreamPort().
 
   // Loop thread only (set up before the thread starts).
   event_base* const base_;
@@ -615,6 +624,9 @@ void FaultProxy::SetLatency(absl::Duration to_server,
 }
 void FaultProxy::CutAfterBytes(int64_t bytes) { impl_->CutAfterBytes(bytes); }
 void FaultProxy::ResetAllConnections() { impl_->ResetAllConnections(); }
+bool FaultProxy::SetUpstreamPort(int port) {
+  return impl_->SetUpstreamPort(port);
+}
 FaultProxy::Counters FaultProxy::counters() const { return impl_->counters(); }
 
 }  // namespace redlock::testing

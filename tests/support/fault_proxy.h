@@ -87,6 +87,9 @@ class FaultProxy {
   void CutAfterBytes(int64_t bytes);
   // Resets every open connection once, now, without changing the mode.
   void ResetAllConnections();
+  // New connections go to 127.0.0.1:`port` from now on (another server
+  // behind the same address); open ones keep theirs. False for a bad port.
+  bool SetUpstreamPort(int port);
 
   Counters counters() const;
 

@@ -49,8 +49,8 @@ const std::vector<SubcommandSpec>& Specs() {
        Subcommand::kRun,
        {"RESOURCE"},
        " [RESOURCE...] -- COMMAND [ARGS...]",
-       {"ttl", "wait", "conflict-exit-code", "fencing", "shared", "limit",
-        "permits", "grace"},
+       {"ttl", "wait", "conflict-exit-code", "fencing", "hand-off", "shared",
+        "limit", "permits", "grace"},
        "Acquire RESOURCE, run COMMAND as a child while the lock is extended "
        "every ttl/3, release it when the command exits. Several RESOURCEs "
        "are taken as one lock, all or none (REDLOCK_RESOURCES lists them, "
@@ -66,8 +66,8 @@ const std::vector<SubcommandSpec>& Specs() {
        Subcommand::kAcquire,
        {"RESOURCE"},
        "",
-       {"ttl", "wait", "conflict-exit-code", "fencing", "shared", "limit",
-        "permits", "json"},
+       {"ttl", "wait", "conflict-exit-code", "fencing", "hand-off", "shared",
+        "limit", "permits", "json"},
        "Acquire RESOURCE and print key=value lines on stdout (resource, key, "
        "token, ttl_ms, valid_ms, fence with --fencing, shared=true with "
        "--shared, limit and slots with --limit). The lock lives --ttl unless "
@@ -481,6 +481,13 @@ std::unique_ptr<CLI::App> MakeApp(CommandLine* out, size_t* before_subcommand) {
         (void)absl::SimpleAtoi(value, n);
       });
   AddBool(*app, "", "fencing", "also issue a fencing token.", &out->fencing);
+  AddBool(*app, "", "hand-off",
+          "while waiting, ask to be handed the lock by its release, in one "
+          "round trip (default; not with --fencing or --shared). A waiter "
+          "killed with SIGKILL just before a release may be handed the lock "
+          "and hold it, unused, for its --ttl; --no-hand-off: try after "
+          "each release instead.",
+          &out->hand_off);
   AddBool(*app, "", "shared",
           "a reader of RESOURCE's read-write lock (like flock -s): readers "
           "share it, a plain run/acquire (the writer) excludes them all.",

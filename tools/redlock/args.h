@@ -64,6 +64,7 @@ struct CommandLine {
   int conflict_exit_code = kExitConflict;
   bool fencing = false;
   bool shared = false;  // --shared.
+  bool hand_off = true;  // --hand-off (RetryPolicy::hand_off).
   int limit = -1;       // --limit; -1 when not given.
   int permits = -1;     // --permits; -1 when not given.
   bool json = false;

@@ -248,6 +248,10 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   // jobs the masters did 2.2 times the work). Whether an attempt counts is
   // unchanged: every one is a full quorum round.
   options.retry.wake_jitter = absl::ZeroDuration();
+  // A waiter is handed the lock by the release itself (RetryPolicy::
+  // hand_off): one round trip from the release to the next job instead of
+  // two (docs/perf-notes/cli-handoff.md).
+  options.retry.hand_off = line.hand_off;
 
   absl::StatusOr<std::vector<std::string>> uris = MasterUris(line);
   if (!uris.ok()) return uris.status();

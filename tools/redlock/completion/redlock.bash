@@ -18,10 +18,10 @@ _redlock_common_options="--masters --password-file --user --tls --cacert
 # The options only some subcommands take, per subcommand.
 _redlock_options_of() {
   case "$1" in
-    run) echo "--ttl --wait --conflict-exit-code --fencing --shared --limit
-      --permits --grace" ;;
-    acquire) echo "--ttl --wait --conflict-exit-code --fencing --shared
-      --limit --permits --json" ;;
+    run) echo "--ttl --wait --conflict-exit-code --fencing --hand-off
+      --shared --limit --permits --grace" ;;
+    acquire) echo "--ttl --wait --conflict-exit-code --fencing --hand-off
+      --shared --limit --permits --json" ;;
     extend) echo "--ttl --shared --limit --json" ;;
     release) echo "--shared --limit --json" ;;
     status) echo "--limit --json --prometheus" ;;
