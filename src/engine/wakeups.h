@@ -11,6 +11,8 @@
 // attempt counts: a missed, late, duplicated or forged message costs at most
 // one poll interval or one wasted attempt, because every attempt is still a
 // full quorum round. So nothing here fails closed; it fails back to polling.
+// The one exception is a hand-off (kGranted, RetryPolicy::hand_off): the
+// waiter (AcquireOp) judges it as a grant, with the subscriber's run_id().
 //
 // Loop thread only.
 

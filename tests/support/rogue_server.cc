@@ -297,7 +297,9 @@ class RogueServer::Impl {
   bool OnCommand(Conn& c, absl::string_view frame) {
     Count(&Counters::commands);
     const std::string label = Label(frame);
-    if (c.role == Role::kAny && !absl::StartsWith(label, "AUTH")) {
+    // A subscriber sends AUTH (maybe) and INFO before its first SUBSCRIBE.
+    if (c.role == Role::kAny && !absl::StartsWith(label, "AUTH") &&
+        !absl::StartsWith(label, "INFO")) {
       c.role = absl::StartsWith(label, "SUBSCRIBE") ? Role::kSubscriber
                                                     : Role::kLock;
       Count(c.role == Role::kSubscriber ? &Counters::subscriber_connections
