@@ -103,6 +103,9 @@ ABSL_FLAG(bool, cli_handoff_floor, true,
           "a Redlock hand-off over the same masters needs, without the "
           "library: bench/e2e/cli_handoff_floor_main.cc) when it was built "
           "next to redlock-e2e-bench.");
+ABSL_FLAG(bool, cli_handoff_no_hand_off, true,
+          "cli_handoff: also run the tool with --no-hand-off (a waiter tries "
+          "after each release instead of being handed the lock)");
 ABSL_FLAG(bool, cli_handoff_etcd, true,
           "CLI hand-off phase: also run `etcdctl lock` on a 3-member etcd "
           "cluster on loopback, started and stopped by the phase, when etcd "
@@ -568,6 +571,14 @@ class CliHandoffPhase : public Phase {
     Tool ours{"redlock", {tool}, true};
     ours.argv.insert(ours.argv.end(), run_args.begin(), run_args.end());
     tools_.push_back(ours);
+    if (absl::GetFlag(FLAGS_cli_handoff_no_hand_off)) {
+      // The same tool with the waiter trying after each release (two round
+      // trips from the release to the next holder): the hand-off's worth.
+      Tool two{"redlock-no-hand-off", {tool}, true};
+      two.argv.insert(two.argv.end(), run_args.begin(), run_args.end());
+      two.argv.insert(two.argv.begin() + 2, "--no-hand-off");
+      tools_.push_back(two);
+    }
     const std::string floor_tool =
         absl::StrCat(dir, "/redlock-e2e-handoff-floor");
     if (absl::GetFlag(FLAGS_cli_handoff_floor) && Executable(floor_tool)) {
