@@ -35,7 +35,9 @@ namespace {
 // and the message is "granted <proof>". With ARGV[6], a waiter id: that
 // waiter's hand-off entry is deleted first, and with ARGV[7] "1" its id
 // and arrival key too (it leaves the queue), so that no release hands it
-// the key after this one.
+// the key after this one. ARGV[2] "h": hands on, but publishes only a
+// hand-off (a lost attempt's give-back is quiet, or the waiters it woke,
+// itself included, would try again against the holder at once).
 // One Lua line per C++ line (scripts/mutants.txt finds them).
 // clang-format off
 constexpr absl::string_view kReleaseSource =
@@ -73,7 +75,7 @@ constexpr absl::string_view kReleaseSource =
     "    if heir then redis.call('set', KEYS[i], deed[3], 'PX', deed[2]) end\n"
     "    if heir then redis.call('srem', ARGV[3], heir) end\n"
     "    if heir then redis.call('del', ARGV[4] .. heir, ARGV[5] .. heir) end\n"
-    "    if ARGV[2] ~= '0' then redis.call('publish', KEYS[i], message) end\n"
+    "    if ARGV[2] ~= '0' and ARGV[2] ~= 'h' or heir then redis.call('publish', KEYS[i], message) end\n"
     "  end\n"
     "end\n"
     "if deleted > 0 then return 1 end\n"
@@ -709,7 +711,7 @@ Command WithdrawCommand(absl::string_view key, absl::string_view token,
   const std::string k[] = {std::string(key)};
   return KeysCommand(
       ReleaseScript(), k,
-      {std::string(token), "1", std::string(waiting_key),
+      {std::string(token), leave_queue ? "1" : "h", std::string(waiting_key),
        std::string(arrival_prefix), std::string(hand_off_prefix),
        std::string(waiter_id), leave_queue ? "1" : "0"});
 }

@@ -209,8 +209,10 @@ Command ReleaseCommand(absl::string_view key, absl::string_view token,
 // entry goes (and with `leave_queue` its queue place: its id in
 // `waiting_key`, its arrival key), then the release above of `token`, which
 // hands the key on if a release had handed it to this waiter. Sent when an
-// attempt is lost (queue place kept) and when the acquisition ends without
-// the lock (place left).
+// attempt is lost (queue place kept; quiet unless it hands the key on: a
+// plain "released" would wake the waiters, itself included, against the
+// holder) and when the acquisition ends without the lock (place left,
+// announced).
 Command WithdrawCommand(absl::string_view key, absl::string_view token,
                         absl::string_view waiting_key,
                         absl::string_view arrival_prefix,

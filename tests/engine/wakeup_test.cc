@@ -1070,5 +1070,87 @@ TEST_F(HandOffTest, AHandOffHeardFromAnotherServerRunThanTheJudgedOneCountsNot) 
   ASSERT_TRUE(holder_->Release(*held).ok());
 }
 
+
+// A lost attempt gives back what a master granted it (the key and its entry
+// there, in one step); a hand-off that master published before that step
+// is heard after it, and must not count: the key it set is gone. Here master
+// 0 granted the waiter's attempt, got it back, and another client took it
+// there; its late "hand-off" with that attempt's proof and master 1's real
+// one would make 2 of 3 while the others hold masters 0 and 2.
+TEST_F(HandOffTest, AHandOffFromBeforeALostAttemptsGiveBackCountsNot) {
+  auto held = holder_->Acquire("given", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  const std::string key = LockKey(Options(), "given");
+  {
+    auto client = cluster_->Client(0);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE((*client)->Command({"DEL", key}).ok());
+  }
+  // Masters 1 and 2 answer the waiter 50ms late, so that master 0's grant
+  // is in when the round is lost.
+  std::vector<std::unique_ptr<FaultProxy>> slow;
+  for (int i = 1; i <= 2; ++i) {
+    auto proxy =
+        FaultProxy::Start({.upstream_port = cluster_->server(i).port()});
+    ASSERT_TRUE(proxy.ok()) << proxy.status();
+    (*proxy)->SetLatency(absl::ZeroDuration(), absl::Milliseconds(50));
+    slow.push_back(*std::move(proxy));
+  }
+  auto counter = std::make_shared<AttemptCounter>();
+  Options options = HandOffOptions(counter);
+  options.masters = {cluster_->Uris()[0], slow[0]->Uri(), slow[1]->Uri()};
+  options.request_timeout = absl::Milliseconds(500);
+  auto waiter = MakeClient(std::move(options));
+  ASSERT_NE(waiter, nullptr);
+  Background<absl::StatusOr<Lock>> waiting(
+      [&] { return waiter->Acquire("given", Waiting(absl::Seconds(3))); });
+  // Its two attempts lost (master 0 granted both, 1 and 2 denied); the
+  // second, a waiting writer's, left entries on masters 1 and 2 and gave
+  // master 0 back.
+  const absl::Time until = absl::Now() + absl::Seconds(10);
+  while (counter->lost() < 2 && absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  ASSERT_EQ(counter->lost(), 2);
+  while (Get(0, key) != "" && absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  const std::string pattern = WaiterHandOffKeyPrefix(Options(), "given") + "*";
+  EXPECT_EQ(Count(0, pattern), 0u);
+  ASSERT_EQ(Count(1, pattern), 1u);
+  std::string entry;
+  {
+    auto client = cluster_->Client(1);
+    ASSERT_TRUE(client.ok());
+    auto keys = (*client)->Command({"KEYS", pattern});
+    ASSERT_TRUE(keys.ok() && keys->elements.size() == 1);
+    entry = Get(1, keys->elements[0].str);
+  }
+  ASSERT_FALSE(entry.empty());
+  const std::string proof = entry.substr(0, entry.find(' '));
+  const std::string token = entry.substr(entry.rfind(' ') + 1);
+  EXPECT_EQ(Get(0, key), "");  // Given back...
+  // ...and taken by another client since. Master 0's message from before
+  // the give-back is heard only now; master 1 hands it over for real.
+  {
+    auto client = cluster_->Client(0);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE((*client)->Command({"SET", key, "another", "PX", "30000"}).ok());
+    ASSERT_TRUE(
+        (*client)->Command({"PUBLISH", key, "granted " + proof}).ok());
+  }
+  {
+    auto client = cluster_->Client(1);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE((*client)->Command({"SET", key, token, "PX", "30000"}).ok());
+    ASSERT_TRUE(
+        (*client)->Command({"PUBLISH", key, "granted " + proof}).ok());
+  }
+  absl::StatusOr<Lock> lock = waiting.Join();
+  EXPECT_FALSE(lock.ok()) << "won on masters 0 (another's) and 1";
+  EXPECT_EQ(lock.status().code(), absl::StatusCode::kAborted) << lock.status();
+  ASSERT_TRUE(holder_->Release(*held).ok());
+}
+
 }  // namespace
 }  // namespace redlock

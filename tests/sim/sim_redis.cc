@@ -1230,7 +1230,11 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
         call({"DEL", args[3] + r.heir, args[4] + r.heir});
         ++hand_offs_;
       }
-      if (announce) call({"PUBLISH", key, r.message});
+      // "h": hands on, publishing only a hand-off.
+      const bool quiet = args.size() >= 2 && args[1] == "h";
+      if ((announce && !quiet) || !r.heir.empty()) {
+        call({"PUBLISH", key, r.message});
+      }
     }
     return RedisReply::Integer(deleted > 0 ? 1 : 0);
   }

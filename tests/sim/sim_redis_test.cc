@@ -1156,6 +1156,12 @@ TEST_F(SimRedisDifferentialTest, WithdrawalComesBeforeTheHandOff) {
   Same(withdraw("b0b0", "zz", /*leave=*/true));
   ExpectPushed(*sub, {Message(kHoLock, kReleasedMessage)});
   Same({"EXISTS", kHoLock});
+  // A lost attempt's give-back (place kept) with nobody to hand to deletes
+  // the key quietly: no "released" to wake the waiters against the holder.
+  Same({"SET", kHoLock, "c0c0", "PX", "7000"});
+  Same(withdraw("c0c0", "cc", /*leave=*/false));
+  ExpectPushed(*sub, {});
+  Same({"EXISTS", kHoLock});
 }
 
 TEST_F(SimRedisDifferentialTest,
