@@ -813,6 +813,11 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     StopRound();
     in_attempt_ = false;
     writer_round_ = false;
+    // A master that handed it over took its id, arrival key and entry away
+    // then: nothing is left there for Finished() to remove.
+    for (size_t i = 0; i < handed_at_.size() && i < marked_.size(); ++i) {
+      if (handed_at_[i].has_value()) marked_[i] = false;
+    }
     won_ = *std::move(won);
     Succeed(/*fence=*/0);
     return true;
