@@ -642,17 +642,6 @@ namespace {
 
 // A script call on `keys` with `args` after them.
 Command KeysCommand(const Script& script, absl::Span<const std::string> keys,
-                    std::initializer_list<std::string> args) {
-  Command c;
-  c.script = &script;
-  c.num_keys = static_cast<int>(keys.size());
-  c.args.reserve(keys.size() + args.size());
-  c.args.insert(c.args.end(), keys.begin(), keys.end());
-  c.args.insert(c.args.end(), args.begin(), args.end());
-  return c;
-}
-
-Command KeysCommand(const Script& script, absl::Span<const std::string> keys,
                     std::vector<std::string> args) {
   Command c;
   c.script = &script;
@@ -697,10 +686,10 @@ Command ReleaseCommand(absl::string_view key, absl::string_view token,
                        {std::string(token), "1", std::string(waiting_key),
                         std::string(arrival_prefix)});
   }
-  return KeysCommand(ReleaseScript(), k,
-                     {std::string(token), "1", std::string(waiting_key),
-                      std::string(arrival_prefix),
-                      std::string(hand_off_prefix)});
+  return KeysCommand(
+      ReleaseScript(), k,
+      {std::string(token), "1", std::string(waiting_key),
+       std::string(arrival_prefix), std::string(hand_off_prefix)});
 }
 
 Command WithdrawCommand(absl::string_view key, absl::string_view token,
@@ -906,9 +895,9 @@ Command WriterAcquireCommand(absl::string_view lock_key,
   std::vector<std::string> keys = {std::string(lock_key),
                                    std::string(waiting_key)};
   if (!arrival_key.empty()) keys.emplace_back(arrival_key);
-  std::vector<std::string> args = {std::string(token), TtlMillis(ttl),
-                                   std::string(waiter_id),
-                                   TtlMillis(waiting_ttl), announce ? "1" : "0"};
+  std::vector<std::string> args = {
+      std::string(token), TtlMillis(ttl), std::string(waiter_id),
+      TtlMillis(waiting_ttl), announce ? "1" : "0"};
   if (hand_off != nullptr && !arrival_key.empty()) {
     keys.emplace_back(hand_off->key);
     args.emplace_back(hand_off->proof);

@@ -285,8 +285,8 @@ Command ReaderReleaseCommand(absl::string_view lock_key,
                              absl::string_view token, bool announce = true);
 // A hand-off waiter's entry (WriterAcquireScript's KEYS[4], ARGV[6-7]).
 struct HandOffEntry {
-  std::string key;    // WaiterHandOffKeyPrefix() + waiter id.
-  std::string proof;  // Fresh per attempt; published by the hand-off.
+  std::string key;     // WaiterHandOffKeyPrefix() + waiter id.
+  std::string proof;   // Fresh per attempt; published by the hand-off.
   absl::Duration ttl;  // How long the entry lives unless refreshed.
 };
 // `hand_off` (with `arrival_key` only): the waiter may be handed the key.

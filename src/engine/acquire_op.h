@@ -226,8 +226,8 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
           entry.ttl = std::min(waiting, 2 * policy.max_delay + kEntrySlack);
           // Sent after this instant: a key handed over with this proof was
           // set later still.
-          proofs_.push_back({attempts_, *std::move(proof),
-                             engine_->runtime_->Now()});
+          proofs_.push_back(
+              {attempts_, *std::move(proof), engine_->runtime_->Now()});
           if (proofs_.size() > kProofsKept) proofs_.erase(proofs_.begin());
         }
         config.command = WriterAcquireCommand(
@@ -793,12 +793,11 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     RoundConfig config = engine_->BaseRound(ttl_);
     config.map_reply = &ScriptVote;
     std::optional<RoundResult> won;
-    QuorumRound round(engine_->links_,
-                      std::make_shared<const RoundConfig>(std::move(config)),
-                      engine_->runtime_.get(), *start,
-                      [&won](RoundResult result) {
-                        if (result.status.ok()) won = std::move(result);
-                      });
+    QuorumRound round(
+        engine_->links_, std::make_shared<const RoundConfig>(std::move(config)),
+        engine_->runtime_.get(), *start, [&won](RoundResult result) {
+          if (result.status.ok()) won = std::move(result);
+        });
     const MonotonicTime now = engine_->runtime_->Now();
     for (size_t i = 0; i < handed_at_.size(); ++i) {
       if (handed_at_[i].has_value()) {
@@ -990,10 +989,10 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
   std::vector<bool> named_by_;     // Per master: its latest name was this
                                    // waiter (since the last attempt).
   // Hand-off (RetryPolicy::hand_off).
-  std::string hand_off_key_;       // Set once waiting: HandsOff().
-  bool token_kept_ = false;        // token_ stays for every later attempt.
+  std::string hand_off_key_;  // Set once waiting: HandsOff().
+  bool token_kept_ = false;   // token_ stays for every later attempt.
   struct Proof {
-    int attempt;            // attempts_ of the attempt that sent it.
+    int attempt;  // attempts_ of the attempt that sent it.
     std::string value;
     MonotonicTime sent_at;  // Before that attempt was sent.
   };

@@ -62,8 +62,7 @@ bool Subscriber::Settled(const std::string& channel) const {
     case State::kConnecting:
       return false;
     case State::kConnected:
-      return !auth_pending_ && !info_pending_ &&
-             confirmed_.contains(channel) &&
+      return !auth_pending_ && !info_pending_ && confirmed_.contains(channel) &&
              !awaiting_.contains(channel);
   }
   return true;

@@ -801,7 +801,6 @@ TEST_F(WakeupQueueByHandTest, OnlyEachMastersLatestNameCounts) {
   ExpectOnlyTheOneNamedByAQuorumTries("latest", q, /*winner=*/1, told);
 }
 
-
 // Hand-off in the release (RetryPolicy::hand_off): a queued waiter's
 // refused attempts leave an entry, and the release sets the key to its
 // token instead of deleting it.
@@ -977,20 +976,22 @@ TEST_F(HandOffTest, AReleaseNeverHandsTheLockBackToTheTokenItReleases) {
          {std::tuple<std::string, std::string, std::string>{self, "1",
                                                             held->token()},
           {ghost, "2", "abcdef"}}) {
-      ASSERT_TRUE((*client)
-                      ->Command({"SADD", WriterWaitingKey(Options(), "mirror"),
-                                 id})
-                      .ok());
       ASSERT_TRUE(
           (*client)
-              ->Command({"SET", WaiterArrivalKeyPrefix(Options(), "mirror") + id,
-                         at, "PX", "60000"})
+              ->Command({"SADD", WriterWaitingKey(Options(), "mirror"), id})
               .ok());
-      ASSERT_TRUE((*client)
-                      ->Command({"SET",
-                                 WaiterHandOffKeyPrefix(Options(), "mirror") + id,
-                                 "feed 30000 " + token, "PX", "60000"})
-                      .ok());
+      ASSERT_TRUE(
+          (*client)
+              ->Command({"SET",
+                         WaiterArrivalKeyPrefix(Options(), "mirror") + id, at,
+                         "PX", "60000"})
+              .ok());
+      ASSERT_TRUE(
+          (*client)
+              ->Command({"SET",
+                         WaiterHandOffKeyPrefix(Options(), "mirror") + id,
+                         "feed 30000 " + token, "PX", "60000"})
+              .ok());
     }
   }
   ASSERT_TRUE(holder_->Release(*held).ok());
@@ -1000,18 +1001,17 @@ TEST_F(HandOffTest, AReleaseNeverHandsTheLockBackToTheTokenItReleases) {
   }
 }
 
-
 // A hand-off counts only from the server run the master's command
 // connection judged: here master 0's address leads the command connection
 // to one server and, opened later, the subscriber to another, where a
 // "hand-off" with the waiter's real proof is published. With master 1's
 // hand-off that would make 2 of 3 while the holder still holds masters 0
 // and 2.
-TEST_F(HandOffTest, AHandOffHeardFromAnotherServerRunThanTheJudgedOneCountsNot) {
+TEST_F(HandOffTest,
+       AHandOffHeardFromAnotherServerRunThanTheJudgedOneCountsNot) {
   auto stranger = RedisServer::Start({});
   ASSERT_TRUE(stranger.ok()) << stranger.status();
-  auto proxy =
-      FaultProxy::Start({.upstream_port = cluster_->server(0).port()});
+  auto proxy = FaultProxy::Start({.upstream_port = cluster_->server(0).port()});
   ASSERT_TRUE(proxy.ok()) << proxy.status();
   auto held = holder_->Acquire("split", Waiting(absl::ZeroDuration()));
   ASSERT_TRUE(held.ok()) << held.status();
@@ -1059,8 +1059,7 @@ TEST_F(HandOffTest, AHandOffHeardFromAnotherServerRunThanTheJudgedOneCountsNot) 
     auto client = cluster_->Client(1);
     ASSERT_TRUE(client.ok());
     ASSERT_TRUE((*client)->Command({"SET", key, token, "PX", "30000"}).ok());
-    ASSERT_TRUE(
-        (*client)->Command({"PUBLISH", key, "granted " + proof}).ok());
+    ASSERT_TRUE((*client)->Command({"PUBLISH", key, "granted " + proof}).ok());
   }
   ASSERT_TRUE(
       (*to_stranger)->Command({"PUBLISH", key, "granted " + proof}).ok());
@@ -1069,7 +1068,6 @@ TEST_F(HandOffTest, AHandOffHeardFromAnotherServerRunThanTheJudgedOneCountsNot) 
   EXPECT_EQ(lock.status().code(), absl::StatusCode::kAborted) << lock.status();
   ASSERT_TRUE(holder_->Release(*held).ok());
 }
-
 
 // A lost attempt gives back what a master granted it (the key and its entry
 // there, in one step); a hand-off that master published before that step
@@ -1135,16 +1133,15 @@ TEST_F(HandOffTest, AHandOffFromBeforeALostAttemptsGiveBackCountsNot) {
   {
     auto client = cluster_->Client(0);
     ASSERT_TRUE(client.ok());
-    ASSERT_TRUE((*client)->Command({"SET", key, "another", "PX", "30000"}).ok());
     ASSERT_TRUE(
-        (*client)->Command({"PUBLISH", key, "granted " + proof}).ok());
+        (*client)->Command({"SET", key, "another", "PX", "30000"}).ok());
+    ASSERT_TRUE((*client)->Command({"PUBLISH", key, "granted " + proof}).ok());
   }
   {
     auto client = cluster_->Client(1);
     ASSERT_TRUE(client.ok());
     ASSERT_TRUE((*client)->Command({"SET", key, token, "PX", "30000"}).ok());
-    ASSERT_TRUE(
-        (*client)->Command({"PUBLISH", key, "granted " + proof}).ok());
+    ASSERT_TRUE((*client)->Command({"PUBLISH", key, "granted " + proof}).ok());
   }
   absl::StatusOr<Lock> lock = waiting.Join();
   EXPECT_FALSE(lock.ok()) << "won on masters 0 (another's) and 1";

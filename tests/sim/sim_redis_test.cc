@@ -982,106 +982,100 @@ constexpr char kHoWait[] = "ho:wait";
 constexpr char kHoArr[] = "ho:arr:";
 constexpr char kHoEntry[] = "ho:entry:";
 
-TEST_F(SimRedisDifferentialTest,
-       ReleaseHandsTheKeyToTheLongestQueuedWaiterWithAHandOffEntry) {
-  LoadScripts();
-  std::unique_ptr<Peer> sub = NewPeer();
-  ASSERT_NE(sub, nullptr);
-  SameOn(*sub, {"SUBSCRIBE", kHoLock});
-  ExpectPushed(*sub, {});
-  const std::string arr = kHoArr, entry = kHoEntry;
-  // cc came first but left no entry; bb came before aa.
-  Same({"SADD", kHoWait, "aa", "bb", "cc"});
-  Same({"SET", arr + "aa", "1700000000000300", "PX", "10000"});
-  Same({"SET", arr + "bb", "1700000000000200", "PX", "10000"});
-  Same({"SET", arr + "cc", "1700000000000100", "PX", "10000"});
-  Same({"SET", entry + "aa", "cafe 7000 a0a0", "PX", "10000"});
-  Same({"SET", entry + "bb", "beef 5000 b0b0", "PX", "10000"});
-  Same({"SET", kHoLock, "f00d", "PX", "10000"});
-  auto release = [&](const char* token) {
+// The hand-off scripts, each step on both servers: scripts loaded, and a
+// subscriber on the lock's channel on each.
+class SimRedisHandOffTest : public SimRedisDifferentialTest {
+ protected:
+  void SetUp() override {
+    SimRedisDifferentialTest::SetUp();
+    LoadScripts();
+    sub_ = NewPeer();
+    ASSERT_NE(sub_, nullptr);
+    SameOn(*sub_, {"SUBSCRIBE", kHoLock});
+    ExpectPushed(*sub_, {});
+  }
+
+  // A lock's release that hands over (ReleaseCommand with the prefixes).
+  static Argv Release(const char* token) {
     return Script(
         internal::ReleaseCommand(kHoLock, token, kHoWait, kHoArr, kHoEntry));
-  };
-  Same(release("f00d"));
-  ExpectPushed(*sub, {Message(kHoLock, "granted beef")});
+  }
+
+  std::unique_ptr<Peer> sub_;
+  const std::string arr_ = kHoArr;
+  const std::string entry_ = kHoEntry;
+};
+
+TEST_F(SimRedisHandOffTest,
+       ReleaseHandsTheKeyToTheLongestQueuedWaiterWithAHandOffEntry) {
+  // cc came first but left no entry; bb came before aa.
+  Same({"SADD", kHoWait, "aa", "bb", "cc"});
+  Same({"SET", arr_ + "aa", "1700000000000300", "PX", "10000"});
+  Same({"SET", arr_ + "bb", "1700000000000200", "PX", "10000"});
+  Same({"SET", arr_ + "cc", "1700000000000100", "PX", "10000"});
+  Same({"SET", entry_ + "aa", "cafe 7000 a0a0", "PX", "10000"});
+  Same({"SET", entry_ + "bb", "beef 5000 b0b0", "PX", "10000"});
+  Same({"SET", kHoLock, "f00d", "PX", "10000"});
+  Same(Release("f00d"));
+  ExpectPushed(*sub_, {Message(kHoLock, "granted beef")});
   // The key is bb's token with bb's TTL; bb left the queue.
   Same({"GET", kHoLock});
   CloseInteger({"PTTL", kHoLock}, 100);
   SameMembers({"SMEMBERS", kHoWait});
-  Same({"EXISTS", arr + "bb", entry + "bb"});
-  Same({"EXISTS", arr + "aa", entry + "aa", arr + "cc"});
+  Same({"EXISTS", arr_ + "bb", entry_ + "bb"});
+  Same({"EXISTS", arr_ + "aa", entry_ + "aa", arr_ + "cc"});
   // bb's release hands it to aa, aa's (no entry left) names cc.
-  Same(release("b0b0"));
-  ExpectPushed(*sub, {Message(kHoLock, "granted cafe")});
+  Same(Release("b0b0"));
+  ExpectPushed(*sub_, {Message(kHoLock, "granted cafe")});
   Same({"GET", kHoLock});
   CloseInteger({"PTTL", kHoLock}, 100);
-  Same(release("a0a0"));
-  ExpectPushed(*sub, {Message(kHoLock, "released cc")});
+  Same(Release("a0a0"));
+  ExpectPushed(*sub_, {Message(kHoLock, "released cc")});
   Same({"EXISTS", kHoLock});
   SameMembers({"SMEMBERS", kHoWait});
   // Without the entries' prefix, the old release: an entry is not read.
   Same({"SADD", kHoWait, "dd"});
-  Same({"SET", arr + "dd", "1700000000000050", "PX", "10000"});
-  Same({"SET", entry + "dd", "d00d 5000 d0d0", "PX", "10000"});
+  Same({"SET", arr_ + "dd", "1700000000000050", "PX", "10000"});
+  Same({"SET", entry_ + "dd", "d00d 5000 d0d0", "PX", "10000"});
   Same({"SET", kHoLock, "f00d", "PX", "10000"});
   Same(Script(internal::ReleaseCommand(kHoLock, "f00d", kHoWait, kHoArr)));
-  ExpectPushed(*sub, {Message(kHoLock, "released dd")});
-  Same({"EXISTS", kHoLock, entry + "dd"});
+  ExpectPushed(*sub_, {Message(kHoLock, "released dd")});
+  Same({"EXISTS", kHoLock, entry_ + "dd"});
   // Nor does an unannounced release hand anything on.
-  Argv quiet = release("f00d");
+  Argv quiet = Release("f00d");
   quiet[5] = "0";  // ARGV[2]: not announced.
   Same({"SET", kHoLock, "f00d", "PX", "10000"});
   Same(quiet);
-  ExpectPushed(*sub, {});
-  Same({"EXISTS", kHoLock, entry + "dd"});
+  ExpectPushed(*sub_, {});
+  Same({"EXISTS", kHoLock, entry_ + "dd"});
 }
 
-TEST_F(SimRedisDifferentialTest,
+TEST_F(SimRedisHandOffTest,
        ReleaseNeverHandsTheKeyToAnEntryOfTheReleasingToken) {
-  LoadScripts();
-  std::unique_ptr<Peer> sub = NewPeer();
-  ASSERT_NE(sub, nullptr);
-  SameOn(*sub, {"SUBSCRIBE", kHoLock});
-  ExpectPushed(*sub, {});
-  const std::string arr = kHoArr, entry = kHoEntry;
-  auto release = [&](const char* token) {
-    return Script(
-        internal::ReleaseCommand(kHoLock, token, kHoWait, kHoArr, kHoEntry));
-  };
   // aa's entry is for the token being released: it is named, not handed
   // the key; its entry and place stay.
   Same({"SADD", kHoWait, "aa"});
-  Same({"SET", arr + "aa", "1700000000000100", "PX", "10000"});
-  Same({"SET", entry + "aa", "cafe 7000 f00d", "PX", "10000"});
+  Same({"SET", arr_ + "aa", "1700000000000100", "PX", "10000"});
+  Same({"SET", entry_ + "aa", "cafe 7000 f00d", "PX", "10000"});
   Same({"SET", kHoLock, "f00d", "PX", "10000"});
-  Same(release("f00d"));
-  ExpectPushed(*sub, {Message(kHoLock, "released aa")});
+  Same(Release("f00d"));
+  ExpectPushed(*sub_, {Message(kHoLock, "released aa")});
   Same({"EXISTS", kHoLock});
-  Same({"EXISTS", arr + "aa", entry + "aa"});
+  Same({"EXISTS", arr_ + "aa", entry_ + "aa"});
   SameMembers({"SMEMBERS", kHoWait});
   // bb, queued later with an entry for another token, is the heir.
   Same({"SADD", kHoWait, "bb"});
-  Same({"SET", arr + "bb", "1700000000000200", "PX", "10000"});
-  Same({"SET", entry + "bb", "beef 5000 b0b0", "PX", "10000"});
+  Same({"SET", arr_ + "bb", "1700000000000200", "PX", "10000"});
+  Same({"SET", entry_ + "bb", "beef 5000 b0b0", "PX", "10000"});
   Same({"SET", kHoLock, "f00d", "PX", "10000"});
-  Same(release("f00d"));
-  ExpectPushed(*sub, {Message(kHoLock, "granted beef")});
+  Same(Release("f00d"));
+  ExpectPushed(*sub_, {Message(kHoLock, "granted beef")});
   Same({"GET", kHoLock});
   SameMembers({"SMEMBERS", kHoWait});
-  Same({"EXISTS", arr + "aa", entry + "aa"});
+  Same({"EXISTS", arr_ + "aa", entry_ + "aa"});
 }
 
-TEST_F(SimRedisDifferentialTest, ReleaseSkipsMalformedHandOffEntries) {
-  LoadScripts();
-  std::unique_ptr<Peer> sub = NewPeer();
-  ASSERT_NE(sub, nullptr);
-  SameOn(*sub, {"SUBSCRIBE", kHoLock});
-  ExpectPushed(*sub, {});
-  const std::string arr = kHoArr, entry = kHoEntry;
-  auto release = [&](const char* token) {
-    return Script(
-        internal::ReleaseCommand(kHoLock, token, kHoWait, kHoArr, kHoEntry));
-  };
+TEST_F(SimRedisHandOffTest, ReleaseSkipsMalformedHandOffEntries) {
   // Each of these waiters' entries fails '^(%x+) (%d+) (%x+)$' or a TTL
   // above 0; i2 has a good entry but no arrival number; i9 is a set.
   const std::vector<std::pair<std::string, std::string>> bad = {
@@ -1094,133 +1088,119 @@ TEST_F(SimRedisDifferentialTest, ReleaseSkipsMalformedHandOffEntries) {
   int64_t at = 1700000000000100;
   for (const auto& [id, value] : bad) {
     Same({"SADD", kHoWait, id});
-    Same({"SET", arr + id, absl::StrCat(at++), "PX", "10000"});
-    Same({"SET", entry + id, value, "PX", "10000"});
+    Same({"SET", arr_ + id, absl::StrCat(at++), "PX", "10000"});
+    Same({"SET", entry_ + id, value, "PX", "10000"});
   }
   Same({"SADD", kHoWait, "i2", "i9"});
-  Same({"SET", entry + "i2", "cafe 5000 a0a0", "PX", "10000"});
-  Same({"SET", arr + "i9", "1700000000000000", "PX", "10000"});
-  Same({"SADD", entry + "i9", "x"});
+  Same({"SET", entry_ + "i2", "cafe 5000 a0a0", "PX", "10000"});
+  Same({"SET", arr_ + "i9", "1700000000000000", "PX", "10000"});
+  Same({"SADD", entry_ + "i9", "x"});
   Same({"SET", kHoLock, "f00d", "PX", "10000"});
   // Nobody is the heir: the earliest, i9 (its entry unreadable), is named.
-  Same(release("f00d"));
-  ExpectPushed(*sub, {Message(kHoLock, "released i9")});
+  Same(Release("f00d"));
+  ExpectPushed(*sub_, {Message(kHoLock, "released i9")});
   Same({"EXISTS", kHoLock});
   Same({"SCARD", kHoWait});
   // Upper-case hex is hex: ic, queued last, is the heir.
   Same({"SADD", kHoWait, "ic"});
-  Same({"SET", arr + "ic", absl::StrCat(at++), "PX", "10000"});
-  Same({"SET", entry + "ic", "CAFE 5000 A0B0", "PX", "10000"});
+  Same({"SET", arr_ + "ic", absl::StrCat(at++), "PX", "10000"});
+  Same({"SET", entry_ + "ic", "CAFE 5000 A0B0", "PX", "10000"});
   Same({"SET", kHoLock, "f00d", "PX", "10000"});
-  Same(release("f00d"));
-  ExpectPushed(*sub, {Message(kHoLock, "granted CAFE")});
+  Same(Release("f00d"));
+  ExpectPushed(*sub_, {Message(kHoLock, "granted CAFE")});
   Same({"GET", kHoLock});
   Same({"SCARD", kHoWait});
 }
 
-TEST_F(SimRedisDifferentialTest, WithdrawalComesBeforeTheHandOff) {
-  LoadScripts();
-  std::unique_ptr<Peer> sub = NewPeer();
-  ASSERT_NE(sub, nullptr);
-  SameOn(*sub, {"SUBSCRIBE", kHoLock});
-  ExpectPushed(*sub, {});
-  const std::string arr = kHoArr, entry = kHoEntry;
+TEST_F(SimRedisHandOffTest, WithdrawalComesBeforeTheHandOff) {
   auto withdraw = [&](const char* token, const char* id, bool leave) {
     return Script(internal::WithdrawCommand(kHoLock, token, kHoWait, kHoArr,
                                             kHoEntry, id, leave));
   };
   Same({"SADD", kHoWait, "aa", "bb"});
-  Same({"SET", arr + "aa", "1700000000000100", "PX", "10000"});
-  Same({"SET", arr + "bb", "1700000000000200", "PX", "10000"});
-  Same({"SET", entry + "aa", "cafe 7000 a0a0", "PX", "10000"});
-  Same({"SET", entry + "bb", "beef 5000 b0b0", "PX", "10000"});
+  Same({"SET", arr_ + "aa", "1700000000000100", "PX", "10000"});
+  Same({"SET", arr_ + "bb", "1700000000000200", "PX", "10000"});
+  Same({"SET", entry_ + "aa", "cafe 7000 a0a0", "PX", "10000"});
+  Same({"SET", entry_ + "bb", "beef 5000 b0b0", "PX", "10000"});
   // A release had handed the key to aa, whose attempt was lost: aa drops
   // its entry but keeps its place, and the key goes on to bb, not back to
   // aa, although aa is queued longer.
   Same({"SET", kHoLock, "a0a0", "PX", "7000"});
   Same(withdraw("a0a0", "aa", /*leave=*/false));
-  ExpectPushed(*sub, {Message(kHoLock, "granted beef")});
+  ExpectPushed(*sub_, {Message(kHoLock, "granted beef")});
   Same({"GET", kHoLock});
   SameMembers({"SMEMBERS", kHoWait});
-  Same({"EXISTS", arr + "aa"});
-  Same({"EXISTS", entry + "aa", arr + "bb", entry + "bb"});
+  Same({"EXISTS", arr_ + "aa"});
+  Same({"EXISTS", entry_ + "aa", arr_ + "bb", entry_ + "bb"});
   // aa, still queued, refreshes its entry; then gives up: it leaves the
   // queue while bb holds the key, which stays bb's.
-  Same({"SET", entry + "aa", "cafe 7000 a0a0", "PX", "10000"});
+  Same({"SET", entry_ + "aa", "cafe 7000 a0a0", "PX", "10000"});
   Same(withdraw("a0a0", "aa", /*leave=*/true));
-  ExpectPushed(*sub, {});
+  ExpectPushed(*sub_, {});
   Same({"GET", kHoLock});
-  Same({"EXISTS", kHoWait, arr + "aa", entry + "aa"});
+  Same({"EXISTS", kHoWait, arr_ + "aa", entry_ + "aa"});
   // A withdrawal of a waiter that is not queued changes nothing else; bb's
   // release then finds nobody to hand to or name.
   Same(withdraw("b0b0", "zz", /*leave=*/true));
-  ExpectPushed(*sub, {Message(kHoLock, kReleasedMessage)});
+  ExpectPushed(*sub_, {Message(kHoLock, kReleasedMessage)});
   Same({"EXISTS", kHoLock});
   // A lost attempt's give-back (place kept) with nobody to hand to deletes
   // the key quietly: no "released" to wake the waiters against the holder.
   Same({"SET", kHoLock, "c0c0", "PX", "7000"});
   Same(withdraw("c0c0", "cc", /*leave=*/false));
-  ExpectPushed(*sub, {});
+  ExpectPushed(*sub_, {});
   Same({"EXISTS", kHoLock});
 }
 
-TEST_F(SimRedisDifferentialTest,
+TEST_F(SimRedisHandOffTest,
        WriterAcquireWithAHandOffEntryWritesItOnRefusalAndWinsOnItsToken) {
-  LoadScripts();
-  std::unique_ptr<Peer> sub = NewPeer();
-  ASSERT_NE(sub, nullptr);
-  SameOn(*sub, {"SUBSCRIBE", kHoLock});
-  ExpectPushed(*sub, {});
-  const std::string arr = kHoArr, entry = kHoEntry;
-  const internal::HandOffEntry hand_off{entry + "ee", "cafe", absl::Seconds(3)};
+  const internal::HandOffEntry hand_off{entry_ + "ee", "cafe",
+                                        absl::Seconds(3)};
   const internal::Command acquire = internal::WriterAcquireCommand(
       kHoLock, kHoWait, "e0e0", absl::Seconds(10), "ee", absl::Seconds(5),
-      /*announce=*/true, arr + "ee", &hand_off);
+      /*announce=*/true, arr_ + "ee", &hand_off);
   // Refused: queued, and the entry "<proof> <ttl> <token>" with PX its TTL.
   Same({"SET", kHoLock, "f00d", "PX", "20000"});
   Same(Script(acquire));
-  Same({"GET", entry + "ee"});
-  CloseInteger({"PTTL", entry + "ee"}, 100);
+  Same({"GET", entry_ + "ee"});
+  CloseInteger({"PTTL", entry_ + "ee"}, 100);
   Same({"SCARD", kHoWait});
-  Same({"EXISTS", arr + "ee"});
+  Same({"EXISTS", arr_ + "ee"});
   // The key already holds the token (a release handed it over): a win, the
   // TTL set again, the entry, arrival key and id gone.
   Same({"SET", kHoLock, "e0e0", "PX", "1000"});
   Same(Script(acquire));
-  ExpectPushed(*sub, {Message(kHoLock, kTakenMessage)});
+  ExpectPushed(*sub_, {Message(kHoLock, kTakenMessage)});
   CloseInteger({"PTTL", kHoLock}, 100);
-  Same({"EXISTS", kHoWait, arr + "ee", entry + "ee"});
+  Same({"EXISTS", kHoWait, arr_ + "ee", entry_ + "ee"});
   // Without KEYS[4], the key holding the same token is a refusal still.
   const internal::Command plain = internal::WriterAcquireCommand(
       kHoLock, kHoWait, "e0e0", absl::Seconds(10), "ee", absl::Seconds(5),
-      /*announce=*/true, arr + "ee");
+      /*announce=*/true, arr_ + "ee");
   Same({"SET", kHoLock, "e0e0", "PX", "5000"});
   Same(Script(plain));
-  ExpectPushed(*sub, {});
+  ExpectPushed(*sub_, {});
   CloseInteger({"PTTL", kHoLock}, 100);
   Same({"SCARD", kHoWait});
-  Same({"EXISTS", entry + "ee"});
+  Same({"EXISTS", entry_ + "ee"});
   // ARGV[2] goes into the entry as sent.
   Same({"SET", kHoLock, "f00d", "PX", "20000"});
   Argv odd = Script(acquire);
   ASSERT_EQ(odd.size(), 3u + 4u + 7u);
   odd[8] = "010000";
   Same(odd);
-  Same({"GET", entry + "ee"});
+  Same({"GET", entry_ + "ee"});
 }
 
-TEST_F(SimRedisDifferentialTest,
+TEST_F(SimRedisHandOffTest,
        HandOffScriptCallErrorsStopTheScriptWhereRedisDoes) {
-  LoadScripts();
-  const std::string arr = kHoArr, entry = kHoEntry;
   // A hand-off entry whose TTL tonumber() takes but SET's PX refuses: the
   // release fails at its SET (line 32), the key already deleted.
   Same({"SADD", kHoWait, "aa"});
-  Same({"SET", arr + "aa", "1700000000000100", "PX", "10000"});
-  Same({"SET", entry + "aa", "cafe 0012 a0a0", "PX", "10000"});
+  Same({"SET", arr_ + "aa", "1700000000000100", "PX", "10000"});
+  Same({"SET", entry_ + "aa", "cafe 0012 a0a0", "PX", "10000"});
   Same({"SET", kHoLock, "f00d", "PX", "10000"});
-  Same(Script(
-      internal::ReleaseCommand(kHoLock, "f00d", kHoWait, kHoArr, kHoEntry)));
+  Same(Release("f00d"));
   Same({"EXISTS", kHoLock});
   Same({"SCARD", kHoWait});
   // A waiting key of another type: a withdrawal that leaves the queue fails
@@ -1229,12 +1209,13 @@ TEST_F(SimRedisDifferentialTest,
   Same({"SET", kHoWait, "not-a-set"});
   Same(Script(internal::WithdrawCommand(kHoLock, "f00d", kHoWait, kHoArr,
                                         kHoEntry, "aa", /*leave_queue=*/true)));
-  Same({"EXISTS", entry + "aa", arr + "aa"});
+  Same({"EXISTS", entry_ + "aa", arr_ + "aa"});
   // ... and the writer acquire's SADD (line 10) on a refusal.
-  const internal::HandOffEntry hand_off{entry + "ee", "cafe", absl::Seconds(3)};
+  const internal::HandOffEntry hand_off{entry_ + "ee", "cafe",
+                                        absl::Seconds(3)};
   const internal::Command acquire = internal::WriterAcquireCommand(
       kHoLock, kHoWait, "e0e0", absl::Seconds(10), "ee", absl::Seconds(5),
-      /*announce=*/false, arr + "ee", &hand_off);
+      /*announce=*/false, arr_ + "ee", &hand_off);
   Same({"SET", kHoLock, "f00d", "PX", "10000"});
   Same(Script(acquire));
   // The lock key a set: the writer acquire's GET (line 1) with KEYS[4].
@@ -1249,7 +1230,7 @@ TEST_F(SimRedisDifferentialTest,
   bad_ttl.back() = "0";
   Same(bad_ttl);
   Same({"SCARD", kHoWait});
-  Same({"EXISTS", arr + "ee", entry + "ee"});
+  Same({"EXISTS", arr_ + "ee", entry_ + "ee"});
   // A waiting TTL that is no number: math.max (line 11), queued already.
   Argv bad_wait = Script(acquire);
   bad_wait[10] = "x";

@@ -254,8 +254,8 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   options.retry.hand_off = line.hand_off;
   // Only a plain lock of one resource is handed over (not with --fencing,
   // --shared or --limit).
-  if (line.hand_off && !config.fencing && !config.shared &&
-      config.limit == 0 && config.resources.size() == 1) {
+  if (line.hand_off && !config.fencing && !config.shared && config.limit == 0 &&
+      config.resources.size() == 1) {
     // Handed the lock by the release, a waiter polls only to refresh its
     // entries and to find a lock that expired without a release: every
     // 100-200ms instead of 20-60ms (its entries live 600ms). With 8 jobs
