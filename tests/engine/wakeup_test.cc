@@ -850,6 +850,19 @@ class HandOffTest : public WakeupQueueTest {
     return reply.ok() ? reply->str : "";
   }
 
+  // Waits (bounded) until no key matches `pattern` on master `i`: what a
+  // client sends without waiting for it (a win's clean-up) may still be on
+  // its way. Returns the last count.
+  size_t AwaitNone(int i, const std::string& pattern) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(5);
+    size_t n = Count(i, pattern);
+    while (n > 0 && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(5));
+      n = Count(i, pattern);
+    }
+    return n;
+  }
+
   // KEYS `pattern` on master `i`.
   size_t Count(int i, const std::string& pattern) {
     auto client = cluster_->Client(i);
@@ -887,12 +900,27 @@ TEST_F(HandOffTest, TheReleaseHandsTheLockToTheQueuedWaiterWithoutAnAttempt) {
   // waited before the release is not in it.
   EXPECT_LT(lock->remaining(), absl::Seconds(30) - (released - entered));
   EXPECT_GT(lock->remaining(), absl::Seconds(25));
+  // A quorum of masters handed it over (a master the release reached only
+  // after the win may have found the waiter's entry gone, removed by the
+  // win, and freed the key instead); no key is anyone else's.
   const std::string key = LockKey(Options(), "baton");
+  int handed = 0;
   for (int i = 0; i < cluster_->size(); ++i) {
-    EXPECT_EQ(Get(i, key), lock->token()) << "master " << i;
-    EXPECT_EQ(Count(i, WaiterHandOffKeyPrefix(Options(), "baton") + "*"), 0u);
-    EXPECT_EQ(Count(i, WriterWaitingKey(Options(), "baton")), 0u);
+    EXPECT_EQ(
+        AwaitNone(i, WaiterHandOffKeyPrefix(Options(), "baton") + "*"), 0u);
+    EXPECT_EQ(AwaitNone(i, WriterWaitingKey(Options(), "baton")), 0u);
+    // The holder's release may still be on its way to a master past its
+    // quorum (bounded).
+    const absl::Time until = absl::Now() + absl::Seconds(5);
+    while (Get(i, key) == held->token() && absl::Now() < until) {
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    const std::string value = Get(i, key);
+    handed += value == lock->token() ? 1 : 0;
+    EXPECT_TRUE(value == lock->token() || value.empty())
+        << "master " << i << ": " << value;
   }
+  EXPECT_GE(handed, 2);
   ASSERT_TRUE(waiter->Release(*lock).ok());
   for (int i = 0; i < cluster_->size(); ++i) {
     EXPECT_EQ(Get(i, key), "") << "master " << i;
