@@ -978,9 +978,10 @@ TEST_F(HandOffTest, AWaiterThatGivesUpHandsOnWhatItWasHandedAndLeavesNoEntry) {
   }
   EXPECT_EQ(Get(0, key), "");
   for (int i = 0; i < cluster_->size(); ++i) {
-    EXPECT_EQ(Count(i, WaiterHandOffKeyPrefix(Options(), "leaver") + "*"), 0u)
+    EXPECT_EQ(AwaitNone(i, WaiterHandOffKeyPrefix(Options(), "leaver") + "*"),
+              0u)
         << "master " << i;
-    EXPECT_EQ(Count(i, WriterWaitingKey(Options(), "leaver")), 0u)
+    EXPECT_EQ(AwaitNone(i, WriterWaitingKey(Options(), "leaver")), 0u)
         << "master " << i;
   }
   // So the holder's release frees the lock: nobody to hand it to.
