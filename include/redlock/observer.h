@@ -56,6 +56,9 @@ struct AcquiredEvent {
   // From the call to the lock being granted (the retries' waits included).
   absl::Duration wait;
   uint64_t fence = 0;  // 0 unless fencing was asked for.
+  // Won by a release's hand-off (RetryPolicy::hand_off), not by an
+  // attempt of its own.
+  bool handed_over = false;
 };
 
 // An acquisition completed without a lock.

@@ -681,15 +681,11 @@ Command ReleaseCommand(absl::string_view key, absl::string_view token,
                        absl::string_view arrival_prefix,
                        absl::string_view hand_off_prefix) {
   const std::string k[] = {std::string(key)};
-  if (hand_off_prefix.empty()) {
-    return KeysCommand(ReleaseScript(), k,
-                       {std::string(token), "1", std::string(waiting_key),
-                        std::string(arrival_prefix)});
-  }
-  return KeysCommand(
-      ReleaseScript(), k,
-      {std::string(token), "1", std::string(waiting_key),
-       std::string(arrival_prefix), std::string(hand_off_prefix)});
+  std::vector<std::string> args = {std::string(token), "1",
+                                   std::string(waiting_key),
+                                   std::string(arrival_prefix)};
+  if (!hand_off_prefix.empty()) args.emplace_back(hand_off_prefix);
+  return KeysCommand(ReleaseScript(), k, std::move(args));
 }
 
 Command WithdrawCommand(absl::string_view key, absl::string_view token,

@@ -135,17 +135,15 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       return;
     }
     if (YieldsToWoken()) return;
-    // A hand-off waiter keeps one token from its first attempt as a waiting
-    // writer on (its entries name it): the key holding it is its own,
-    // whichever way it got there.
-    if (!token_kept_) {
+    // A hand-off waiter keeps its token once it waits (its entries name
+    // it): the key holding it is its own, whichever way it got there.
+    if (!HandsOff()) {
       absl::StatusOr<std::string> token = engine_->runtime_->NewToken();
       if (!token.ok()) {
         Fail(token.status());
         return;
       }
       token_ = *std::move(token);
-      token_kept_ = HandsOff();
     }
     fence_write_ = false;
     retry_timer_->Cancel();
@@ -248,8 +246,8 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       }
     }
     // Quietly: no lock was made (see ReleaseCommand). A hand-off waiter's
-    // lost attempt cleans up in OnRound() instead.
-    if (!(writer_round_ && HandsOff())) {
+    // lost attempt (always a writer's) cleans up in OnRound() instead.
+    if (!HandsOff()) {
       config.cleanup_on_loss = UndoCommand(/*announce=*/false);
       config.cleanup_skips_denied = true;
     }
@@ -263,7 +261,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       return;
     }
     in_attempt_ = false;
-    if (HandsOff() && writer_round_ && !result.status.ok()) {
+    if (HandsOff() && !result.status.ok()) {
       // A lost attempt gives back, with its entry (WithdrawCommand), what
       // it holds where it was granted, or may have been (a failed vote: a
       // veto, a timeout). Where it was denied it set nothing, and where the
@@ -452,7 +450,6 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       return ReaderReleaseCommand(keys_.front(), reader_key_, readers_key_,
                                   token_, announce);
     }
-    if (HandsOff()) return WithdrawCommand(/*leave_queue=*/false);
     return ReleaseCommand(keys_, token_, announce);
   }
 
@@ -514,7 +511,8 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     // win them late: the token-checked release queues behind each master's
     // pending request, so whatever it sets is deleted.
     if (StopRound()) {
-      SendToAll(UndoCommand(/*announce=*/true));
+      // A hand-off waiter's withdrawal (Finished()) releases it everywhere.
+      if (!HandsOff()) SendToAll(UndoCommand(/*announce=*/true));
       if (semaphore_.has_value()) {
         SendToAll(
             SemaphoreAnnounceCommand(semaphore_->limit_key, kReleasedMessage));
@@ -560,6 +558,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       event.attempts = attempts_;
       event.wait = ToDuration(engine_->runtime_->Now() - started_);
       event.fence = fence;
+      event.handed_over = handed_over_;
       observer->OnAcquired(event);
     }
     Deliver(done_, absl::StatusOr<Lock>(Lock(std::move(state))));
@@ -818,6 +817,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       if (handed_at_[i].has_value()) marked_[i] = false;
     }
     won_ = *std::move(won);
+    handed_over_ = true;
     Succeed(/*fence=*/0);
     return true;
   }
@@ -990,13 +990,13 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
                                    // waiter (since the last attempt).
   // Hand-off (RetryPolicy::hand_off).
   std::string hand_off_key_;  // Set once waiting: HandsOff().
-  bool token_kept_ = false;   // token_ stays for every later attempt.
   struct Proof {
     int attempt;  // attempts_ of the attempt that sent it.
     std::string value;
     MonotonicTime sent_at;  // Before that attempt was sent.
   };
   std::vector<Proof> proofs_;  // The latest kProofsKept.
+  bool handed_over_ = false;   // Won by HandedOver().
   // Per master: the first attempt whose proofs count there (a withdrawal
   // was sent to it after the ones before).
   std::vector<int> counts_from_;

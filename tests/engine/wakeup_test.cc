@@ -896,6 +896,7 @@ TEST_F(HandOffTest, TheReleaseHandsTheLockToTheQueuedWaiterWithoutAnAttempt) {
   // Held without a third attempt: the release set every master's key to
   // the waiter's token, and took its entry and place.
   EXPECT_EQ(counter->attempts(), 2);
+  EXPECT_EQ(counter->handed_over(), 1);
   // Valid from when that attempt was sent, not from the release: the second
   // waited before the release is not in it.
   EXPECT_LT(lock->remaining(), absl::Seconds(30) - (released - entered));

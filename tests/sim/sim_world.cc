@@ -16,9 +16,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "redlock/async_redlock.h"
 #include "redlock/fencing.h"
 #include "redlock/keys.h"
+#include "redlock/observer.h"
 #include "src/algorithm/membership.h"
 #include "src/algorithm/scripts.h"
 #include "src/engine/engine.h"
@@ -118,6 +120,19 @@ const char* FaultName(PlannedFault::Kind kind) {
 }
 
 // One history in progress. Owns the loop, the masters and the clients.
+// Counts the acquisitions won by a release's hand-off
+// (AcquiredEvent::handed_over), over every client.
+class HandOffCounter final : public Observer {
+ public:
+  void OnAcquired(const AcquiredEvent& event) override {
+    if (event.handed_over) ++wins_;
+  }
+  int64_t wins() const { return wins_; }
+
+ private:
+  int64_t wins_ = 0;  // The simulation runs on one thread.
+};
+
 class World {
  public:
   World(const WorldConfig& config, const Plan& plan)
@@ -252,6 +267,9 @@ class World {
   int64_t remarked_masters_ = 0;
   int64_t fresh_clients_ = 0;
   int64_t wakeup_messages_ = 0;  // Heard by engines since gone.
+  // Every client's observer with WorldConfig::hand_off.
+  std::shared_ptr<HandOffCounter> hand_offs_ =
+      std::make_shared<HandOffCounter>();
   int64_t switched_clients_ = 0;
   std::array<int64_t, 3> grants_by_list_ = {0, 0, 0};
   int64_t grants_during_change_ = 0;
@@ -303,6 +321,7 @@ Options World::ClientOptions(PlannedSwitch::List list) const {
   options.drift_factor = config_.drift_factor;
   options.restart_guard = config_.restart_guard;
   options.retry.hand_off = config_.hand_off;
+  if (config_.hand_off) options.observer = hand_offs_;
   options.on_warning = [](absl::string_view) {};
   return options;
 }
@@ -1197,6 +1216,7 @@ WorldResult World::Run() {
   for (int m = 0; m < config_.masters; ++m) {
     result.hand_offs += cluster_.redis(m).hand_offs();
   }
+  result.hand_off_wins = hand_offs_->wins();
   result.switched_clients = switched_clients_;
   result.reconfigure_phase = reconfigure_phase_;
   result.grants_by_list = grants_by_list_;
@@ -1302,9 +1322,8 @@ absl::StatusOr<WorldConfig> NamedConfig(absl::string_view name) {
   }
   // Hand-offs in the release (RetryPolicy::hand_off) under the fault plans
   // of "churn", "guarded-churn", "guarded-partial" and "reconfigure".
-  if (absl::StartsWith(name, "handoff")) {
+  if (absl::string_view rest = name; absl::ConsumePrefix(&rest, "handoff")) {
     absl::StatusOr<WorldConfig> base = absl::InvalidArgumentError("");
-    const absl::string_view rest = name.substr(7);
     if (rest.empty()) base = NamedConfig("churn");
     if (rest == "-guarded") base = NamedConfig("guarded-churn");
     if (rest == "-partial") base = NamedConfig("guarded-partial");

@@ -262,6 +262,9 @@ struct WorldResult {
   // Releases that handed a key to a waiter, summed over the masters
   // (WorldConfig::hand_off).
   int64_t hand_offs = 0;
+  // Acquisitions won by a hand-off (AcquiredEvent::handed_over), not by an
+  // attempt.
+  int64_t hand_off_wins = 0;
   // With WorldConfig::membership: clients moved to another list (planned
   // switches and the heal's), and the operator's progress: 1 once joint
   // O->N landed (begin), 2 once steady N was written (finish).

@@ -310,15 +310,18 @@ TEST(SimWorldTest, ReleasesHandTheLockToWaitersAndEveryHistoryPasses) {
   ASSERT_TRUE(config.ok());
   config->masters = 3;
   config->faults = 20;
-  int64_t hand_offs = 0, histories_with_grants = 0;
+  int64_t hand_offs = 0, wins = 0, histories_with_grants = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     const WorldResult r = RunWorld(*config, MakePlan(*config, seed));
     const torture::Summary& s = r.history.summary;
     EXPECT_EQ(s.violations(), 0) << "seed " << seed << "\n" << Details(s);
     hand_offs += r.hand_offs;
+    wins += r.hand_off_wins;
     histories_with_grants += r.history.sections.empty() ? 0 : 1;
   }
   EXPECT_GT(hand_offs, 100) << hand_offs;
+  // And waiters won by them, not only by their next attempt.
+  EXPECT_GT(wins, 50) << wins;
   EXPECT_EQ(histories_with_grants, 40);
 }
 

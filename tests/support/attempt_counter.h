@@ -29,7 +29,12 @@ class AttemptCounter : public Observer {
     }
     if (hook) hook(event);
   }
+  void OnAcquired(const AcquiredEvent& event) override {
+    if (event.handed_over) handed_over_.fetch_add(1);
+  }
   int lost() const { return lost_.load(); }
+  // Acquisitions won by a release's hand-off (AcquiredEvent::handed_over).
+  int handed_over() const { return handed_over_.load(); }
   // Attempts, won or lost.
   int attempts() const { return attempts_.load(); }
   // Runs once, after the next attempt.
@@ -41,6 +46,7 @@ class AttemptCounter : public Observer {
  private:
   std::atomic<int> lost_{0};
   std::atomic<int> attempts_{0};
+  std::atomic<int> handed_over_{0};
   // std::mutex, not absl::Mutex: one counter serves several clients' loop
   // threads, and ThreadSanitizer sees only std::mutex (Debian's Abseil is
   // not built for it).
