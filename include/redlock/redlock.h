@@ -215,11 +215,14 @@ class Redlock {
  private:
   class Impl;
   explicit Redlock(std::unique_ptr<Impl> impl);
-  // WithLock() and WithPermits() once the acquisition answered.
-  absl::Status WorkWhileHeld(absl::StatusOr<Lock> lock,
-                             const AcquireOptions& acquire,
-                             absl::AnyInvocable<absl::Status(const Lock&)> work,
-                             HoldOptions hold);
+  // WithLock() and WithPermits(): `acquire_async` starts the acquisition on
+  // the loop thread (an AsyncRedlock call with its callback).
+  absl::Status WorkWhileHeld(
+      absl::AnyInvocable<
+          absl::Status(absl::AnyInvocable<void(absl::StatusOr<Lock>)>)>
+          acquire_async,
+      const AcquireOptions& acquire,
+      absl::AnyInvocable<absl::Status(const Lock&)> work, HoldOptions hold);
   std::unique_ptr<Impl> impl_;
   // What ScopedLocks hold weakly to reach this client.
   std::shared_ptr<ScopedLock::ClientRef> ref_;

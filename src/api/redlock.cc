@@ -182,8 +182,12 @@ absl::Status Redlock::WithLock(
     return absl::FailedPreconditionError(
         "WithLock was called on the client's own loop thread");
   }
-  return WorkWhileHeld(Acquire(resources, acquire), acquire, std::move(work),
-                       std::move(hold));
+  return WorkWhileHeld(
+      [&](AsyncRedlock::AcquireCallback done) {
+        return impl_->engine().AcquireAsync(resources, acquire,
+                                            std::move(done));
+      },
+      acquire, std::move(work), std::move(hold));
 }
 
 absl::Status Redlock::WithPermits(
@@ -195,48 +199,71 @@ absl::Status Redlock::WithPermits(
     return absl::FailedPreconditionError(
         "WithPermits was called on the client's own loop thread");
   }
-  return WorkWhileHeld(AcquirePermits(name, sem, acquire), acquire,
-                       std::move(work), std::move(hold));
+  return WorkWhileHeld(
+      [&](AsyncRedlock::AcquireCallback done) {
+        return impl_->engine().AcquirePermitsAsync(name, sem, acquire,
+                                                   std::move(done));
+      },
+      acquire, std::move(work), std::move(hold));
 }
 
 absl::Status Redlock::WorkWhileHeld(
-    absl::StatusOr<Lock> lock, const AcquireOptions& acquire,
+    absl::AnyInvocable<absl::Status(AsyncRedlock::AcquireCallback)>
+        acquire_async,
+    const AcquireOptions& acquire,
     absl::AnyInvocable<absl::Status(const Lock&)> work, HoldOptions hold) {
-  if (!lock.ok()) return lock.status();
   const absl::Duration ttl = acquire.ttl == absl::ZeroDuration()
                                  ? impl_->options().default_ttl
                                  : acquire.ttl;
 
-  // The keep-alive handle lives on the loop thread, like the engine.
+  // The keep-alive handle lives on the loop thread, like the engine. It is
+  // started on the loop in the turn that delivers the lock, and the
+  // background pinned there too: the caller's thread gets the lock already
+  // kept alive, with no second call to the loop between the grant and the
+  // work.
   std::optional<KeepAliveHandle> keeper;
   absl::Status started;
-  impl_->RunOnLoop([&] {
-    absl::StatusOr<KeepAliveHandle> handle =
-        impl_->engine().KeepAlive(*lock, ttl, std::move(hold));
-    if (handle.ok()) {
-      keeper.emplace(*std::move(handle));
-    } else {
-      started = handle.status();
-    }
+  using Result = absl::StatusOr<Lock>;
+  Result lock = impl_->Call<Result>([&](auto done) {
+    return acquire_async([&, done = std::move(done)](Result won) mutable {
+      if (won.ok()) {
+        absl::StatusOr<KeepAliveHandle> handle =
+            impl_->engine().KeepAlive(*won, ttl, std::move(hold));
+        if (handle.ok()) {
+          keeper.emplace(*std::move(handle));
+          impl_->PinLoop();
+        } else {
+          started = handle.status();
+        }
+      }
+      done(std::move(won));
+    });
   });
-  if (keeper.has_value()) impl_->PinLoop();
+  if (!lock.ok()) return lock.status();
   // Stops extending and releases on every way out of this function,
-  // unwinding included.
+  // unwinding included: one call to the loop for both, so that the release
+  // is on its way one hop after the work ends.
   struct Finisher {
-    Redlock* client;
     Impl* impl;
     std::optional<KeepAliveHandle>* keeper;
     const Lock* lock;
     ~Finisher() {
-      const bool pinned = keeper->has_value();
-      impl->RunOnLoop([this] {
-        if (keeper->has_value()) (*keeper)->Stop(/*release=*/false);
-        keeper->reset();
-      });
-      if (pinned) impl->UnpinLoop();
-      if (!lock->released()) client->Release(*lock).IgnoreError();
+      using Report = absl::StatusOr<ReleaseReport>;
+      impl->Call<Report>([this](auto done) {
+        if (keeper->has_value()) {
+          (*keeper)->Stop(/*release=*/false);
+          keeper->reset();
+          impl->UnpinLoop();
+        }
+        if (lock->released()) {
+          done(Report(ReleaseReport{}));
+          return absl::OkStatus();
+        }
+        return impl->engine().ReleaseAsync(*lock, ReleaseOptions{},
+                                           std::move(done));
+      }).IgnoreError();
     }
-  } finisher{this, impl_.get(), &keeper, &*lock};
+  } finisher{impl_.get(), &keeper, &*lock};
   if (!started.ok()) return started;
 
   absl::Status result = work(*lock);

@@ -324,6 +324,31 @@ TEST_F(LifetimeTest, WithLockReturnsTheWorksStatusAndDoesNotRunWhenHeld) {
   EXPECT_FALSE(ran);
 }
 
+// The keep-alive starts on the loop in the turn that delivers the lock; when
+// it cannot start, the lock won is released and the work never runs.
+TEST_F(LifetimeTest, WithLockWhoseKeepAliveCannotStartReleasesAndSkipsTheWork) {
+  auto client = MakeClient();
+  AcquireOptions acquire;
+  acquire.ttl = absl::Seconds(1);
+  HoldOptions slow;
+  slow.extend_every = absl::Seconds(1);  // Not shorter than ttl - margin.
+  bool ran = false;
+  absl::Status status = client->WithLock(
+      kJob, acquire,
+      [&](const Lock&) {
+        ran = true;
+        return absl::OkStatus();
+      },
+      std::move(slow));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(Holders(), 0) << "the lock won must be released";
+  // The client still works: the loop is not left pinned or taken.
+  absl::StatusOr<Lock> again = client->TryAcquire(kJob, absl::Seconds(1));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(client->Release(*again).ok());
+}
+
 // The extend script must check the token: a bare PEXPIRE would succeed here
 // and cut the other owner's lease to our TTL.
 TEST_F(LifetimeTest,
