@@ -22,6 +22,9 @@
 //   - with --granted, one round trip: the release hands each master's key
 //     to the first token queued there (kReleaseToNext), and a waiter holds
 //     the lock once a majority published its token;
+//   - with --direct, the same, but the release publishes on the heir's own
+//     channel (the key's channel, ':', the heir's token), the only one each
+//     waiter subscribes to: a hand-off wakes no other waiter;
 //   - the command run with vfork()+execvp(), its exit status read;
 //   - the release: one EVAL per master that deletes the key if it holds
 //     TOKEN and then publishes on the key's channel.
@@ -204,6 +207,18 @@ const char kReleaseToNext[] =
     "redis.call('publish', KEYS[3], next) "
     "else redis.call('del', KEYS[1]) end return 1";
 
+// The same with --direct: the release publishes on the heir's own channel
+// (the shared one, ":", the token without its generation), to which only
+// that waiter subscribes: the others are not woken by a hand-off.
+const char kReleaseToNextDirect[] =
+    "if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end "
+    "local next = redis.call('lpop', KEYS[2]) "
+    "if next then redis.call('set', KEYS[1], next, 'PX', ARGV[2]) "
+    "redis.call('publish', KEYS[3] .. ':' .. "
+    "string.match(next, '^(.*)-%d+$'), next) "
+    "else redis.call('del', KEYS[1]) end return 1";
+const char* release_to_next = kReleaseToNext;
+
 // The queued variant ("--queued"): two round trips as the library makes
 // them, without the herd. A refused attempt queues the waiter's token once;
 // the release pops the head of the queue and names it in its message, and
@@ -271,7 +286,7 @@ std::string AcquireGranted(std::vector<Conn>& cmd, std::vector<Conn>& sub,
       if (now - progress > 50000000 || now > deadline) {
         // Give back what this token holds and take it out of every queue.
         const std::string give_back = Command(
-            {"EVAL", kReleaseToNext, "3", key, queue, channel, token, ttl_ms});
+            {"EVAL", release_to_next, "3", key, queue, channel, token, ttl_ms});
         const std::string unqueue = Command({"LREM", queue, "0", token});
         for (Conn& c : cmd) c.Send(give_back + unqueue);
         for (Conn& c : cmd) {
@@ -326,6 +341,11 @@ int main(int argc, char** argv) {
       granted_mode = true;
       continue;
     }
+    if (a == "--direct") {  // --granted, told on the heir's own channel.
+      granted_mode = true;
+      release_to_next = kReleaseToNextDirect;
+      continue;
+    }
     if (a == "--queued") {
       queued_mode = true;
       continue;
@@ -352,7 +372,8 @@ int main(int argc, char** argv) {
   }
   if (resource.empty() || command < 0 || command >= argc) {
     Fail(
-        "usage: redlock-e2e-handoff-floor [--granted] run [--ttl=D] [--wait=D] "
+        "usage: redlock-e2e-handoff-floor [--queued|--granted|--direct] run "
+        "[--ttl=D] [--wait=D] "
         "[--key-prefix=P] RESOURCE -- COMMAND...");
   }
   const char* masters_env = std::getenv("REDLOCK_MASTERS");
@@ -384,7 +405,10 @@ int main(int argc, char** argv) {
     cmd.push_back(Connect(u));
     sub.push_back(Connect(u));
   }
-  const std::string subscribe = Command({"SUBSCRIBE", channel});
+  const std::string subscribe =
+      Command({"SUBSCRIBE", release_to_next == kReleaseToNextDirect
+                                ? channel + ":" + token
+                                : channel});
   for (Conn& s : sub) s.Send(subscribe);
   for (Conn& s : sub) {
     // *3, $9, subscribe, $N, channel, :1
@@ -404,7 +428,7 @@ int main(int argc, char** argv) {
       return 75;
     }
     release = Command(
-        {"EVAL", kReleaseToNext, "3", key, queue, channel, held_with, ttl_ms});
+        {"EVAL", release_to_next, "3", key, queue, channel, held_with, ttl_ms});
   } else if (queued_mode) {
     release = Command(
         {"EVAL", kReleaseNaming, "3", key, key + ":queue", channel, token});

@@ -36,6 +36,9 @@
 //                       longest), then that waiter's attempt (--queued);
 //   redlock-floor-1rt   one: the release hands each master's key to the
 //                       first token queued there (--granted);
+//   redlock-floor-1rt-direct  the same, the release telling only the heir
+//                       (on a channel of its own, --direct): no other
+//                       waiter is woken by a hand-off;
 //   redlock-floor-herd  two, with no queue: every waiter tries on every
 //                       release.
 //
@@ -585,6 +588,7 @@ class CliHandoffPhase : public Phase {
       const std::pair<const char*, const char*> floors[] = {
           {"redlock-floor-2rt", "--queued"},
           {"redlock-floor-1rt", "--granted"},
+          {"redlock-floor-1rt-direct", "--direct"},
           {"redlock-floor-herd", nullptr}};
       for (const auto& [name, mode] : floors) {
         Tool floor{name, {floor_tool}, true};
