@@ -179,6 +179,11 @@ class Redlock {
   // turns true; hold.on_lost runs on the loop thread the moment it does.
   // Returns:
   //   the acquisition's error   `work` did not run.
+  //   the keep-alive's error    the keep-alive could not start (as
+  //                             AsyncRedlock::KeepAlive(), e.g.
+  //                             kInvalidArgument for inconsistent `hold`
+  //                             options): the lock won was released and
+  //                             `work` did not run.
   //   the loss reason           the lock was lost while `work` ran (kAborted,
   //                             kUnavailable or kDeadlineExceeded): whatever
   //                             `work` returned, it did not run exclusively
