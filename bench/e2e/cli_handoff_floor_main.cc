@@ -200,24 +200,19 @@ Conn Connect(const std::string& uri) {
 const char kAttemptOrQueue[] =
     "if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then "
     "return 1 end redis.call('rpush', KEYS[2], ARGV[1]) return 0";
+// ARGV[3] "direct" (--direct): the message goes to the heir's own channel
+// (KEYS[3], ':', the token without its "-<generation>"), the only one each
+// waiter subscribes to, so a hand-off wakes no other waiter; otherwise to
+// KEYS[3], which every waiter hears.
 const char kReleaseToNext[] =
     "if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end "
     "local next = redis.call('lpop', KEYS[2]) "
-    "if next then redis.call('set', KEYS[1], next, 'PX', ARGV[2]) "
-    "redis.call('publish', KEYS[3], next) "
-    "else redis.call('del', KEYS[1]) end return 1";
-
-// The same with --direct: the release publishes on the heir's own channel
-// (the shared one, ":", the token without its generation), to which only
-// that waiter subscribes: the others are not woken by a hand-off.
-const char kReleaseToNextDirect[] =
-    "if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end "
-    "local next = redis.call('lpop', KEYS[2]) "
-    "if next then redis.call('set', KEYS[1], next, 'PX', ARGV[2]) "
-    "redis.call('publish', KEYS[3] .. ':' .. "
-    "string.match(next, '^(.*)-%d+$'), next) "
-    "else redis.call('del', KEYS[1]) end return 1";
-const char* release_to_next = kReleaseToNext;
+    "if not next then redis.call('del', KEYS[1]) return 1 end "
+    "redis.call('set', KEYS[1], next, 'PX', ARGV[2]) "
+    "local to = KEYS[3] "
+    "if ARGV[3] == 'direct' then "
+    "to = to .. ':' .. string.match(next, '^(.*)-%d+$') end "
+    "redis.call('publish', to, next) return 1";
 
 // The queued variant ("--queued"): two round trips as the library makes
 // them, without the herd. A refused attempt queues the waiter's token once;
@@ -247,7 +242,7 @@ std::string AcquireGranted(std::vector<Conn>& cmd, std::vector<Conn>& sub,
                            const std::string& key, const std::string& queue,
                            const std::string& channel,
                            const std::string& ttl_ms, const std::string& base,
-                           int64_t deadline) {
+                           const std::string& told, int64_t deadline) {
   const size_t n = cmd.size();
   const size_t quorum = n / 2 + 1;
   for (int generation = 0;; ++generation) {
@@ -285,8 +280,9 @@ std::string AcquireGranted(std::vector<Conn>& cmd, std::vector<Conn>& sub,
       const int64_t now = NowNs();
       if (now - progress > 50000000 || now > deadline) {
         // Give back what this token holds and take it out of every queue.
-        const std::string give_back = Command(
-            {"EVAL", release_to_next, "3", key, queue, channel, token, ttl_ms});
+        const std::string give_back =
+            Command({"EVAL", kReleaseToNext, "3", key, queue, channel, token,
+                     ttl_ms, told});
         const std::string unqueue = Command({"LREM", queue, "0", token});
         for (Conn& c : cmd) c.Send(give_back + unqueue);
         for (Conn& c : cmd) {
@@ -329,6 +325,7 @@ int main(int argc, char** argv) {
   std::string resource;
   bool granted_mode = false;
   bool queued_mode = false;
+  bool direct_mode = false;
   int command = -1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -343,7 +340,7 @@ int main(int argc, char** argv) {
     }
     if (a == "--direct") {  // --granted, told on the heir's own channel.
       granted_mode = true;
-      release_to_next = kReleaseToNextDirect;
+      direct_mode = true;
       continue;
     }
     if (a == "--queued") {
@@ -406,9 +403,7 @@ int main(int argc, char** argv) {
     sub.push_back(Connect(u));
   }
   const std::string subscribe =
-      Command({"SUBSCRIBE", release_to_next == kReleaseToNextDirect
-                                ? channel + ":" + token
-                                : channel});
+      Command({"SUBSCRIBE", direct_mode ? channel + ":" + token : channel});
   for (Conn& s : sub) s.Send(subscribe);
   for (Conn& s : sub) {
     // *3, $9, subscribe, $N, channel, :1
@@ -420,15 +415,16 @@ int main(int argc, char** argv) {
   std::string release;
   if (granted_mode) {
     const std::string queue = key + ":queue";
-    const std::string held_with =
-        AcquireGranted(cmd, sub, key, queue, channel, ttl_ms, token, deadline);
+    const std::string told = direct_mode ? "direct" : "all";
+    const std::string held_with = AcquireGranted(cmd, sub, key, queue, channel,
+                                                 ttl_ms, token, told, deadline);
     if (held_with.empty()) {
       std::fputs("redlock-e2e-handoff-floor: gave up waiting\n", stderr);
       WriteTimings();
       return 75;
     }
-    release = Command(
-        {"EVAL", release_to_next, "3", key, queue, channel, held_with, ttl_ms});
+    release = Command({"EVAL", kReleaseToNext, "3", key, queue, channel,
+                       held_with, ttl_ms, told});
   } else if (queued_mode) {
     release = Command(
         {"EVAL", kReleaseNaming, "3", key, key + ":queue", channel, token});
