@@ -324,6 +324,36 @@ TEST_F(LifetimeTest, WithLockReturnsTheWorksStatusAndDoesNotRunWhenHeld) {
   EXPECT_FALSE(ran);
 }
 
+// WithLock waits for the release: when it returns, a quorum of masters has
+// answered it (ReleaseAsync's own rule), even when that quorum needs masters
+// that answer slowly. A release sent and not awaited would leave the key on
+// the three slow masters here for the proxies' latency.
+TEST_F(LifetimeTest, WithLockReturnsOnlyOnceAQuorumAnsweredTheRelease) {
+  std::vector<std::unique_ptr<FaultProxy>> proxies;
+  std::vector<std::string> masters = cluster_->Uris();
+  for (int i = 0; i < 3; ++i) {
+    auto proxy =
+        FaultProxy::Start({.upstream_port = cluster_->server(i).port()});
+    ASSERT_TRUE(proxy.ok()) << proxy.status();
+    (*proxy)->SetLatency(absl::Milliseconds(150), absl::Milliseconds(150));
+    masters[i] = (*proxy)->Uri();
+    proxies.push_back(*std::move(proxy));
+  }
+  auto client = MakeClient(masters, absl::Seconds(3));
+  AcquireOptions acquire;
+  acquire.ttl = absl::Seconds(10);
+  int holders_during_work = -1;
+  absl::Status status = client->WithLock(kJob, acquire, [&](const Lock&) {
+    holders_during_work = Holders();
+    return absl::OkStatus();
+  });
+  const int holders_after = Holders();
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_GE(holders_during_work, 3);
+  EXPECT_LE(holders_after, 2) << "WithLock returned before a quorum of "
+                                 "masters had answered its release";
+}
+
 // The keep-alive starts on the loop in the turn that delivers the lock; when
 // it cannot start, the lock won is released and the work never runs.
 TEST_F(LifetimeTest, WithLockWhoseKeepAliveCannotStartReleasesAndSkipsTheWork) {
