@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <new>
 
@@ -128,6 +129,21 @@ class PoolAllocator {
     return false;
   }
 };
+
+// Maps a slab now for the pool std::allocate_shared<T>(PoolAllocator<T>())
+// takes its blocks from, unless it has one with room already: the first
+// lock granted then makes no mmap()/munmap() at that moment (with other
+// threads about, each munmap() is also a TLB shoot-down). A stand-in of T's
+// size and alignment is made and dropped: its block (the object with its
+// control block) has the size and alignment of T's, so it comes from the
+// same pool, and the slab stays, as a pool's only slab with room does.
+template <typename T>
+void ReservePoolFor() {
+  struct alignas(T) StandIn {
+    unsigned char bytes[sizeof(T)];
+  };
+  std::allocate_shared<StandIn>(PoolAllocator<StandIn>());
+}
 
 }  // namespace redlock::internal
 

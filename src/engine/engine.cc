@@ -168,6 +168,10 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
   deployment_timer_->Arm(options_.connect_timeout +
                          2 * options_.request_timeout);
   OnMasterStateChange();
+  // The blocks a granted lock keeps (block_pool.h): their first slabs are
+  // mapped now, while the handshakes are in flight, not as a lock is won.
+  ReservePoolFor<LockState>();
+  ReservePoolFor<KeepAliveOp>();
 }
 
 void Engine::SendToAll(const Command& command) {

@@ -148,5 +148,33 @@ TEST(BlockPoolTest,
   EXPECT_LE(Pool::MappedBytes() - before, BlockPool::kSlabBytes);
 }
 
+// A type of a size no other test's pool has, so that its pool starts empty.
+struct alignas(32) Reserved {
+  unsigned char bytes[1000];
+};
+
+TEST(BlockPoolTest, AReservedPoolMapsNothingForTheFirstObjectsOfItsType) {
+  ReservePoolFor<Reserved>();
+  const size_t mapped = BlockPool::MappedBytes();
+  std::vector<std::shared_ptr<Reserved>> objects;
+  // All of one slab's room is there already.
+  for (int i = 0; i < 8; ++i) {
+    objects.push_back(
+        std::allocate_shared<Reserved>(PoolAllocator<Reserved>()));
+  }
+  EXPECT_EQ(BlockPool::MappedBytes(), mapped);
+  // The pool is the one allocate_shared uses: a second reserve maps nothing
+  // while the slab still has room.
+  ReservePoolFor<Reserved>();
+  EXPECT_EQ(BlockPool::MappedBytes(), mapped);
+}
+
+TEST(BlockPoolTest, AReservedLockStatePoolMapsNothingAtTheFirstGrant) {
+  ReservePoolFor<LockState>();
+  const size_t mapped = BlockPool::MappedBytes();
+  std::shared_ptr<LockState> state = MakeLockState();
+  EXPECT_EQ(BlockPool::MappedBytes(), mapped);
+}
+
 }  // namespace
 }  // namespace redlock::internal

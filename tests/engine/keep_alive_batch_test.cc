@@ -237,6 +237,19 @@ TEST_F(KeepAliveBatchTest, HeldLocksAndTheirKeepAlivesLiveInTheBlockPools) {
             before + 2 * internal::BlockPool::kSlabBytes);
 }
 
+// A client maps the first slabs of those pools when it is made, so that its
+// first grant and keep-alive (a `redlock run` handed the lock, say) make no
+// mmap() or munmap() at that moment. ctest runs each test in a process of
+// its own: the pools start empty.
+TEST_F(KeepAliveBatchTest, AClientsFirstGrantAndKeepAliveMapNoSlab) {
+  const size_t before = internal::BlockPool::MappedBytes();
+  EXPECT_GT(before, 0u);
+  Lock lock = Take({"first"});
+  Keep(lock);
+  EXPECT_FALSE(lock.lost());
+  EXPECT_EQ(internal::BlockPool::MappedBytes(), before);
+}
+
 TEST_F(KeepAliveBatchTest, AnOverwrittenLockInABatchIsReportedLostAlone) {
   std::vector<Lock> locks = TakeMany("ow:", 40);
   ASSERT_EQ(locks.size(), 40u);
