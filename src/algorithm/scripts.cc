@@ -32,7 +32,9 @@ namespace {
 // the waiter queued longest among those with a well-formed hand-off entry
 // "<proof> <ttl ms> <token>" for another token than ARGV[1]: the key is set
 // to its token with PX its TTL, its id, arrival key and entry are removed,
-// and the message is "granted <proof>". With ARGV[6], a waiter id: that
+// and the message is "granted <proof>", published on the heir's own channel
+// (the name of its entry, ARGV[5] .. id) rather than the key's: a hand-off
+// wakes no other waiter. With ARGV[6], a waiter id: that
 // waiter's hand-off entry is deleted first, and with ARGV[7] "1" its id
 // and arrival key too (it leaves the queue), so that no release hands it
 // the key after this one. ARGV[2] "h": hands on, but publishes only a
@@ -75,7 +77,7 @@ constexpr absl::string_view kReleaseSource =
     "    if heir then redis.call('set', KEYS[i], deed[3], 'PX', deed[2]) end\n"
     "    if heir then redis.call('srem', ARGV[3], heir) end\n"
     "    if heir then redis.call('del', ARGV[4] .. heir, ARGV[5] .. heir) end\n"
-    "    if ARGV[2] ~= '0' and ARGV[2] ~= 'h' or heir then redis.call('publish', KEYS[i], message) end\n"
+    "    if heir then redis.call('publish', ARGV[5] .. heir, message) elseif ARGV[2] ~= '0' and ARGV[2] ~= 'h' then redis.call('publish', KEYS[i], message) end\n"
     "  end\n"
     "end\n"
     "if deleted > 0 then return 1 end\n"

@@ -56,7 +56,9 @@ struct Script {
 // entry "<proof> <ttl ms> <token>" for another token than ARGV[1], the key is
 // handed to the one of them queued longest instead of deleted: set to its
 // token with PX its TTL, its id, arrival key and entry removed, and the
-// message is "granted <proof>" (kGrantedMessage). With ARGV[6], a waiter id,
+// message is "granted <proof>" (kGrantedMessage), published on the
+// heir's own channel, named as its entry (ARGV[5] + its id), instead of the
+// key's: the other waiters are not woken by it. With ARGV[6], a waiter id,
 // and ARGV[7]: first deletes that waiter's hand-off entry, and with ARGV[7]
 // "1" its id and arrival key too, so that no later release hands it the key
 // (WithdrawCommand()).

@@ -326,6 +326,13 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
             WaiterHandOffKeyPrefix(engine_->options_, resource_), waiter_id_);
         counts_from_.assign(engine_->links_.size(), 0);
         handed_at_.assign(engine_->links_.size(), std::nullopt);
+        // Releases publish a hand-off to this waiter on a channel named as
+        // its entry. Already watching (it yielded first): subscribed now,
+        // and the next attempt, which leaves the entries, waits for it.
+        own_channel_.push_back(hand_off_key_);
+        if (watching_) {
+          recheck_ = engine_->wakeups_->Watch(this, own_channel_) || recheck_;
+        }
       }
     }
     if (!result.status.ok()) {
@@ -611,7 +618,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
         if (!watching_) {
           // Subscribed only now: a release since this attempt went
           // unheard; one more attempt once subscribed will see it.
-          recheck_ = wakeups->Watch(this, WatchKeys());
+          recheck_ = WatchChannels();
           watching_ = true;
         }
         if (woken_in_attempt_) {
@@ -680,7 +687,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     // Subscribed before the next attempt: a release after it is heard.
     // Bounded by the subscribers' connect and request timeouts, and by the
     // end of the budget.
-    if (watching_ && !engine_->wakeups_->Settled(WatchKeys())) {
+    if (watching_ && !ChannelsSettled()) {
       if (std::optional<absl::Duration> left =
               schedule_.WaitLeft(engine_->runtime_->Now())) {
         ArmRetry(Next::kSettling, *left);
@@ -699,7 +706,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     const MonotonicTime now = engine_->runtime_->Now();
     switch (event) {
       case Wakeups::Event::kSettled:
-        if (!engine_->wakeups_->Settled(WatchKeys())) return;
+        if (!ChannelsSettled()) return;
         if (recheck_ && (next_ == Next::kPoll || next_ == Next::kGiveUp)) {
           recheck_ = false;
           const absl::Duration jitter = WakeJitter();
@@ -858,7 +865,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
         "yielded to the waiters its own release woke, and the lock was taken");
     if (!watching_) {
       // Subscribed already (ReleasedWithin() knows only such channels).
-      recheck_ = engine_->wakeups_->Watch(this, WatchKeys());
+      recheck_ = WatchChannels();
       watching_ = true;
     }
     ArmRetry(Next::kWoken, jitter);
@@ -914,6 +921,20 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     if (!watching_) return;
     watching_ = false;
     engine_->wakeups_->Unwatch(this, WatchKeys());
+    engine_->wakeups_->Unwatch(this, own_channel_);
+  }
+
+  // Watches WatchKeys() and, once it has one, this waiter's own channel;
+  // true if any of them was not subscribed before (Wakeups::Watch()).
+  bool WatchChannels() {
+    const bool fresh = engine_->wakeups_->Watch(this, WatchKeys());
+    return engine_->wakeups_->Watch(this, own_channel_) || fresh;
+  }
+
+  // Wakeups::Settled() for every channel WatchChannels() watches.
+  bool ChannelsSettled() const {
+    return engine_->wakeups_->Settled(WatchKeys()) &&
+           engine_->wakeups_->Settled(own_channel_);
   }
 
   void SendToAll(const Command& command) { engine_->SendToAll(command); }
@@ -969,7 +990,10 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
   // slots' keys.
   std::vector<std::string> keys_;
   std::vector<std::string> watch_keys_;  // A semaphore's limit key.
-  std::vector<int> candidates_;          // Semaphore: this attempt's slots.
+  // With hand_off_, once it queues: hand_off_key_, the channel a release
+  // tells this waiter alone that it was handed the lock.
+  std::vector<std::string> own_channel_;
+  std::vector<int> candidates_;  // Semaphore: this attempt's slots.
   int quick_retries_ = 0;
   const std::vector<std::string> counter_keys_;  // Fencing only.
   const absl::Duration ttl_;
@@ -1002,7 +1026,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
   std::vector<int> counts_from_;
   // Per master: handed over, dated by the proof's sent_at.
   std::vector<std::optional<MonotonicTime>> handed_at_;
-  std::string refusals_;           // Readers: the last refusals.
+  std::string refusals_;  // Readers: the last refusals.
   AsyncRedlock::AcquireCallback done_;
   const MonotonicTime started_;
   RetrySchedule schedule_;

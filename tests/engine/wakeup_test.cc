@@ -17,7 +17,9 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/functional/function_ref.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
@@ -346,17 +348,16 @@ TEST_F(WakeupTest, WithWakeUpsOffAWaiterPollsAndSubscribesToNothing) {
   }
 }
 
-// What master 0 publishes on `resource`'s channel while `scene` runs, read
-// on a connection of the test's own.
-std::vector<std::string> HeardOnMaster0(RedisCluster& cluster,
-                                        const std::string& resource,
+// What master 0 publishes on `channel` while `scene` runs, read on a
+// connection of the test's own.
+std::vector<std::string> HeardOnChannel(RedisCluster& cluster,
+                                        const std::string& channel,
                                         absl::FunctionRef<void()> scene) {
   std::vector<std::string> heard;
   auto sub = cluster.Client(0);
   EXPECT_TRUE(sub.ok());
   if (!sub.ok()) return heard;
-  auto subscribed =
-      (*sub)->Command({"SUBSCRIBE", LockKey(Options(), resource)});
+  auto subscribed = (*sub)->Command({"SUBSCRIBE", channel});
   EXPECT_TRUE(subscribed.ok());
   scene();
   // A PING marks the end: everything published before it comes first (the
@@ -369,6 +370,13 @@ std::vector<std::string> HeardOnMaster0(RedisCluster& cluster,
   }
   EXPECT_TRUE(reply.ok()) << reply.status();
   return heard;
+}
+
+// What master 0 publishes on `resource`'s channel while `scene` runs.
+std::vector<std::string> HeardOnMaster0(RedisCluster& cluster,
+                                        const std::string& resource,
+                                        absl::FunctionRef<void()> scene) {
+  return HeardOnChannel(cluster, LockKey(Options(), resource), scene);
 }
 
 // A client that never waited for a resource takes it with a plain SET: no
@@ -926,6 +934,45 @@ TEST_F(HandOffTest, TheReleaseHandsTheLockToTheQueuedWaiterWithoutAnAttempt) {
   for (int i = 0; i < cluster_->size(); ++i) {
     EXPECT_EQ(Get(i, key), "") << "master " << i;
   }
+}
+
+// A release tells the heir alone: the hand-off is published on the heir's
+// own channel (named as its hand-off entry), and nothing on the lock's, so
+// the other waiters sleep on. The heir still wins without an attempt.
+TEST_F(HandOffTest, AHandOffIsPublishedOnTheHeirsOwnChannelAlone) {
+  auto held = holder_->Acquire("relay", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto counter = std::make_shared<AttemptCounter>();
+  auto waiter = MakeClient(HandOffOptions(counter));
+  ASSERT_NE(waiter, nullptr);
+  Background<absl::StatusOr<Lock>> waiting(
+      [&] { return waiter->Acquire("relay", Waiting(absl::Seconds(20))); });
+  ASSERT_FALSE(AwaitEntries("relay").empty());
+  // The entry's name on master 0 is the heir's channel.
+  auto client = cluster_->Client(0);
+  ASSERT_TRUE(client.ok());
+  auto entries = (*client)->Command(
+      {"KEYS", WaiterHandOffKeyPrefix(Options(), "relay") + "*"});
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->elements.size(), 1u);
+  const std::string own = entries->elements[0].str;
+
+  absl::StatusOr<Lock> lock = absl::UnknownError("not joined");
+  std::vector<std::string> on_own;
+  const std::vector<std::string> on_lock =
+      HeardOnMaster0(*cluster_, "relay", [&] {
+        on_own = HeardOnChannel(*cluster_, own, [&] {
+          ASSERT_TRUE(holder_->Release(*held).ok());
+          lock = waiting.Join();
+        });
+      });
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  EXPECT_EQ(counter->handed_over(), 1);
+  EXPECT_EQ(counter->attempts(), 2);  // The first, and the one queued.
+  ASSERT_EQ(on_own.size(), 1u) << absl::StrJoin(on_own, " | ");
+  EXPECT_TRUE(absl::StartsWith(on_own[0], "granted ")) << on_own[0];
+  EXPECT_TRUE(on_lock.empty()) << absl::StrJoin(on_lock, " | ");
+  ASSERT_TRUE(waiter->Release(*lock).ok());
 }
 
 TEST_F(HandOffTest, AHandOffWithAProofTheWaiterNeverSentGrantsNothing) {

@@ -1155,7 +1155,8 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     // error names nobody. With args[4], the heir: of the ids with an arrival
     // number and a well-formed hand-off entry (args[4] + id) for another
     // token than args[0] and a TTL above 0, the one whose arrival number is
-    // smallest; the message is then "granted <proof>".
+    // smallest; the message is then "granted <proof>", published on the
+    // heir's own channel (args[4] + its id).
     struct Released {
       std::string message;
       std::string heir;  // Empty: none.
@@ -1230,9 +1231,12 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
         call({"DEL", args[3] + r.heir, args[4] + r.heir});
         ++hand_offs_;
       }
+      // A hand-off goes to the heir's own channel (its entry's name) alone;
       // "h": hands on, publishing only a hand-off.
       const bool quiet = args.size() >= 2 && args[1] == "h";
-      if ((announce && !quiet) || !r.heir.empty()) {
+      if (!r.heir.empty()) {
+        call({"PUBLISH", args[4] + r.heir, r.message});
+      } else if (announce && !quiet) {
         call({"PUBLISH", key, r.message});
       }
     }

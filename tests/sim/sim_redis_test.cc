@@ -992,6 +992,11 @@ class SimRedisHandOffTest : public SimRedisDifferentialTest {
     sub_ = NewPeer();
     ASSERT_NE(sub_, nullptr);
     SameOn(*sub_, {"SUBSCRIBE", kHoLock});
+    // A hand-off is published on the heir's own channel (its entry's
+    // name), not the lock's: the heirs of these tests' hand-offs.
+    for (const char* heir : {"aa", "bb", "ic"}) {
+      SameOn(*sub_, {"SUBSCRIBE", entry_ + heir});
+    }
     ExpectPushed(*sub_, {});
   }
 
@@ -1017,7 +1022,7 @@ TEST_F(SimRedisHandOffTest,
   Same({"SET", entry_ + "bb", "beef 5000 b0b0", "PX", "10000"});
   Same({"SET", kHoLock, "f00d", "PX", "10000"});
   Same(Release("f00d"));
-  ExpectPushed(*sub_, {Message(kHoLock, "granted beef")});
+  ExpectPushed(*sub_, {Message(entry_ + "bb", "granted beef")});
   // The key is bb's token with bb's TTL; bb left the queue.
   Same({"GET", kHoLock});
   CloseInteger({"PTTL", kHoLock}, 100);
@@ -1026,7 +1031,7 @@ TEST_F(SimRedisHandOffTest,
   Same({"EXISTS", arr_ + "aa", entry_ + "aa", arr_ + "cc"});
   // bb's release hands it to aa, aa's (no entry left) names cc.
   Same(Release("b0b0"));
-  ExpectPushed(*sub_, {Message(kHoLock, "granted cafe")});
+  ExpectPushed(*sub_, {Message(entry_ + "aa", "granted cafe")});
   Same({"GET", kHoLock});
   CloseInteger({"PTTL", kHoLock}, 100);
   Same(Release("a0a0"));
@@ -1069,7 +1074,7 @@ TEST_F(SimRedisHandOffTest,
   Same({"SET", entry_ + "bb", "beef 5000 b0b0", "PX", "10000"});
   Same({"SET", kHoLock, "f00d", "PX", "10000"});
   Same(Release("f00d"));
-  ExpectPushed(*sub_, {Message(kHoLock, "granted beef")});
+  ExpectPushed(*sub_, {Message(entry_ + "bb", "granted beef")});
   Same({"GET", kHoLock});
   SameMembers({"SMEMBERS", kHoWait});
   Same({"EXISTS", arr_ + "aa", entry_ + "aa"});
@@ -1107,7 +1112,7 @@ TEST_F(SimRedisHandOffTest, ReleaseSkipsMalformedHandOffEntries) {
   Same({"SET", entry_ + "ic", "CAFE 5000 A0B0", "PX", "10000"});
   Same({"SET", kHoLock, "f00d", "PX", "10000"});
   Same(Release("f00d"));
-  ExpectPushed(*sub_, {Message(kHoLock, "granted CAFE")});
+  ExpectPushed(*sub_, {Message(entry_ + "ic", "granted CAFE")});
   Same({"GET", kHoLock});
   Same({"SCARD", kHoWait});
 }
@@ -1127,7 +1132,7 @@ TEST_F(SimRedisHandOffTest, WithdrawalComesBeforeTheHandOff) {
   // aa, although aa is queued longer.
   Same({"SET", kHoLock, "a0a0", "PX", "7000"});
   Same(withdraw("a0a0", "aa", /*leave=*/false));
-  ExpectPushed(*sub_, {Message(kHoLock, "granted beef")});
+  ExpectPushed(*sub_, {Message(entry_ + "bb", "granted beef")});
   Same({"GET", kHoLock});
   SameMembers({"SMEMBERS", kHoWait});
   Same({"EXISTS", arr_ + "aa"});
