@@ -13,6 +13,8 @@
 // full quorum round. So nothing here fails closed; it fails back to polling.
 // The one exception is a hand-off (kGranted, RetryPolicy::hand_off): the
 // waiter (AcquireOp) judges it as a grant, with the subscriber's run_id().
+// A release publishes a hand-off on the heir's own channel (named as its
+// hand-off entry), which that waiter alone watches.
 //
 // Loop thread only.
 
