@@ -330,9 +330,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
         // its entry. Already watching (it yielded first): subscribed now,
         // and the next attempt, which leaves the entries, waits for it.
         own_channel_.push_back(hand_off_key_);
-        if (watching_) {
-          recheck_ = engine_->wakeups_->Watch(this, own_channel_) || recheck_;
-        }
+        if (watching_) engine_->wakeups_->Watch(this, own_channel_);
       }
     }
     if (!result.status.ok()) {
@@ -924,11 +922,15 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     engine_->wakeups_->Unwatch(this, own_channel_);
   }
 
-  // Watches WatchKeys() and, once it has one, this waiter's own channel;
-  // true if any of them was not subscribed before (Wakeups::Watch()).
+  // Watches WatchKeys() and, once it has one, this waiter's own channel.
+  // True if one of WatchKeys() was not subscribed before (Wakeups::Watch()):
+  // a release since the last attempt may have gone unheard. The own channel
+  // needs no such check: nothing is handed to this waiter before the
+  // attempt that leaves its entries, which waits until it is settled.
   bool WatchChannels() {
     const bool fresh = engine_->wakeups_->Watch(this, WatchKeys());
-    return engine_->wakeups_->Watch(this, own_channel_) || fresh;
+    engine_->wakeups_->Watch(this, own_channel_);
+    return fresh;
   }
 
   // Wakeups::Settled() for every channel WatchChannels() watches.
