@@ -827,6 +827,39 @@ class HandOffTest : public WakeupQueueTest {
     return options;
   }
 
+  // The scene most hand-off tests start from: holder_ holds `resource`,
+  // and a hand-off client counting into `counter` waits for it (up to 20 s,
+  // in the background) until queued on every master.
+  struct Queued {
+    absl::StatusOr<Lock> held = absl::UnknownError("not taken");
+    std::shared_ptr<AttemptCounter> counter =
+        std::make_shared<AttemptCounter>();
+    std::unique_ptr<Redlock> waiter;
+    std::unique_ptr<Background<absl::StatusOr<Lock>>> waiting;
+  };
+  // Sets the scene up; fails the test (ADD_FAILURE) and returns what it
+  // has if a step fails.
+  std::unique_ptr<Queued> QueueWaiter(const std::string& resource) {
+    auto q = std::make_unique<Queued>();
+    q->held = holder_->Acquire(resource, Waiting(absl::ZeroDuration()));
+    if (!q->held.ok()) {
+      ADD_FAILURE() << q->held.status();
+      return q;
+    }
+    q->waiter = MakeClient(HandOffOptions(q->counter));
+    if (q->waiter == nullptr) {
+      ADD_FAILURE() << "no waiter";
+      return q;
+    }
+    Redlock* waiter = q->waiter.get();
+    q->waiting =
+        std::make_unique<Background<absl::StatusOr<Lock>>>([waiter, resource] {
+          return waiter->Acquire(resource, Waiting(absl::Seconds(20)));
+        });
+    if (AwaitEntries(resource).empty()) ADD_FAILURE() << "not queued";
+    return q;
+  }
+
   // Waits (bounded) until every master holds a hand-off entry for
   // `resource`; returns the last one read on master 0 ("<proof> <ttl>
   // <token>"), or empty.
@@ -889,28 +922,22 @@ class HandOffTest : public WakeupQueueTest {
 };
 
 TEST_F(HandOffTest, TheReleaseHandsTheLockToTheQueuedWaiterWithoutAnAttempt) {
-  auto held = holder_->Acquire("baton", Waiting(absl::ZeroDuration()));
-  ASSERT_TRUE(held.ok()) << held.status();
-  auto counter = std::make_shared<AttemptCounter>();
-  auto waiter = MakeClient(HandOffOptions(counter));
-  ASSERT_NE(waiter, nullptr);
-  Background<absl::StatusOr<Lock>> waiting(
-      [&] { return waiter->Acquire("baton", Waiting(absl::Seconds(20))); });
-  ASSERT_FALSE(AwaitEntries("baton").empty());
+  std::unique_ptr<Queued> q = QueueWaiter("baton");
+  ASSERT_FALSE(::testing::Test::HasFailure());
   // The attempt that left the entries was sent before this.
   const absl::Time entered = absl::Now();
-  EXPECT_EQ(counter->attempts(), 2);  // The first, and the one subscribed.
+  EXPECT_EQ(q->counter->attempts(), 2);  // The first, and the one subscribed.
   absl::SleepFor(absl::Seconds(1));
 
   const absl::Time released = absl::Now();
-  ASSERT_TRUE(holder_->Release(*held).ok());
-  absl::StatusOr<Lock> lock = waiting.Join();
+  ASSERT_TRUE(holder_->Release(*q->held).ok());
+  absl::StatusOr<Lock> lock = q->waiting->Join();
   ASSERT_TRUE(lock.ok()) << lock.status();
   EXPECT_LT(absl::Now() - released, kWokenWithin);
   // Held without a third attempt: the release set every master's key to
   // the waiter's token, and took its entry and place.
-  EXPECT_EQ(counter->attempts(), 2);
-  EXPECT_EQ(counter->handed_over(), 1);
+  EXPECT_EQ(q->counter->attempts(), 2);
+  EXPECT_EQ(q->counter->handed_over(), 1);
   // Valid from when that attempt was sent, not from the release: the second
   // waited before the release is not in it.
   EXPECT_LT(lock->remaining(), absl::Seconds(30) - (released - entered));
@@ -921,13 +948,13 @@ TEST_F(HandOffTest, TheReleaseHandsTheLockToTheQueuedWaiterWithoutAnAttempt) {
   const std::string key = LockKey(Options(), "baton");
   int handed = 0;
   for (int i = 0; i < cluster_->size(); ++i) {
-    EXPECT_EQ(
-        AwaitNone(i, WaiterHandOffKeyPrefix(Options(), "baton") + "*"), 0u);
+    EXPECT_EQ(AwaitNone(i, WaiterHandOffKeyPrefix(Options(), "baton") + "*"),
+              0u);
     EXPECT_EQ(AwaitNone(i, WriterWaitingKey(Options(), "baton")), 0u);
     // The holder's release may still be on its way to a master past its
     // quorum (bounded).
     const absl::Time until = absl::Now() + absl::Seconds(5);
-    while (Get(i, key) == held->token() && absl::Now() < until) {
+    while (Get(i, key) == q->held->token() && absl::Now() < until) {
       absl::SleepFor(absl::Milliseconds(5));
     }
     const std::string value = Get(i, key);
@@ -936,7 +963,7 @@ TEST_F(HandOffTest, TheReleaseHandsTheLockToTheQueuedWaiterWithoutAnAttempt) {
         << "master " << i << ": " << value;
   }
   EXPECT_GE(handed, 2);
-  ASSERT_TRUE(waiter->Release(*lock).ok());
+  ASSERT_TRUE(q->waiter->Release(*lock).ok());
   for (int i = 0; i < cluster_->size(); ++i) {
     EXPECT_EQ(Get(i, key), "") << "master " << i;
   }
@@ -946,14 +973,8 @@ TEST_F(HandOffTest, TheReleaseHandsTheLockToTheQueuedWaiterWithoutAnAttempt) {
 // own channel (named as its hand-off entry), and nothing on the lock's, so
 // the other waiters sleep on. The heir still wins without an attempt.
 TEST_F(HandOffTest, AHandOffIsPublishedOnTheHeirsOwnChannelAlone) {
-  auto held = holder_->Acquire("relay", Waiting(absl::ZeroDuration()));
-  ASSERT_TRUE(held.ok()) << held.status();
-  auto counter = std::make_shared<AttemptCounter>();
-  auto waiter = MakeClient(HandOffOptions(counter));
-  ASSERT_NE(waiter, nullptr);
-  Background<absl::StatusOr<Lock>> waiting(
-      [&] { return waiter->Acquire("relay", Waiting(absl::Seconds(20))); });
-  ASSERT_FALSE(AwaitEntries("relay").empty());
+  std::unique_ptr<Queued> q = QueueWaiter("relay");
+  ASSERT_FALSE(::testing::Test::HasFailure());
   // The entry's name on master 0 is the heir's channel.
   auto client = cluster_->Client(0);
   ASSERT_TRUE(client.ok());
@@ -966,16 +987,16 @@ TEST_F(HandOffTest, AHandOffIsPublishedOnTheHeirsOwnChannelAlone) {
   absl::StatusOr<Lock> lock = absl::UnknownError("not joined");
   const int n = cluster_->size();
   std::vector<std::vector<std::string>> on_own;
-  const std::vector<std::vector<std::string>> on_lock = HeardOnMasters(
-      *cluster_, LockKey(Options(), "relay"), n, [&] {
+  const std::vector<std::vector<std::string>> on_lock =
+      HeardOnMasters(*cluster_, LockKey(Options(), "relay"), n, [&] {
         on_own = HeardOnMasters(*cluster_, own, n, [&] {
-          ASSERT_TRUE(holder_->Release(*held).ok());
-          lock = waiting.Join();
+          ASSERT_TRUE(holder_->Release(*q->held).ok());
+          lock = q->waiting->Join();
         });
       });
   ASSERT_TRUE(lock.ok()) << lock.status();
-  EXPECT_EQ(counter->handed_over(), 1);
-  EXPECT_EQ(counter->attempts(), 2);  // The first, and the one queued.
+  EXPECT_EQ(q->counter->handed_over(), 1);
+  EXPECT_EQ(q->counter->attempts(), 2);  // The first, and the one queued.
   // Won by hand-offs from a quorum, each heard on the heir's channel (a
   // master the release reached after the win may have found the entry
   // gone and freed the key, announcing "released" on the lock's).
@@ -990,7 +1011,7 @@ TEST_F(HandOffTest, AHandOffIsPublishedOnTheHeirsOwnChannelAlone) {
     }
   }
   EXPECT_GE(granted, 2);
-  ASSERT_TRUE(waiter->Release(*lock).ok());
+  ASSERT_TRUE(q->waiter->Release(*lock).ok());
 }
 
 TEST_F(HandOffTest, AHandOffWithAProofTheWaiterNeverSentGrantsNothing) {
