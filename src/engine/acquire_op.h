@@ -329,8 +329,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
         // Releases publish a hand-off to this waiter on a channel named as
         // its entry. Already watching (it yielded first): subscribed now,
         // and the next attempt, which leaves the entries, waits for it.
-        own_channel_.push_back(hand_off_key_);
-        if (watching_) engine_->wakeups_->Watch(this, own_channel_);
+        if (watching_) engine_->wakeups_->Watch(this, OwnChannel());
       }
     }
     if (!result.status.ok()) {
@@ -919,7 +918,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     if (!watching_) return;
     watching_ = false;
     engine_->wakeups_->Unwatch(this, WatchKeys());
-    engine_->wakeups_->Unwatch(this, own_channel_);
+    engine_->wakeups_->Unwatch(this, OwnChannel());
   }
 
   // Watches WatchKeys() and, once it has one, this waiter's own channel.
@@ -929,14 +928,21 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
   // attempt that leaves its entries, which waits until it is settled.
   bool WatchChannels() {
     const bool fresh = engine_->wakeups_->Watch(this, WatchKeys());
-    engine_->wakeups_->Watch(this, own_channel_);
+    engine_->wakeups_->Watch(this, OwnChannel());
     return fresh;
   }
 
   // Wakeups::Settled() for every channel WatchChannels() watches.
   bool ChannelsSettled() const {
     return engine_->wakeups_->Settled(WatchKeys()) &&
-           engine_->wakeups_->Settled(own_channel_);
+           engine_->wakeups_->Settled(OwnChannel());
+  }
+
+  // The channel on which a release tells this waiter alone that it was
+  // handed the lock: its hand-off entry's name, once it has one (HandsOff()).
+  absl::Span<const std::string> OwnChannel() const {
+    if (!HandsOff()) return {};
+    return absl::MakeConstSpan(&hand_off_key_, 1);
   }
 
   void SendToAll(const Command& command) { engine_->SendToAll(command); }
@@ -992,10 +998,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
   // slots' keys.
   std::vector<std::string> keys_;
   std::vector<std::string> watch_keys_;  // A semaphore's limit key.
-  // With hand_off_, once it queues: hand_off_key_, the channel a release
-  // tells this waiter alone that it was handed the lock.
-  std::vector<std::string> own_channel_;
-  std::vector<int> candidates_;  // Semaphore: this attempt's slots.
+  std::vector<int> candidates_;          // Semaphore: this attempt's slots.
   int quick_retries_ = 0;
   const std::vector<std::string> counter_keys_;  // Fencing only.
   const absl::Duration ttl_;

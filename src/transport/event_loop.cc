@@ -8,7 +8,6 @@
 #include <signal.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <mutex>
 #include <utility>
 
@@ -194,12 +193,6 @@ void EventLoop::BackgroundMain() {
   sigemptyset(&pipe);
   sigaddset(&pipe, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
-  // A thread's malloc arena is made at its first allocation. While callers
-  // turn the loop, this thread may allocate nothing until a lock's work
-  // ends and it sends the release: made here instead, the arena's mappings
-  // are not on that release's way out.
-  void* volatile first = std::malloc(1);
-  std::free(first);
 
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {

@@ -837,16 +837,20 @@ class HandOffTest : public WakeupQueueTest {
     std::unique_ptr<Redlock> waiter;
     std::unique_ptr<Background<absl::StatusOr<Lock>>> waiting;
   };
-  // Sets the scene up; fails the test (ADD_FAILURE) and returns what it
-  // has if a step fails.
-  std::unique_ptr<Queued> QueueWaiter(const std::string& resource) {
+  // Sets the scene up, the waiter's options changed by `tune` first; fails
+  // the test (ADD_FAILURE) and returns what it has if a step fails.
+  std::unique_ptr<Queued> QueueWaiter(
+      const std::string& resource,
+      absl::FunctionRef<void(Options&)> tune = [](Options&) {}) {
     auto q = std::make_unique<Queued>();
     q->held = holder_->Acquire(resource, Waiting(absl::ZeroDuration()));
     if (!q->held.ok()) {
       ADD_FAILURE() << q->held.status();
       return q;
     }
-    q->waiter = MakeClient(HandOffOptions(q->counter));
+    Options options = HandOffOptions(q->counter);
+    tune(options);
+    q->waiter = MakeClient(std::move(options));
     if (q->waiter == nullptr) {
       ADD_FAILURE() << "no waiter";
       return q;
@@ -1012,6 +1016,57 @@ TEST_F(HandOffTest, AHandOffIsPublishedOnTheHeirsOwnChannelAlone) {
   }
   EXPECT_GE(granted, 2);
   ASSERT_TRUE(q->waiter->Release(*lock).ok());
+}
+
+// A client that released a contended lock and wants it again at once
+// yields first (already watching the lock's channels), and only then gets
+// its waiter id: it must subscribe its own channel then, or the release
+// that hands it the lock tells nobody.
+TEST_F(HandOffTest, AWaiterThatYieldedFirstIsHandedTheLockOnItsOwnChannel) {
+  // A waits for the lock and is handed it: its channels are subscribed.
+  std::unique_ptr<Queued> q = QueueWaiter("ring", [](Options& options) {
+    options.retry.min_delay = absl::Milliseconds(300);
+    options.retry.max_delay = absl::Milliseconds(300);
+    options.retry.successor_grace = absl::Milliseconds(200);
+  });
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  Redlock* a = q->waiter.get();
+  AttemptCounter* a_counter = q->counter.get();
+  ASSERT_TRUE(holder_->Release(*q->held).ok());
+  absl::StatusOr<Lock> a_lock = q->waiting->Join();
+  ASSERT_TRUE(a_lock.ok()) << a_lock.status();
+  ASSERT_EQ(a_counter->handed_over(), 1);
+
+  // B queues behind A; A releases (B is handed it) and at once wants it
+  // back: it yields, is refused, gets its id and queues behind B.
+  auto b_counter = std::make_shared<AttemptCounter>();
+  auto b = MakeClient(HandOffOptions(b_counter));
+  ASSERT_NE(b, nullptr);
+  Background<absl::StatusOr<Lock>> b_waits(
+      [&] { return b->Acquire("ring", Waiting(absl::Seconds(20))); });
+  ASSERT_FALSE(AwaitEntries("ring").empty());
+  ASSERT_TRUE(a->Release(*a_lock).ok());
+  Background<absl::StatusOr<Lock>> a_again(
+      [&] { return a->Acquire("ring", Waiting(absl::Seconds(20))); });
+  absl::StatusOr<Lock> b_lock = b_waits.Join();
+  ASSERT_TRUE(b_lock.ok()) << b_lock.status();
+  // A's entry, for another token than B's, on every master.
+  const absl::Time until = absl::Now() + absl::Seconds(10);
+  std::string entry = AwaitEntries("ring");
+  while ((entry.empty() || absl::EndsWith(entry, b_lock->token())) &&
+         absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(5));
+    entry = AwaitEntries("ring");
+  }
+  ASSERT_FALSE(entry.empty());
+  ASSERT_FALSE(absl::EndsWith(entry, b_lock->token()));
+
+  ASSERT_TRUE(b->Release(*b_lock).ok());
+  absl::StatusOr<Lock> a_second = a_again.Join();
+  ASSERT_TRUE(a_second.ok()) << a_second.status();
+  // Handed over, not found by its next poll.
+  EXPECT_EQ(a_counter->handed_over(), 2);
+  ASSERT_TRUE(a->Release(*a_second).ok());
 }
 
 TEST_F(HandOffTest, AHandOffWithAProofTheWaiterNeverSentGrantsNothing) {

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -53,6 +54,12 @@ int WaitInterrupter::Finish() {
 }
 
 void WaitInterrupter::Watch(absl::Duration progress_after) {
+  // glibc makes a thread's malloc arena (an mmap and a munmap) at its first
+  // malloc() or free(). This thread's would be made as it exits, when
+  // std::thread frees its state: the moment the lock was granted and the
+  // command is being started. Made here, while the wait goes on.
+  void* volatile first = std::malloc(1);
+  std::free(first);
   // Monotonic: a wall-clock step must not start the display early or late.
   const MonotonicTime start = MonotonicClock::now();
   bool progress_pending = progress_after != absl::InfiniteDuration();
