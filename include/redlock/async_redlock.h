@@ -356,7 +356,10 @@ class AsyncRedlock {
   // released lock. Otherwise calls `done` exactly once, on the loop thread,
   // never before ExtendAsync() returns:
   //   OK                 a quorum extended it; lock.valid_until() is now
-  //                      start of this extension + ttl - drift.
+  //                      start of this extension + ttl - drift, or, if
+  //                      another extension of the lock ran at the same time,
+  //                      the shortest of theirs and the one before
+  //                      (Lock::valid_until()).
   //   kAborted           too many masters no longer hold our token: the lock
   //                      is lost.
   //   kUnavailable       too many masters failed to answer.

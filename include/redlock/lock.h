@@ -153,8 +153,11 @@ class Lock {
 
   // Until when the lock is safely held, as far as the Redlock algorithm can
   // tell: start of the last successful acquire or extend + ttl - drift. After
-  // a failed extend this may move earlier, never later. After Release() it is
-  // the moment of the release.
+  // a failed extend this may move earlier, never later; so it may after
+  // extensions that ran at the same time (a KeepAlive and an Extend): the
+  // masters may have applied their TTLs in either order, so it is then the
+  // shortest of theirs and the one before. After Release() it is the moment
+  // of the release.
   MonotonicTime valid_until() const;
   // valid_until() - now, never negative; now is read from MonotonicClock at
   // the call, so after the machine was suspended it counts the suspension

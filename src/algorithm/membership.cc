@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "src/algorithm/sha1.h"
 
 namespace redlock::internal {
@@ -67,8 +68,59 @@ std::string RecordText(const Membership& record) {
                       ";quorum=", QuorumName(record.quorum));
 }
 
-std::string MarkerSuffix(absl::string_view member, const Membership& record) {
-  return absl::StrCat(";member=", member, ";", RecordText(record));
+std::string MarkerSuffix(absl::string_view member, const Membership& record,
+                         absl::string_view holder) {
+  if (holder.empty()) {
+    return absl::StrCat(";member=", member, ";", RecordText(record));
+  }
+  // Before "deployment=": the reconfigure script reads the record as the
+  // text from "deployment=" to ";since=".
+  return absl::StrCat(";member=", member, ";holder=", holder, ";",
+                      RecordText(record));
+}
+
+bool RecordKept(const Membership& record, absl::string_view marker_run_id,
+                absl::string_view run_id, bool durable) {
+  if (durable) return true;
+  if (run_id.empty()) return false;
+  return record.holder.empty() ? marker_run_id == run_id
+                               : record.holder == run_id;
+}
+
+absl::Status CurrentOnQuorum(const Membership& record,
+                             const std::vector<std::string>& names,
+                             const std::vector<bool>& carries,
+                             const std::vector<bool>& kept) {
+  const std::vector<std::string>* groups[] = {&record.members, &record.next};
+  for (const std::vector<std::string>* group : groups) {
+    if (group->empty()) continue;
+    std::vector<std::string> counted, not_kept;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (!carries[i] || !Contains(*group, names[i])) continue;
+      (kept[i] ? counted : not_kept).push_back(names[i]);
+    }
+    counted = Canonical(std::move(counted));
+    const int size = static_cast<int>(group->size());
+    const int needed = QuorumOf(size, record.quorum);
+    if (static_cast<int>(counted.size()) >= needed) continue;
+    not_kept = Difference(Canonical(std::move(not_kept)), counted);
+    return Refuse(absl::StrCat(
+        "the newest record heard (epoch ", record.epoch, ", members ",
+        JoinMembers(record.members),
+        record.joint() ? absl::StrCat(" -> ", JoinMembers(record.next)) : "",
+        ") is carried by ", counted.size(), " of ", size, " of ",
+        group == &record.next ? "its new members" : "its members", " (",
+        JoinMembers(counted), "), and ", needed,
+        " are needed to know it is current",
+        not_kept.empty()
+            ? ""
+            : absl::StrCat("; ", JoinMembers(not_kept),
+                           " restarted since it was written to them and may "
+                           "have come back with an older record"),
+        ": no grant counts and no record is written until a quorum of its "
+        "members answer with it (or `redlock reconfigure` writes it again)"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ParseMarkerRecord(absl::string_view suffix, std::string* member,
@@ -122,6 +174,10 @@ absl::Status ParseMarkerRecord(absl::string_view suffix, std::string* member,
       }
       record->quorum = *quorum;
       saw_quorum = true;
+    } else if (key == "holder") {
+      // Untrusted: compared with run_ids only, so any text is harmless, but
+      // not a long one.
+      if (value.size() <= 64) record->holder = std::string(value);
     } else if (key == "since") {
       int64_t since = 0;
       if (absl::SimpleAtoi(value, &since) && since > 0) {
@@ -282,6 +338,26 @@ MembershipJudgement JudgeMembership(const std::vector<MemberView>& views,
   if (absl::Status s = CheckList(adopted, list, unknown); !s.ok()) {
     return refuse_all(s);
   }
+  // Whether the highest record heard is known to be current: a quorum of its
+  // members carries it kept. A client that hears only servers left behind by
+  // a change (down through it, or restarted from an older snapshot) must not
+  // take their record for the deployment's: it writes it nowhere, and a
+  // member whose own record is missing or not kept (it restarted) casts no
+  // grant meanwhile. Members that carry a kept record count as before: a
+  // quorum of them all carrying records no newer than this one cannot be
+  // left behind by a finished change (docs/design.md).
+  absl::Status current;
+  {
+    const std::string text = RecordText(adopted);
+    std::vector<bool> carries(n), kept(n);
+    for (size_t i = 0; i < n; ++i) {
+      const MemberView& v = views[i];
+      carries[i] = v.known && v.has_record && v.member == names[i] &&
+                   RecordText(v.record) == text;
+      kept[i] = v.kept;
+    }
+    current = CurrentOnQuorum(adopted, names, carries, kept);
+  }
   out.adopted = adopted;
   const std::vector<std::string> all = Union(adopted.members, adopted.next);
   for (size_t i = 0; i < n; ++i) {
@@ -305,6 +381,23 @@ MembershipJudgement JudgeMembership(const std::vector<MemberView>& views,
               : "",
           "); a master is added with `redlock reconfigure` "
           "(docs/failure-behaviour.md, \"Changing the masters\")"));
+      continue;
+    }
+    if ((!v.has_record || !v.kept) && !current.ok()) {
+      out.standing[i] = Refuse(absl::StrCat(
+          v.has_record ? "its record may be older than it was given (it "
+                         "restarted since it was written)"
+                       : "it carries no membership record",
+          ", and the record to give it is not known to be current: ",
+          absl::StripPrefix(current.message(), "membership: ")));
+      continue;
+    }
+    if (v.has_record && !v.holder_current) {
+      // Restarted since its record was written (an RDB snapshot, a lost AOF
+      // tail, or durably): the current record, known from the others, is
+      // written over it, naming the process that carries it now. Its grants
+      // count as the restart guard judges it meanwhile.
+      out.needs_record[i] = true;
       continue;
     }
     if (!v.has_record) {

@@ -55,6 +55,12 @@ struct Membership {
   std::vector<std::string> next;     // Sorted, distinct; non-empty: joint.
   Quorum quorum = Quorum::kMajority;
   int64_t since_us = 0;  // When this server got it (its clock); 0 unknown.
+  // The run_id of the server process it was written to ("holder=", beside
+  // `member`), empty if the record does not say (one written before records
+  // said so). A server whose run_id is another one restarted since, and may
+  // carry an older record than it was given (an RDB snapshot, a lost AOF
+  // tail): see RecordKept().
+  std::string holder;
 
   bool joint() const { return !next.empty(); }
 };
@@ -63,9 +69,21 @@ struct Membership {
 // "deployment=..;epoch=..;members=..;next=..;quorum=.." (no `since`). Two
 // records are the same configuration exactly when their texts are equal.
 std::string RecordText(const Membership& record);
-// What the library writes after a marker's state: ";member=<name>;" and the
-// record text (the marker script appends ";since=<TIME>").
-std::string MarkerSuffix(absl::string_view member, const Membership& record);
+// What the library writes after a marker's state: ";member=<name>;",
+// ";holder=<run_id>;" if `holder` is not empty, and the record text (the
+// marker script appends ";since=<TIME>"). `holder` is the run_id of the
+// server the suffix is written to, as read on the connection it is sent on.
+std::string MarkerSuffix(absl::string_view member, const Membership& record,
+                         absl::string_view holder = {});
+// Whether a server's record is the last one written to it: it names the
+// server process that carries it now (`run_id`), or, without a holder, the
+// marker does (`marker_run_id`, the process the marker was written to; a
+// record is only ever written to a process that kept its marker), or the
+// server keeps every acknowledged write across a restart (`durable`). A
+// record that is not kept may have gone back to an older epoch with a
+// restart, and is no evidence of the deployment's configuration.
+bool RecordKept(const Membership& record, absl::string_view marker_run_id,
+                absl::string_view run_id, bool durable);
 // Parses the part of a marker after its first ';' (without the ';'). Unknown
 // fields are ignored (a later version may add some); a missing or malformed
 // required one is kInvalidArgument naming it. Pure: the bytes are the
@@ -112,27 +130,53 @@ struct MemberView {
   absl::Status record_error;  // Why a record it carries did not parse.
   std::string member;         // The marker's member name.
   Membership record;
+  // RecordKept(): the record has not gone back with a restart.
+  bool kept = false;
+  // The record names the process that carries it now (RecordKept() without
+  // durability): when not, it is written again, naming this process.
+  bool holder_current = false;
 };
 
 // The membership this client acts under, and each master's standing in it.
 struct MembershipJudgement {
   // The record this client acts under: the highest epoch its masters carry,
-  // if they agree on the deployment and on that epoch's configuration.
+  // if they agree on the deployment and on that epoch's configuration. It is
+  // written to a master (needs_record), and a master without a kept record
+  // of its own counts, only if it is known to be current: a quorum of each
+  // of its groups carries it kept (CurrentOnQuorum()).
   std::optional<Membership> adopted;
   // OK: master i may vote under `adopted` (or no master carries a record
   // yet). Otherwise kFailedPrecondition saying why its grants do not count.
   std::vector<absl::Status> standing;
-  // Master i carries no record but is a member of `adopted`: the engine
-  // writes the record to it (with its marker).
+  // Master i carries no record, or a record that is not kept, but is a
+  // member of `adopted`: the engine writes the record to it (with its
+  // marker, or over the record it carries).
   std::vector<bool> needs_record;
 };
+
+// OK if `record` is known to be the deployment's current configuration: a
+// quorum (under the record's own rule) of its members — and, during a change,
+// of its new members too — carries it, each kept (`kept[i]` and `names[i]`
+// for master i, `carries[i]` if master i's record is `record`; one server
+// counts once). A record moves forward only by a write to a quorum-crossing
+// set of its members (`redlock reconfigure`), and goes back only with a
+// restart that RecordKept() sees, so a record superseded by a finished
+// change has no such quorum. Otherwise kFailedPrecondition saying how many
+// carry it and why the others do not count. Pure.
+absl::Status CurrentOnQuorum(const Membership& record,
+                             const std::vector<std::string>& names,
+                             const std::vector<bool>& carries,
+                             const std::vector<bool>& kept);
 
 // Judges `views` (one per configured master) against this client's
 // configured member names (`names[i]` for master i) and its list
 // (`list`: the names of the masters heard from, canonical, one per server;
 // `unknown` masters not heard from yet). Fail closed: masters of
 // two deployments, two configurations at one epoch, an unreadable record, a
-// list the record does not allow — every master's grants stop counting.
+// list the record does not allow — every master's grants stop counting. A
+// master with no record, or one it may not have kept (RecordKept()), counts
+// and is given the record only once the record is known to be current
+// (CurrentOnQuorum()); until then it casts no grant.
 // (`quorum`, this client's rule, needs no agreement with the record's.) A
 // master whose marker names it differently than this client does, or that
 // is not a member, or that carries no record while others do, casts no

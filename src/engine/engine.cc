@@ -220,6 +220,10 @@ void Engine::Rejudge() {
     if (id.known) v.record_error = id.record_error;
     v.member = id.member;
     v.record = id.record;
+    v.holder_current =
+        v.has_record && RecordKept(id.record, id.marker_run_id, id.run_id,
+                                   /*durable=*/false);
+    v.kept = v.holder_current || (v.has_record && Durable(id.persistence));
     if (!id.known) {
       ++unknown;
     } else if (!duplicate) {
@@ -285,9 +289,13 @@ std::string Engine::RecordSuffixFor(size_t i) const {
   // address: whichever address's write lands first names it for all.
   const int same = SameServerAs(static_cast<int>(i));
   const std::string& member = names_[same >= 0 ? same : i];
+  // The record names the server process it is written to: the one whose
+  // handshake this connection read, which is the one the write reaches (a
+  // reply comes only after the handshake on the same connection).
+  const std::string& holder = masters_[i]->identity().run_id;
   if (membership_.adopted.has_value()) {
     return membership_.needs_record[i]
-               ? MarkerSuffix(member, *membership_.adopted)
+               ? MarkerSuffix(member, *membership_.adopted, holder)
                : std::string();
   }
   // Refused (two deployments, a record that does not parse): write nothing.
@@ -300,7 +308,7 @@ std::string Engine::RecordSuffixFor(size_t i) const {
   record.quorum = options_.quorum;
   record.epoch = 1;
   record.deployment = NewDeploymentId(record.members, record.quorum);
-  return MarkerSuffix(member, record);
+  return MarkerSuffix(member, record, holder);
 }
 
 absl::Status Engine::MembershipVeto(int master, bool fresh_read) const {
@@ -429,6 +437,18 @@ void Engine::OnMasterStateChange() {
       }
     }
   }
+  // A member whose record is not kept (it restarted from a snapshot, or an
+  // AOF that may have lost writes) gets the adopted record written over it,
+  // once the adopted one is known to be current (JudgeMembership()).
+  if (agreed && membership_.adopted.has_value()) {
+    for (size_t i = 0; i < masters_.size(); ++i) {
+      const MasterIdentity& id = masters_[i]->identity();
+      if (masters_[i]->ready() && marked(*masters_[i]) && id.has_record &&
+          membership_.needs_record[i]) {
+        RestampRecord(i);
+      }
+    }
+  }
   bool all_known = true;
   bool any_marked = false;
   bool all_settled = true;
@@ -470,7 +490,16 @@ void Engine::OnMasterStateChange() {
       }
     }
   }
-  if (all_settled || JudgedServers() >= quorum_) MarkReadyToAttempt();
+  // Once every master answered or failed, but not while this client's own
+  // marker writes are on their way: their records decide whether a quorum
+  // of the members carries the record (JudgeMembership()), and an attempt
+  // started before them would find every grant refused.
+  const bool writing =
+      std::find(marker_busy_.begin(), marker_busy_.end(), true) !=
+      marker_busy_.end();
+  if ((all_settled && !writing) || JudgedServers() >= quorum_) {
+    MarkReadyToAttempt();
+  }
   WarnAboutRisks();
   ReportMasterChanges();
 }
@@ -507,6 +536,45 @@ void Engine::WriteMarker(Master& master, absl::string_view value) {
                   masters_[i]->set_marker(reply->str, runtime_->Now());
                   Rejudge();
                   if (JudgedServers() >= quorum_) MarkReadyToAttempt();
+                  ReportMasterChanges();
+                }
+                // The last write back (whatever its outcome) may be what the
+                // first attempt waits for.
+                if (!ready_to_attempt_ &&
+                    std::find(marker_busy_.begin(), marker_busy_.end(),
+                              true) == marker_busy_.end() &&
+                    std::all_of(masters_.begin(), masters_.end(),
+                                [](const auto& x) {
+                                  return x->identity().known ||
+                                         x->ever_failed();
+                                })) {
+                  MarkReadyToAttempt();
+                }
+              });
+}
+
+void Engine::RestampRecord(size_t i) {
+  if (marker_busy_[i]) return;  // A write or read is on its way.
+  const std::string suffix = RecordSuffixFor(i);
+  if (suffix.empty()) return;
+  Master& master = *masters_[i];
+  const MasterIdentity& id = master.identity();
+  marker_busy_[i] = true;
+  // Compare-and-set against the record read: a record written since (by
+  // `redlock reconfigure`, or another client) is not overwritten.
+  master.Send(ReconfigureCommand(marker_key_, RecordText(id.record), suffix,
+                                 id.marker, id.run_id, options_.max_ttl),
+              [this, i](absl::StatusOr<RedisReply> reply) {
+                marker_busy_[i] = false;
+                if (destroying_) return;
+                // {written, the marker now}: either way, what is stored.
+                if (reply.ok() && reply->type == RedisReply::Type::kArray &&
+                    reply->elements.size() == 2 &&
+                    reply->elements[1].type == RedisReply::Type::kString &&
+                    !reply->elements[1].str.empty()) {
+                  masters_[i]->set_marker(reply->elements[1].str,
+                                          runtime_->Now());
+                  Rejudge();
                   ReportMasterChanges();
                 }
               });
@@ -604,9 +672,12 @@ int Engine::JudgedServers() const {
   // guard's verdict is asked even with the guard off: fencing trusts only
   // marked counters, and a new deployment is marked once every master
   // answered.
+  // The membership's verdict too: until a quorum of the record's members
+  // has answered with it, no master's grant counts (JudgeMembership()).
   std::vector<absl::string_view> servers;
   for (size_t i = 0; i < masters_.size(); ++i) {
-    if (!masters_[i]->ready() || !GuardVerdict(static_cast<int>(i)).ok()) {
+    if (!masters_[i]->ready() || !GuardVerdict(static_cast<int>(i)).ok() ||
+        !MembershipVeto(static_cast<int>(i), /*fresh_read=*/false).ok()) {
       continue;
     }
     const absl::string_view domain = FailureDomain(static_cast<int>(i));

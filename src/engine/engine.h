@@ -205,6 +205,11 @@ class Engine {
   // True if a marker may be written to `master`: the membership does not
   // refuse it (RecordSuffixFor() is not empty).
   bool MayWriteMarker(const Master& master) const;
+  // Writes the adopted membership record over the one master `i` carries,
+  // which is not kept (it restarted since the record was written to it):
+  // compare-and-set against the record read, keeping the marker's own part.
+  // Its local view follows the reply.
+  void RestampRecord(size_t i);
   size_t IndexOf(const Master& master) const;
   // Called at each acquisition attempt, before its commands are sent. Every
   // connected master this client sees unmarked, with no marker write or read

@@ -25,7 +25,8 @@ namespace redlock::internal {
 // decided round is turned into the lock's state. Tells the observer, then
 // records the new validity and the votes on the lock if the round was won
 // (and the lock not released meanwhile), else keeps the shorter of the old
-// and the new validity. Returns OK, or the loss as the caller reports it:
+// and the new validity; so does a won round that ran while another extension
+// of the lock did. Ends the round started with LockState::ExtensionStarted(). Returns OK, or the loss as the caller reports it:
 // 'extend "<resource>": <summary>: <votes>'.
 inline absl::Status ConcludeExtension(Observer* observer, LockState& state,
                                       RoundResult result, bool keep_alive) {
@@ -40,8 +41,14 @@ inline absl::Status ConcludeExtension(Observer* observer, LockState& state,
   }
   {
     std::lock_guard<std::mutex> lock(state.mu());
+    const bool overlapped = state.ExtensionEndedLocked();
     if (result.status.ok() && !state.released) {
-      state.valid_until = result.valid_until;
+      // Another extension ran at once (a KeepAlive and an ExtendAsync): a
+      // master may have applied its TTL after ours, so the lock is good
+      // only for the shortest validity of them all, the one before included.
+      state.valid_until = overlapped
+                              ? std::min(state.valid_until, result.valid_until)
+                              : result.valid_until;
       state.SetVotesLocked(std::move(result.votes));
     } else {
       // A minority may already carry the new TTL; if it is shorter than
@@ -92,11 +99,14 @@ class Engine::ExtendOp final : public Engine::NamedOperation {
                                        state_->token(), ttl_, state_->limit());
     }
     config.map_reply = &ScriptVote;
+    state_->ExtensionStarted();
+    counted_ = true;
     StartRound(std::move(config));
   }
 
  private:
   void OnRound(RoundResult result) override {
+    counted_ = false;  // ConcludeExtension() ends it.
     absl::Status status = ConcludeExtension(engine_->observer(), *state_,
                                             std::move(result), keep_alive_);
     if (status.ok()) {
@@ -106,12 +116,20 @@ class Engine::ExtendOp final : public Engine::NamedOperation {
     Fail(std::move(status));
   }
 
-  void Fail(absl::Status status) override { Deliver(done_, std::move(status)); }
+  void Fail(absl::Status status) override {
+    if (counted_) {  // Stopped before its round was decided.
+      counted_ = false;
+      std::lock_guard<std::mutex> lock(state_->mu());
+      state_->ExtensionEndedLocked();
+    }
+    Deliver(done_, std::move(status));
+  }
 
   std::shared_ptr<LockState> state_;
   const absl::Duration ttl_;
   AsyncRedlock::ExtendCallback done_;
   const bool keep_alive_;
+  bool counted_ = false;  // ExtensionStarted() and not yet ended.
 };
 
 }  // namespace redlock::internal

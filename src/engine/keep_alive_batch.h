@@ -326,6 +326,7 @@ class KeepAliveBatcher {
       // The batch holds the op (batch->ops) as long as its rounds, and a
       // round is fed only from the batch's own reply callbacks.
       KeepAliveOp* const kept = op.get();
+      op->state_->ExtensionStarted();  // Ended by ConcludeExtension().
       batch->rounds[i] = &batch->round_store.emplace_back(
           engine_->links_, config, engine_->runtime_.get(), start,
           [kept](RoundResult result) {

@@ -113,6 +113,10 @@ struct LockState {
   bool released = false;
   uint8_t vote_count =
       0;  // votes(): how many are in vote_bytes (0 if out of line).
+  // Extension rounds of this lock in flight (ExtensionStarted()), and
+  // whether two of them have run at once since none last was. Guarded by mu.
+  uint16_t extending = 0;
+  bool extensions_overlapped = false;
 
   LockState() = default;
   LockState(const LockState&) = delete;
@@ -351,6 +355,23 @@ struct LockState {
       votes.push_back(std::move(v));
     }
     return votes;
+  }
+
+  // An extension round of this lock is about to be sent. Every round started
+  // must be ended once (ExtensionEndedLocked()), decided or not.
+  void ExtensionStarted() {
+    std::lock_guard<std::mutex> lock(mu());
+    if (extending > 0) extensions_overlapped = true;
+    if (extending < UINT16_MAX) ++extending;
+  }
+  // The round ends. Returns true if another extension of this lock ran at
+  // the same time: the masters may then have applied the two TTLs in either
+  // order, so neither round alone says how long a quorum keeps the keys.
+  bool ExtensionEndedLocked() {
+    const bool overlapped = extensions_overlapped;
+    if (extending > 0) --extending;
+    if (extending == 0) extensions_overlapped = false;
+    return overlapped;
   }
 
   // Marks the lock lost (first reason wins). Returns false if it already was.

@@ -35,7 +35,8 @@ Membership Joint(std::vector<std::string> from, std::vector<std::string> to,
   return m;
 }
 
-// A master carrying `record` under the name `member`.
+// A master carrying `record` under the name `member`, in the process it was
+// written to.
 MemberView Carrying(const Membership& record, std::string member) {
   MemberView v;
   v.known = true;
@@ -43,8 +44,20 @@ MemberView Carrying(const Membership& record, std::string member) {
   v.has_record = true;
   v.member = std::move(member);
   v.record = record;
+  v.kept = true;
+  v.holder_current = true;
   return v;
 }
+
+// The same, after a restart that may have lost writes (an RDB snapshot).
+MemberView CarryingAfterARestart(const Membership& record, std::string member) {
+  MemberView v = Carrying(record, std::move(member));
+  v.kept = false;
+  v.holder_current = false;
+  return v;
+}
+
+MemberView NotHeard() { return MemberView(); }
 
 MemberView Unmarked() {
   MemberView v;
@@ -208,13 +221,126 @@ TEST(JudgeMembershipTest, TheHighestEpochIsAdopted) {
   const Membership old_record = Steady({"a", "b", "c"}, 1);
   const Membership joint = Joint({"a", "b", "c"}, {"a", "b", "d"}, 2);
   const MembershipJudgement j =
-      JudgeMembership({Carrying(old_record, "a"), Carrying(joint, "b"),
+      JudgeMembership({Carrying(joint, "a"), Carrying(joint, "b"),
                        Carrying(old_record, "c")},
                       {"a", "b", "c"}, {"a", "b", "c"}, Quorum::kMajority);
   ASSERT_TRUE(j.adopted.has_value());
   EXPECT_EQ(j.adopted->epoch, 2);
   EXPECT_TRUE(j.adopted->joint());
   for (const absl::Status& s : j.standing) EXPECT_TRUE(s.ok()) << s;
+}
+
+// The second scene: C was down through a change a,b,c -> a,b,d and
+// kept epoch 1; a restarted empty; b is out of reach. Epoch 1 is the highest
+// record heard, but one of its three members carries it: it is not taken
+// for the deployment's, and nothing is written onto a.
+TEST(JudgeMembershipTest, AnOldRecordLeftOnAMinorityIsNotTakenForCurrent) {
+  const Membership old_record = Steady({"a", "b", "c"}, 1);
+  const MembershipJudgement j = JudgeMembership(
+      {Unmarked(), NotHeard(), Carrying(old_record, "c")}, {"a", "b", "c"},
+      {"a", "c"}, Quorum::kMajority, /*unknown=*/1,
+      /*guard_judges_unmarked=*/true);
+  EXPECT_TRUE(Mentions(j.standing[0], "it carries no membership record"))
+      << j.standing[0];
+  EXPECT_TRUE(Mentions(j.standing[0], "carried by 1 of 3 of its members"))
+      << j.standing[0];
+  EXPECT_FALSE(j.needs_record[0]);
+  // c's own grant counts: alone it is no quorum.
+  EXPECT_TRUE(j.standing[2].ok()) << j.standing[2];
+}
+
+// The same with a back from an RDB snapshot taken before the change: its
+// epoch-1 record is not kept, and is no evidence.
+TEST(JudgeMembershipTest, ARecordBackFromASnapshotIsNoEvidence) {
+  const Membership old_record = Steady({"a", "b", "c"}, 1);
+  const MembershipJudgement j = JudgeMembership(
+      {CarryingAfterARestart(old_record, "a"), NotHeard(),
+       Carrying(old_record, "c")},
+      {"a", "b", "c"}, {"a", "c"}, Quorum::kMajority, /*unknown=*/1,
+      /*guard_judges_unmarked=*/true);
+  EXPECT_TRUE(Mentions(j.standing[0], "may be older than it was given"))
+      << j.standing[0];
+  EXPECT_TRUE(Mentions(j.standing[0], "carried by 1 of 3")) << j.standing[0];
+  EXPECT_TRUE(Mentions(j.standing[0], "a restarted since it was written"))
+      << j.standing[0];
+  EXPECT_FALSE(j.needs_record[0]);
+  EXPECT_TRUE(j.standing[2].ok()) << j.standing[2];
+}
+
+// Once a quorum carries the record kept, a member that restarted since its
+// record was written counts (as the restart guard judges it) and is given
+// the record again, naming its new process.
+TEST(JudgeMembershipTest, ARestartedMembersRecordIsWrittenAgainOnceKnownCurrent) {
+  const Membership m = Steady({"a", "b", "c"});
+  const MembershipJudgement j = JudgeMembership(
+      {CarryingAfterARestart(m, "a"), Carrying(m, "b"), Carrying(m, "c")},
+      {"a", "b", "c"}, {"a", "b", "c"}, Quorum::kMajority);
+  ASSERT_TRUE(j.adopted.has_value());
+  for (const absl::Status& s : j.standing) EXPECT_TRUE(s.ok()) << s;
+  EXPECT_TRUE(j.needs_record[0]);
+  EXPECT_FALSE(j.needs_record[1]);
+}
+
+// A durable master keeps its record through a restart: it is evidence at
+// once, and still given a record that names its new process.
+TEST(JudgeMembershipTest, ADurableRestartedMemberIsEvidenceAndIsRestamped) {
+  const Membership m = Steady({"a", "b", "c"});
+  MemberView durable = CarryingAfterARestart(m, "a");
+  durable.kept = true;
+  const MembershipJudgement j =
+      JudgeMembership({durable, NotHeard(), Carrying(m, "c")}, {"a", "b", "c"},
+                      {"a", "c"}, Quorum::kMajority, /*unknown=*/1);
+  ASSERT_TRUE(j.adopted.has_value());
+  EXPECT_TRUE(j.needs_record[0]);
+}
+
+// A joint record that reached too few old members (a begin that failed
+// half-way) is acted on by the masters that carry a kept record (every
+// joint quorum holds a quorum of the old members), but given to no master:
+// the unmarked joining one casts no grant.
+TEST(JudgeMembershipTest, AJointRecordOnTooFewOldMembersIsGivenToNoMaster) {
+  const Membership old_record = Steady({"a", "b", "c"}, 1);
+  const Membership joint = Joint({"a", "b", "c"}, {"a", "b", "d"}, 2);
+  const MembershipJudgement j = JudgeMembership(
+      {Carrying(old_record, "a"), Carrying(joint, "b"),
+       Carrying(old_record, "c"), Unmarked()},
+      {"a", "b", "c", "d"}, {"a", "b", "c", "d"}, Quorum::kMajority, 0,
+      /*guard_judges_unmarked=*/true);
+  ASSERT_TRUE(j.adopted.has_value());
+  EXPECT_TRUE(j.adopted->joint());
+  for (int i : {0, 1, 2}) EXPECT_TRUE(j.standing[i].ok()) << j.standing[i];
+  EXPECT_TRUE(Mentions(j.standing[3], "carried by 1 of 3 of its members"))
+      << j.standing[3];
+  EXPECT_FALSE(j.needs_record[3]);
+}
+
+TEST(RecordKeptTest, ARecordIsKeptInTheProcessItNames) {
+  Membership m = Steady({"a"});
+  m.holder = "run-1";
+  EXPECT_TRUE(RecordKept(m, "run-0", "run-1", /*durable=*/false));
+  EXPECT_FALSE(RecordKept(m, "run-1", "run-2", /*durable=*/false));
+  EXPECT_TRUE(RecordKept(m, "run-1", "run-2", /*durable=*/true));
+  // Without a holder, the marker's process: records are written only to a
+  // process that kept its marker.
+  m.holder.clear();
+  EXPECT_TRUE(RecordKept(m, "run-1", "run-1", /*durable=*/false));
+  EXPECT_FALSE(RecordKept(m, "run-0", "run-1", /*durable=*/false));
+  EXPECT_FALSE(RecordKept(m, "", "", /*durable=*/false));
+}
+
+TEST(MembershipRecordTest, TheHolderRoundTripsAndIsNoPartOfTheRecordText) {
+  const Membership m = Steady({"a", "b"});
+  const std::string suffix = MarkerSuffix("a", m, "0123abcd");
+  // The reconfigure script reads the record from "deployment=" on.
+  EXPECT_TRUE(absl::StrContains(suffix, ";holder=0123abcd;deployment="))
+      << suffix;
+  std::string member;
+  Membership parsed;
+  ASSERT_TRUE(
+      ParseMarkerRecord(absl::string_view(suffix).substr(1), &member, &parsed)
+          .ok());
+  EXPECT_EQ(parsed.holder, "0123abcd");
+  EXPECT_EQ(RecordText(parsed), RecordText(m));
 }
 
 TEST(JudgeMembershipTest, AServerNamedOtherwiseThanItsMarkerSaysCastsNoGrant) {

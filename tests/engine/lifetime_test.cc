@@ -464,6 +464,87 @@ TEST_F(LifetimeTest, ReleasingAKeptAliveLockIsNotALoss) {
   EXPECT_EQ(Holders(), 0);
 }
 
+// Two extensions of one lock in flight at once, 30 s then 2 s: every master
+// applies them in that order, so a quorum keeps the keys 2 s. The 30 s round
+// is decided last: A and B deny it (another token stands there while it
+// runs), so it needs E, 150 ms away behind a proxy, while the 2 s round
+// wins on A, B, C, D at once. The lock must not report 30 s.
+TEST_F(LifetimeTest, OverlappingExtensionsReportNoMoreThanTheLastAppliedTtl) {
+  auto proxy = FaultProxy::Start({.upstream_port = cluster_->server(4).port()});
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  std::vector<std::string> masters;
+  for (int i = 0; i < 4; ++i) masters.push_back(cluster_->server(i).Uri());
+  masters.push_back((*proxy)->Uri());
+  LoopRunner loop;
+  Options options = TestOptions(masters);
+  options.request_timeout = absl::Milliseconds(600);  // E answers in 300ms.
+  auto engine = AsyncRedlock::Create(loop.base(), options);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  std::optional<absl::StatusOr<Lock>> acquired;
+  ASSERT_TRUE((*engine)
+                  ->AcquireAsync(kJob, absl::Seconds(5), absl::Seconds(5),
+                                 [&](absl::StatusOr<Lock> l) {
+                                   acquired = std::move(l);
+                                 })
+                  .ok());
+  ASSERT_TRUE(loop.RunUntil([&] { return acquired.has_value(); }));
+  ASSERT_TRUE(acquired->ok()) << acquired->status();
+  const Lock lock = **acquired;
+  ASSERT_TRUE(loop.RunUntil([&] { return Holders() == 5; }));
+  (*proxy)->SetLatency(absl::Milliseconds(150), absl::Milliseconds(150));
+
+  auto set_key = [&](int i, const std::string& value) {
+    auto c = cluster_->Client(i);
+    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_TRUE((*c)->Command({"SET", kKey, value, "PX", "5000"}).ok());
+  };
+  set_key(0, "someone-else");
+  set_key(1, "someone-else");
+  std::vector<int> decided;  // Seconds of each extension, as decided.
+  absl::Status long_status, short_status;
+  ASSERT_TRUE((*engine)
+                  ->ExtendAsync(lock, absl::Seconds(30),
+                                [&](absl::Status s) {
+                                  long_status = s;
+                                  decided.push_back(30);
+                                })
+                  .ok());
+  // The 30 s extension has run on the fast masters once C keeps the key
+  // that long (A and B got it in the same loop turn).
+  auto c = cluster_->Client(2);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(loop.RunUntil([&] {
+    absl::StatusOr<int64_t> pttl = (*c)->Pttl(kKey);
+    return pttl.ok() && *pttl > 20000;
+  }));
+  loop.RunFor(absl::Milliseconds(20));
+  set_key(0, std::string(lock.token()));
+  set_key(1, std::string(lock.token()));
+  const absl::Status sent = (*engine)->ExtendAsync(
+      lock, absl::Seconds(2), [&](absl::Status s) {
+        short_status = s;
+        decided.push_back(2);
+      });
+  ASSERT_TRUE(sent.ok()) << sent;
+  ASSERT_TRUE(loop.RunUntil([&] { return decided.size() == 2; }));
+  ASSERT_TRUE(long_status.ok()) << long_status;
+  ASSERT_TRUE(short_status.ok()) << short_status;
+  ASSERT_EQ(decided, (std::vector<int>{2, 30})) << "the scene needs the 30 s "
+                                                   "extension decided last";
+  // Every master applied 2 s last.
+  int short_ttl = 0;
+  for (int i = 0; i < 5; ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok()) << client.status();
+    absl::StatusOr<int64_t> pttl = (*client)->Pttl(kKey);
+    ASSERT_TRUE(pttl.ok()) << pttl.status();
+    short_ttl += *pttl <= 2000 ? 1 : 0;
+  }
+  ASSERT_GE(short_ttl, 3);
+  EXPECT_LE(lock.remaining(), absl::Seconds(2))
+      << "the lock reports validity a quorum of keys does not have";
+}
+
 TEST_F(LifetimeTest, KeepAliveRejectsInconsistentOptions) {
   LoopRunner loop;
   absl::StatusOr<AsyncHolder> holder = HoldAsync(loop, absl::Seconds(1));

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -47,6 +48,7 @@ using ::redlock::testing::ReadFile;
 
 using ::redlock::testing::FaultProxy;
 using ::redlock::testing::RedisCluster;
+using ::redlock::testing::RedisServer;
 
 constexpr char kCli[] = REDLOCK_CLI_PATH;
 constexpr int kRefused = 65;
@@ -71,9 +73,11 @@ std::ostream& operator<<(std::ostream& os, const Finished& f) {
 }
 
 class ReconfigureCliTest : public ::testing::Test {
- protected:
+ public:  // For the scenes shared by tests of two fixtures.
   void SetUp() override {
-    auto cluster = RedisCluster::Start(4);
+    RedisServer::Config config;
+    config.persistence = persistence_;
+    auto cluster = RedisCluster::Start(4, config);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     cluster_ = *std::move(cluster);
     char dir[] = "/tmp/redlock_reconfigure_test.XXXXXX";
@@ -231,9 +235,19 @@ class ReconfigureCliTest : public ::testing::Test {
                         ";next=", names(next), ";quorum=majority");
   }
 
+  RedisServer::Persistence persistence_ = RedisServer::Persistence::kNone;
   std::unique_ptr<RedisCluster> cluster_;
   std::string dir_;
   int runs_ = 0;
+};
+
+// The masters keep RDB snapshots, taken when a test says SAVE: a crash and
+// restart brings back the last one.
+class ReconfigureCliSnapshotTest : public ReconfigureCliTest {
+ protected:
+  ReconfigureCliSnapshotTest() {
+    persistence_ = RedisServer::Persistence::kRdbSnapshots;
+  }
 };
 
 TEST_F(ReconfigureCliTest, DryRunWritesNothingAndNamesEveryStep) {
@@ -386,6 +400,148 @@ TEST_F(ReconfigureCliTest, FinishWaitsOutGrantsMadeUnderTheOldMembers) {
       << new_lock;
 }
 
+// A joining master that restarts empty during the joint phase may have
+// granted under the joint record: the finish must not mark it trusted again.
+// X, a client of A,B,C,D that cannot reach A, takes the lock late in the
+// joint phase on B,C (old quorum) and B,D (new quorum); D restarts empty;
+// the finish runs. Had it re-marked D, a client of A,B,D would win on A,D
+// while X's lock is valid. The finish leaves D to the clients' restart guard.
+TEST_F(ReconfigureCliTest, FinishLeavesAJoiningMasterThatRestartedEmptyUnmarked) {
+  Bootstrap();
+  auto proxy = FaultProxy::Start({.upstream_port = cluster_->server(0).port()});
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  (*proxy)->SetMode(FaultProxy::Mode::kRefuse);
+  const std::string all_without_a =
+      absl::StrCat((*proxy)->Uri(), "?member=", Name(0), ",", List({1, 2, 3}));
+
+  const absl::Time begun = absl::Now();
+  const Finished begin = Reconfigure(Old(), New());
+  ASSERT_EQ(begin.exit_code, 0) << begin;
+  // The finish's wait is max_ttl*1.01 + 3s (5.02s) from the begin: X locks
+  // shortly before it ends, so that its lock is still valid after it.
+  absl::SleepFor(begun + absl::Milliseconds(4700) - absl::Now());
+  const absl::Time start = absl::Now();
+  const Finished x = Acquire(all_without_a, "job", {"--ttl=2s"});
+  ASSERT_EQ(x.exit_code, 0) << x;
+  int64_t valid_ms = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(KeyValues(x.out)["valid_ms"], &valid_ms)) << x;
+  const absl::Time valid_until = start + absl::Milliseconds(valid_ms);
+  {
+    auto d = cluster_->Client(3);
+    ASSERT_TRUE(d.ok()) << d.status();
+    ASSERT_EQ(*(*d)->Get("redlock:job"),
+              std::optional<std::string>(KeyValues(x.out)["token"]))
+        << "X's lock must be held on D for the scene";
+  }
+
+  ASSERT_TRUE(cluster_->server(3).Restart().ok());  // Empty: no persistence.
+  const Finished finish = Reconfigure(Old(), New(), {"--wait"});
+  ASSERT_EQ(finish.exit_code, 0) << finish;
+  EXPECT_TRUE(absl::StrContains(finish.out, "no marker: left to the clients"))
+      << finish;
+  EXPECT_FALSE(Marker(3).has_value() &&
+               absl::StartsWith(*Marker(3), "trusted"))
+      << "the tool marked the restarted D trusted: " << *Marker(3);
+
+  const Finished y = Acquire(New(), "job");
+  const absl::Time now = absl::Now();
+  EXPECT_FALSE(y.exit_code == 0 && now < valid_until)
+      << "two holders: X's lock is valid for " << (valid_until - now)
+      << " more\n"
+      << y;
+  // On a machine too slow for the scene X's lock has expired by now, and
+  // only the marker check above can fail.
+}
+
+// "Replace a dead master" with the dead master coming back, and then A
+// restarting with its data lost (`lose_a`: SIGKILL and restart, empty or
+// from a snapshot taken before the change). C kept epoch 1 through the
+// change. A client X still on the old list that cannot reach B hears only A
+// and C. Had it taken C's epoch-1 record for the deployment's (and written
+// it onto an empty A, or believed A's snapshot), it would count {A, C} under
+// epoch 1 while a client of A,B,D counts {B, D} under epoch 3.
+void ReplaceDeadMasterThenLoseAOnTheOldList(ReconfigureCliTest* t,
+                                            RedisCluster& cluster,
+                                            const std::function<void()>& lose_a,
+                                            bool a_keeps_epoch_one) {
+  ASSERT_TRUE(cluster.server(2).Stop().ok());  // C is down through it all.
+  const Finished begin = t->Reconfigure(t->Old(), t->New());
+  ASSERT_EQ(begin.exit_code, 0) << begin;
+  const Finished finish = t->Reconfigure(t->Old(), t->New(), {"--wait"});
+  ASSERT_EQ(finish.exit_code, 0) << finish;
+  ASSERT_TRUE(cluster.server(2).Continue().ok());
+  lose_a();
+
+  auto b_proxy = FaultProxy::Start({.upstream_port = cluster.server(1).port()});
+  ASSERT_TRUE(b_proxy.ok()) << b_proxy.status();
+  (*b_proxy)->SetMode(FaultProxy::Mode::kRefuse);
+  const std::string old_without_b =
+      absl::StrCat(t->List({0}), ",", (*b_proxy)->Uri(), "?member=", t->Name(1),
+                   ",", t->List({2}));
+  // X's first try: A is unmarked (or restarted), so nothing counts yet; it
+  // must not write epoch 1 onto A.
+  const Finished x_first = t->Acquire(old_without_b, "job");
+  EXPECT_NE(x_first.exit_code, 0) << x_first;
+  const std::optional<std::string> a_marker = t->Marker(0);
+  if (!a_keeps_epoch_one) {
+    EXPECT_FALSE(a_marker.has_value() &&
+                 absl::StrContains(*a_marker, ";epoch=1;"))
+        << "X wrote the old record onto A: " << *a_marker;
+  }
+  // Past max_ttl (2s): a restarted master's grants count again. Y, on the
+  // new list, cannot reach A: it wins on B and D.
+  absl::SleepFor(absl::Milliseconds(2300));
+  auto a_proxy = FaultProxy::Start({.upstream_port = cluster.server(0).port()});
+  ASSERT_TRUE(a_proxy.ok()) << a_proxy.status();
+  (*a_proxy)->SetMode(FaultProxy::Mode::kRefuse);
+  const std::string new_without_a =
+      absl::StrCat((*a_proxy)->Uri(), "?member=", t->Name(0), ",",
+                   t->List({1, 3}));
+  const Finished y = t->Acquire(new_without_a, "job", {"--ttl=2s"});
+  ASSERT_EQ(y.exit_code, 0) << y;
+  const absl::Time y_valid_until =
+      absl::Now() + absl::Milliseconds(1500);  // Under its ttl, less drift.
+  const Finished x = t->Acquire(old_without_b, "job");
+  const absl::Time now = absl::Now();
+  EXPECT_FALSE(x.exit_code == 0 && now < y_valid_until)
+      << "two holders: Y holds the lock on B and D under epoch 3, and X won "
+         "on the old list\n"
+      << x << "\nY: " << y;
+  if (x.exit_code != 0) {
+    EXPECT_TRUE(absl::StrContains(x.err, "membership")) << x;
+  }
+}
+
+TEST_F(ReconfigureCliTest,
+       AnOldListClientThatHearsOnlyALeftBehindMasterWritesNoOldRecord) {
+  Bootstrap();
+  ReplaceDeadMasterThenLoseAOnTheOldList(
+      this, *cluster_,
+      [&] { ASSERT_TRUE(cluster_->server(0).Restart().ok()); },
+      /*a_keeps_epoch_one=*/false);
+}
+
+TEST_F(ReconfigureCliSnapshotTest,
+       AMasterBackFromASnapshotOfTheOldRecordIsNoEvidenceOfIt) {
+  Bootstrap();
+  {
+    auto a = cluster_->Client(0);
+    ASSERT_TRUE(a.ok()) << a.status();
+    ASSERT_TRUE((*a)->Command({"SAVE"}).ok());  // Epoch 1, before the change.
+  }
+  ReplaceDeadMasterThenLoseAOnTheOldList(
+      this, *cluster_,
+      [&] {
+        ASSERT_TRUE(cluster_->server(0).Restart().ok());
+        const std::optional<std::string> marker = Marker(0);
+        ASSERT_TRUE(marker.has_value() &&
+                    absl::StrContains(*marker, ";epoch=1;"))
+            << "the scene needs A back at epoch 1: "
+            << marker.value_or("(none)");
+      },
+      /*a_keeps_epoch_one=*/true);
+}
+
 TEST_F(ReconfigureCliTest, FencedTokenAfterTheChangeExceedsEveryTokenBefore) {
   // Counter 1 on A, B, C; then, with A cut off (clients reach it through a
   // proxy that refuses connections), tokens 2..4 on B and C only.
@@ -512,9 +668,13 @@ TEST_F(ReconfigureCliTest, BeginFailsWhenTooFewOldMembersAnswer) {
   const std::optional<std::string> a_before = Marker(0);
   const Finished begin = Reconfigure(Old(), New());
   EXPECT_EQ(begin.exit_code, kUnavailable) << begin;
+  // One old member cannot say which record is current, let alone take the
+  // joint one for the others.
   EXPECT_TRUE(absl::StrContains(begin.err,
-                                "begin needs 2 of the 3 old "
-                                "members"))
+                                "is carried by 1 of 3 of its members"))
+      << begin;
+  EXPECT_TRUE(absl::StrContains(begin.err, "run it again when the servers "
+                                           "answer"))
       << begin;
   // Nothing written where it could have been.
   EXPECT_EQ(Marker(0), a_before);

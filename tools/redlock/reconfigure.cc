@@ -43,6 +43,7 @@ struct Server {
   int64_t time_us = 0;  // Its TIME when read.
   std::optional<std::string> marker;
   int64_t max_ttl_ms = 0;  // The marker's own part, 4th field.
+  std::string marker_run_id;  // Its 3rd field: the process it was written to.
   bool has_record = false;
   absl::Status record_error;  // A record that does not parse.
   std::string member;         // The record's member=.
@@ -130,11 +131,11 @@ void Read(const Timeouts& timeouts, const std::string& marker_key, Server* s) {
   s->time_us = sec * 1000000 + usec;
   s->reachable = true;
   if (!s->marker.has_value()) return;
-  std::string state, run_id;
+  std::string state;
   int64_t time_us = 0;
   std::optional<std::string> record;
-  internal::ParseMarker(*s->marker, &state, &time_us, &run_id, &s->max_ttl_ms,
-                        &record);
+  internal::ParseMarker(*s->marker, &state, &time_us, &s->marker_run_id,
+                        &s->max_ttl_ms, &record);
   if (!record.has_value()) return;
   s->record_error =
       internal::ParseMarkerRecord(*record, &s->member, &s->record);
@@ -219,6 +220,35 @@ absl::StatusOr<Membership> Judge(const Config& config,
   }
   Membership current = newest->record;
   current.since_us = 0;
+  current.holder.clear();
+  // As a client (JudgeMembership()): the newest record heard is acted on
+  // only if a quorum of its members carries it kept. The tool cannot see a
+  // server's persistence, so a record counts only in the process it was
+  // written to (a client writes it again after a restart).
+  const std::string text = internal::RecordText(current);
+  std::vector<std::string> names;
+  std::vector<bool> carries, kept;
+  for (const Server& s : servers) {
+    names.push_back(s.name);
+    const bool has = s.reachable && s.has_record &&
+                     internal::RecordText(s.record) == text;
+    carries.push_back(has);
+    kept.push_back(has && internal::RecordKept(s.record, s.marker_run_id,
+                                               s.run_id, /*durable=*/false));
+  }
+  if (absl::Status on_quorum =
+          internal::CurrentOnQuorum(current, names, carries, kept);
+      !on_quorum.ok()) {
+    // Servers that did not answer may complete it: try again then.
+    for (const Server& s : servers) {
+      if (!s.reachable) {
+        return absl::UnavailableError(absl::StrCat(
+            on_quorum.message(), "; ", s.Label(), " did not answer (",
+            s.error.ToString(), "): run it again when the servers answer"));
+      }
+    }
+    return absl::FailedPreconditionError(on_quorum.message());
+  }
   return current;
 }
 
@@ -263,7 +293,7 @@ void SendWrites(const Config& config, std::vector<Write>* writes,
     }
     const internal::Command command = internal::ReconfigureCommand(
         marker_key, w.expected,
-        internal::MarkerSuffix(w.server->name, w.target),
+        internal::MarkerSuffix(w.server->name, w.target, w.server->run_id),
         internal::kTrustedMarker, w.server->run_id, max_ttl);
     absl::StatusOr<Reply> reply =
         (*opened)->Command(internal::CommandArgv(command, /*eval=*/true));
@@ -290,10 +320,12 @@ void SendWrites(const Config& config, std::vector<Write>* writes,
 }
 
 // Plans writes of `target` to every reachable server whose record is older.
-// A server of the old members without a marker is left to the clients: it
-// may have restarted without its data, and only a client's restart guard
-// may judge that; a server that only joins has held no grant, and gets a
-// trusted marker.
+// A server without a marker is left to the clients' restart guard (it may
+// have restarted without its data, and granted under a record before that),
+// except the servers of `fresh_ok`: the joining servers at a begin, while
+// the deployment is steady and no record has named them a member, so none
+// of their grants has ever counted. From the begin on, a joining server
+// without its marker is a restarted member like any other.
 std::vector<Write> PlanWrites(std::vector<Server>& servers,
                               const Membership& target,
                               const std::vector<std::string>& fresh_ok,
@@ -610,23 +642,26 @@ Outcome Pass(const Config& config, std::vector<Server>& servers,
                     Pretty(max_ttl), "; ", reachable, "/", servers.size(),
                     " servers reachable"));
 
-  // New members with no marker get one; old members without one are left
-  // to the clients' restart guard.
-  const std::vector<std::string> joining = [&] {
+  // At a begin, joining servers with no marker get a trusted one: no record
+  // has named them a member yet, so no grant of theirs has counted. Every
+  // other server without a marker (an old member, or a joining one once the
+  // joint record exists: it may have granted under it and restarted empty
+  // since) is left to the clients' restart guard.
+  const std::vector<std::string> fresh_at_begin = [&] {
     std::vector<std::string> out;
-    const std::vector<std::string>& from = current.members;
-    const std::vector<std::string>& to = current.joint() ? current.next : N;
-    for (const std::string& n : to) {
-      if (!Contains(from, n)) out.push_back(n);
+    if (step != Step::kBegin) return out;
+    for (const std::string& n : N) {
+      if (!Contains(current.members, n)) out.push_back(n);
     }
     return out;
   }();
+  const std::vector<std::string> none;
 
   if (step == Step::kSteady) {
     // Nothing to change; servers left behind by an earlier run (down then)
     // get the record.
     std::vector<std::string> skipped;
-    std::vector<Write> writes = PlanWrites(servers, current, joining, &skipped);
+    std::vector<Write> writes = PlanWrites(servers, current, none, &skipped);
     if (writes.empty()) {
       Line(absl::StrCat("nothing to do: the deployment's members are ",
                         internal::JoinMembers(N)));
@@ -642,7 +677,8 @@ Outcome Pass(const Config& config, std::vector<Server>& servers,
   if (step == Step::kBegin) {
     Line(absl::StrCat("step: begin: ", Describe(target)));
     std::vector<std::string> skipped;
-    std::vector<Write> writes = PlanWrites(servers, target, joining, &skipped);
+    std::vector<Write> writes =
+        PlanWrites(servers, target, fresh_at_begin, &skipped);
     // Enough old members must take the joint record that no quorum of them
     // is left at the old epoch; when too few answer, write nothing.
     const int old_size = static_cast<int>(O.size());
@@ -706,7 +742,7 @@ Outcome Pass(const Config& config, std::vector<Server>& servers,
   // finish or abort: first bring servers still before the joint epoch to
   // it (an earlier begin that missed them).
   std::vector<std::string> skipped;
-  std::vector<Write> catch_up = PlanWrites(servers, current, joining, &skipped);
+  std::vector<Write> catch_up = PlanWrites(servers, current, none, &skipped);
   if (!catch_up.empty()) {
     Line(absl::StrCat("step: catch up: ", Describe(current),
                       " on the servers begin missed"));
@@ -802,7 +838,7 @@ Outcome Pass(const Config& config, std::vector<Server>& servers,
   }
 
   skipped.clear();
-  std::vector<Write> writes = PlanWrites(servers, target, joining, &skipped);
+  std::vector<Write> writes = PlanWrites(servers, target, none, &skipped);
   if (const int code = Apply(config, servers, writes, target, skipped, max_ttl);
       code != kExitOk) {
     return Outcome{code};
