@@ -383,11 +383,11 @@ MembershipJudgement JudgeMembership(const std::vector<MemberView>& views,
           "(docs/failure-behaviour.md, \"Changing the masters\")"));
       continue;
     }
-    if ((!v.has_record || !v.kept) && !current.ok()) {
+    if (!v.kept && !current.ok()) {
       out.standing[i] = Refuse(absl::StrCat(
-          v.has_record ? "its record may be older than it was given (it "
-                         "restarted since it was written)"
-                       : "it carries no membership record",
+          v.marked ? "its marker and record may be older than it was given "
+                     "(it restarted since they were written)"
+                   : "it carries no membership record",
           ", and the record to give it is not known to be current: ",
           absl::StripPrefix(current.message(), "membership: ")));
       continue;

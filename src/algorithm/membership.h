@@ -130,7 +130,8 @@ struct MemberView {
   absl::Status record_error;  // Why a record it carries did not parse.
   std::string member;         // The marker's member name.
   Membership record;
-  // RecordKept(): the record has not gone back with a restart.
+  // RecordKept(): the record has not gone back with a restart. For a
+  // marker without a record: the marker has not (same process, or durable).
   bool kept = false;
   // The record names the process that carries it now (RecordKept() without
   // durability): when not, it is written again, naming this process.

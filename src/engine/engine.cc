@@ -223,7 +223,12 @@ void Engine::Rejudge() {
     v.holder_current =
         v.has_record && RecordKept(id.record, id.marker_run_id, id.run_id,
                                    /*durable=*/false);
-    v.kept = v.holder_current || (v.has_record && Durable(id.persistence));
+    // A marker without a record is kept as a record is: in the process it
+    // was written to (it has never been given a record since), or durably.
+    v.kept = v.marked && (v.has_record ? v.holder_current
+                                       : !id.run_id.empty() &&
+                                             id.marker_run_id == id.run_id) ||
+             (v.marked && Durable(id.persistence));
     if (!id.known) {
       ++unknown;
     } else if (!duplicate) {

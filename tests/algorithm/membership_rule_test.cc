@@ -162,6 +162,30 @@ TEST(JudgeMembershipTest, AMarkedMemberWithoutARecordCountsWhileItIsWritten) {
   EXPECT_TRUE(j.needs_record[2]);
 }
 
+// While the first record is appended to markers from before records, one
+// master carries it: the others, marked in the process that runs now, still
+// count, and are given the record. They have never been given one, so they
+// are no newer than it; a finished change leaves fewer than a quorum of
+// its old members at the record before it, kept or not yet recorded.
+TEST(JudgeMembershipTest, KeptMarkersWithoutARecordCountBeforeTheRecordIsKnown) {
+  const Membership m = Steady({"a", "b", "c"});
+  MemberView hand_marked = Unmarked();
+  hand_marked.marked = true;
+  hand_marked.kept = true;
+  const MembershipJudgement j = JudgeMembership(
+      {Carrying(m, "a"), hand_marked, hand_marked}, {"a", "b", "c"},
+      {"a", "b", "c"}, Quorum::kMajority);
+  for (const absl::Status& s : j.standing) EXPECT_TRUE(s.ok()) << s;
+  EXPECT_TRUE(j.needs_record[1]);
+  // The same markers after a restart (their run_id is another) do not.
+  hand_marked.kept = false;
+  const MembershipJudgement restarted = JudgeMembership(
+      {Carrying(m, "a"), hand_marked, hand_marked}, {"a", "b", "c"},
+      {"a", "b", "c"}, Quorum::kMajority);
+  EXPECT_TRUE(Mentions(restarted.standing[1], "not known to be current"))
+      << restarted.standing[1];
+}
+
 TEST(JudgeMembershipTest, NoRecordAnywhereLeavesEveryMasterToTheOtherRules) {
   const MembershipJudgement j = JudgeMembership(
       {Unmarked(), Unmarked()}, {"a", "b"}, {"a", "b"}, Quorum::kMajority);

@@ -41,7 +41,9 @@
 #include "redlock/keys.h"
 #include "redlock/lock.h"
 #include "redlock/options.h"
+#include "src/algorithm/membership.h"
 #include "src/algorithm/redis_reply.h"
+#include "src/algorithm/scripts.h"
 #include "src/engine/engine.h"
 #include "tests/sim/sim_cluster.h"
 #include "tests/sim/sim_loop.h"
@@ -181,6 +183,43 @@ class SimGuardFixture : public ::testing::Test {
   }
   std::optional<std::string> Value(int i, const std::string& key) const {
     return cluster_->redis(i).Value(loop_->now(), /*db=*/0, key);
+  }
+  // The operator's restore after a majority lost its data (what `redlock
+  // reconfigure --masters=L --to=L` writes; a member name is the address):
+  // the record master `from` carries, over whatever record each master of
+  // `to` has, naming its process; an unmarked one is marked reborn.
+  void RestoreRecordByHand(int from, std::vector<int> to,
+                           absl::Duration max_ttl) {
+    const std::optional<std::string> marker = Value(from, kMarker);
+    ASSERT_TRUE(marker.has_value());
+    auto record_of = [](const std::string& value, internal::Membership* out) {
+      std::string state, member;
+      int64_t time_us = 0;
+      std::optional<std::string> text;
+      internal::ParseMarker(value, &state, &time_us, nullptr, nullptr, &text);
+      return text.has_value() &&
+             internal::ParseMarkerRecord(*text, &member, out).ok();
+    };
+    internal::Membership record;
+    ASSERT_TRUE(record_of(*marker, &record)) << *marker;
+    for (int i : to) {
+      const std::optional<std::string> now = Value(i, kMarker);
+      internal::Membership had;
+      const std::string expected =
+          now.has_value() && record_of(*now, &had) ? internal::RecordText(had)
+                                                   : "";
+      const std::string& run_id = cluster_->redis(i).run_id();
+      const RedisReply r = Command(
+          i, internal::CommandArgv(
+                 internal::ReconfigureCommand(
+                     kMarker, expected,
+                     internal::MarkerSuffix(absl::StrCat("127.0.0.1:", 7001 + i),
+                                            record, run_id),
+                     internal::kRebornMarker, run_id, max_ttl),
+                 /*eval=*/true));
+      ASSERT_EQ(r.elements.size(), 2u) << i;
+      ASSERT_EQ(r.elements[0].integer, 1) << i << ": " << r.elements[1].str;
+    }
   }
   // The deployment marker's state on master i: "trusted", "reborn" or empty.
   std::string Marker(int i) const { return MarkerState(Value(i, kMarker)); }
@@ -376,6 +415,10 @@ TEST_F(SimPartialLossTest, AFreshClientIsRefusedWhileTheHolderHoldsThenCounts) {
   Engine& x = MakeGuardClient(/*guard=*/true, kMaxTtl);
   absl::StatusOr<Lock> held = HoldThenLoseItOnTwo(x);
   ASSERT_TRUE(held.ok()) << held.status();
+  // Two of three back from a snapshot: their records may be older than they
+  // were given, so no client counts them until the operator restores the
+  // record (the restart guard then holds them back as before).
+  RestoreRecordByHand(2, {0, 1}, kMaxTtl);
   const std::string key = LockKey(Options(), kJob);
   // The snapshot kept the marker and not X's key.
   for (int i : {0, 1}) {
@@ -416,6 +459,7 @@ TEST_F(SimPartialLossTest, TrustingTheMarkedRestartedMastersGivesADoubleGrant) {
   Engine& x = MakeGuardClient(/*guard=*/true, kMaxTtl);
   absl::StatusOr<Lock> held = HoldThenLoseItOnTwo(x);
   ASSERT_TRUE(held.ok()) << held.status();
+  RestoreRecordByHand(2, {0, 1}, kMaxTtl);
   Engine& y = MakeGuardClient(/*guard=*/true, kMaxTtl);
   y.set_trust_marked_restarts_for_testing(true);
   absl::StatusOr<Lock> second = TryAcquire(y, kJob, kTtl);
@@ -787,11 +831,27 @@ TEST_F(SimRestartGuardTest,
   for (int i = 0; i < 5; ++i) cluster_->SetExtraDelay(i, absl::ZeroDuration());
   absl::StatusOr<Lock> refused = TryAcquire(a, "x", absl::Seconds(1));
   ASSERT_FALSE(refused.ok());  // Young reborn masters, or not yet judged.
-  RunFor(absl::Seconds(10));   // Up for max_ttl.
+  // Every master lost its data: whatever record a late write left on some,
+  // fewer than a quorum carry it, and nothing counts until the operator
+  // restores it on every master.
+  RunFor(absl::Seconds(10));  // Up for max_ttl.
+  absl::StatusOr<Lock> still = TryAcquire(a, "x", absl::Seconds(1));
+  ASSERT_FALSE(still.ok()) << "a record no quorum carries was acted on";
+  int from = -1;
+  for (int i = 0; i < 5 && from < 0; ++i) {
+    if (Value(i, kMarker).has_value()) from = i;
+  }
+  ASSERT_GE(from, 0) << "the scene needs a late write to have landed";
+  std::vector<int> others;
+  for (int i = 0; i < 5; ++i) {
+    if (i != from) others.push_back(i);
+  }
+  RestoreRecordByHand(from, others, absl::Seconds(10));
   AcquireOptions wait = Plain(absl::Seconds(1));
   wait.wait = absl::Seconds(1);
   absl::StatusOr<Lock> lock = Acquire(a, "x", wait);
   EXPECT_TRUE(lock.ok()) << lock.status();
+  RunFor(absl::Milliseconds(100));  // Reads the lock did not wait for.
   for (int i = 0; i < 5; ++i) EXPECT_EQ(a.Health()[i].marker, "reborn") << i;
 }
 

@@ -245,6 +245,11 @@ class World {
   void ApplyFault(const PlannedFault& f);
   void HealAll();
   void RunOperatorSteps();
+  // The operator's restore of the membership record when too few members
+  // carry it kept for any client to know it is current (a majority
+  // restarted without durable persistence): what `redlock reconfigure
+  // --masters=L --to=L` writes. True if it wrote.
+  bool RestoreRecordIfUnknown();
   void Probe(size_t index, absl::AnyInvocable<void()> done);
   bool AllClientsDone() const;
 
@@ -932,6 +937,12 @@ void World::ApplyFault(const PlannedFault& f) {
 // too low would let a token be issued again. A mark by hand is
 // "trusted:0:<run_id>", the run_id the master's INFO server reports now.
 void World::RunOperatorSteps() {
+  // First, when too few members carry the membership record kept (a
+  // majority restarted without durable persistence): no client can know the
+  // record is current, and the members without it cast no grant until the
+  // operator restores it; those that restarted empty are marked reborn, and
+  // the steps below see them so.
+  if (RestoreRecordIfUnknown()) ++operator_steps_;
   const Options options = EngineOptions();
   const std::string counter = FenceCounterKey(options, kResources[0]);
   const std::string marker = DeploymentMarkerKey(options);
@@ -1022,6 +1033,69 @@ void World::RunOperatorSteps() {
     remarked_masters_ += static_cast<int64_t>(restarted_lossy.size());
     ++operator_steps_;
   }
+}
+
+bool World::RestoreRecordIfUnknown() {
+  const std::string key = DeploymentMarkerKey(EngineOptions());
+  struct Seen {
+    std::string marker;  // "" if none.
+    std::string run_id;  // The marker's.
+    bool has_record = false;
+    internal::Membership record;
+  };
+  std::vector<Seen> seen(config_.masters);
+  const internal::Membership* newest = nullptr;
+  for (int m = 0; m < config_.masters; ++m) {
+    const internal::RedisReply r = Exec(m, {"GET", key});
+    if (r.type != internal::RedisReply::Type::kString) continue;
+    Seen& v = seen[m];
+    v.marker = r.str;
+    std::string state, member;
+    int64_t time_us = 0;
+    std::optional<std::string> text;
+    internal::ParseMarker(r.str, &state, &time_us, &v.run_id, nullptr, &text);
+    v.has_record =
+        text.has_value() &&
+        internal::ParseMarkerRecord(*text, &member, &v.record).ok();
+    if (v.has_record &&
+        (newest == nullptr || v.record.epoch > newest->epoch)) {
+      newest = &v.record;
+    }
+  }
+  if (newest == nullptr) return false;
+  const internal::Membership record = *newest;
+  const std::string text = internal::RecordText(record);
+  std::vector<std::string> names;
+  std::vector<bool> carries, kept;
+  for (int m = 0; m < config_.masters; ++m) {
+    const Seen& v = seen[m];
+    names.push_back(MemberName(m));
+    const bool has = v.has_record && internal::RecordText(v.record) == text;
+    carries.push_back(has);
+    kept.push_back(
+        has && internal::RecordKept(
+                   v.record, v.run_id, cluster_.redis(m).run_id(),
+                   cluster_.redis(m).config().persistence ==
+                       SimRedis::Persistence::kAofAlways));
+  }
+  if (internal::CurrentOnQuorum(record, names, carries, kept).ok()) {
+    return false;
+  }
+  for (int m = 0; m < config_.masters; ++m) {
+    if (kept[m] || !std::binary_search(record.members.begin(),
+                                       record.members.end(), names[m])) {
+      continue;
+    }
+    const Seen& v = seen[m];
+    const std::string& run_id = cluster_.redis(m).run_id();
+    Exec(m, internal::CommandArgv(
+                internal::ReconfigureCommand(
+                    key, v.has_record ? internal::RecordText(v.record) : "",
+                    internal::MarkerSuffix(names[m], record, run_id),
+                    internal::kRebornMarker, run_id, config_.max_ttl),
+                /*eval=*/true));
+  }
+  return true;
 }
 
 void World::HealAll() {

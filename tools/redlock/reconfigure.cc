@@ -158,9 +158,17 @@ void ReadAll(const Config& config, std::vector<Server>* servers) {
 }
 
 // The deployment's record as the servers show it: the highest epoch, if
-// they agree. Otherwise the refusal, naming both sides.
-absl::StatusOr<Membership> Judge(const Config& config,
-                                 const std::vector<Server>& servers) {
+// they agree, and whether it is known to be current.
+struct Judged {
+  Membership record;
+  // OK if a quorum of the record's members carries it kept
+  // (internal::CurrentOnQuorum()); otherwise why not, as a client says it.
+  absl::Status current;
+};
+
+// Judges what the servers carry. Otherwise the refusal, naming both sides.
+absl::StatusOr<Judged> Judge(const Config& config,
+                             const std::vector<Server>& servers) {
   const Server* newest = nullptr;
   for (const Server& s : servers) {
     if (!s.reachable || !s.marker.has_value()) continue;
@@ -221,10 +229,10 @@ absl::StatusOr<Membership> Judge(const Config& config,
   Membership current = newest->record;
   current.since_us = 0;
   current.holder.clear();
-  // As a client (JudgeMembership()): the newest record heard is acted on
-  // only if a quorum of its members carries it kept. The tool cannot see a
-  // server's persistence, so a record counts only in the process it was
-  // written to (a client writes it again after a restart).
+  // As a client (JudgeMembership()): the newest record heard is taken for
+  // the deployment's only if a quorum of its members carries it kept. The
+  // tool cannot see a server's persistence, so a record counts only in the
+  // process it was written to (a client writes it again after a restart).
   const std::string text = internal::RecordText(current);
   std::vector<std::string> names;
   std::vector<bool> carries, kept;
@@ -236,20 +244,10 @@ absl::StatusOr<Membership> Judge(const Config& config,
     kept.push_back(has && internal::RecordKept(s.record, s.marker_run_id,
                                                s.run_id, /*durable=*/false));
   }
-  if (absl::Status on_quorum =
-          internal::CurrentOnQuorum(current, names, carries, kept);
-      !on_quorum.ok()) {
-    // Servers that did not answer may complete it: try again then.
-    for (const Server& s : servers) {
-      if (!s.reachable) {
-        return absl::UnavailableError(absl::StrCat(
-            on_quorum.message(), "; ", s.Label(), " did not answer (",
-            s.error.ToString(), "): run it again when the servers answer"));
-      }
-    }
-    return absl::FailedPreconditionError(on_quorum.message());
-  }
-  return current;
+  Judged out;
+  out.record = current;
+  out.current = internal::CurrentOnQuorum(current, names, carries, kept);
+  return out;
 }
 
 enum class Step { kBegin, kFinish, kAbort, kSteady };
@@ -273,6 +271,8 @@ struct Write {
   Server* server = nullptr;
   std::string expected;  // Its record text now ("" for none).
   Membership target;
+  // The marker's state for a server that has none.
+  absl::string_view state = internal::kTrustedMarker;
   // Outcome.
   bool done = false;
   bool refused = false;
@@ -294,7 +294,7 @@ void SendWrites(const Config& config, std::vector<Write>* writes,
     const internal::Command command = internal::ReconfigureCommand(
         marker_key, w.expected,
         internal::MarkerSuffix(w.server->name, w.target, w.server->run_id),
-        internal::kTrustedMarker, w.server->run_id, max_ttl);
+        w.state, w.server->run_id, max_ttl);
     absl::StatusOr<Reply> reply =
         (*opened)->Command(internal::CommandArgv(command, /*eval=*/true));
     if (!reply.ok()) {
@@ -386,7 +386,10 @@ void PrintServerLines(const std::vector<Server>& servers,
                       "): not written");
     } else if (w != nullptr) {
       absl::StrAppend(&line, DescribeNow(s), " -> ", Describe(target),
-                      s.marker.has_value() ? "" : " (new trusted marker)", ": ",
+                      s.marker.has_value()
+                          ? ""
+                          : absl::StrCat(" (new ", w->state, " marker)"),
+                      ": ",
                       dry_run   ? "would write"
                       : !sent   ? "not written"
                       : w->done ? "written"
@@ -577,13 +580,13 @@ Outcome Pass(const Config& config, std::vector<Server>& servers,
              const std::vector<std::string>& masters_names,
              const std::vector<std::string>& to_names) {
   ReadAll(config, &servers);
-  absl::StatusOr<Membership> judged = Judge(config, servers);
+  absl::StatusOr<Judged> judged = Judge(config, servers);
   if (absl::IsUnavailable(judged.status())) {
     PrintError(absl::StrCat("reconfigure: ", judged.status().message()));
     return Outcome{kExitUnavailable};
   }
   if (!judged.ok()) return Refuse(judged.status().message());
-  const Membership current = *judged;
+  const Membership current = judged->record;
   absl::Duration max_ttl = config.options.max_ttl;
   for (const Server& s : servers) {
     max_ttl = std::max(max_ttl, absl::Milliseconds(s.max_ttl_ms));
@@ -638,9 +641,63 @@ Outcome Pass(const Config& config, std::vector<Server>& servers,
 
   int reachable = 0;
   for (const Server& s : servers) reachable += s.reachable ? 1 : 0;
+  if (!judged->current.ok()) {
+    // Not known to be current: the servers that carry it may have been
+    // left behind by a change (down through it, or back from an older
+    // snapshot). Nothing is written on its word, unless the operator names
+    // it as the deployment's members both ways and every server answers.
+    const std::string hint = absl::StrCat(
+        "; if the deployment's members are ",
+        internal::JoinMembers(current.members),
+        " (no change of masters since these servers lost their records), "
+        "`redlock reconfigure --masters=<them> --to=<them>` writes the record "
+        "again on every member once all of them answer");
+    for (const Server& s : servers) {
+      if (s.reachable) continue;
+      PrintError(absl::StrCat(
+          "reconfigure: ", judged->current.message(), "; ", s.Label(),
+          " did not answer (", s.error.ToString(),
+          "): run it again when the servers answer", hint));
+      return Outcome{kExitUnavailable};
+    }
+    if (step != Step::kSteady || O != N) {
+      return Refuse(absl::StrCat(judged->current.message(), hint));
+    }
+  }
   Line(absl::StrCat(config.dry_run ? "dry run: " : "", says, "; max_ttl ",
                     Pretty(max_ttl), "; ", reachable, "/", servers.size(),
                     " servers reachable"));
+
+  if (!judged->current.ok()) {
+    // The operator's restore: every member without the record kept gets
+    // it, naming its process; one without a marker gets a `reborn` one
+    // (it lost its data: the clients' restart guard holds it back for
+    // max_ttl).
+    std::vector<Write> writes;
+    const std::string text = internal::RecordText(current);
+    for (Server& s : servers) {
+      if (!Contains(current.members, s.name)) continue;
+      if (s.has_record && internal::RecordText(s.record) == text &&
+          internal::RecordKept(s.record, s.marker_run_id, s.run_id,
+                               /*durable=*/false)) {
+        continue;
+      }
+      Write w;
+      w.server = &s;
+      w.expected = s.RecordNow();
+      w.target = current;
+      if (!s.marker.has_value()) w.state = internal::kRebornMarker;
+      writes.push_back(std::move(w));
+    }
+    Line(absl::StrCat("step: restore: ", Describe(current),
+                      " on every member that lost it (",
+                      judged->current.message(), ")"));
+    const int code = Apply(config, servers, writes, current, {}, max_ttl);
+    if (code != kExitOk || config.dry_run) return Outcome{code};
+    Outcome again;
+    again.again = true;
+    return again;
+  }
 
   // At a begin, joining servers with no marker get a trusted one: no record
   // has named them a member yet, so no grant of theirs has counted. Every
