@@ -542,6 +542,46 @@ TEST_F(ReconfigureCliSnapshotTest,
       /*a_keeps_epoch_one=*/true);
 }
 
+// Two of three masters restart empty: C's record could be one a change left
+// behind, so no client writes it back and the empty masters cast no grant.
+// The operator, who knows no change happened, restores it; every server must
+// answer first.
+TEST_F(ReconfigureCliTest, AMajorityThatLostItsRecordsIsRestoredByTheOperator) {
+  Bootstrap();
+  ASSERT_TRUE(cluster_->server(0).Restart().ok());
+  ASSERT_TRUE(cluster_->server(1).Restart().ok());
+  const Finished refused = Acquire(Old(), "job");
+  EXPECT_NE(refused.exit_code, 0) << refused;
+  EXPECT_TRUE(absl::StrContains(refused.err, "not known to be current"))
+      << refused;
+  EXPECT_FALSE(Marker(0).has_value()) << *Marker(0);
+  EXPECT_FALSE(Marker(1).has_value()) << *Marker(1);
+
+  // Not while a server of the list is silent.
+  ASSERT_TRUE(cluster_->server(1).Stop().ok());
+  const Finished early = Reconfigure(Old(), Old());
+  ASSERT_TRUE(cluster_->server(1).Continue().ok());
+  EXPECT_EQ(early.exit_code, kUnavailable) << early;
+  EXPECT_FALSE(Marker(0).has_value()) << *Marker(0);
+  // A change is not made on its word either.
+  const Finished change = Reconfigure(Old(), New());
+  EXPECT_EQ(change.exit_code, kRefused) << change;
+
+  const Finished restore = Reconfigure(Old(), Old());
+  ASSERT_EQ(restore.exit_code, 0) << restore;
+  EXPECT_TRUE(absl::StrContains(restore.out, "step: restore")) << restore;
+  for (int i : {0, 1}) {
+    const std::optional<std::string> marker = Marker(i);
+    ASSERT_TRUE(marker.has_value()) << i;
+    EXPECT_TRUE(absl::StartsWith(*marker, "reborn:")) << *marker;
+    EXPECT_TRUE(absl::StrContains(*marker, Record(1, {0, 1, 2}))) << *marker;
+  }
+  // Reborn: held back for max_ttl (2s), then they count.
+  absl::SleepFor(absl::Milliseconds(2300));
+  const Finished after = Acquire(Old(), "job");
+  EXPECT_EQ(after.exit_code, 0) << after;
+}
+
 TEST_F(ReconfigureCliTest, FencedTokenAfterTheChangeExceedsEveryTokenBefore) {
   // Counter 1 on A, B, C; then, with A cut off (clients reach it through a
   // proxy that refuses connections), tokens 2..4 on B and C only.
