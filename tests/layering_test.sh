@@ -8,6 +8,9 @@
 #   engine      the engine and its operations       -> algorithm config transport
 #   api         the public facades                  -> everything above
 #   prometheus  the optional observer               -> public headers only
+#   admin       the operator's protocols            -> algorithm config
+#               (`redlock reconfigure`, the simulation's operator; nothing
+#               else in src/ includes it)
 #
 # Public headers (include/redlock/) include nothing from src/, and no source
 # file sits at the top of src/. Fails naming each include that runs the wrong
@@ -23,6 +26,7 @@ allowed() {
     engine) echo "algorithm config transport engine" ;;
     api) echo "algorithm config transport engine api" ;;
     prometheus) echo "" ;;
+    admin) echo "algorithm config admin" ;;
     *) return 1 ;;
   esac
 }

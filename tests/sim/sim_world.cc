@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -21,6 +23,7 @@
 #include "redlock/fencing.h"
 #include "redlock/keys.h"
 #include "redlock/observer.h"
+#include "src/admin/reconfigure.h"
 #include "src/algorithm/membership.h"
 #include "src/algorithm/scripts.h"
 #include "src/engine/engine.h"
@@ -218,18 +221,29 @@ class World {
   // server of O as a client bootstrapping it would (MarkerCommand), and the
   // last server marked without a record.
   void WriteFirstRecords();
-  // The operator's reconfiguration O -> N (WorldConfig::kReconfigure), one
-  // step per call, retried on a timer until done.
+  // The operator's reconfiguration O -> N (WorldConfig::kReconfigure): what
+  // `redlock reconfigure --masters=O --to=N` does, run again on a timer
+  // until it reports the change finished.
   void ReconfigureStep();
-  bool ReconfigureBegin();
-  bool ReconfigureWaited();
-  bool ReconfigureFinish();
   internal::RedisReply Exec(int m, const std::vector<std::string>& argv);
   bool Running(int m) const {
     return cluster_.state(m) == SimCluster::MasterState::kRunning;
   }
-  // The membership record text on server m, "" if none parses.
-  std::string RecordTextOn(int m, bool* marked, int64_t* since_us);
+  // The operator's tool (src/admin/reconfigure.h) on the servers named in
+  // `masters` or `to`: passes of --masters=`masters` --to=`to` at this
+  // instant, until one needs no other at once (at most 8). The steps the
+  // passes took go to `steps`; returns the last pass's outcome.
+  admin::Outcome OperatorPasses(const std::vector<std::string>& masters,
+                                const std::vector<std::string>& to,
+                                std::vector<admin::Step>* steps);
+  // The operator's view of masters `servers` (its server i is master
+  // servers[i]): each command at this instant; a crashed or paused master
+  // answers kUnavailable.
+  std::unique_ptr<admin::ServerIo> OperatorIo(std::vector<int> servers);
+  // admin::Server entries for masters `servers`, named as the clients name
+  // them (MemberName()).
+  std::vector<admin::Server> OperatorServers(
+      const std::vector<int>& servers) const;
   // Makes client `i`'s engine, replacing the one it had (a new process).
   void NewEngine(int i);
   void StartClients();
@@ -245,10 +259,11 @@ class World {
   void ApplyFault(const PlannedFault& f);
   void HealAll();
   void RunOperatorSteps();
-  // The operator's restore of the membership record when too few members
-  // carry it kept for any client to know it is current (a majority
-  // restarted without durable persistence): what `redlock reconfigure
-  // --masters=L --to=L` writes. True if it wrote.
+  // The operator's restore of the membership record when the tool finds
+  // too few members carrying it kept for it to be known current (a majority
+  // restarted since it was written, and no client has written it again):
+  // `redlock reconfigure --masters=L --to=L`, L the record's members, run
+  // through the tool's protocol. True if it restored.
   bool RestoreRecordIfUnknown();
   void Probe(size_t index, absl::AnyInvocable<void()> done);
   bool AllClientsDone() const;
@@ -280,8 +295,6 @@ class World {
   int64_t grants_during_change_ = 0;
   // The reconfiguration: 0 not begun, 1 joint landed (waiting), 2 done.
   int reconfigure_phase_ = 0;
-  internal::Membership old_record_, joint_record_;
-  std::vector<int> landed_old_;  // Servers of O that took the joint record.
   // Adds what `c`'s engine's subscribers heard, before it goes.
   void CountWakeups(const Client& c) {
     if (c.engine == nullptr) return;
@@ -408,39 +421,19 @@ internal::RedisReply World::Exec(int m, const std::vector<std::string>& argv) {
   return cluster_.redis(m).Execute(loop_.now(), conn, argv);
 }
 
-std::string World::RecordTextOn(int m, bool* marked, int64_t* since_us) {
-  *marked = false;
-  *since_us = 0;
-  const internal::RedisReply r =
-      Exec(m, {"GET", DeploymentMarkerKey(EngineOptions())});
-  if (r.type != internal::RedisReply::Type::kString) return "";
-  *marked = true;
-  std::string state, member;
-  int64_t time_us = 0;
-  std::optional<std::string> text;
-  internal::ParseMarker(r.str, &state, &time_us, nullptr, nullptr, &text);
-  internal::Membership record;
-  if (!text.has_value() ||
-      !internal::ParseMarkerRecord(*text, &member, &record).ok()) {
-    return "";
-  }
-  *since_us = record.since_us;
-  return internal::RecordText(record);
-}
-
 void World::WriteFirstRecords() {
-  old_record_ = internal::Membership();
-  old_record_.members = MemberNames(PlannedSwitch::List::kOld);
-  old_record_.epoch = 1;
-  old_record_.deployment =
-      internal::NewDeploymentId(old_record_.members, Quorum::kMajority);
+  internal::Membership old_record;
+  old_record.members = MemberNames(PlannedSwitch::List::kOld);
+  old_record.epoch = 1;
+  old_record.deployment =
+      internal::NewDeploymentId(old_record.members, Quorum::kMajority);
   const Options options = EngineOptions();
   for (int m : Servers(PlannedSwitch::List::kOld)) {
     Exec(m, internal::CommandArgv(
                 internal::MarkerCommand(
                     DeploymentMarkerKey(options), internal::kTrustedMarker,
                     cluster_.redis(m).run_id(), config_.max_ttl,
-                    internal::MarkerSuffix(MemberName(m), old_record_)),
+                    internal::MarkerSuffix(MemberName(m), old_record)),
                 /*eval=*/true));
   }
   // The last server, set up to join: marked as a client from before
@@ -452,150 +445,147 @@ void World::WriteFirstRecords() {
                       DeploymentMarkerKey(options), internal::kTrustedMarker,
                       cluster_.redis(spare).run_id(), config_.max_ttl, ""),
                   /*eval=*/true));
-  joint_record_ = old_record_;
-  joint_record_.epoch = old_record_.epoch + 1;
-  joint_record_.next = MemberNames(PlannedSwitch::List::kNew);
 }
+
+namespace {
+
+// A ServerIo over a function: the simulation's servers answer at once, so
+// ForEach's default (one server after another) is all it needs.
+class FunctionIo final : public admin::ServerIo {
+ public:
+  using CallFn = std::function<absl::StatusOr<internal::RedisReply>(
+      int, const std::vector<std::string>&)>;
+  explicit FunctionIo(CallFn call) : call_(std::move(call)) {}
+  absl::StatusOr<internal::RedisReply> Call(
+      int server, const std::vector<std::string>& argv) override {
+    return call_(server, argv);
+  }
+
+ private:
+  CallFn call_;
+};
+
+// The tool's report has no reader here.
+class DiscardOutput final : public admin::Output {
+ public:
+  void Line(absl::string_view) override {}
+  void Error(absl::string_view) override {}
+};
+
+// The prefix a `SCAN ... MATCH <glob>*` asks for: the glob without its
+// trailing '*' and its escapes (the tool's pattern for the counter keys).
+std::string ScanPrefix(absl::string_view pattern) {
+  absl::ConsumeSuffix(&pattern, "*");
+  std::string prefix;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '\\' && i + 1 < pattern.size()) ++i;
+    prefix.push_back(pattern[i]);
+  }
+  return prefix;
+}
+
+}  // namespace
 
 // The operator talks to the servers directly, each command at one instant
 // of simulated time (no network): a server it can reach is one running (a
-// crashed or paused one answers nothing). Each step is retried every 100ms
-// until it can be made.
+// crashed or paused one answers nothing). SimRedis has no SCAN: the one
+// the tool sends for the counter keys is answered here, in one page, from
+// the server's live keys.
+std::unique_ptr<admin::ServerIo> World::OperatorIo(std::vector<int> servers) {
+  return std::make_unique<FunctionIo>(
+      [this, servers = std::move(servers)](int server,
+                                           const std::vector<std::string>& argv)
+          -> absl::StatusOr<internal::RedisReply> {
+        const int m = servers[server];
+        if (!Running(m)) {
+          return absl::UnavailableError(
+              absl::StrCat(MemberName(m), " is not running"));
+        }
+        if (!argv.empty() && absl::AsciiStrToUpper(argv[0]) == "SCAN") {
+          if (argv.size() < 4) return internal::RedisReply::Error("ERR syntax");
+          std::vector<internal::RedisReply> keys;
+          for (const std::string& k : cluster_.Keys(m, ScanPrefix(argv[3]))) {
+            keys.push_back(internal::RedisReply::String(k));
+          }
+          return internal::RedisReply::Array(
+              {internal::RedisReply::String("0"),
+               internal::RedisReply::Array(std::move(keys))});
+        }
+        return Exec(m, argv);
+      });
+}
+
+std::vector<admin::Server> World::OperatorServers(
+    const std::vector<int>& servers) const {
+  std::vector<admin::Server> out;
+  for (int m : servers) {
+    admin::Server s;
+    s.name = MemberName(m);
+    s.address = s.name;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+admin::Outcome World::OperatorPasses(const std::vector<std::string>& masters,
+                                     const std::vector<std::string>& to,
+                                     std::vector<admin::Step>* steps) {
+  const Options options = EngineOptions();
+  admin::Request request;
+  request.masters = masters;
+  request.to = to;
+  request.marker_key = DeploymentMarkerKey(options);
+  request.counter_prefix = FenceCounterKey(options, "");
+  request.quorum = Quorum::kMajority;
+  request.max_ttl = config_.max_ttl;
+  auto named = [](const std::vector<std::string>& list, const std::string& n) {
+    return std::binary_search(list.begin(), list.end(), n);
+  };
+  std::vector<int> indexes;
+  for (int m = 0; m < config_.masters; ++m) {
+    if (named(masters, MemberName(m)) || named(to, MemberName(m))) {
+      indexes.push_back(m);
+    }
+  }
+  std::vector<admin::Server> servers = OperatorServers(indexes);
+  for (admin::Server& s : servers) {
+    s.in_masters = named(masters, s.name);
+    s.in_to = named(to, s.name);
+  }
+  std::unique_ptr<admin::ServerIo> io = OperatorIo(indexes);
+  DiscardOutput out;
+  admin::Outcome outcome;
+  for (int pass = 0; pass < 8; ++pass) {
+    outcome = admin::Pass(request, *io, out, &servers);
+    if (steps != nullptr) steps->push_back(outcome.step);
+    if (!outcome.again) break;
+  }
+  return outcome;
+}
+
+// Every 100ms until the change is finished: the pass begins it, then (the
+// joint record up) finds the wait not over, then finishes it. A pass that
+// cannot go on (too few servers answer, a record not known to be current)
+// is run again at the next tick, as an operator would.
 void World::ReconfigureStep() {
   if (quiescing_ || reconfigure_phase_ >= 2) return;
-  bool advanced = false;
-  if (reconfigure_phase_ == 0) {
-    advanced = ReconfigureBegin();
-  } else if (ReconfigureWaited()) {
-    advanced = ReconfigureFinish();
+  const admin::Outcome o =
+      OperatorPasses(MemberNames(PlannedSwitch::List::kOld),
+                     MemberNames(PlannedSwitch::List::kNew), nullptr);
+  const bool ok = o.code == admin::Outcome::Code::kOk && !o.again;
+  // A finish step means the joint record is the deployment's; a steady one
+  // under --to=N that the change is done.
+  if (reconfigure_phase_ == 0 && ((o.step == admin::Step::kBegin && ok) ||
+                                  o.step == admin::Step::kFinish)) {
+    reconfigure_phase_ = 1;
   }
-  if (advanced) ++reconfigure_phase_;
+  if (ok &&
+      (o.step == admin::Step::kFinish || o.step == admin::Step::kSteady)) {
+    reconfigure_phase_ = 2;
+  }
   if (reconfigure_phase_ < 2) {
     loop_.After(absl::Milliseconds(100), [this] { ReconfigureStep(); });
   }
-}
-
-// 1. begin: joint(O->N) at epoch e+1 over steady(O) e on every reachable
-// server of O+N (a server of N\O with no record: over none); done once it
-// is on at least |O| - quorum(O) + 1 servers of O and on every reachable
-// server of N. Idempotent: a server that has it already is skipped.
-bool World::ReconfigureBegin() {
-  const Options options = EngineOptions();
-  const std::string key = DeploymentMarkerKey(options);
-  const std::string joint = internal::RecordText(joint_record_);
-  const std::vector<int> old_servers = Servers(PlannedSwitch::List::kOld);
-  const std::vector<int> new_servers = Servers(PlannedSwitch::List::kNew);
-  auto in = [](const std::vector<int>& v, int m) {
-    return std::find(v.begin(), v.end(), m) != v.end();
-  };
-  std::vector<int> landed;
-  bool every_new = true;
-  for (int m = 0; m < config_.masters; ++m) {
-    if (!Running(m)) continue;
-    bool marked = false;
-    int64_t since = 0;
-    const std::string text = RecordTextOn(m, &marked, &since);
-    bool on = text == joint;
-    if (!on) {
-      const std::string expected = !in(old_servers, m) && text.empty()
-                                       ? std::string()
-                                       : internal::RecordText(old_record_);
-      const internal::RedisReply r =
-          Exec(m, internal::CommandArgv(
-                      internal::ReconfigureCommand(
-                          key, expected,
-                          internal::MarkerSuffix(MemberName(m), joint_record_),
-                          internal::kTrustedMarker, cluster_.redis(m).run_id(),
-                          config_.max_ttl),
-                      /*eval=*/true));
-      on = r.type == internal::RedisReply::Type::kArray &&
-           !r.elements.empty() && r.elements[0].integer == 1;
-    }
-    if (on) landed.push_back(m);
-    if (in(new_servers, m) && !on) every_new = false;
-  }
-  landed_old_.clear();
-  for (int m : landed) {
-    if (in(old_servers, m)) landed_old_.push_back(m);
-  }
-  const int o = static_cast<int>(old_servers.size());
-  const int needed = o - internal::QuorumOf(o, Quorum::kMajority) + 1;
-  return every_new && static_cast<int>(landed_old_.size()) >= needed;
-}
-
-// 2. wait: every grant made under steady(O) e has expired once the joint
-// record has been on the servers of O that took it for max_ttl * 1.01 +
-// kMembershipStale + 1s, on each server's own clock (TIME minus since). A
-// server it cannot reach now is waited for.
-bool World::ReconfigureWaited() {
-  const absl::Duration wait =
-      config_.max_ttl * 1.01 + internal::kMembershipStale + absl::Seconds(1);
-  const std::string joint = internal::RecordText(joint_record_);
-  for (int m : landed_old_) {
-    if (!Running(m)) return false;
-    bool marked = false;
-    int64_t since = 0;
-    if (RecordTextOn(m, &marked, &since) != joint) return false;
-    const internal::RedisReply t = Exec(m, {"TIME"});
-    int64_t secs = 0, micros = 0;
-    if (t.elements.size() != 2 || !absl::SimpleAtoi(t.elements[0].str, &secs) ||
-        !absl::SimpleAtoi(t.elements[1].str, &micros)) {
-      return false;
-    }
-    if (secs * 1000000 + micros - since < absl::ToInt64Microseconds(wait)) {
-      return false;
-    }
-  }
-  return true;
-}
-
-// 3. finish: every fence counter of every reachable server of N raised
-// (raise-only) to the highest any reachable server of O+N holds, then
-// steady(N) e+2 over joint(O->N) e+1 on every reachable server of O+N.
-// Stricter than the procedure in one way: it waits until every server of N
-// is reachable.
-bool World::ReconfigureFinish() {
-  const std::vector<int> new_servers = Servers(PlannedSwitch::List::kNew);
-  for (int m : new_servers) {
-    if (!Running(m)) return false;
-  }
-  const Options options = EngineOptions();
-  const std::string counters = FenceCounterKey(options, "");
-  std::map<std::string, int64_t> highest;
-  for (int m = 0; m < config_.masters; ++m) {
-    if (!Running(m)) continue;
-    for (const std::string& k : cluster_.Keys(m, counters)) {
-      const internal::RedisReply v = Exec(m, {"GET", k});
-      int64_t n = 0;
-      if (v.type == internal::RedisReply::Type::kString &&
-          absl::SimpleAtoi(v.str, &n)) {
-        highest[k] = std::max(highest[k], n);
-      }
-    }
-  }
-  for (const auto& [k, n] : highest) {
-    for (int m : new_servers) {
-      Exec(m, internal::CommandArgv(
-                  internal::FenceWriteCommand(k, static_cast<uint64_t>(n)),
-                  /*eval=*/true));
-    }
-  }
-  internal::Membership steady = joint_record_;
-  steady.epoch = joint_record_.epoch + 1;
-  steady.members = joint_record_.next;
-  steady.next.clear();
-  const std::string key = DeploymentMarkerKey(options);
-  for (int m = 0; m < config_.masters; ++m) {
-    if (!Running(m)) continue;
-    Exec(m, internal::CommandArgv(
-                internal::ReconfigureCommand(
-                    key, internal::RecordText(joint_record_),
-                    internal::MarkerSuffix(MemberName(m), steady),
-                    internal::kTrustedMarker, cluster_.redis(m).run_id(),
-                    config_.max_ttl),
-                /*eval=*/true));
-  }
-  return true;
 }
 
 bool World::AllClientsDone() const {
@@ -1036,66 +1026,21 @@ void World::RunOperatorSteps() {
 }
 
 bool World::RestoreRecordIfUnknown() {
-  const std::string key = DeploymentMarkerKey(EngineOptions());
-  struct Seen {
-    std::string marker;  // "" if none.
-    std::string run_id;  // The marker's.
-    bool has_record = false;
-    internal::Membership record;
-  };
-  std::vector<Seen> seen(config_.masters);
-  const internal::Membership* newest = nullptr;
-  for (int m = 0; m < config_.masters; ++m) {
-    const internal::RedisReply r = Exec(m, {"GET", key});
-    if (r.type != internal::RedisReply::Type::kString) continue;
-    Seen& v = seen[m];
-    v.marker = r.str;
-    std::string state, member;
-    int64_t time_us = 0;
-    std::optional<std::string> text;
-    internal::ParseMarker(r.str, &state, &time_us, &v.run_id, nullptr, &text);
-    v.has_record =
-        text.has_value() &&
-        internal::ParseMarkerRecord(*text, &member, &v.record).ok();
-    if (v.has_record &&
-        (newest == nullptr || v.record.epoch > newest->epoch)) {
-      newest = &v.record;
-    }
-  }
-  if (newest == nullptr) return false;
-  const internal::Membership record = *newest;
-  const std::string text = internal::RecordText(record);
-  std::vector<std::string> names;
-  std::vector<bool> carries, kept;
-  for (int m = 0; m < config_.masters; ++m) {
-    const Seen& v = seen[m];
-    names.push_back(MemberName(m));
-    const bool has = v.has_record && internal::RecordText(v.record) == text;
-    carries.push_back(has);
-    kept.push_back(
-        has && internal::RecordKept(
-                   v.record, v.run_id, cluster_.redis(m).run_id(),
-                   cluster_.redis(m).config().persistence ==
-                       SimRedis::Persistence::kAofAlways));
-  }
-  if (internal::CurrentOnQuorum(record, names, carries, kept).ok()) {
-    return false;
-  }
-  for (int m = 0; m < config_.masters; ++m) {
-    if (kept[m] || !std::binary_search(record.members.begin(),
-                                       record.members.end(), names[m])) {
-      continue;
-    }
-    const Seen& v = seen[m];
-    const std::string& run_id = cluster_.redis(m).run_id();
-    Exec(m, internal::CommandArgv(
-                internal::ReconfigureCommand(
-                    key, v.has_record ? internal::RecordText(v.record) : "",
-                    internal::MarkerSuffix(names[m], record, run_id),
-                    internal::kRebornMarker, run_id, config_.max_ttl),
-                /*eval=*/true));
-  }
-  return true;
+  // The operator looks first (the tool's judgement over every server), and
+  // restores only a record not known to be current, naming its members
+  // both ways.
+  std::vector<int> every(config_.masters);
+  for (int m = 0; m < config_.masters; ++m) every[m] = m;
+  std::vector<admin::Server> servers = OperatorServers(every);
+  admin::ReadServers(*OperatorIo(every), DeploymentMarkerKey(EngineOptions()),
+                     &servers);
+  const absl::StatusOr<admin::Judged> judged =
+      admin::Judge(Quorum::kMajority, servers);
+  if (!judged.ok() || judged->current.ok()) return false;
+  std::vector<admin::Step> steps;
+  OperatorPasses(judged->record.members, judged->record.members, &steps);
+  return std::find(steps.begin(), steps.end(), admin::Step::kRestore) !=
+         steps.end();
 }
 
 void World::HealAll() {

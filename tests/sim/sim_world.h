@@ -110,10 +110,13 @@ struct WorldConfig {
   enum class Membership {
     kOff,
     // An operator changes O to N with the safe procedure, racing the
-    // clients: begin (joint O->N on every reachable server of O+N, on at
-    // least |O| - quorum(O) + 1 of O), wait until the joint record is
-    // max_ttl * 1.01 + 3s old on each of those servers' clocks, raise every
-    // fence counter of N to the highest of O+N, finish (steady N).
+    // clients: `redlock reconfigure --masters=O --to=N` run every 100ms
+    // until it reports the change finished, through the tool's own
+    // protocol (src/admin/reconfigure.h) on the simulated servers: begin
+    // (joint O->N on every reachable server of O+N, on at least
+    // |O| - quorum(O) + 1 of O), wait until the joint record is
+    // max_ttl * 1.01 + 3s old on enough of those servers' clocks, raise
+    // every fence counter of N to the highest of O+N, finish (steady N).
     kReconfigure,
     // No procedure, and every client counts a majority of its own list
     // (Engine::set_ignore_membership_for_testing): the rolling deploy of

@@ -582,6 +582,83 @@ TEST_F(ReconfigureCliTest, AMajorityThatLostItsRecordsIsRestoredByTheOperator) {
   EXPECT_EQ(after.exit_code, 0) << after;
 }
 
+// The abort runbook after a member restarted empty during the change: the
+// abort leaves it to the clients' restart guard, lands on a quorum of the
+// old members, and clients of the old list lock again.
+TEST_F(ReconfigureCliTest, AnAbortAfterAMemberRestartedEmptyLeavesItUnmarked) {
+  Bootstrap();
+  ASSERT_EQ(Reconfigure(Old(), New()).exit_code, 0);
+  ASSERT_TRUE(cluster_->server(0).Restart().ok());  // A, in both lists.
+  const Finished abort = Reconfigure(New(), Old());
+  ASSERT_EQ(abort.exit_code, 0) << abort;
+  EXPECT_TRUE(absl::StrContains(abort.out, "aborted: epoch 3 steady")) << abort;
+  EXPECT_TRUE(absl::StrContains(abort.out, "no marker: left to the clients"))
+      << abort;
+  EXPECT_FALSE(Marker(0).has_value()) << *Marker(0);
+  for (int i : {1, 2}) {
+    EXPECT_TRUE(absl::StrContains(*Marker(i), Record(3, {0, 1, 2})))
+        << *Marker(i);
+  }
+  // B and C carry it kept: a client of A,B,C locks on them (and marks A
+  // reborn if it hears A before it is done).
+  const Finished lock = Acquire(Old(), "job");
+  EXPECT_EQ(lock.exit_code, 0) << lock;
+  EXPECT_FALSE(absl::StartsWith(Marker(0).value_or(""), "trusted:"))
+      << Marker(0).value_or("(none)");
+  // The joining server keeps the joint record, which names it no member.
+  const Finished new_list = Acquire(New(), "job2");
+  ExpectRefusedOrUnderTheRecord(new_list, New(), "job2");
+}
+
+// The finish runbook interrupted: the tool is killed while it waits out the
+// joint phase, and run again; and a finish that reached only some servers
+// (D down) is completed by running it again once D is back.
+TEST_F(ReconfigureCliTest, AFinishKilledOrCutShortCompletesWhenRunAgain) {
+  Bootstrap();
+  ASSERT_EQ(Reconfigure(Old(), New()).exit_code, 0);
+  {
+    std::vector<std::string> argv_strings = {
+        kCli,          "--request-timeout=500ms",
+        "--max-ttl=2s", "reconfigure",
+        absl::StrCat("--masters=", Old()), absl::StrCat("--to=", New()),
+        "--wait"};
+    std::vector<char*> argv;
+    for (std::string& a : argv_strings) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null",
+                                     O_WRONLY, 0);
+    pid_t pid = -1;
+    ASSERT_EQ(posix_spawn(&pid, kCli, &actions, nullptr, argv.data(), environ),
+              0);
+    posix_spawn_file_actions_destroy(&actions);
+    absl::SleepFor(absl::Milliseconds(1000));  // In its wait (5.02s).
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "it ended before it was killed";
+  }
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(absl::StrContains(*Marker(i), ";epoch=2;")) << *Marker(i);
+  }
+  ASSERT_TRUE(cluster_->server(3).Stop().ok());
+  const Finished partial = Reconfigure(Old(), New(), {"--wait"});
+  ASSERT_TRUE(cluster_->server(3).Continue().ok());
+  ASSERT_EQ(partial.exit_code, 0) << partial;
+  EXPECT_TRUE(absl::StrContains(partial.out, "finished: epoch 3 steady"))
+      << partial;
+  EXPECT_TRUE(absl::StrContains(*Marker(3), ";epoch=2;")) << *Marker(3);
+  const Finished again = Reconfigure(New(), New());
+  ASSERT_EQ(again.exit_code, 0) << again;
+  for (int i : {0, 1, 3}) {
+    EXPECT_TRUE(absl::StrContains(*Marker(i), Record(3, {0, 1, 3})))
+        << *Marker(i);
+  }
+  const Finished lock = Acquire(New(), "job");
+  EXPECT_EQ(lock.exit_code, 0) << lock;
+}
+
 TEST_F(ReconfigureCliTest, FencedTokenAfterTheChangeExceedsEveryTokenBefore) {
   // Counter 1 on A, B, C; then, with A cut off (clients reach it through a
   // proxy that refuses connections), tokens 2..4 on B and C only.

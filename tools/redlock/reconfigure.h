@@ -15,7 +15,10 @@
 // Every write is a compare-and-set on the record the server held when it
 // was read (ReconfigureCommand, src/algorithm/scripts.h), so two runs at once
 // cannot both change one server, and re-running a step skips the servers it
-// already changed. docs/cli.md describes the output and exit codes.
+// already changed. The protocol is src/admin/reconfigure.h's, which the
+// simulation's operator runs too; this is its front end: the lists, the
+// connections, the sleep through the wait (--wait) and the exit codes.
+// docs/cli.md describes the output and exit codes.
 
 #ifndef REDLOCK_TOOLS_REDLOCK_RECONFIGURE_H_
 #define REDLOCK_TOOLS_REDLOCK_RECONFIGURE_H_
