@@ -237,13 +237,15 @@ TEST_F(FailClosedTest, AReconnectingClientDoesNotCountAMasterBeforeJudgingIt) {
       if (second.ok()) double_grant = true;
       ++attempts;
       // The restart guard's words, or the membership's (a reborn master
-      // has lost its membership record with its marker).
+      // has lost its membership record with its marker; with two of three
+      // empty, no client can know the survivor's record is current).
       unjudged += Mentions(second.status(),
                            "not yet judged (its deployment "
                            "marker is being written or read)") ||
                   Mentions(second.status(),
                            "not yet judged (no membership record while "
-                           "other masters carry one; it is being written)");
+                           "other masters carry one; it is being written)") ||
+                  Mentions(second.status(), "not known to be current");
     }
   });
   absl::Status restart_status[2];
