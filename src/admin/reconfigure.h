@@ -128,6 +128,13 @@ struct Request {
   absl::Duration max_ttl = absl::Seconds(60);
   // Print what would be written; write nothing.
   bool dry_run = false;
+  // TEST ONLY, and unsafe: the finish's and abort's catch-up passes the
+  // joining servers as fresh, as the tool did before, so a joining server
+  // that restarted empty during the joint phase (it may have granted under
+  // the joint record) is marked trusted again at once. It exists so the
+  // simulation (tests/sim) can show the double grant this allows; the front
+  // end never sets it. Default: false.
+  bool unsafe_trust_joining_after_begin = false;
 };
 
 // The step a pass took (kNone: it stopped before choosing one).

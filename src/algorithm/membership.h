@@ -182,11 +182,18 @@ absl::Status CurrentOnQuorum(const Membership& record,
 // master whose marker names it differently than this client does, or that
 // is not a member, or that carries no record while others do, casts no
 // grant. Pure.
+// `trust_unknown_records`: TEST ONLY, and unsafe — the rule from before a
+// record had to be known current: a member without a kept record counts and
+// is given the record even when CurrentOnQuorum() says it is not known to
+// be current. It exists so the simulation (tests/sim) can show the double
+// grant of a client that hears only servers left behind by a change
+// (Engine::set_trust_unknown_records_for_testing). Default: false.
 MembershipJudgement JudgeMembership(const std::vector<MemberView>& views,
                                     const std::vector<std::string>& names,
                                     const std::vector<std::string>& list,
                                     Quorum quorum, int unknown = 0,
-                                    bool guard_judges_unmarked = false);
+                                    bool guard_judges_unmarked = false,
+                                    bool trust_unknown_records = false);
 
 // The groups a grant needs a quorum of: under a steady record its members;
 // during a reconfiguration the old members and the new ones, each with its

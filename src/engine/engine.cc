@@ -225,10 +225,10 @@ void Engine::Rejudge() {
                                    /*durable=*/false);
     // A marker without a record is kept as a record is: in the process it
     // was written to (it has never been given a record since), or durably.
-    v.kept = v.marked && (v.has_record ? v.holder_current
-                                       : !id.run_id.empty() &&
-                                             id.marker_run_id == id.run_id) ||
-             (v.marked && Durable(id.persistence));
+    const bool same_process =
+        v.has_record ? v.holder_current
+                     : !id.run_id.empty() && id.marker_run_id == id.run_id;
+    v.kept = v.marked && (same_process || Durable(id.persistence));
     if (!id.known) {
       ++unknown;
     } else if (!duplicate) {
@@ -239,7 +239,8 @@ void Engine::Rejudge() {
   unknown_ = unknown;
   membership_ =
       JudgeMembership(views, names_, list_, options_.quorum, unknown,
-                      /*guard_judges_unmarked=*/options_.restart_guard);
+                      /*guard_judges_unmarked=*/options_.restart_guard,
+                      /*trust_unknown_records=*/trust_unknown_records_);
   // Two servers that say they are one member (a replica listed beside its
   // master, a copied data directory) cast one vote: the later one none.
   for (size_t i = 0; i < masters_.size(); ++i) {

@@ -175,6 +175,19 @@ class Engine {
     ignore_membership_ = on;
     Rejudge();
   }
+  // TEST ONLY, and unsafe: the membership rule from before a record had to
+  // be known current — a member without a kept record (restarted since it
+  // was written: empty, from an older RDB snapshot, a lost AOF tail) counts
+  // and is given the newest record this client hears, even when no quorum
+  // of the record's members carries it kept, so a client that hears only
+  // servers left behind by a change acts under the old record
+  // (JudgeMembership()'s `trust_unknown_records`). Kept so the simulation
+  // (tests/sim) can show the double grant this allows. Never set outside
+  // tests.
+  void set_trust_unknown_records_for_testing(bool on) {
+    trust_unknown_records_ = on;
+    Rejudge();
+  }
 
  private:
   class Operation;
@@ -379,6 +392,7 @@ class Engine {
   CountedRef<KeepAliveDurations> last_keep_alive_durations_;
   bool semaphore_majority_of_counters_ = false;  // Unsafe, test only.
   bool trust_marked_restarts_ = false;
+  bool trust_unknown_records_ = false;  // Unsafe, test only.
   // Set first thing in ~Engine: late replies to marker reads do nothing.
   bool destroying_ = false;
   // Per master: a marker write or read is on its way.

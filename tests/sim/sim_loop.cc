@@ -309,7 +309,22 @@ std::unique_ptr<internal::Timer> SimRuntime::NewTimer(
 absl::StatusOr<std::unique_ptr<internal::Connection>> SimRuntime::Connect(
     const MasterAddress& address, internal::ConnectionObserver* observer,
     internal::ConnectionMode mode) {
+  const int master = cluster_->MasterIndex(address);
+  if (master >= 0 && std::find(unreachable_.begin(), unreachable_.end(),
+                               master) != unreachable_.end()) {
+    // An address no master listens on: refused after one delay, as a
+    // connect the partition blocks.
+    MasterAddress nowhere = address;
+    nowhere.port = 0;
+    return cluster_->Connect(nowhere, observer, mode);
+  }
   return cluster_->Connect(address, observer, mode);
+}
+
+void SimRuntime::SetUnreachable(int master, bool unreachable) {
+  auto it = std::find(unreachable_.begin(), unreachable_.end(), master);
+  if (unreachable && it == unreachable_.end()) unreachable_.push_back(master);
+  if (!unreachable && it != unreachable_.end()) unreachable_.erase(it);
 }
 
 uint64_t SimRuntime::RandomBits() { return rng_(); }

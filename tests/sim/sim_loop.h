@@ -175,6 +175,11 @@ class SimRuntime : public internal::Runtime {
   // second. Armed timers are rescheduled to their deadline on this clock.
   void SetClockRate(double rate);
   double clock_rate() const { return rate_; }
+  // Fault: from now on this client's connects to master `master` (an index
+  // of the cluster) are refused, as behind a partition between this client
+  // and that master only; other clients still reach it. Connections already
+  // made are not affected (a test that wants them gone makes a new client).
+  void SetUnreachable(int master, bool unreachable);
 
   // The client's clock at true time `t` (>= the last rate change), in
   // nanoseconds without kMonotonicBaseNs.
@@ -194,6 +199,7 @@ class SimRuntime : public internal::Runtime {
   SimLoop* const loop_;
   SimCluster* const cluster_;
   const int client_id_;
+  std::vector<int> unreachable_;  // Masters this client cannot connect to.
   std::mt19937_64 rng_;  // Deterministic on purpose: a simulation replays.
   // Client clock = anchor_client_ns_ + (true ns - anchor_true_ns_) * rate_.
   int64_t anchor_true_ns_ = 0;  // From the loop's epoch.

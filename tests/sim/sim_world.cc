@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -118,6 +119,10 @@ const char* FaultName(PlannedFault::Kind kind) {
       return "fast-clock";
     case PlannedFault::Kind::kFlushScripts:
       return "script-flush";
+    case PlannedFault::Kind::kCrashEmpty:
+      return "crash-empty";
+    case PlannedFault::Kind::kSnapshot:
+      return "snapshot";
   }
   return "?";
 }
@@ -181,13 +186,19 @@ class World {
     // What CONFIG GET says matches what a restart keeps.
     c.redis.persistence = config.persistence ? SimRedis::Persistence::kAofAlways
                                              : SimRedis::Persistence::kNone;
-    if (config.partial_loss) c.redis_per_master = plan.masters;
+    if (config.partial_loss || config.lossy_change) {
+      c.redis_per_master = plan.masters;
+    }
     return c;
   }
   // A crashed master back: with what its persistence kept (partial loss),
   // else everything or nothing as WorldConfig::persistence says.
   void RestartMaster(int m) {
-    if (config_.partial_loss) {
+    if (config_.lossy_change && cluster_.redis(m).config().persistence !=
+                                    SimRedis::Persistence::kAofAlways) {
+      lost_data_.insert(m);
+    }
+    if (config_.partial_loss || config_.lossy_change) {
       cluster_.Restart(m);
     } else {
       cluster_.Restart(m, config_.persistence);
@@ -225,6 +236,10 @@ class World {
   // `redlock reconfigure --masters=O --to=N` does, run again on a timer
   // until it reports the change finished.
   void ReconfigureStep();
+  // WorldConfig::lossy_change: the plan's master down through the change
+  // goes down, and comes back (after the finish, or at the heal).
+  void TakeDown();
+  void BringBack();
   internal::RedisReply Exec(int m, const std::vector<std::string>& argv);
   bool Running(int m) const {
     return cluster_.state(m) == SimCluster::MasterState::kRunning;
@@ -265,6 +280,9 @@ class World {
   // `redlock reconfigure --masters=L --to=L`, L the record's members, run
   // through the tool's protocol. True if it restored.
   bool RestoreRecordIfUnknown();
+  // The tool's judgement over every server: the record's, if it is not
+  // known to be current (OK otherwise, and without records).
+  absl::Status RecordNotKnownCurrent();
   void Probe(size_t index, absl::AnyInvocable<void()> done);
   bool AllClientsDone() const;
 
@@ -295,6 +313,19 @@ class World {
   int64_t grants_during_change_ = 0;
   // The reconfiguration: 0 not begun, 1 joint landed (waiting), 2 done.
   int reconfigure_phase_ = 0;
+  // WorldConfig::lossy_change: the plan's down master is down (its record
+  // in history_.faults: down_fault_); the plan's partition is on (new
+  // engines of the partitioned client cannot reach the master), and was
+  // applied.
+  bool down_ = false;
+  size_t down_fault_ = 0;
+  bool partition_on_ = false;
+  bool partition_applied_ = false;
+  // WorldConfig::lossy_change: masters that restarted with less than every
+  // write (empty, from a snapshot, without an AOF tail). The operator knows
+  // them (RunOperatorSteps): a counter the tool raised on one during the
+  // change is no sign that it kept the tokens issued.
+  std::set<int> lost_data_;
   // Adds what `c`'s engine's subscribers heard, before it goes.
   void CountWakeups(const Client& c) {
     if (c.engine == nullptr) return;
@@ -362,6 +393,9 @@ void World::NewEngine(int i) {
   CountWakeups(clients_[i]);
   clients_[i].engine.reset();
   auto runtime = std::make_unique<SimRuntime>(&loop_, &cluster_, plan_.seed);
+  if (partition_on_ && i == plan_.partitioned_client) {
+    runtime->SetUnreachable(plan_.unreachable_master, true);
+  }
   clients_[i].runtime = runtime.get();
   absl::StatusOr<std::unique_ptr<internal::Engine>> engine =
       internal::Engine::Create(std::move(runtime),
@@ -385,6 +419,9 @@ void World::NewEngine(int i) {
   }
   if (config_.membership == WorldConfig::Membership::kIgnored) {
     clients_[i].engine->set_ignore_membership_for_testing(true);
+  }
+  if (config_.trust_unknown_records) {
+    clients_[i].engine->set_trust_unknown_records_for_testing(true);
   }
 }
 
@@ -538,6 +575,7 @@ admin::Outcome World::OperatorPasses(const std::vector<std::string>& masters,
   request.counter_prefix = FenceCounterKey(options, "");
   request.quorum = Quorum::kMajority;
   request.max_ttl = config_.max_ttl;
+  request.unsafe_trust_joining_after_begin = config_.trust_joining_after_begin;
   auto named = [](const std::vector<std::string>& list, const std::string& n) {
     return std::binary_search(list.begin(), list.end(), n);
   };
@@ -582,9 +620,42 @@ void World::ReconfigureStep() {
   if (ok &&
       (o.step == admin::Step::kFinish || o.step == admin::Step::kSteady)) {
     reconfigure_phase_ = 2;
+    if (down_) {
+      loop_.After(plan_.down_after_finish, [this] { BringBack(); });
+    }
   }
   if (reconfigure_phase_ < 2) {
     loop_.After(absl::Milliseconds(100), [this] { ReconfigureStep(); });
+  }
+}
+
+void World::TakeDown() {
+  const int m = plan_.down_master;
+  if (quiescing_ || down_ || reconfigure_phase_ >= 2) return;
+  down_ = true;
+  torture::Fault record;
+  record.kind = plan_.down_refuses ? "refuse" : "pause";
+  record.targets = absl::StrCat("m", m + 1);
+  record.start = T();
+  record.end = T();
+  history_.faults.push_back(std::move(record));
+  down_fault_ = history_.faults.size() - 1;
+  if (plan_.down_refuses) {
+    cluster_.SetRefuseConnects(m, true);
+  } else {
+    cluster_.Pause(m);
+  }
+}
+
+void World::BringBack() {
+  if (!down_) return;
+  down_ = false;
+  const int m = plan_.down_master;
+  history_.faults[down_fault_].end = T();
+  if (plan_.down_refuses) {
+    cluster_.SetRefuseConnects(m, false);
+  } else {
+    cluster_.Resume(m);
   }
 }
 
@@ -605,9 +676,19 @@ void World::NextOp(int client) {
   const PlannedOp* op = &plan_.ops[c.ops[c.next++]];
   loop_.After(op->think, [this, client, op] {
     ++operations_;
+    // The partition begins with a new process of its client (its
+    // connections from before would outlive it).
+    bool partitioned = false;
+    if (client == plan_.partitioned_client && !partition_applied_ &&
+        plan_.unreachable_master >= 0 &&
+        loop_.epoch() + plan_.partition_at <= loop_.now()) {
+      partition_applied_ = partition_on_ = partitioned = true;
+    }
     if (TakeSwitches(client)) {
       NewEngine(client);  // A new process on its new list.
       ++switched_clients_;
+    } else if (partitioned) {
+      NewEngine(client);
     } else if (op->fresh_client) {
       NewEngine(client);
       ++fresh_clients_;
@@ -862,6 +943,9 @@ void World::Release(std::shared_ptr<Holding> h,
 
 void World::ApplyFault(const PlannedFault& f) {
   const int m = f.master;
+  // The master down through the change stays down: no other fault touches
+  // it meanwhile (a crash would restart it, a pause end resume it).
+  if (down_ && m == plan_.down_master) return;
   torture::Fault record;
   record.kind = FaultName(f.kind);
   record.targets = absl::StrCat("m", m + 1);
@@ -875,6 +959,10 @@ void World::ApplyFault(const PlannedFault& f) {
     case PlannedFault::Kind::kCrashRestart:
       if (config_.partial_loss) {
         cluster_.Crash(m, absl::Milliseconds(f.amount));
+      } else if (config_.lossy_change) {
+        cluster_.Crash(m, f.amount > 0 ? std::optional<absl::Duration>(
+                                             absl::Milliseconds(f.amount))
+                                       : std::nullopt);
       } else {
         cluster_.Crash(m);
       }
@@ -905,6 +993,18 @@ void World::ApplyFault(const PlannedFault& f) {
       return;
     case PlannedFault::Kind::kFlushScripts:
       cluster_.FlushScripts(m);
+      return;
+    case PlannedFault::Kind::kCrashEmpty:
+      cluster_.Crash(m);
+      at_end([this, m] {
+        if (cluster_.state(m) == SimCluster::MasterState::kCrashed) {
+          lost_data_.insert(m);
+          cluster_.Restart(m, /*keep_data=*/false);
+        }
+      });
+      return;
+    case PlannedFault::Kind::kSnapshot:
+      if (Running(m)) cluster_.redis(m).Save(loop_.now());
       return;
   }
 }
@@ -973,10 +1073,11 @@ void World::RunOperatorSteps() {
                        (run_id != cluster_.redis(m).run_id() ||
                         (state == internal::kRebornMarker &&
                          persistence != SimRedis::Persistence::kNone));
-    if (lossy) restarted_lossy.push_back(m);
+    // With lossy_change, also every master the operator knows lost data.
+    if (lossy || lost_data_.count(m) > 0) restarted_lossy.push_back(m);
     if ((get(m, counter).type == internal::RedisReply::Type::kNil &&
          !trusted) ||
-        lossy) {
+        lossy || lost_data_.count(m) > 0) {
       ++untrusted_fence;
     }
   }
@@ -1023,6 +1124,10 @@ void World::RunOperatorSteps() {
     remarked_masters_ += static_cast<int64_t>(restarted_lossy.size());
     ++operator_steps_;
   }
+  // A mark by hand replaces the marker, and the membership record with it:
+  // with WorldConfig::lossy_change (which re-marks more masters) the
+  // operator then writes the record back with the tool.
+  if (config_.lossy_change && RestoreRecordIfUnknown()) ++operator_steps_;
 }
 
 bool World::RestoreRecordIfUnknown() {
@@ -1037,13 +1142,38 @@ bool World::RestoreRecordIfUnknown() {
   const absl::StatusOr<admin::Judged> judged =
       admin::Judge(Quorum::kMajority, servers);
   if (!judged.ok() || judged->current.ok()) return false;
+  // Only when no change happened since (docs/failure-behaviour.md): once
+  // the operator's change finished, a record other than its steady N is
+  // one the change left behind (the servers that carried N lost it), and
+  // restoring it would undo the change. The operator leaves it (and the
+  // liveness it costs: WorldResult::unrestorable_record).
+  if (config_.membership == WorldConfig::Membership::kReconfigure &&
+      reconfigure_phase_ >= 2 &&
+      (judged->record.joint() ||
+       judged->record.members != MemberNames(PlannedSwitch::List::kNew))) {
+    return false;
+  }
   std::vector<admin::Step> steps;
   OperatorPasses(judged->record.members, judged->record.members, &steps);
   return std::find(steps.begin(), steps.end(), admin::Step::kRestore) !=
          steps.end();
 }
 
+absl::Status World::RecordNotKnownCurrent() {
+  std::vector<int> every(config_.masters);
+  for (int m = 0; m < config_.masters; ++m) every[m] = m;
+  std::vector<admin::Server> servers = OperatorServers(every);
+  admin::ReadServers(*OperatorIo(every), DeploymentMarkerKey(EngineOptions()),
+                     &servers);
+  const absl::StatusOr<admin::Judged> judged =
+      admin::Judge(Quorum::kMajority, servers);
+  if (!judged.ok()) return absl::OkStatus();
+  return judged->current;
+}
+
 void World::HealAll() {
+  BringBack();
+  partition_on_ = false;
   for (int m = 0; m < config_.masters; ++m) {
     if (cluster_.state(m) == SimCluster::MasterState::kCrashed) {
       RestartMaster(m);
@@ -1123,10 +1253,19 @@ WorldResult World::Run() {
   }
   const bool membership = config_.membership != WorldConfig::Membership::kOff;
   if (membership) WriteFirstRecords();
+  if (config_.lossy_change) {
+    // The first snapshot of every RDB master: the deployment as it starts.
+    for (int m = 0; m < config_.masters; ++m) {
+      cluster_.redis(m).Save(loop_.now());
+    }
+  }
   StartClients();
   if (config_.membership == WorldConfig::Membership::kReconfigure) {
     loop_.At(loop_.epoch() + plan_.reconfigure_at,
              [this] { ReconfigureStep(); });
+  }
+  if (plan_.down_master >= 0) {
+    loop_.At(loop_.epoch() + plan_.down_at, [this] { TakeDown(); });
   }
   for (const PlannedFault& f : plan_.faults) {
     loop_.At(loop_.epoch() + f.start, [this, &f] { ApplyFault(f); });
@@ -1145,12 +1284,35 @@ WorldResult World::Run() {
   if (membership) {
     // The change and the roll complete: the operator's last steps, then
     // every client on N.
+    // If the tool still cannot finish a minute after the heal, the record
+    // it reads is not known to be current (the servers that carried the
+    // joint record lost it, WorldConfig::lossy_change): once every lock
+    // from before has expired, the operator restores the record (the
+    // change never finished, so no change happened since), and the tool,
+    // still running, begins the change again.
+    // If that fails too (the tool restores only a steady record), the
+    // operator gives up a minute later: see `unrestorable` below.
+    absl::Time stalled = loop_.now() + absl::Minutes(1);
+    bool restored = false;
     while (config_.membership == WorldConfig::Membership::kReconfigure &&
            reconfigure_phase_ < 2 && loop_.now() < limit) {
+      if (loop_.now() >= stalled) {
+        if (restored) break;
+        restored = true;
+        loop_.RunUntil(loop_.now() + config_.max_ttl + config_.ttl);
+        if (RestoreRecordIfUnknown()) ++operator_steps_;
+        stalled = loop_.now() + absl::Minutes(1);
+        continue;
+      }
       if (!loop_.RunNext()) break;
     }
     for (int i = 0; i < config_.clients; ++i) {
-      if (clients_[i].list == PlannedSwitch::List::kNew) continue;
+      // A partitioned client is a new process too: the partition is over.
+      const bool partitioned =
+          partition_applied_ && i == plan_.partitioned_client;
+      if (clients_[i].list == PlannedSwitch::List::kNew && !partitioned) {
+        continue;
+      }
       clients_[i].list = PlannedSwitch::List::kNew;
       NewEngine(i);
       ++switched_clients_;
@@ -1158,10 +1320,26 @@ WorldResult World::Run() {
   }
   loop_.RunUntil(loop_.now() + config_.max_ttl + config_.ttl);
   RunOperatorSteps();
+  // A record the operator could not restore (the tool refuses to restore a
+  // joint record, and a change that never finished cannot be finished on
+  // it): no grant counts until an operator writes it by hand, which no
+  // documented step does. Fail-closed, and reported apart; the probe, which
+  // could only fail, is not run.
+  bool unrestorable = false;
+  if (membership) {
+    const absl::Status current = RecordNotKnownCurrent();
+    if (!current.ok()) {
+      unrestorable = true;
+      history_.summary.details.push_back(absl::StrCat(
+          "liveness not judged: the membership record could not be "
+          "restored: ",
+          current.message()));
+    }
+  }
   // 3. The liveness probe.
   history_.summary.heal = T();
-  bool probed = false;
-  if (active_done && !stuck_) {
+  bool probed = unrestorable;
+  if (active_done && !stuck_ && !unrestorable) {
     Probe(0, [&probed] { probed = true; });
     while (!probed && loop_.now() < limit) {
       if (!loop_.RunNext()) break;
@@ -1240,6 +1418,7 @@ WorldResult World::Run() {
   result.reconfigure_phase = reconfigure_phase_;
   result.grants_by_list = grants_by_list_;
   result.grants_during_change = grants_during_change_;
+  result.unrestorable_record = unrestorable;
   torture::CheckHistory(&history_);
   result.history = std::move(history_);
   return result;
@@ -1298,6 +1477,26 @@ absl::StatusOr<WorldConfig> NamedConfig(absl::string_view name) {
     c.clients = 4;
     c.membership = WorldConfig::Membership::kReconfigure;
     return c;
+  }
+  // Issue 45: the change with data lost around it, and partial reach
+  // (WorldConfig::lossy_change), under the safe procedure and rule, and
+  // with each of the two fixes off.
+  if (absl::string_view rest = name;
+      absl::ConsumePrefix(&rest, "reconfigure-lossy")) {
+    c.masters = 4;
+    c.clients = 4;
+    c.operations = 100;
+    c.membership = WorldConfig::Membership::kReconfigure;
+    c.lossy_change = true;
+    if (rest.empty()) return c;
+    if (rest == "-trust-unknown") {
+      c.trust_unknown_records = true;
+      return c;
+    }
+    if (rest == "-trust-joining") {
+      c.trust_joining_after_begin = true;
+      return c;
+    }
   }
   if (name == "membership-ignored") {
     // "reconfigure" without the procedure, each client counting a majority
@@ -1373,11 +1572,14 @@ std::vector<std::string> ConfigNames() {
           "guarded-churn",
           "guarded-partial",
           "reconfigure",
+          "reconfigure-lossy",
           "guard-off",
           "fast-clock",
           "legacy-grant",
           "partial-trust-marked",
           "membership-ignored",
+          "reconfigure-lossy-trust-unknown",
+          "reconfigure-lossy-trust-joining",
           "semaphore",
           "semaphore-guarded",
           "semaphore-churn",
@@ -1397,13 +1599,130 @@ bool ExpectedSafe(absl::string_view name) {
   return name == "safe" || name == "guarded" || name == "guarded-crashes" ||
          name == "churn" || name == "guarded-churn" ||
          name == "guarded-partial" || name == "reconfigure" ||
-         name == "semaphore" || name == "semaphore-guarded" ||
-         name == "semaphore-churn" || name == "semaphore-partial" ||
-         name == "rwlock" || name == "rwlock-guarded" ||
-         name == "rwlock-churn" || name == "rwlock-partial" ||
-         name == "handoff" || name == "handoff-guarded" ||
-         name == "handoff-partial" || name == "handoff-reconfigure";
+         name == "reconfigure-lossy" || name == "semaphore" ||
+         name == "semaphore-guarded" || name == "semaphore-churn" ||
+         name == "semaphore-partial" || name == "rwlock" ||
+         name == "rwlock-guarded" || name == "rwlock-churn" ||
+         name == "rwlock-partial" || name == "handoff" ||
+         name == "handoff-guarded" || name == "handoff-partial" ||
+         name == "handoff-reconfigure";
 }
+
+namespace {
+
+// WorldConfig::lossy_change: each master's persistence and the data lost
+// around the change (see the field), drawn after everything else.
+void PlanLossyChange(const WorldConfig& config, std::mt19937_64& rng,
+                     absl::Duration active, Plan* plan) {
+  const int spare = config.masters - 1;
+  // The change's wait, as the operator's tool measures it; the finish
+  // comes about this long after the begin (later if servers are down).
+  const absl::Duration wait = config.max_ttl * 1.01 + absl::Seconds(3);
+  const absl::Duration begin = plan->reconfigure_at;
+  const absl::Duration finish = begin + wait;
+  auto at_least_zero = [](absl::Duration d) {
+    return std::max(absl::ZeroDuration(), d);
+  };
+  // Persistence: none, RDB (snapshots at the start and at the plan's
+  // kSnapshot moments only, so a restart is from an older one), AOF
+  // everysec, AOF always.
+  for (int m = 0; m < config.masters; ++m) {
+    SimRedis::Config redis;
+    const int pick = static_cast<int>(rng() % 6);
+    redis.persistence = pick < 1   ? SimRedis::Persistence::kNone
+                        : pick < 4 ? SimRedis::Persistence::kRdb
+                        : pick < 5 ? SimRedis::Persistence::kAofEverysec
+                                   : SimRedis::Persistence::kAofAlways;
+    redis.aof_loss_window =
+        Uniform(rng, absl::Milliseconds(500), absl::Seconds(2));
+    plan->masters.push_back(redis);
+  }
+  // Members of both lists: old members but the replaced one. One of them,
+  // the anchor, keeps every write (AOF always) and never restarts empty:
+  // with every member of a list restarted empty, a client that never saw
+  // the deployment takes it for a new one, the documented limit
+  // (docs/design.md, "What it cannot see"), which the simulation finds at
+  // once and which is no finding. The partition cuts client 0 off from it.
+  std::vector<int> both;
+  for (int m = 0; m < spare; ++m) {
+    if (m != plan->replaced) both.push_back(m);
+  }
+  const int anchor = both[rng() % both.size()];
+  plan->masters[anchor].persistence = SimRedis::Persistence::kAofAlways;
+  std::vector<int> others;  // Both lists', but the anchor.
+  for (int m : both) {
+    if (m != anchor) others.push_back(m);
+  }
+  // The master down through the change: mostly the replaced one (left
+  // behind by the change), else the anchor (missed by the joint phase's
+  // holders).
+  if (rng() % 4 != 0) {
+    plan->down_master = rng() % 2 == 0 ? plan->replaced : anchor;
+    plan->down_refuses = rng() % 2 == 0;
+    plan->down_at = at_least_zero(
+        begin - Uniform(rng, absl::ZeroDuration(), absl::Milliseconds(500)));
+    plan->down_after_finish =
+        Uniform(rng, absl::ZeroDuration(), absl::Milliseconds(1000));
+  }
+  // Client 0 (the old list throughout) cut off from one member of both
+  // lists from about the finish on.
+  if (rng() % 4 != 0) {
+    plan->partitioned_client = 0;
+    plan->unreachable_master = anchor;
+    plan->partition_at = at_least_zero(
+        finish + Uniform(rng, -absl::Milliseconds(500), absl::Seconds(2)));
+  }
+  auto crash = [&](PlannedFault::Kind kind, int master, absl::Duration start) {
+    PlannedFault f;
+    f.kind = master == anchor ? PlannedFault::Kind::kCrashRestart : kind;
+    f.master = master;
+    f.start = at_least_zero(start);
+    f.duration = Uniform(rng, absl::Milliseconds(50), absl::Milliseconds(400));
+    // The share of an AOF everysec window lost (0: all of it).
+    f.amount = absl::ToDoubleMilliseconds(
+        plan->masters[master].aof_loss_window *
+        (static_cast<double>(rng() % 1001) / 1000.0));
+    plan->faults.push_back(f);
+  };
+  // Snapshots of the old record, shortly before the begin.
+  for (int m = 0; m < config.masters; ++m) {
+    if (plan->masters[m].persistence != SimRedis::Persistence::kRdb) continue;
+    PlannedFault f;
+    f.kind = PlannedFault::Kind::kSnapshot;
+    f.master = m;
+    f.start = at_least_zero(
+        begin - Uniform(rng, absl::ZeroDuration(), absl::Seconds(1)));
+    f.duration = absl::ZeroDuration();
+    plan->faults.push_back(f);
+  }
+  // The joining server restarts empty late in the joint phase.
+  if (rng() % 4 != 0) {
+    crash(PlannedFault::Kind::kCrashEmpty, spare,
+          finish +
+              Uniform(rng, -absl::Milliseconds(800), absl::Milliseconds(200)));
+  }
+  // A member of both lists restarts with what it kept after the finish
+  // (an older snapshot: the old record), or empty.
+  if (rng() % 4 != 0 && !others.empty()) {
+    const int m = others[rng() % others.size()];
+    crash(rng() % 4 == 0 ? PlannedFault::Kind::kCrashEmpty
+                         : PlannedFault::Kind::kCrashRestart,
+          m, finish + Uniform(rng, absl::Milliseconds(300), absl::Seconds(4)));
+  }
+  // And a few more anywhere around the change, before, during and after
+  // the joint phase, of any master.
+  const int more = static_cast<int>(rng() % 4);
+  for (int k = 0; k < more; ++k) {
+    const int m = static_cast<int>(rng() % config.masters);
+    crash(rng() % 3 == 0 ? PlannedFault::Kind::kCrashEmpty
+                         : PlannedFault::Kind::kCrashRestart,
+          m,
+          begin + Uniform(rng, -absl::Seconds(1),
+                          std::min(active, wait + absl::Seconds(3))));
+  }
+}
+
+}  // namespace
 
 Plan MakePlan(const WorldConfig& config, uint64_t seed) {
   std::mt19937_64 rng(seed * 0xbf58476d1ce4e5b9ULL + 0x94d049bb133111ebULL);
@@ -1579,6 +1898,8 @@ Plan MakePlan(const WorldConfig& config, uint64_t seed) {
   if (config.primitive == WorldConfig::Primitive::kSemaphore) {
     plan.limit = static_cast<int>(rng() % 2) + 2;  // Drawn last.
   }
+  if (config.lossy_change && plan.replaced >= 0)
+    PlanLossyChange(config, rng, active, &plan);
   std::sort(plan.faults.begin(), plan.faults.end(),
             [](const PlannedFault& a, const PlannedFault& b) {
               return a.start < b.start;
@@ -1668,6 +1989,8 @@ std::string FormatPlan(const Plan& plan) {
         c.persistence == SimRedis::Persistence::kAofEverysec
             ? absl::StrFormat("aof everysec, window %.3fs",
                               absl::ToDoubleSeconds(c.aof_loss_window))
+        : c.persistence == SimRedis::Persistence::kRdb && c.save.empty()
+            ? std::string("rdb, snapshots at the start and as planned")
         : c.persistence == SimRedis::Persistence::kRdb
             ? absl::StrFormat("rdb, save \"%d %d\"", c.save[0].seconds,
                               c.save[0].changes)
@@ -1683,6 +2006,19 @@ std::string FormatPlan(const Plan& plan) {
     absl::StrAppendFormat(
         &out, "  change m%d replaced by the last server, begins %.3fs\n",
         plan.replaced + 1, absl::ToDoubleSeconds(plan.reconfigure_at));
+  }
+  if (plan.down_master >= 0) {
+    absl::StrAppendFormat(
+        &out, "  down   %8.3fs  %-12s m%d until %.3fs after the finish\n",
+        absl::ToDoubleSeconds(plan.down_at),
+        plan.down_refuses ? "refuse" : "pause", plan.down_master + 1,
+        absl::ToDoubleSeconds(plan.down_after_finish));
+  }
+  if (plan.unreachable_master >= 0) {
+    absl::StrAppendFormat(&out,
+                          "  partition %5.3fs  client %d cannot reach m%d\n",
+                          absl::ToDoubleSeconds(plan.partition_at),
+                          plan.partitioned_client, plan.unreachable_master + 1);
   }
   for (const PlannedSwitch& w : plan.switches) {
     absl::StrAppendFormat(&out, "  switch %8.3fs  client %d to %s\n",

@@ -142,6 +142,32 @@ struct WorldConfig {
   // every release hands the key to the one queued longest. Off in the older
   // configurations, whose plans (and recorded seeds) stay as they were.
   bool hand_off = false;
+  // With Membership::kReconfigure (issue 45): data lost around the change.
+  // Each master's persistence is the plan's (none, RDB snapshots taken
+  // only at the plan's kSnapshot moments and at the start, AOF everysec,
+  // AOF always); the plan adds crashes before, during and after the joint
+  // phase that restart with what the persistence kept (an older snapshot,
+  // an AOF without its tail) or empty (kCrashEmpty), among them the joining
+  // server restarting empty late in the joint phase and a member of both
+  // lists restarting after the finish; a master down (paused or refusing
+  // connects) through the whole change, back after the finish; and client
+  // 0, on the old list, unable to reach one member of both lists from
+  // about the finish on (SimRuntime::SetUnreachable: a partition between
+  // that client and that master only). More operations, so that the active
+  // phase outlasts the change. Off in the older configurations, whose plans
+  // (and recorded seeds) stay as they were.
+  bool lossy_change = false;
+  // The membership rule from before a record had to be known current: a
+  // member without a kept record counts, and is given the record, whatever
+  // the others carry (Engine::set_trust_unknown_records_for_testing);
+  // test-only, to show the simulator finds that hole.
+  bool trust_unknown_records = false;
+  // The operator's tool from before it stopped re-trusting joining servers:
+  // the finish's catch-up marks a joining server that restarted empty
+  // during the joint phase trusted again
+  // (admin::Request::unsafe_trust_joining_after_begin); test-only, to show
+  // the simulator finds that hole.
+  bool trust_joining_after_begin = false;
 };
 
 // The named configurations: "safe" (persistence, guard on), "guarded"
@@ -162,7 +188,12 @@ struct WorldConfig {
 // "rwlock-churn" and "rwlock-partial", likewise; with hand-offs
 // (WorldConfig::hand_off): "handoff" (as "churn"), "handoff-guarded" (as
 // "guarded-churn"), "handoff-partial" (as "guarded-partial") and
-// "handoff-reconfigure" (as "reconfigure"). kInvalidArgument for another
+// "handoff-reconfigure" (as "reconfigure"); with data lost around the
+// change (WorldConfig::lossy_change): "reconfigure-lossy" (the safe
+// procedure and rule) and its unsafe twins "reconfigure-lossy-trust-unknown"
+// (a member without a kept record counts under a record not known current)
+// and "reconfigure-lossy-trust-joining" (the finish's catch-up re-trusts a
+// joining server that restarted empty). kInvalidArgument for another
 // name.
 absl::StatusOr<WorldConfig> NamedConfig(absl::string_view name);
 // Every name NamedConfig() knows.
@@ -201,6 +232,12 @@ struct PlannedFault {
     kRefuseConnects,
     kFastClock,
     kFlushScripts,
+    // WorldConfig::lossy_change: a crash whose restart comes back empty
+    // whatever the master's persistence (a lost disk), and an RDB snapshot
+    // taken now (SAVE; ignored by a master that is not running or does not
+    // persist by RDB), which the master's later crashes restart from.
+    kCrashEmpty,
+    kSnapshot,
   };
   Kind kind = Kind::kCrashRestart;
   int master = 0;
@@ -208,7 +245,7 @@ struct PlannedFault {
   absl::Duration duration;
   // kSlowLink: extra delay in ms; kFastClock: the rate; kCrashRestart with
   // WorldConfig::partial_loss: the ms of writes an AOF everysec master
-  // loses.
+  // loses (WorldConfig::lossy_change: likewise, 0 for its whole window).
   double amount = 0;
 };
 
@@ -225,9 +262,9 @@ struct Plan {
   uint64_t seed = 0;
   std::vector<PlannedOp> ops;
   std::vector<PlannedFault> faults;
-  // With WorldConfig::partial_loss: each master's settings (persistence,
-  // AOF window, snapshot schedule). Empty otherwise: every master persists
-  // as WorldConfig::persistence says.
+  // With WorldConfig::partial_loss or lossy_change: each master's settings
+  // (persistence, AOF window, snapshot schedule). Empty otherwise: every
+  // master persists as WorldConfig::persistence says.
   std::vector<SimRedis::Config> masters;
   // With WorldConfig::membership: the old member the last server replaces
   // (an index below masters - 1), when the operator begins the change
@@ -237,6 +274,19 @@ struct Plan {
   std::vector<PlannedSwitch> switches;
   // WorldConfig::kSemaphore: the semaphore's limit (every client's).
   int limit = 0;
+  // WorldConfig::lossy_change: a master down through the change (-1:
+  // none) from `down_at` until `down_after_finish` after the operator's
+  // finish (or the heal), paused or refusing connects (`down_refuses`).
+  int down_master = -1;
+  bool down_refuses = false;
+  absl::Duration down_at;
+  absl::Duration down_after_finish;
+  // WorldConfig::lossy_change: from its first acquisition after
+  // `partition_at` on (a new process), `partitioned_client` cannot connect
+  // to `unreachable_master` (-1: no partition), until the heal.
+  int partitioned_client = -1;
+  int unreachable_master = -1;
+  absl::Duration partition_at;
   // Events in the plan (what shrinking reduces).
   size_t size() const { return ops.size() + faults.size(); }
 };
@@ -278,6 +328,12 @@ struct WorldResult {
   // joint record was up (after begin, before finish).
   std::array<int64_t, 3> grants_by_list = {0, 0, 0};
   int64_t grants_during_change = 0;
+  // With WorldConfig::membership: at the end of the heal the record was
+  // still not known to be current and the operator's tool could not
+  // restore it (the joint record of a change lost by a majority of its
+  // members: the tool restores only a steady one). No grant can count, so
+  // the liveness probe was not run (history.summary.details says why).
+  bool unrestorable_record = false;
 };
 
 // Runs `plan` under `config` to quiescence and checks it. Deterministic.

@@ -49,8 +49,12 @@ ABSL_FLAG(std::string, out, "",
 ABSL_FLAG(bool, verbose, false, "Print every history's plan and summary.");
 ABSL_FLAG(int, clients, 0,
           "Clients per history (0: the configuration's, 3 or 4).");
-ABSL_FLAG(int, operations, 60, "Client operations per history.");
+ABSL_FLAG(int, operations, 0,
+          "Client operations per history (0: the configuration's, 60 or "
+          "100).");
 ABSL_FLAG(int, faults, 6, "Faults per history.");
+ABSL_FLAG(int, ttl_ms, 0,
+          "Every lock's TTL in ms (0: the configuration's, 800).");
 ABSL_FLAG(int, masters, 0,
           "Masters per history (0: the configuration's, 5 or 4).");
 
@@ -83,10 +87,14 @@ std::string Sections(const torture::History& h) {
 }
 
 std::string ReplayCommand(const WorldConfig& c, uint64_t seed) {
-  return absl::StrCat("redlock-sim --config=", c.name, " --seed=", seed,
-                      " --count=1 --verbose --clients=", c.clients,
-                      " --operations=", c.operations, " --faults=", c.faults,
-                      " --masters=", c.masters);
+  return absl::StrCat(
+      "redlock-sim --config=", c.name, " --seed=", seed,
+      " --count=1 --verbose --clients=", c.clients,
+      " --operations=", c.operations, " --faults=", c.faults,
+      " --masters=", c.masters,
+      c.ttl != WorldConfig().ttl
+          ? absl::StrCat(" --ttl_ms=", absl::ToInt64Milliseconds(c.ttl))
+          : "");
 }
 
 int Main() {
@@ -100,10 +108,15 @@ int Main() {
   if (absl::GetFlag(FLAGS_clients) != 0) {
     config.clients = absl::GetFlag(FLAGS_clients);
   }
-  config.operations = absl::GetFlag(FLAGS_operations);
+  if (absl::GetFlag(FLAGS_operations) != 0) {
+    config.operations = absl::GetFlag(FLAGS_operations);
+  }
   config.faults = absl::GetFlag(FLAGS_faults);
   if (absl::GetFlag(FLAGS_masters) != 0) {
     config.masters = absl::GetFlag(FLAGS_masters);
+  }
+  if (absl::GetFlag(FLAGS_ttl_ms) != 0) {
+    config.ttl = absl::Milliseconds(absl::GetFlag(FLAGS_ttl_ms));
   }
   if (config.clients < 1 || config.masters < 1 || config.operations < 0 ||
       config.faults < 0) {
