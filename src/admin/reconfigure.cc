@@ -84,18 +84,6 @@ bool IsString(const RedisReply& r) {
 }
 bool IsError(const RedisReply& r) { return r.type == RedisReply::Type::kError; }
 
-// The value of field `name` in an INFO reply ("name:value" lines), empty if
-// absent (as the engine reads it, src/engine/master.h).
-absl::string_view InfoField(absl::string_view info, absl::string_view name) {
-  for (absl::string_view line : absl::StrSplit(info, '\n')) {
-    line = absl::StripTrailingAsciiWhitespace(line);
-    if (absl::ConsumePrefix(&line, name) && absl::ConsumePrefix(&line, ":")) {
-      return line;
-    }
-  }
-  return "";
-}
-
 std::string DescribeNow(const Server& s) {
   if (!s.marker.has_value()) return "no marker";
   if (!s.has_record) return "marker without a membership record";
@@ -121,7 +109,7 @@ void Read(ServerIo& io, int i, const std::string& marker_key, Server* s) {
   std::optional<RedisReply> info = run({"INFO", "server"});
   if (!info.has_value()) return;
   if (IsString(*info)) {
-    s->run_id = std::string(InfoField(info->str, "run_id"));
+    s->run_id = std::string(internal::InfoField(info->str, "run_id"));
   }
   std::optional<RedisReply> marker = run({"GET", marker_key});
   if (!marker.has_value()) return;

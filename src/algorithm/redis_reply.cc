@@ -8,6 +8,10 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
 namespace redlock::internal {
 namespace {
 
@@ -192,6 +196,16 @@ bool SplitRespCommand(absl::string_view text,
     text.remove_prefix(size + 2);
   }
   return text.empty();
+}
+
+absl::string_view InfoField(absl::string_view info, absl::string_view name) {
+  for (absl::string_view line : absl::StrSplit(info, '\n')) {
+    line = absl::StripTrailingAsciiWhitespace(line);
+    if (absl::ConsumePrefix(&line, name) && absl::ConsumePrefix(&line, ":")) {
+      return line;
+    }
+  }
+  return "";
 }
 
 }  // namespace redlock::internal

@@ -73,6 +73,10 @@ void AppendRespCommand(absl::Span<const absl::string_view> argv,
 bool SplitRespCommand(absl::string_view text,
                       std::vector<absl::string_view>* argv);
 
+// The value of field `name` in an INFO reply ("name:value" lines), empty if
+// absent. Pure.
+absl::string_view InfoField(absl::string_view info, absl::string_view name);
+
 }  // namespace redlock::internal
 
 #endif  // REDLOCK_SRC_ALGORITHM_REDIS_REPLY_H_

@@ -283,16 +283,6 @@ void Master::ForgetConnection(absl::Status reason) {
   }
 }
 
-absl::string_view InfoField(absl::string_view info, absl::string_view name) {
-  for (absl::string_view line : absl::StrSplit(info, '\n')) {
-    line = absl::StripTrailingAsciiWhitespace(line);
-    if (absl::ConsumePrefix(&line, name) && absl::ConsumePrefix(&line, ":")) {
-      return line;
-    }
-  }
-  return "";
-}
-
 void ParseInfoServer(absl::string_view info, std::string* run_id,
                      int64_t* uptime_s) {
   *run_id = std::string(InfoField(info, "run_id"));

@@ -163,9 +163,8 @@ inline constexpr absl::Duration kUptimeUncertainty = absl::Milliseconds(1100);
 enum class Restarted { kNo, kYes, kUnknown };
 Restarted RestartedSinceMarked(const MasterIdentity& id);
 
-// The value of field `name` in an INFO reply ("name:value" lines), empty if
-// absent. Pure.
-absl::string_view InfoField(absl::string_view info, absl::string_view name);
+// InfoField() (the value of one field of an INFO reply) is in
+// src/algorithm/redis_reply.h.
 // "run_id" and "uptime_in_seconds" from an INFO server reply. Pure.
 void ParseInfoServer(absl::string_view info, std::string* run_id,
                      int64_t* uptime_s);

@@ -283,6 +283,8 @@ class World {
   // The tool's judgement over every server: the record's, if it is not
   // known to be current (OK otherwise, and without records).
   absl::Status RecordNotKnownCurrent();
+  // The tool's judgement of what every server carries now.
+  absl::StatusOr<admin::Judged> OperatorJudge();
   void Probe(size_t index, absl::AnyInvocable<void()> done);
   bool AllClientsDone() const;
 
@@ -1130,17 +1132,20 @@ void World::RunOperatorSteps() {
   if (config_.lossy_change && RestoreRecordIfUnknown()) ++operator_steps_;
 }
 
-bool World::RestoreRecordIfUnknown() {
-  // The operator looks first (the tool's judgement over every server), and
-  // restores only a record not known to be current, naming its members
-  // both ways.
+absl::StatusOr<admin::Judged> World::OperatorJudge() {
   std::vector<int> every(config_.masters);
   for (int m = 0; m < config_.masters; ++m) every[m] = m;
   std::vector<admin::Server> servers = OperatorServers(every);
   admin::ReadServers(*OperatorIo(every), DeploymentMarkerKey(EngineOptions()),
                      &servers);
-  const absl::StatusOr<admin::Judged> judged =
-      admin::Judge(Quorum::kMajority, servers);
+  return admin::Judge(Quorum::kMajority, servers);
+}
+
+bool World::RestoreRecordIfUnknown() {
+  // The operator looks first (the tool's judgement over every server), and
+  // restores only a record not known to be current, naming its members
+  // both ways.
+  const absl::StatusOr<admin::Judged> judged = OperatorJudge();
   if (!judged.ok() || judged->current.ok()) return false;
   // Only when no change happened since (docs/failure-behaviour.md): once
   // the operator's change finished, a record other than its steady N is
@@ -1160,13 +1165,7 @@ bool World::RestoreRecordIfUnknown() {
 }
 
 absl::Status World::RecordNotKnownCurrent() {
-  std::vector<int> every(config_.masters);
-  for (int m = 0; m < config_.masters; ++m) every[m] = m;
-  std::vector<admin::Server> servers = OperatorServers(every);
-  admin::ReadServers(*OperatorIo(every), DeploymentMarkerKey(EngineOptions()),
-                     &servers);
-  const absl::StatusOr<admin::Judged> judged =
-      admin::Judge(Quorum::kMajority, servers);
+  const absl::StatusOr<admin::Judged> judged = OperatorJudge();
   if (!judged.ok()) return absl::OkStatus();
   return judged->current;
 }
