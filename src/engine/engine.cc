@@ -457,11 +457,9 @@ void Engine::OnMasterStateChange() {
   }
   bool all_known = true;
   bool any_marked = false;
-  bool all_settled = true;
   for (const auto& x : masters_) {
     all_known &= x->identity().known;
     any_marked |= marked(*x);
-    all_settled &= x->identity().known || x->ever_failed();
   }
   // A client that has seen the deployment marked never takes it for a new
   // one: if its masters all come back unmarked later (restarts within the
@@ -496,16 +494,7 @@ void Engine::OnMasterStateChange() {
       }
     }
   }
-  // Once every master answered or failed, but not while this client's own
-  // marker writes are on their way: their records decide whether a quorum
-  // of the members carries the record (JudgeMembership()), and an attempt
-  // started before them would find every grant refused.
-  const bool writing =
-      std::find(marker_busy_.begin(), marker_busy_.end(), true) !=
-      marker_busy_.end();
-  if ((all_settled && !writing) || JudgedServers() >= quorum_) {
-    MarkReadyToAttempt();
-  }
+  MaybeReadyToAttempt();
   WarnAboutRisks();
   ReportMasterChanges();
 }
@@ -541,21 +530,11 @@ void Engine::WriteMarker(Master& master, absl::string_view value) {
                 if (reply.ok() && reply->type == RedisReply::Type::kString) {
                   masters_[i]->set_marker(reply->str, runtime_->Now());
                   Rejudge();
-                  if (JudgedServers() >= quorum_) MarkReadyToAttempt();
                   ReportMasterChanges();
                 }
-                // The last write back (whatever its outcome) may be what the
+                // Whatever its outcome, the last write back may be what the
                 // first attempt waits for.
-                if (!ready_to_attempt_ &&
-                    std::find(marker_busy_.begin(), marker_busy_.end(),
-                              true) == marker_busy_.end() &&
-                    std::all_of(masters_.begin(), masters_.end(),
-                                [](const auto& x) {
-                                  return x->identity().known ||
-                                         x->ever_failed();
-                                })) {
-                  MarkReadyToAttempt();
-                }
+                MaybeReadyToAttempt();
               });
 }
 
@@ -661,6 +640,24 @@ void Engine::MarkReadyToAttempt() {
   if (deployment_timer_ != nullptr) deployment_timer_->Cancel();
   for (auto& fn : attempt_waiters_) completions_.Post(std::move(fn));
   attempt_waiters_.clear();
+}
+
+void Engine::MaybeReadyToAttempt() {
+  if (ready_to_attempt_) return;
+  if (JudgedServers() >= quorum_) {
+    MarkReadyToAttempt();
+    return;
+  }
+  // Once every master answered or failed, but not while this client's own
+  // marker writes (or reads) are on their way: their records decide whether
+  // a quorum of the members carries the record (JudgeMembership()), and an
+  // attempt started before them would find every grant refused.
+  const bool busy = std::find(marker_busy_.begin(), marker_busy_.end(),
+                              true) != marker_busy_.end();
+  const bool settled = std::all_of(
+      masters_.begin(), masters_.end(),
+      [](const auto& x) { return x->identity().known || x->ever_failed(); });
+  if (settled && !busy) MarkReadyToAttempt();
 }
 
 void Engine::WhenReadyToAttempt(absl::AnyInvocable<void()> fn) {

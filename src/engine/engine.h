@@ -209,6 +209,10 @@ class Engine {
   // or a bounded time has passed. At once after that.
   void WhenReadyToAttempt(absl::AnyInvocable<void()> fn);
   void MarkReadyToAttempt();
+  // MarkReadyToAttempt() once a quorum of distinct servers is judged
+  // trustworthy, or every master answered or failed and no marker write or
+  // read of this client's is on its way.
+  void MaybeReadyToAttempt();
   // Distinct ready servers the restart guard trusts now (GuardVerdict()).
   int JudgedServers() const;
   // Writes the deployment marker to `master` unless one is there; its local
