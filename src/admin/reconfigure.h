@@ -52,6 +52,7 @@
 #include "absl/time/time.h"
 #include "redlock/options.h"
 #include "src/algorithm/membership.h"
+#include "src/algorithm/persistence.h"
 #include "src/algorithm/redis_reply.h"
 
 namespace redlock::admin {
@@ -102,7 +103,10 @@ struct Server {
   int64_t time_us = 0;  // Its TIME when read.
   std::optional<std::string> marker;
   int64_t max_ttl_ms = 0;     // The marker's own part, 4th field.
+  std::string marker_state;   // Its 1st field: "trusted", "reborn", ...
   std::string marker_run_id;  // Its 3rd field: the process it was written to.
+  // CONFIG GET appendonly, appendfsync, save; unknown if refused.
+  internal::Persistence persistence;
   bool has_record = false;
   absl::Status record_error;  // A record that does not parse.
   std::string member;         // The record's member=.
@@ -176,6 +180,16 @@ struct Judged {
   // otherwise why not, as a client says it.
   absl::Status current;
 };
+
+// Why server `s`'s fencing counters may be older than tokens already
+// issued, or "" if they hold every token written to it: its marker is
+// `trusted` and names its running process (it has not restarted since it
+// was marked; restamping a record keeps that part), or it restarted with
+// AOF and appendfsync always. The engine's rule (Engine::FenceVeto()), less what only
+// a client that read the marker before can see. A `reborn` member's absent
+// counter says nothing (only counters written back since it restarted are
+// there); neither does an unmarked member's.
+std::string WhyCountersIncomplete(const Server& s);
 
 // Judges what `servers` (as read) carry. kFailedPrecondition naming both
 // sides when they cannot be one deployment's (a record that does not parse,

@@ -274,6 +274,20 @@ class World {
   void ApplyFault(const PlannedFault& f);
   void HealAll();
   void RunOperatorSteps();
+  // The fenced resource's counter raised by hand on every master to a floor
+  // above every token issued (docs/lifetime-and-fencing.md, "Restoring
+  // fencing"): the highest the storage accepted or any master holds, plus
+  // 1000. Raise-only; nothing else runs at this instant.
+  void RaiseCountersByHand();
+  // Master `m` marked by hand, "trusted:0:<its run_id>", vouching for its
+  // running process; `only_if_unmarked`: SET NX. With `keep_record`, what
+  // followed the first ';' of its marker (the membership record) is kept.
+  void MarkByHand(int m, bool only_if_unmarked, bool keep_record = false);
+  // When the tool's finish stops because too few old members' counters are
+  // known to hold every token (admin::WhyCountersIncomplete()), the
+  // operator does what its message says: raises the counters by hand, then
+  // re-marks each old member it named, keeping its record. True if it did.
+  bool RestoreFencingForTheFinish();
   // The operator's restore of the membership record when the tool finds
   // too few members carrying it kept for it to be known current (a majority
   // restarted since it was written, and no client has written it again):
@@ -1011,6 +1025,98 @@ void World::ApplyFault(const PlannedFault& f) {
   }
 }
 
+void World::RaiseCountersByHand() {
+  const Options options = EngineOptions();
+  const std::string counter = FenceCounterKey(options, kResources[0]);
+  auto get = [this](int m, const std::string& key) {
+    SimRedis::Connection conn;
+    return cluster_.redis(m).Execute(loop_.now(), conn, {"GET", key});
+  };
+  // The floor: the highest token the storage accepted, or any counter a
+  // master still has, plus a margin for a holder that has not written yet.
+  int64_t floor = 0;
+  auto raise_floor = [&floor](const internal::RedisReply& r) {
+    int64_t v = 0;
+    if (r.type == internal::RedisReply::Type::kString &&
+        absl::SimpleAtoi(r.str, &v)) {
+      floor = std::max(floor, v);
+    }
+  };
+  raise_floor(
+      storage_.Execute(loop_.now(), storage_conn_, {"GET", "fence:fenced"}));
+  for (int m = 0; m < config_.masters; ++m) raise_floor(get(m, counter));
+  floor += 1000;
+  for (int m = 0; m < config_.masters; ++m) {
+    // Raise-only; nothing else runs at this instant of simulated time.
+    int64_t v = 0;
+    const internal::RedisReply c = get(m, counter);
+    if (c.type == internal::RedisReply::Type::kString &&
+        absl::SimpleAtoi(c.str, &v) && v >= floor) {
+      continue;
+    }
+    SimRedis::Connection conn;
+    cluster_.redis(m).Execute(loop_.now(), conn,
+                              {"SET", counter, absl::StrCat(floor)});
+  }
+}
+
+void World::MarkByHand(int m, bool only_if_unmarked, bool keep_record) {
+  const std::string marker = DeploymentMarkerKey(EngineOptions());
+  SimRedis& redis = cluster_.redis(m);
+  SimRedis::Connection conn;
+  std::string suffix;
+  if (keep_record) {
+    const internal::RedisReply now =
+        redis.Execute(loop_.now(), conn, {"GET", marker});
+    if (now.type == internal::RedisReply::Type::kString) {
+      const size_t cut = now.str.find(';');
+      if (cut != std::string::npos) suffix = now.str.substr(cut);
+    }
+  }
+  std::vector<std::string> argv = {
+      "SET", marker,
+      absl::StrCat(internal::kTrustedMarker, ":0:", redis.run_id(), suffix)};
+  if (only_if_unmarked) argv.push_back("NX");
+  redis.Execute(loop_.now(), conn, argv);
+}
+
+bool World::RestoreFencingForTheFinish() {
+  if (config_.membership != WorldConfig::Membership::kReconfigure ||
+      reconfigure_phase_ != 1) {
+    return false;
+  }
+  const std::vector<std::string> old_list =
+      MemberNames(PlannedSwitch::List::kOld);
+  std::vector<int> old_masters;
+  for (int m = 0; m < config_.masters; ++m) {
+    if (std::binary_search(old_list.begin(), old_list.end(), MemberName(m))) {
+      old_masters.push_back(m);
+    }
+  }
+  std::vector<admin::Server> servers = OperatorServers(old_masters);
+  admin::ReadServers(*OperatorIo(old_masters),
+                     DeploymentMarkerKey(EngineOptions()), &servers);
+  const int size = static_cast<int>(old_masters.size());
+  const int needed = size - (size / 2 + 1) + 1;
+  int complete = 0;
+  std::vector<int> named;
+  for (size_t i = 0; i < servers.size(); ++i) {
+    if (!servers[i].reachable) continue;
+    if (admin::WhyCountersIncomplete(servers[i]).empty()) {
+      ++complete;
+    } else {
+      named.push_back(old_masters[i]);
+    }
+  }
+  if (complete >= needed || named.empty()) return false;
+  // Every restart is max_ttl old by now (faults end before the heal, and
+  // the caller waited max_ttl since), as the runbook asks before a re-mark.
+  RaiseCountersByHand();
+  for (int m : named) MarkByHand(m, false, /*keep_record=*/true);
+  remarked_masters_ += static_cast<int64_t>(named.size());
+  return true;
+}
+
 // The operator's steps after data loss, as docs/failure-behaviour.md and
 // docs/lifetime-and-fencing.md prescribe them; the heal runs them once every
 // lock from before has expired. Each is a documented, fail-closed loss of
@@ -1042,15 +1148,6 @@ void World::RunOperatorSteps() {
   auto get = [this](int m, const std::string& key) {
     SimRedis::Connection conn;
     return cluster_.redis(m).Execute(loop_.now(), conn, {"GET", key});
-  };
-  auto mark_by_hand = [this, &marker](int m, bool only_if_unmarked) {
-    SimRedis& redis = cluster_.redis(m);
-    std::vector<std::string> argv = {
-        "SET", marker,
-        absl::StrCat(internal::kTrustedMarker, ":0:", redis.run_id())};
-    if (only_if_unmarked) argv.push_back("NX");
-    SimRedis::Connection conn;
-    redis.Execute(loop_.now(), conn, argv);
   };
   int untrusted_fence = 0, unmarked = 0;
   std::vector<int> restarted_lossy;
@@ -1087,42 +1184,17 @@ void World::RunOperatorSteps() {
   const bool fencing_unavailable =
       untrusted_fence >= config_.masters - quorum + 1;
   if (fencing_unavailable || all_unmarked) {
-    // The floor: the highest token the storage accepted, or any counter a
-    // master still has, plus a margin for a holder that has not written yet.
-    int64_t floor = 0;
-    auto raise_floor = [&floor](const internal::RedisReply& r) {
-      int64_t v = 0;
-      if (r.type == internal::RedisReply::Type::kString &&
-          absl::SimpleAtoi(r.str, &v)) {
-        floor = std::max(floor, v);
-      }
-    };
-    raise_floor(
-        storage_.Execute(loop_.now(), storage_conn_, {"GET", "fence:fenced"}));
-    for (int m = 0; m < config_.masters; ++m) raise_floor(get(m, counter));
-    floor += 1000;
-    for (int m = 0; m < config_.masters; ++m) {
-      // Raise-only; nothing else runs at this instant of simulated time.
-      int64_t v = 0;
-      const internal::RedisReply c = get(m, counter);
-      if (c.type == internal::RedisReply::Type::kString &&
-          absl::SimpleAtoi(c.str, &v) && v >= floor) {
-        continue;
-      }
-      SimRedis::Connection conn;
-      cluster_.redis(m).Execute(loop_.now(), conn,
-                                {"SET", counter, absl::StrCat(floor)});
-    }
+    RaiseCountersByHand();
     ++operator_steps_;
   }
   if (all_unmarked) {
-    for (int m = 0; m < config_.masters; ++m) mark_by_hand(m, true);
+    for (int m = 0; m < config_.masters; ++m) MarkByHand(m, true);
     ++operator_steps_;
   }
   if (fencing_unavailable && !restarted_lossy.empty()) {
     // Connected clients read the new mark at their next fenced attempt
     // (Engine::RefreshUnmarked): no connection is closed.
-    for (int m : restarted_lossy) mark_by_hand(m, false);
+    for (int m : restarted_lossy) MarkByHand(m, false);
     remarked_masters_ += static_cast<int64_t>(restarted_lossy.size());
     ++operator_steps_;
   }
@@ -1299,6 +1371,7 @@ WorldResult World::Run() {
         if (restored) break;
         restored = true;
         loop_.RunUntil(loop_.now() + config_.max_ttl + config_.ttl);
+        if (RestoreFencingForTheFinish()) ++operator_steps_;
         if (RestoreRecordIfUnknown()) ++operator_steps_;
         stalled = loop_.now() + absl::Minutes(1);
         continue;

@@ -663,6 +663,31 @@ TEST(SimWorldTest,
   }
 }
 
+// Issue 45, the finish's counters: seed 415 of reconfigure-lossy with a TTL
+// of 1.5s (found by `scripts/simulate.sh --config reconfigure-lossy --seed
+// 20001 -- --ttl_ms=1500`) issued fence 2 twice. Fence 2 went to a quorum of
+// the old members; m3 then crashed losing its AOF's last 892ms and m2
+// crashed empty, and clients wrote the joint record back onto both. The
+// finish read every server's counters, found nothing above 1 and raised
+// the joining member to 1; a client of the new list, counting it and m1
+// (both `trusted`), issued fence 2 again. The finish now needs |old| -
+// quorum + 1 old members whose counters hold every token
+// (admin::WhyCountersIncomplete()), and stops until the operator restores
+// fencing (World::RestoreFencingForTheFinish()). Seed 16076 (fence 4 twice)
+// had the same cause. The mutant finish-trusts-every-counter-read shows
+// both red.
+TEST(SimWorldTest, SeedsThatFoundAFenceIssuedTwiceThroughTheFinishStayClean) {
+  for (const uint64_t seed : {415, 16076}) {
+    WorldConfig config = ConfigOf({"reconfigure-lossy", seed, 4, 6});
+    config.ttl = absl::Milliseconds(1500);
+    const WorldResult r = RunWorld(config, MakePlan(config, seed));
+    const torture::Summary& s = r.history.summary;
+    EXPECT_EQ(s.violations(), 0) << "seed " << seed << "\n" << Details(s);
+    EXPECT_EQ(r.reconfigure_phase, 2) << "seed " << seed;
+    
+  }
+}
+
 // A partition between one client and one master: that client's connects
 // to it are refused, other clients still reach it.
 TEST(SimWorldTest, AnUnreachableMasterRefusesOnlyThatClient) {

@@ -59,6 +59,25 @@ inline absl::Status OperatorMarkTrusted(RedisClient& client) {
       .status();
 }
 
+// The same, keeping the membership record the marker carries (everything
+// from its first ';'), as docs/lifetime-and-fencing.md's re-mark does: a
+// member of a deployment with records is vouched for without losing them.
+inline absl::Status OperatorRemarkTrusted(RedisClient& client) {
+  absl::StatusOr<std::string> run_id = ServerRunId(client);
+  if (!run_id.ok()) return run_id.status();
+  absl::StatusOr<std::optional<std::string>> now =
+      client.Get("redlock:__deployment__");
+  if (!now.ok()) return now.status();
+  std::string record;
+  if (now->has_value() && (*now)->find(';') != std::string::npos) {
+    record = (*now)->substr((*now)->find(';'));
+  }
+  return client
+      .Command({"SET", "redlock:__deployment__",
+                "trusted:0:" + *run_id + record})
+      .status();
+}
+
 // Marks every master of `cluster` as part of an existing deployment, as the
 // first client that heard them all would have ("trusted:<server time>:
 // <run_id>"). The restart guard trusts a brand-new deployment only once a

@@ -36,6 +36,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/fault_proxy.h"
 #include "tests/support/redis_server.h"
+#include "tests/support/test_options.h"
 #include "tests/support/text_files.h"
 
 extern char** environ;
@@ -697,6 +698,84 @@ TEST_F(ReconfigureCliTest, FencedTokenAfterTheChangeExceedsEveryTokenBefore) {
   uint64_t token = 0;
   ASSERT_TRUE(absl::SimpleAtoi(KeyValues(after.out)["fence"], &token)) << after;
   EXPECT_GT(token, before) << after;
+}
+
+// Issue 45, found by the simulation (seed 415 of reconfigure-lossy at
+// --ttl_ms=1500): the finish carried the fencing counters over from old
+// members that had lost them. Token 1 goes to B and C only (A cut off);
+// both then restart empty during the joint phase, and clients write the
+// joint record back onto them (reborn). Reading every server's counters
+// then finds nothing, and a finish that trusted that read would leave D
+// without the counter: a client of A,B,D reads A and D (both `trusted`, so
+// a missing counter reads 0) and issues token 1 again. The finish must stop
+// until an operator restores fencing (raise every counter, re-mark B and C),
+// and then carry the raised counters over.
+TEST_F(ReconfigureCliTest, AFinishWaitsWhileTheOldMembersThatHeldATokenLostIt) {
+  Bootstrap();
+  auto proxy = FaultProxy::Start({.upstream_port = cluster_->server(0).port()});
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  (*proxy)->SetMode(FaultProxy::Mode::kRefuse);
+  const std::string old_without_a =
+      absl::StrCat((*proxy)->Uri(), "?member=", Name(0), ",", List({1, 2}));
+  Finished first = Acquire(old_without_a, "res", {"--fencing"});
+  ASSERT_EQ(first.exit_code, 0) << first;
+  ASSERT_EQ(KeyValues(first.out)["fence"], "1") << first;
+  ASSERT_EQ(
+      Release(old_without_a, "res", KeyValues(first.out)["token"]).exit_code,
+      0);
+
+  ASSERT_EQ(Reconfigure(Old(), New()).exit_code, 0);
+  // B, then C, restart empty; a client of both lists writes the joint record
+  // back onto each (the other old members still carry it kept). A client
+  // judges an unmarked master reborn at once only when the deployment is
+  // older than the judgement horizon (3s).
+  absl::SleepFor(absl::Milliseconds(3200));
+  const std::string all = List({0, 1, 2, 3});
+  for (int i : {1, 2}) {
+    ASSERT_TRUE(cluster_->server(i).Restart().ok());
+    bool restamped = false;
+    for (int attempt = 0; attempt < 20 && !restamped; ++attempt) {
+      Acquire(all, "other");
+      const std::optional<std::string> m = Marker(i);
+      restamped = m.has_value() && testing::MarkerState(m) == "reborn" &&
+                  absl::StrContains(*m, Record(2, {0, 1, 2}, {0, 1, 3}));
+      if (!restamped) absl::SleepFor(absl::Milliseconds(100));
+    }
+    ASSERT_TRUE(restamped) << "server " << i << ": " << Marker(i).value_or("");
+  }
+
+  const Finished stopped = Reconfigure(Old(), New(), {"--wait"});
+  EXPECT_NE(stopped.exit_code, 0) << stopped;
+  EXPECT_TRUE(absl::StrContains(stopped.err,
+                                "the fencing counters of only 1 of the 3 old "
+                                "members"))
+      << stopped;
+  if (stopped.exit_code == 0) {
+    // The hole itself: without B, a client of A,B,D counts A and D.
+    ASSERT_TRUE(cluster_->server(1).Stop().ok());
+    const Finished after = Acquire(New(), "res", {"--fencing"});
+    ASSERT_TRUE(cluster_->server(1).Continue().ok());
+    EXPECT_NE(KeyValues(after.out)["fence"], "1")
+        << "token 1 issued twice\n" << after;
+    return;
+  }
+  // The operator's restore (docs/lifetime-and-fencing.md): every counter
+  // raised by hand to 1000, B and C re-marked with their records kept.
+  for (int i = 0; i < 4; ++i) {
+    auto c = cluster_->Client(i);
+    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_TRUE((*c)->Set("redlock:__fence__:res", "1000").ok());
+    if (i == 1 || i == 2) ASSERT_TRUE(testing::OperatorRemarkTrusted(**c).ok());
+  }
+  const Finished finish = Reconfigure(Old(), New(), {"--wait"});
+  ASSERT_EQ(finish.exit_code, 0) << finish;
+  ASSERT_TRUE(cluster_->server(1).Stop().ok());
+  const Finished after = Acquire(New(), "res", {"--fencing"});
+  ASSERT_TRUE(cluster_->server(1).Continue().ok());
+  ASSERT_EQ(after.exit_code, 0) << after;
+  uint64_t token = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(KeyValues(after.out)["fence"], &token)) << after;
+  EXPECT_GT(token, 1000u) << after;
 }
 
 TEST_F(ReconfigureCliTest, AbortReturnsToTheOldMembers) {
