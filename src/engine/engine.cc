@@ -648,16 +648,15 @@ void Engine::MaybeReadyToAttempt() {
     MarkReadyToAttempt();
     return;
   }
-  // Once every master answered or failed, but not while this client's own
-  // marker writes (or reads) are on their way: their records decide whether
-  // a quorum of the members carries the record (JudgeMembership()), and an
-  // attempt started before them would find every grant refused.
-  const bool busy = std::find(marker_busy_.begin(), marker_busy_.end(),
-                              true) != marker_busy_.end();
+  // Once every master answered or failed. This client's own marker writes
+  // (or reads) may still be on their way — a new deployment's bootstrap —
+  // and their records decide the membership's verdict; that needs no wait:
+  // each went out before the attempt's command on the same connection, so
+  // its reply is judged before the grant that follows it.
   const bool settled = std::all_of(
       masters_.begin(), masters_.end(),
       [](const auto& x) { return x->identity().known || x->ever_failed(); });
-  if (settled && !busy) MarkReadyToAttempt();
+  if (settled) MarkReadyToAttempt();
 }
 
 void Engine::WhenReadyToAttempt(absl::AnyInvocable<void()> fn) {
