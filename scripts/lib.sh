@@ -141,14 +141,19 @@ MASTER_PIDS=()
 MASTER_DIRS=()
 MASTERS_EXTERNAL=0
 
-# start_masters N: N independent redis-server processes on free loopback
-# ports, each in its own temporary directory, without persistence. Exports
+# start_masters N [--durable]: N independent redis-server processes on free
+# loopback ports, each in its own temporary directory, without persistence
+# (with --durable: AOF, appendfsync always). Exports
 # REDLOCK_MASTERS (comma-separated redis://127.0.0.1:PORT) and sets
 # MASTER_URIS, MASTER_PORTS and MASTER_PIDS (arrays, in the same order).
 # If REDLOCK_MASTERS is already set, uses those masters and starts nothing
 # (MASTERS_EXTERNAL=1, MASTER_PIDS empty).
 start_masters() {
-  local n=${1:?usage: start_masters N}
+  local n=${1:?usage: start_masters N [--durable]}
+  # --durable: AOF with appendfsync always, as docs/failure-behaviour.md
+  # recommends; otherwise no persistence at all.
+  local persistence=(--save "" --appendonly no)
+  [[ "${2:-}" == --durable ]] && persistence=(--save "" --appendonly yes --appendfsync always)
   if [[ -n "${REDLOCK_MASTERS:-}" ]]; then
     MASTERS_EXTERNAL=1
     IFS=',' read -r -a MASTER_URIS <<<"$REDLOCK_MASTERS"
@@ -184,7 +189,7 @@ start_masters() {
     ready=0
     for ((attempt = 0; attempt < 5 && !ready; attempt++)); do
       port="$(_redlock_free_port)" || return 1
-      "${launcher[@]}" redis-server --save "" --appendonly no --daemonize no \
+      "${launcher[@]}" redis-server "${persistence[@]}" --daemonize no \
         --bind 127.0.0.1 --port "$port" --dir "$dir" \
         </dev/null >>"$dir/redis.log" 2>&1 &
       pid=$!

@@ -157,7 +157,7 @@ struct TlsOptions {
   std::string server_name;
   // Skips verifying the masters' certificates (and their names): anyone on
   // the path can then read and change the traffic, AUTH passwords included.
-  // Warned about once per connection (Options::on_warning). Default: false.
+  // Warned about once (Options::on_warning). Default: false.
   bool insecure = false;
 };
 
@@ -261,13 +261,23 @@ struct Options {
   // Default: see TlsOptions (no TLS unless a master is rediss://).
   TlsOptions tls;
 
-  // Called with a warning a person should see, once per connection: a master
-  // whose maxmemory-policy lets it evict the library's keys, and (with the
-  // restart guard) one whose persistence can lose acknowledged writes in a
-  // crash (MasterHealth::durability says what it costs). Runs on the
-  // client's loop thread; must not block. Default: none, and warnings are
-  // written to stderr.
+  // Called with a warning a person should see: masters whose
+  // maxmemory-policy lets them evict the library's keys, (with the restart
+  // guard) whose persistence can lose acknowledged writes in a crash
+  // (MasterHealth::durability says what it costs), and whose TLS is not
+  // verified. One line per kind of risk, counting and naming the masters
+  // with it, given once every master has answered or failed, and at most
+  // once per client; a master that shows a risk only later is in Health().
+  // Runs on the client's loop thread; must not block. Default: none, and
+  // warnings are written to stderr, each kind at most once per process.
   std::function<void(absl::string_view)> on_warning;
+
+  // The operator has accepted masters whose persistence can lose
+  // acknowledged writes in a crash (anything but AOF with appendfsync
+  // always): the warning about it is not given. The cost stays — a master
+  // that restarted casts no grant until it has been up for max_ttl — and
+  // Health() still says it. Default: false.
+  bool accept_non_durable_masters = false;
 
   // Told what the client does — attempts, grants, failures, extensions,
   // losses, releases, masters connecting and being judged — on the loop

@@ -3,13 +3,16 @@
 #include "src/engine/engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "redlock/keys.h"
 #include "src/algorithm/retry.h"
 #include "src/algorithm/scripts.h"
@@ -151,7 +154,6 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
     names_.push_back(master->config().address.MemberName());
   }
   duplicate_.assign(masters_.size(), false);
-  risks_warned_.assign(masters_.size(), -1);
   reported_ready_.assign(masters_.size(), false);
   // Not judged yet, as GrantVeto() says before any handshake.
   reported_verdict_.assign(masters_.size(),
@@ -974,31 +976,78 @@ int Engine::SameServerAs(int master) const {
 }
 
 void Engine::WarnAboutRisks() {
-  for (size_t i = 0; i < masters_.size(); ++i) {
-    const Master& m = *masters_[i];
-    if (!m.ready() || risks_warned_[i] == m.counters().connects) continue;
-    risks_warned_[i] = m.counters().connects;
-    absl::Status risks[] = {
-        EvictionRisk(m.identity().maxmemory_policy),
-        m.identity().known && options_.restart_guard
-            ? DurabilityRisk(m.identity().persistence)
-            : absl::OkStatus(),
-        m.config().address.transport == MasterAddress::Transport::kTls &&
-                options_.tls.insecure
-            ? absl::FailedPreconditionError(
-                  "TLS certificate verification is off (tls.insecure, "
-                  "--insecure): anyone on the path can read and change this "
-                  "connection, AUTH password included")
-            : absl::OkStatus()};
-    for (const absl::Status& risk : risks) {
+  // Once every master answered or failed, so that the line counts them all.
+  for (const auto& x : masters_) {
+    if (!x->identity().known && !x->ever_failed()) return;
+  }
+  // Each kind of risk: what master `i` risks (OK: nothing), and what the
+  // line adds.
+  struct Kind {
+    std::function<absl::Status(const Master&)> risk;
+    absl::string_view more;
+  };
+  const Kind kinds[] = {
+      {[](const Master& m) {
+         return m.identity().known
+                    ? EvictionRisk(m.identity().maxmemory_policy)
+                    : absl::OkStatus();
+       },
+       ""},
+      {[this](const Master& m) {
+         return m.identity().known && options_.restart_guard &&
+                        !options_.accept_non_durable_masters
+                    ? DurabilityRisk(m.identity().persistence)
+                    : absl::OkStatus();
+       },
+       "; or accept that cost (Options::accept_non_durable_masters, "
+       "--accept-non-durable, REDLOCK_ACCEPT_NON_DURABLE=1)"},
+      {[this](const Master& m) {
+         return m.config().address.transport == MasterAddress::Transport::kTls &&
+                        options_.tls.insecure
+                    ? absl::FailedPreconditionError(
+                          "TLS certificate verification is off "
+                          "(tls.insecure, --insecure): anyone on the path can "
+                          "read and change these connections, AUTH password "
+                          "included")
+                    : absl::OkStatus();
+       },
+       ""}};
+  static_assert(std::size(kinds) == std::tuple_size<decltype(risks_warned_)>());
+  // On stderr, one line per kind for the whole process, however many
+  // clients it makes.
+  static std::atomic<uint32_t> printed{0};
+  for (size_t k = 0; k < std::size(kinds); ++k) {
+    if (risks_warned_[k]) continue;
+    std::vector<std::string> names;
+    std::string first;
+    bool alike = true;
+    for (const auto& x : masters_) {
+      const absl::Status risk = kinds[k].risk(*x);
       if (risk.ok()) continue;
-      const std::string text = absl::StrCat("redlock: warning: master ",
-                                            m.name(), ": ", risk.message());
-      if (options_.on_warning) {
-        options_.on_warning(text);
-      } else {
-        std::fprintf(stderr, "%s\n", text.c_str());
+      names.push_back(x->name());
+      if (first.empty()) {
+        first = std::string(risk.message());
+      } else if (risk.message() != first) {
+        alike = false;
       }
+    }
+    if (names.empty()) continue;
+    risks_warned_[k] = true;
+    constexpr size_t kNamed = 3;
+    std::string named = absl::StrJoin(
+        names.begin(), names.begin() + std::min(names.size(), kNamed), ", ");
+    if (names.size() > kNamed) {
+      absl::StrAppend(&named, " and ", names.size() - kNamed, " more");
+    }
+    const std::string text = absl::StrCat(
+        "redlock: warning: ", names.size(), " of ", masters_.size(),
+        " masters (", named, "): ", first,
+        alike ? "" : " (not all alike: `redlock status` shows each)",
+        kinds[k].more);
+    if (options_.on_warning) {
+      options_.on_warning(text);
+    } else if ((printed.fetch_or(1u << k) & (1u << k)) == 0) {
+      std::fprintf(stderr, "%s\n", text.c_str());
     }
   }
 }

@@ -9,6 +9,7 @@
 #define REDLOCK_SRC_ENGINE_ENGINE_H_
 
 #include <atomic>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -320,9 +321,13 @@ class Engine {
   void ReportMasterChanges();
   // For Health(): an earlier master with the same run_id, or -1.
   int SameServerAs(int master) const;
-  // Warns (Options::on_warning, else stderr) once per connection about a
-  // master that can evict the library's keys, and (with the restart guard)
-  // one whose persistence can lose acknowledged writes.
+  // Warns (Options::on_warning, else stderr) about masters that can evict
+  // the library's keys, (with the restart guard, unless
+  // Options::accept_non_durable_masters) whose persistence can lose
+  // acknowledged writes, and whose TLS is not verified: once every master
+  // answered or failed, one line per kind of risk counting the masters
+  // with it, at most once per client — and, on stderr, per process. A
+  // master that shows a risk only later is in Health() and `redlock status`.
   void WarnAboutRisks();
 
   // The subscribers that wake waiters, made on first use (a client that
@@ -367,8 +372,8 @@ class Engine {
   // bootstraps (again).
   bool deployment_seen_ = false;
   std::vector<absl::AnyInvocable<void()>> attempt_waiters_;
-  // Per master: MasterCounters::connects when its eviction warning was given.
-  std::vector<int64_t> risks_warned_;
+  // Per kind of risk (WarnAboutRisks()): its line was given.
+  std::array<bool, 3> risks_warned_ = {};
   std::unique_ptr<Timer> deployment_timer_;
   // Judges again the masters OnMasterStateChange() could not tell yet (a
   // young deployment), once it is past the judgement horizon.

@@ -474,7 +474,7 @@ TEST_F(FailClosedTest, TheDefaultMinValidityRefusesATtlThatLeavesTooLittle) {
 }
 
 // A master that may evict our keys is flagged in Health() and warned about
-// once per connection.
+// once: one line per kind of risk, counting and naming the masters with it.
 TEST_F(FailClosedTest, AMasterThatCanEvictLockKeysIsFlaggedAndWarnedOnce) {
   START_CLUSTER(2);
   {
@@ -504,12 +504,20 @@ TEST_F(FailClosedTest, AMasterThatCanEvictLockKeysIsFlaggedAndWarnedOnce) {
   EXPECT_EQ(health[1].eviction.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(Mentions(health[1].eviction, "noeviction")) << health[1].eviction;
   absl::MutexLock lock(&mu);
-  // Both masters also run without AOF: one durability warning each, once.
+  // Both masters also run without AOF: one durability line for both.
+  const auto durability = std::find_if(
+      warnings.begin(), warnings.end(), [](const std::string& w) {
+        return absl::StrContains(w, "appendonly no");
+      });
+  ASSERT_NE(durability, warnings.end());
+  EXPECT_TRUE(absl::StrContains(*durability, "2 of 2 masters")) << *durability;
+  EXPECT_TRUE(absl::StrContains(*durability, "--accept-non-durable"))
+      << *durability;
   EXPECT_EQ(std::count_if(warnings.begin(), warnings.end(),
                           [](const std::string& w) {
                             return absl::StrContains(w, "appendonly no");
                           }),
-            2);
+            1);
   warnings.erase(std::remove_if(warnings.begin(), warnings.end(),
                                 [](const std::string& w) {
                                   return !absl::StrContains(w,
@@ -519,7 +527,32 @@ TEST_F(FailClosedTest, AMasterThatCanEvictLockKeysIsFlaggedAndWarnedOnce) {
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_TRUE(absl::StrContains(warnings[0], cluster_->server(1).Address()))
       << warnings[0];
+  EXPECT_TRUE(absl::StrContains(warnings[0], "1 of 2 masters")) << warnings[0];
   EXPECT_TRUE(absl::StrContains(warnings[0], "volatile-lru")) << warnings[0];
+}
+
+// An operator who accepted masters without durable persistence
+// (Options::accept_non_durable_masters) is not warned about it; Health()
+// still says what it costs.
+TEST_F(FailClosedTest, AcceptedNonDurableMastersAreNotWarnedAbout) {
+  START_CLUSTER(3);
+  Options options = TestOptions(cluster_->Uris());
+  options.accept_non_durable_masters = true;
+  std::vector<std::string> warnings;
+  absl::Mutex mu;
+  options.on_warning = [&](absl::string_view text) {
+    absl::MutexLock lock(&mu);
+    warnings.emplace_back(text);
+  };
+  auto client = Redlock::Create(options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_TRUE((*client)->TryAcquire("a", absl::Seconds(1)).ok());
+  const std::vector<MasterHealth> health = (*client)->Health();
+  ASSERT_EQ(health.size(), 3u);
+  EXPECT_EQ(health[0].durability.code(), absl::StatusCode::kFailedPrecondition)
+      << health[0].durability;
+  absl::MutexLock lock(&mu);
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
 }
 
 }  // namespace

@@ -447,7 +447,7 @@ TEST_F(TlsTest, ATlsServerOnAPlainAddressFailsClearlyWithinTheConnectTimeout) {
 
 // --- skipping verification --------------------------------------------------
 
-TEST_F(TlsTest, InsecureConnectsDespiteAnUnknownCaAndWarnsOncePerConnection) {
+TEST_F(TlsTest, InsecureConnectsDespiteAnUnknownCaAndWarnsOnce) {
   auto server = MustStart(TlsConfig());
   ASSERT_NE(server, nullptr);
   Warnings warnings;
@@ -467,7 +467,9 @@ TEST_F(TlsTest, InsecureConnectsDespiteAnUnknownCaAndWarnsOncePerConnection) {
   EXPECT_EQ(warnings.AboutVerification(), 1)
       << "one connection, two locks: " << warnings.All();
 
-  // The server drops the connection; the next one warns again.
+  // The server drops the connection; the next one does not warn again: a
+  // person reads a warning once (issue 46: the same lines once per master
+  // per connection drowned the demo).
   {
     auto control = server->Client();
     ASSERT_TRUE(control.ok()) << control.status();
@@ -479,9 +481,9 @@ TEST_F(TlsTest, InsecureConnectsDespiteAnUnknownCaAndWarnsOncePerConnection) {
     auto again = client->Acquire(kJob, Waiting(absl::Seconds(1)));
     if (!again.ok()) return false;
     client->Release(*again).IgnoreError();
-    return warnings.AboutVerification() >= 2;
+    return true;
   })) << warnings.All();
-  EXPECT_EQ(warnings.AboutVerification(), 2) << warnings.All();
+  EXPECT_EQ(warnings.AboutVerification(), 1) << warnings.All();
 }
 
 // --- deployments mixing transports ------------------------------------------

@@ -167,6 +167,8 @@ constexpr char kFooter[] =
   REDLOCK_TLS_KEY, REDLOCK_TLS_SNI, REDLOCK_TLS_INSECURE
                     --tls, --cacert, --cacertdir, --cert, --key, --sni,
                     --insecure.
+  REDLOCK_ACCEPT_NON_DURABLE
+                    --accept-non-durable.
 
 Exit codes:
   0      done (run: the command exited 0)
@@ -443,6 +445,13 @@ std::unique_ptr<CLI::App> MakeApp(CommandLine* out, size_t* before_subcommand) {
               "always, with part of it) out for this long. Must be the same "
               "for every client of a deployment. Default 1h.",
               &out->max_ttl);
+  AddBool(*app, "", "accept-non-durable",
+          "The masters may lose acknowledged writes in a crash (no AOF with "
+          "appendfsync always), and that is accepted: no warning about it. "
+          "A restarted master still casts no grant for --max-ttl. Default: "
+          "$REDLOCK_ACCEPT_NON_DURABLE.",
+          &out->accept_non_durable)
+      ->envname("REDLOCK_ACCEPT_NON_DURABLE");
   AddString(*app, "key-prefix", "P",
             "Prefix of every Redis key. Default \"redlock:\".",
             &out->key_prefix);

@@ -54,6 +54,7 @@ struct CommandLine {
   std::string key;
   std::string sni;
   bool insecure = false;
+  bool accept_non_durable = false;
   absl::Duration request_timeout = absl::Milliseconds(50);
   absl::Duration max_ttl = absl::Hours(1);
   std::string key_prefix = "redlock:";

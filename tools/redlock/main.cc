@@ -199,6 +199,7 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   options.tls.key_file = line.key;
   options.tls.server_name = line.sni;
   options.tls.insecure = line.insecure;
+  options.accept_non_durable_masters = line.accept_non_durable;
   // --quiet: no messages but errors, so the library's warnings (a master
   // that may evict lock keys or lose them in a crash) are dropped; status
   // still shows them.

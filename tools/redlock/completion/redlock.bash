@@ -13,7 +13,7 @@
 # Options every subcommand takes.
 _redlock_common_options="--masters --password-file --user --tls --cacert
 --cacertdir --cert --key --sni --insecure --request-timeout --max-ttl
---key-prefix --quorum --quiet --verbose --version --help"
+--accept-non-durable --key-prefix --quorum --quiet --verbose --version --help"
 
 # The options only some subcommands take, per subcommand.
 _redlock_options_of() {
