@@ -68,10 +68,11 @@ struct RetryPolicy {
   // "taken", and waiters that have not retried yet go back to waiting.
   // Polling with the delays above stays as the fallback for locks that
   // expire and messages that are lost. A client that released a lock it
-  // waited for lately and acquires it again within wake_jitter + 2ms of that
-  // release first waits a jitter as the waiters its release woke do, so that
-  // it does not win every hand-off (not for a semaphore's permits, a
-  // reader, or a wait shorter than the jitter). Wake-ups only change when
+  // waited for lately and acquires it again within successor_grace +
+  // min(wake_jitter, max_delay) + 2ms of that release first waits
+  // successor_grace plus a jitter, as a waiter its release woke and did not
+  // name does, so that it does not win every hand-off (not for a
+  // semaphore's permits, a reader, or a wait shorter than that). Wake-ups only change when
   // attempts are made, never whether one counts. false: poll only. Default:
   // true.
   bool wake_on_release = true;

@@ -492,7 +492,8 @@ std::unique_ptr<CLI::App> MakeApp(CommandLine* out, size_t* before_subcommand) {
   AddBool(*app, "", "fencing", "also issue a fencing token.", &out->fencing);
   AddBool(*app, "", "hand-off",
           "while waiting, ask to be handed the lock by its release, in one "
-          "round trip (default; not with --fencing or --shared). A waiter "
+          "round trip (default; not with --fencing, --shared, --limit or "
+          "several resources). A waiter "
           "killed with SIGKILL just before a release may be handed the lock "
           "and hold it, unused, for its --ttl; --no-hand-off: try after "
           "each release instead.",
