@@ -417,16 +417,19 @@ for ((i = 0; i < N; i++)); do
 for t in json.load(sys.stdin)["tests"]: print(t["name"])' <<<"$json")"$'\n'
 done
 # ctest's regex engine refuses long alternations ("Too many parentheses"), so
-# the baseline names its tests by number (ctest -I 0,0,0,N,M,...).
+# the baseline names its tests by number (ctest -I 0,0,0,N,M,...). The names
+# go through a file: for the whole list they outgrow one argument (128 KiB).
+printf '%s' "$UNION_NAMES" >"$LOGS/union-names.txt"
 UNION_NUMBERS="$(ctest --test-dir "$BUILD" -N | python3 -c '
 import re, sys
-wanted = set(l for l in sys.argv[1].splitlines() if l)
+with open(sys.argv[1]) as f:
+    wanted = set(l for l in f.read().splitlines() if l)
 numbers = []
 for line in sys.stdin:
     m = re.match(r"\s*Test\s+#(\d+): (\S+)", line)
     if m and m.group(2) in wanted:
         numbers.append(m.group(1))
-print(",".join(numbers))' "$UNION_NAMES")"
+print(",".join(numbers))' "$LOGS/union-names.txt")"
 
 echo "Baseline: running every selected mutant's tests unmutated ..."
 t0=$SECONDS
