@@ -473,6 +473,26 @@ TEST_F(FailClosedTest, TheDefaultMinValidityRefusesATtlThatLeavesTooLittle) {
   EXPECT_TRUE(Mentions(lock.status(), "min_validity")) << lock.status();
 }
 
+// Options::on_warning's lines (given on the loop thread), for the test
+// thread.
+class WarningLines {
+ public:
+  std::function<void(absl::string_view)> Sink() {
+    return [this](absl::string_view text) {
+      absl::MutexLock lock(&mu_);
+      lines_.emplace_back(text);
+    };
+  }
+  std::vector<std::string> Lines() const {
+    absl::MutexLock lock(&mu_);
+    return lines_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<std::string> lines_;
+};
+
 // A master that may evict our keys is flagged in Health() and warned about
 // once: one line per kind of risk, counting and naming the masters with it.
 TEST_F(FailClosedTest, AMasterThatCanEvictLockKeysIsFlaggedAndWarnedOnce) {
@@ -486,12 +506,8 @@ TEST_F(FailClosedTest, AMasterThatCanEvictLockKeysIsFlaggedAndWarnedOnce) {
             .ok());
   }
   Options options = TestOptions(cluster_->Uris());
-  std::vector<std::string> warnings;
-  absl::Mutex mu;
-  options.on_warning = [&](absl::string_view text) {
-    absl::MutexLock lock(&mu);
-    warnings.emplace_back(text);
-  };
+  WarningLines lines;
+  options.on_warning = lines.Sink();
   auto client = Redlock::Create(options);
   ASSERT_TRUE(client.ok()) << client.status();
   ASSERT_TRUE((*client)->TryAcquire("a", absl::Seconds(1)).ok());
@@ -503,7 +519,7 @@ TEST_F(FailClosedTest, AMasterThatCanEvictLockKeysIsFlaggedAndWarnedOnce) {
   EXPECT_EQ(health[1].maxmemory_policy, "volatile-lru");
   EXPECT_EQ(health[1].eviction.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(Mentions(health[1].eviction, "noeviction")) << health[1].eviction;
-  absl::MutexLock lock(&mu);
+  std::vector<std::string> warnings = lines.Lines();
   // Both masters also run without AOF: one durability line for both.
   const auto durability = std::find_if(
       warnings.begin(), warnings.end(), [](const std::string& w) {
@@ -538,12 +554,8 @@ TEST_F(FailClosedTest, AcceptedNonDurableMastersAreNotWarnedAbout) {
   START_CLUSTER(3);
   Options options = TestOptions(cluster_->Uris());
   options.accept_non_durable_masters = true;
-  std::vector<std::string> warnings;
-  absl::Mutex mu;
-  options.on_warning = [&](absl::string_view text) {
-    absl::MutexLock lock(&mu);
-    warnings.emplace_back(text);
-  };
+  WarningLines lines;
+  options.on_warning = lines.Sink();
   auto client = Redlock::Create(options);
   ASSERT_TRUE(client.ok()) << client.status();
   ASSERT_TRUE((*client)->TryAcquire("a", absl::Seconds(1)).ok());
@@ -551,7 +563,7 @@ TEST_F(FailClosedTest, AcceptedNonDurableMastersAreNotWarnedAbout) {
   ASSERT_EQ(health.size(), 3u);
   EXPECT_EQ(health[0].durability.code(), absl::StatusCode::kFailedPrecondition)
       << health[0].durability;
-  absl::MutexLock lock(&mu);
+  const std::vector<std::string> warnings = lines.Lines();
   EXPECT_TRUE(warnings.empty()) << warnings[0];
 }
 

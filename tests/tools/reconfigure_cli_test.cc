@@ -100,6 +100,24 @@ class ReconfigureCliTest : public ::testing::Test {
   std::string New() const { return List({0, 1, 3}); }  // A, B, D.
   std::string Name(int i) const { return cluster_->server(i).Address(); }
 
+  // The list of A (server 0, reached through a fault proxy that refuses
+  // every connection: cut off from this client) and `others`. The proxy
+  // lives as long as the test. Empty if it could not start (a failure is
+  // added).
+  std::string ListWithoutA(std::vector<int> others) {
+    auto proxy =
+        FaultProxy::Start({.upstream_port = cluster_->server(0).port()});
+    if (!proxy.ok()) {
+      ADD_FAILURE() << proxy.status();
+      return "";
+    }
+    (*proxy)->SetMode(FaultProxy::Mode::kRefuse);
+    const std::string list = absl::StrCat((*proxy)->Uri(), "?member=",
+                                          Name(0), ",", List(others));
+    proxies_.push_back(*std::move(proxy));
+    return list;
+  }
+
   // Runs the tool with `args` (after the options every run gets), killed
   // if it takes longer than kBound.
   Finished Run(std::vector<std::string> args) {
@@ -238,6 +256,7 @@ class ReconfigureCliTest : public ::testing::Test {
 
   RedisServer::Persistence persistence_ = RedisServer::Persistence::kNone;
   std::unique_ptr<RedisCluster> cluster_;
+  std::vector<std::unique_ptr<FaultProxy>> proxies_;  // ListWithoutA()'s.
   std::string dir_;
   int runs_ = 0;
 };
@@ -378,11 +397,8 @@ TEST_F(ReconfigureCliTest, ReplacesOneMasterOfThreeEndToEnd) {
 // once would let a client of the new list take it while it is still valid.
 TEST_F(ReconfigureCliTest, FinishWaitsOutGrantsMadeUnderTheOldMembers) {
   Bootstrap();
-  auto proxy = FaultProxy::Start({.upstream_port = cluster_->server(0).port()});
-  ASSERT_TRUE(proxy.ok()) << proxy.status();
-  (*proxy)->SetMode(FaultProxy::Mode::kRefuse);
-  const std::string old_without_a =
-      absl::StrCat((*proxy)->Uri(), "?member=", Name(0), ",", List({1, 2}));
+  const std::string old_without_a = ListWithoutA({1, 2});
+  ASSERT_FALSE(old_without_a.empty());
   const absl::Time start = absl::Now();
   const Finished old_lock = Acquire(old_without_a, "job", {"--ttl=2s"});
   ASSERT_EQ(old_lock.exit_code, 0) << old_lock;
@@ -409,11 +425,8 @@ TEST_F(ReconfigureCliTest, FinishWaitsOutGrantsMadeUnderTheOldMembers) {
 // while X's lock is valid. The finish leaves D to the clients' restart guard.
 TEST_F(ReconfigureCliTest, FinishLeavesAJoiningMasterThatRestartedEmptyUnmarked) {
   Bootstrap();
-  auto proxy = FaultProxy::Start({.upstream_port = cluster_->server(0).port()});
-  ASSERT_TRUE(proxy.ok()) << proxy.status();
-  (*proxy)->SetMode(FaultProxy::Mode::kRefuse);
-  const std::string all_without_a =
-      absl::StrCat((*proxy)->Uri(), "?member=", Name(0), ",", List({1, 2, 3}));
+  const std::string all_without_a = ListWithoutA({1, 2, 3});
+  ASSERT_FALSE(all_without_a.empty());
 
   const absl::Time begun = absl::Now();
   const Finished begin = Reconfigure(Old(), New());
@@ -666,11 +679,8 @@ TEST_F(ReconfigureCliTest, FencedTokenAfterTheChangeExceedsEveryTokenBefore) {
   Finished first = Acquire(Old(), "res", {"--fencing"});
   ASSERT_EQ(first.exit_code, 0) << first;
   ASSERT_EQ(Release(Old(), "res", KeyValues(first.out)["token"]).exit_code, 0);
-  auto proxy = FaultProxy::Start({.upstream_port = cluster_->server(0).port()});
-  ASSERT_TRUE(proxy.ok()) << proxy.status();
-  (*proxy)->SetMode(FaultProxy::Mode::kRefuse);
-  const std::string old_without_a =
-      absl::StrCat((*proxy)->Uri(), "?member=", Name(0), ",", List({1, 2}));
+  const std::string old_without_a = ListWithoutA({1, 2});
+  ASSERT_FALSE(old_without_a.empty());
   uint64_t before = 0;
   for (int i = 0; i < 3; ++i) {
     Finished f = Acquire(old_without_a, "res", {"--fencing"});
@@ -712,11 +722,8 @@ TEST_F(ReconfigureCliTest, FencedTokenAfterTheChangeExceedsEveryTokenBefore) {
 // and then carry the raised counters over.
 TEST_F(ReconfigureCliTest, AFinishWaitsWhileTheOldMembersThatHeldATokenLostIt) {
   Bootstrap();
-  auto proxy = FaultProxy::Start({.upstream_port = cluster_->server(0).port()});
-  ASSERT_TRUE(proxy.ok()) << proxy.status();
-  (*proxy)->SetMode(FaultProxy::Mode::kRefuse);
-  const std::string old_without_a =
-      absl::StrCat((*proxy)->Uri(), "?member=", Name(0), ",", List({1, 2}));
+  const std::string old_without_a = ListWithoutA({1, 2});
+  ASSERT_FALSE(old_without_a.empty());
   Finished first = Acquire(old_without_a, "res", {"--fencing"});
   ASSERT_EQ(first.exit_code, 0) << first;
   ASSERT_EQ(KeyValues(first.out)["fence"], "1") << first;
