@@ -234,6 +234,30 @@ TEST_F(MembershipTest, AServerOfAnotherDeploymentIsRefused) {
   EXPECT_EQ(Marker(3), theirs);
 }
 
+// Two servers that say they are one member (a copied data directory: D
+// carries A's marker and record) cast one vote between them: the later in
+// the list none, whatever else it would count for.
+TEST_F(MembershipTest, TwoServersThatSayTheyAreOneMemberCastOneVote) {
+  Bootstrap({0, 1, 2});
+  const std::optional<std::string> a_marker = Marker(0);
+  ASSERT_TRUE(a_marker.has_value());
+  {
+    auto d = cluster_->Client(3);
+    ASSERT_TRUE(d.ok()) << d.status();
+    ASSERT_TRUE(
+        (*d)->Set(DeploymentMarkerKey(Options()), *a_marker).ok());
+  }
+  auto w = MakeClient({Uri(0), Uri(1), Uri(2), Uri(3)});
+  ASSERT_NE(w, nullptr);
+  AwaitHandshakes(*w);
+  absl::StatusOr<Lock> lock = w->TryAcquire("report", absl::Seconds(5));
+  if (lock.ok()) ASSERT_TRUE(w->Release(*lock).ok());
+  const std::vector<MasterHealth> health = w->Health();
+  ASSERT_EQ(health.size(), 4u);
+  EXPECT_TRUE(Mentions(health[3].grants_count, "one member casts one vote"))
+      << health[3].grants_count;
+}
+
 // The deployment's members as the bootstrapping client's list, the same
 // record on every master, and Health() showing both.
 TEST_F(MembershipTest, ABootstrapRecordsTheListOnEveryMaster) {
