@@ -976,6 +976,12 @@ int Engine::SameServerAs(int master) const {
 }
 
 void Engine::WarnAboutRisks() {
+  // Called on every master state change: nothing to do once every kind of
+  // risk had its line.
+  if (std::all_of(risks_warned_.begin(), risks_warned_.end(),
+                  [](bool warned) { return warned; })) {
+    return;
+  }
   // Once every master answered or failed, so that the line counts them all.
   for (const auto& x : masters_) {
     if (!x->identity().known && !x->ever_failed()) return;
