@@ -18,8 +18,8 @@
 #   4. dev     `apt-get install ./libredlock-dev_*.deb` must pull libabsl-dev;
 #              tests/install/consumer built with find_package(redlock) and
 #              with pkg-config; the prometheus package and its consumer;
-#              README.md's C++ blocks compiled and linked with -Wall -Wextra
-#              -Werror (tests/tools/readme_examples.sh).
+#              README.md's and docs/usage.md's C++ blocks compiled and
+#              linked with -Wall -Wextra -Werror (tests/tools/readme_examples.sh).
 # Prints each phase's time. Needs root (chroot, mount). Unmounts what it
 # mounted, stops the servers it started and removes its temporary directory
 # on every exit, also on failure.
@@ -281,8 +281,8 @@ in_root sh -c 'cmake -S /prometheus_consumer -B /prometheus_consumer/build \
 in_root sh -c 'cmake -S /readme_examples -B /readme_examples/build \
     >/dev/null && cmake --build /readme_examples/build' \
   >"$work/readme.log" 2>&1 ||
-  { cat "$work/readme.log" >&2; fail "README.md's C++ examples"; }
-echo "-- README.md's C++ blocks compiled with -Wall -Wextra -Werror: ok"
+  { cat "$work/readme.log" >&2; fail "the C++ examples of README.md and docs/usage.md"; }
+echo "-- the C++ blocks of README.md and docs/usage.md compiled with -Wall -Wextra -Werror: ok"
 
 phase ""
 echo "package-test: PASS ($((SECONDS - started))s)"
