@@ -158,7 +158,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     RoundConfig config = engine_->BaseRound(ttl_);
     if (fencing_) {
       config.command = FencedAcquireCommand(keys_, counter_keys_,
-                                            engine_->marker_key_, token_, ttl_);
+                                            engine_->guard_->marker_key(), token_, ttl_);
       config.map_reply = &FencedAcquireVote;
       config.keep_replies = true;
       // Won only once a quorum of trusted counter reads is in, judged the
@@ -367,7 +367,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     config.command = FenceWriteCommand(counter_keys_, fence_);
     config.map_reply = &ScriptVote;
     config.quorum = engine_->quorum_;
-    config.groups = engine_->groups_;
+    config.groups = engine_->guard_->membership().groups();
     // Counted under the same rule as grants: a later acquisition finds our
     // token only through a quorum of judged masters, and one server under
     // two addresses must not count twice.

@@ -68,7 +68,7 @@ class Engine::ReleaseOp final : public Engine::NamedOperation {
     }
     config.map_reply = &ScriptVote;
     config.quorum = engine_->quorum_;
-    config.groups = engine_->groups_;
+    config.groups = engine_->guard_->membership().groups();
     // Decided as soon as a quorum no longer carries the token (or can no
     // longer confirm it): the masters still to answer were sent the release
     // in the same loop turn and get it all the same, bounded by
