@@ -157,8 +157,8 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     engine_->RefreshMarkers(fencing_);
     RoundConfig config = engine_->BaseRound(ttl_);
     if (fencing_) {
-      config.command = FencedAcquireCommand(keys_, counter_keys_,
-                                            engine_->guard_->marker_key(), token_, ttl_);
+      config.command = FencedAcquireCommand(
+          keys_, counter_keys_, engine_->guard_->marker_key(), token_, ttl_);
       config.map_reply = &FencedAcquireVote;
       config.keep_replies = true;
       // Won only once a quorum of trusted counter reads is in, judged the

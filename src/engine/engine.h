@@ -8,8 +8,8 @@
 #ifndef REDLOCK_SRC_ENGINE_ENGINE_H_
 #define REDLOCK_SRC_ENGINE_ENGINE_H_
 
-#include <atomic>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -45,6 +45,7 @@ namespace redlock::internal {
 
 class KeepAliveOp;
 class KeepAliveBatcher;
+class MasterReports;
 
 // A keep-alive's durations as whole nanoseconds: the TTL, the period and
 // the cap rounded down (the masters get the TTL in whole milliseconds
@@ -235,17 +236,6 @@ class Engine {
   }
   void JudgeVotes(RoundConfig& config) const { guard_->JudgeVotes(config); }
   int SameServerAs(int master) const { return guard_->SameServerAs(master); }
-  // Tells the observer (if any) of each master whose connection or verdict
-  // changed since it was last told.
-  void ReportMasterChanges();
-  // Warns (Options::on_warning, else stderr) about masters that can evict
-  // the library's keys, (with the restart guard, unless
-  // Options::accept_non_durable_masters) whose persistence can lose
-  // acknowledged writes, and whose TLS is not verified: once every master
-  // answered or failed, one line per kind of risk counting the masters
-  // with it, at most once per client — and, on stderr, per process. A
-  // master that shows a risk only later is in Health() and `redlock status`.
-  void WarnAboutRisks();
 
   // The subscribers that wake waiters, made on first use (a client that
   // never waits makes none); null without RetryPolicy::wake_on_release.
@@ -275,6 +265,8 @@ class Engine {
   std::vector<MasterLink*> links_;
   // Made once masters_ is: judges them, whose grants count.
   std::unique_ptr<RestartGuard> guard_;
+  // Health(), the observer's master events, the risk warnings.
+  std::unique_ptr<MasterReports> reports_;
   // This engine's part of every LockState it makes: its address, lock clock
   // and links_' names, in order (packed votes).
   LockContextRef lock_context_;
@@ -287,8 +279,6 @@ class Engine {
   Deferred completions_;
   bool ready_to_attempt_ = false;
   std::vector<absl::AnyInvocable<void()>> attempt_waiters_;
-  // Per kind of risk (WarnAboutRisks()): its line was given.
-  std::array<bool, 3> risks_warned_ = {};
   std::unique_ptr<Timer> deployment_timer_;
   bool unbatched_keep_alive_ = false;  // Test only; see the setter.
   std::unique_ptr<KeepAliveBatcher> keep_alive_batcher_;
@@ -297,9 +287,6 @@ class Engine {
   CountedRef<KeepAliveDurations> last_keep_alive_durations_;
   bool semaphore_majority_of_counters_ = false;  // Unsafe, test only.
   Observer* const observer_;
-  // Per master, as the observer was last told: connected, and the verdict.
-  std::vector<bool> reported_ready_;
-  std::vector<absl::Status> reported_verdict_;
 };
 
 }  // namespace redlock::internal

@@ -26,8 +26,9 @@ namespace redlock::internal {
 // records the new validity and the votes on the lock if the round was won
 // (and the lock not released meanwhile), else keeps the shorter of the old
 // and the new validity; so does a won round that ran while another extension
-// of the lock did. Ends the round started with LockState::ExtensionStarted(). Returns OK, or the loss as the caller reports it:
-// 'extend "<resource>": <summary>: <votes>'.
+// of the lock did. Ends the round started with LockState::ExtensionStarted().
+// Returns OK, or the loss as the caller reports it: 'extend "<resource>":
+// <summary>: <votes>'.
 inline absl::Status ConcludeExtension(Observer* observer, LockState& state,
                                       RoundResult result, bool keep_alive) {
   if (observer != nullptr) {
@@ -62,8 +63,8 @@ inline absl::Status ConcludeExtension(Observer* observer, LockState& state,
           ? "lock lost: too many masters no longer hold our token"
           : LossSummary(result.status.code());
   return absl::Status(result.status.code(),
-                      absl::StrCat("extend \"", state.resource(), "\": ", summary,
-                                   ": ", result.status.message()));
+                      absl::StrCat("extend \"", state.resource(), "\": ",
+                                   summary, ": ", result.status.message()));
 }
 
 class Engine::ExtendOp final : public Engine::NamedOperation {

@@ -119,7 +119,8 @@ class KeepAliveBatcher {
   // nothing), and moves the timer if the heap's first time changed.
   void Update(KeepAliveOp* op) {
     const bool was_empty = heap_.empty();
-    const MonotonicTime front = was_empty ? MonotonicTime() : heap_.front().when;
+    const MonotonicTime front =
+        was_empty ? MonotonicTime() : heap_.front().when;
     if (!op->extend_queued_ && !op->margin_queued_) {
       if (op->heap_index_ >= 0) Erase(static_cast<size_t>(op->heap_index_));
     } else {
@@ -263,7 +264,8 @@ class KeepAliveBatcher {
     size_t begin = 0, keys = 0;
     for (size_t i = 0; i < batch->ops.size(); ++i) {
       const LockState& state = *batch->ops[i]->state_;
-      const size_t n = state.keys().size() + (state.limit_key().empty() ? 0 : 1);
+      const size_t n =
+          state.keys().size() + (state.limit_key().empty() ? 0 : 1);
       if (keys + n > kMaxBatchExtendKeys && i > begin) {
         batch->chunks.push_back(Chunk{begin, i, {}});
         begin = i;
@@ -476,7 +478,7 @@ class KeepAliveBatcher {
   std::deque<std::shared_ptr<Batch>> pumping_;
   // Per master: batch calls sent and not answered yet.
   std::vector<int> outstanding_;
-  bool blocked_ = false;  // Pump() waits for a reply.
+  bool blocked_ = false;     // Pump() waits for a reply.
   std::vector<Entry> heap_;  // A min-heap on `when`: Entry.
   std::chrono::nanoseconds widest_window_{0};
   std::vector<std::weak_ptr<Batch>> in_flight_;

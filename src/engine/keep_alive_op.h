@@ -198,7 +198,9 @@ class KeepAliveOp final : public Engine::Operation {
     if (absl::Nanoseconds(ns) < d && ns < INT64_MAX) ++ns;
     return ns;
   }
-  absl::Duration ttl() const { return absl::Nanoseconds(durations_->ns.ttl_ns); }
+  absl::Duration ttl() const {
+    return absl::Nanoseconds(durations_->ns.ttl_ns);
+  }
   absl::Duration extend_every() const {
     return absl::Nanoseconds(durations_->ns.extend_every_ns);
   }

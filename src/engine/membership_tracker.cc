@@ -162,8 +162,8 @@ absl::Status MembershipTracker::Veto(int master, bool fresh_read,
     return standing;
   }
   if (fresh_read && judgement_.adopted.has_value()) {
-    const absl::Duration age = ToDuration(
-        now - masters_[master]->identity().marker_read_at);
+    const absl::Duration age =
+        ToDuration(now - masters_[master]->identity().marker_read_at);
     if (age > kMembershipStale) {
       return absl::FailedPreconditionError(absl::StrCat(
           "membership: its record was last read ",

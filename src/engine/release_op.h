@@ -48,8 +48,9 @@ class Engine::ReleaseOp final : public Engine::NamedOperation {
     // A reader deletes its own key, and the shared lock key only if it was
     // the last reader there.
     if (state_->shared()) {
-      config.command = ReaderReleaseCommand(state_->key(), state_->reader_key(),
-                                            state_->readers_key(), state_->token());
+      config.command =
+          ReaderReleaseCommand(state_->key(), state_->reader_key(),
+                               state_->readers_key(), state_->token());
     } else if (!state_->limit_key().empty() || state_->keys().size() != 1) {
       // A permit set announces once, on its semaphore's channel; a
       // multi-resource lock has no queue of waiters.

@@ -37,8 +37,8 @@ class RestartGuard {
   // timer changed what the guard knows, and at each refresh: the engine
   // reports verdicts and wakes the attempts waiting for a judged quorum.
   RestartGuard(Runtime* runtime, const Options& options,
-               const std::vector<std::unique_ptr<Master>>& masters,
-               int quorum, absl::AnyInvocable<void()> on_change);
+               const std::vector<std::unique_ptr<Master>>& masters, int quorum,
+               absl::AnyInvocable<void()> on_change);
   ~RestartGuard();
 
   RestartGuard(const RestartGuard&) = delete;

@@ -171,8 +171,7 @@ class Wakeups final : private Subscriber::Listener {
     // have missed one). `successor`: the waiter id that master's release
     // named (the one queued longest there, see kReleasedMessage), or empty;
     // for kGranted, the proof the hand-off published (kGrantedMessage).
-    virtual void Wake(Event event, int master,
-                      absl::string_view successor) = 0;
+    virtual void Wake(Event event, int master, absl::string_view successor) = 0;
   };
 
   // A channel nobody waits on any more stays subscribed this long, so a

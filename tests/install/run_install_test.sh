@@ -34,8 +34,8 @@ if [[ -n "$(find "$work/prefix" -name redlockPrometheusTargets.cmake)" ]]; then
     { cat "$work/build-prometheus.log"; exit 1; }
   "$work/prometheus_consumer/prometheus_consumer"
 
-  # README.md's C++ blocks, warnings as errors (they use redlock::prometheus).
-  echo "== README.md's C++ examples"
+  # The C++ blocks of README.md and docs/usage.md, warnings as errors (they use redlock::prometheus).
+  echo "== the C++ examples of README.md and docs/usage.md"
   "$src/tests/tools/readme_examples.sh" "$src/README.md" \
     "$src/tests/tools/readme_examples/prelude.h" "$work/readme_examples"
   cmake -S "$work/readme_examples" -B "$work/readme_examples/build" \

@@ -548,7 +548,7 @@ class ContendedKindsPhase : public Phase {
     const Dist lone = Summarize(rw_.lone_writer_wait_us);
     absl::StrAppend(
         &md,
-        "Read-write lock. The queueing rule (docs/rwlock-notes.md, \"The "
+        "Read-write lock. The queueing rule (docs/notes/rwlock-notes.md, \"The "
         "bound on queueing\"): a writer's retries (from its second attempt) "
         "mark it waiting, and from then no new reader is admitted until the "
         "writer's acquisition ends (or its TTL after its last attempt, if it "
