@@ -54,26 +54,25 @@ struct SemaphoreSpec {
 // subscribe, so a release after that attempt cannot go unheard; and it may
 // wait for a wake-up until the end of its budget even when no further poll
 // fits in it.
-class Engine::AcquireOp final : public Engine::NamedOperation,
-                                private Wakeups::Waiter {
+class AcquireOp final : public NamedOperation, private Wakeups::Waiter {
  public:
   // `resources`: sorted, without duplicates, at least one. With
   // `semaphore`: its name alone, and `options.fencing` false.
-  AcquireOp(Engine* engine, std::vector<std::string> resources,
+  AcquireOp(OperationHost* host, std::vector<std::string> resources,
             const AcquireOptions& options, AsyncRedlock::AcquireCallback done,
             std::optional<SemaphoreSpec> semaphore = std::nullopt)
       : NamedOperation(
-            engine, absl::StrCat(semaphore.has_value() ? "acquire permits of \""
-                                 : options.shared      ? "acquire shared \""
-                                                       : "acquire \"",
-                                 absl::StrJoin(resources, "\", \""), "\"")),
+            host, absl::StrCat(semaphore.has_value() ? "acquire permits of \""
+                               : options.shared      ? "acquire shared \""
+                                                     : "acquire \"",
+                               absl::StrJoin(resources, "\", \""), "\"")),
         resources_(std::move(resources)),
         resource_(resources_.front()),
         semaphore_(std::move(semaphore)),
         keys_(semaphore_.has_value()
                   ? std::vector<std::string>()
-                  : KeysOf(engine->options_, resources_, &LockKey)),
-        counter_keys_(options.fencing ? KeysOf(engine->options_, resources_,
+                  : KeysOf(host->options(), resources_, &LockKey)),
+        counter_keys_(options.fencing ? KeysOf(host->options(), resources_,
                                                &FenceCounterKey)
                                       : std::vector<std::string>()),
         ttl_(options.ttl),
@@ -85,17 +84,17 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
         // after a refusal (WriterAcquireScript).
         may_wait_as_writer_(!shared_ && !options.fencing &&
                             !semaphore_.has_value() && resources_.size() == 1),
-        hand_off_(may_wait_as_writer_ && engine->options_.retry.hand_off &&
-                  engine->options_.retry.wake_on_release),
-        waiting_key_(WriterWaitingKey(engine->options_, resource_)),
+        hand_off_(may_wait_as_writer_ && host->options().retry.hand_off &&
+                  host->options().retry.wake_on_release),
+        waiting_key_(WriterWaitingKey(host->options(), resource_)),
         readers_key_(options.shared
-                         ? SharedHoldersKey(engine->options_, resource_)
+                         ? SharedHoldersKey(host->options(), resource_)
                          : std::string()),
         done_(std::move(done)),
-        started_(engine->runtime_->Now()),
-        schedule_(engine->options_.retry, started_,
+        started_(host->runtime()->Now()),
+        schedule_(host->options().retry, started_,
                   std::min(options.wait, kLongestWait)),
-        retry_timer_(engine->runtime_->NewTimer([this] { OnRetryTimer(); })) {
+        retry_timer_(host->runtime()->NewTimer([this] { OnRetryTimer(); })) {
     if (semaphore_.has_value()) {
       // Uncontended, slots 0 .. permits-1 are free: one round trip.
       for (int s = 0; s < semaphore_->permits; ++s) candidates_.push_back(s);
@@ -113,7 +112,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
   void WatchCancellation(const Cancellation& cancel) {
     cancel_ = cancel.state();
     absl::StatusOr<std::shared_ptr<Mailbox>> mailbox =
-        engine_->runtime_->GetMailbox();
+        host_->runtime()->GetMailbox();
     if (!mailbox.ok()) {
       // Without a way in from other threads, cancellation is seen at the
       // next attempt (StartAttempt checks it).
@@ -138,7 +137,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     // A hand-off waiter keeps its token once it waits (its entries name
     // it): the key holding it is its own, whichever way it got there.
     if (!HandsOff()) {
-      absl::StatusOr<std::string> token = engine_->runtime_->NewToken();
+      absl::StatusOr<std::string> token = host_->runtime()->NewToken();
       if (!token.ok()) {
         Fail(token.status());
         return;
@@ -154,26 +153,26 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     woken_in_attempt_ = false;
     named_by_.clear();
     ++attempts_;
-    engine_->RefreshMarkers(fencing_);
-    RoundConfig config = engine_->BaseRound(ttl_);
+    host_->guard().RefreshMarkers(fencing_);
+    RoundConfig config = host_->BaseRound(ttl_);
     if (fencing_) {
       config.command = FencedAcquireCommand(
-          keys_, counter_keys_, engine_->guard_->marker_key(), token_, ttl_);
+          keys_, counter_keys_, host_->guard().marker_key(), token_, ttl_);
       config.map_reply = &FencedAcquireVote;
       config.keep_replies = true;
       // Won only once a quorum of trusted counter reads is in, judged the
       // way the grants are.
       config.ready_to_win =
-          [engine = engine_, veto = engine_->FenceVetoFn(),
+          [host = host_, veto = host_->guard().FenceVetoFn(),
            domain = config.failure_domain](
               const std::vector<std::optional<RedisReply>>& replies) {
             std::vector<bool> trusted;
             CountTrustedFenceReads(replies, veto, domain, nullptr, nullptr,
                                    &trusted);
-            return engine->QuorumHeld(trusted);
+            return host->guard().membership().QuorumHeld(trusted);
           };
     } else if (shared_) {
-      reader_key_ = SharedHolderKey(engine_->options_, resource_, token_);
+      reader_key_ = SharedHolderKey(host_->options(), resource_, token_);
       config.command =
           ReaderAcquireCommand(keys_.front(), reader_key_, waiting_key_,
                                readers_key_, token_, ttl_, kMaxReaders);
@@ -185,7 +184,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       config.command =
           SemaphoreAcquireCommand(semaphore_->limit_key, semaphore_->slot_keys,
                                   token_, ttl_, semaphore_->limit, candidates_);
-      if (engine_->semaphore_majority_of_counters_) {
+      if (host_->semaphore_majority_of_counters()) {
         // TEST ONLY, unsafe: majority of counters (see
         // Engine::set_semaphore_majority_of_counters_for_testing).
         keys_ = semaphore_->slot_keys;
@@ -199,45 +198,45 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     } else {
       // On a contended resource (this client waited for it lately), an
       // attempt announces its win, so that woken waiters stand down.
-      const bool announce = watching_ || (engine_->wakeups_ != nullptr &&
-                                          engine_->wakeups_->Contended(keys_));
+      const bool announce = watching_ || (host_->wakeups() != nullptr &&
+                                          host_->wakeups()->Contended(keys_));
       if (waits_as_writer_) {
         // Refused before: new readers are held off while this writer
         // waits, for at most its TTL past this attempt and never past the
         // end of its wait (keys.h, WriterWaitingKey()).
         const absl::Duration left =
-            schedule_.WaitLeft(engine_->runtime_->Now()).value_or(ttl_);
+            schedule_.WaitLeft(host_->runtime()->Now()).value_or(ttl_);
         // Queued by its first refusal's time there (arrival_key_), so that
         // releases name the longest waiting writer (woken on release only).
         const absl::Duration waiting =
             std::max(std::min(ttl_, left), absl::Milliseconds(1));
         HandOffEntry entry;
         if (HandsOff()) {
-          absl::StatusOr<std::string> proof = engine_->runtime_->NewToken();
+          absl::StatusOr<std::string> proof = host_->runtime()->NewToken();
           if (!proof.ok()) {
             Fail(proof.status());
             return;
           }
           entry.key = hand_off_key_;
           entry.proof = *proof;
-          const RetryPolicy& policy = engine_->options_.retry;
+          const RetryPolicy& policy = host_->options().retry;
           entry.ttl = std::min(waiting, 2 * policy.max_delay + kEntrySlack);
           // Sent after this instant: a key handed over with this proof was
           // set later still.
           proofs_.push_back(
-              {attempts_, *std::move(proof), engine_->runtime_->Now()});
+              {attempts_, *std::move(proof), host_->runtime()->Now()});
           if (proofs_.size() > kProofsKept) proofs_.erase(proofs_.begin());
         }
         config.command = WriterAcquireCommand(
             keys_.front(), waiting_key_, token_, ttl_, waiter_id_, waiting,
             announce,
-            engine_->wakeups_ != nullptr ? arrival_key_ : std::string(),
+            host_->wakeups() != nullptr ? arrival_key_ : std::string(),
             HandsOff() ? &entry : nullptr);
         config.map_reply = &ScriptVote;
         config.keep_replies = true;  // Which masters took the mark off.
         writer_round_ = true;
         // Unknown until the replies: maybe marked everywhere.
-        marked_.assign(engine_->links_.size(), true);
+        marked_.assign(host_->links().size(), true);
       } else {
         config.command = AcquireCommand(keys_, token_, ttl_, announce);
         // One key: SET NX; several, or announced: the all-or-none script.
@@ -277,8 +276,8 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
             kind == MasterVote::Kind::kPending) {
           continue;
         }
-        engine_->links_[i]->Send(WithdrawCommand(/*leave_queue=*/false),
-                                 [](absl::StatusOr<RedisReply>) {});
+        host_->links()[i]->Send(WithdrawCommand(/*leave_queue=*/false),
+                                [](absl::StatusOr<RedisReply>) {});
         counts_from_[i] = attempts_ + 1;
         handed_at_[i].reset();
       }
@@ -294,7 +293,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
         }
       }
     }
-    if (Observer* observer = engine_->observer()) {
+    if (Observer* observer = host_->observer()) {
       AttemptEvent event;
       event.resource = resource_;
       event.attempt = attempts_;
@@ -313,23 +312,23 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       // behind it.
       waits_as_writer_ = true;
       // Its own random id, never a token: releases publish it.
-      absl::StatusOr<std::string> id = engine_->runtime_->NewToken();
+      absl::StatusOr<std::string> id = host_->runtime()->NewToken();
       if (!id.ok()) {
         Fail(id.status());
         return;
       }
       waiter_id_ = *std::move(id);
       arrival_key_ = absl::StrCat(
-          WaiterArrivalKeyPrefix(engine_->options_, resource_), waiter_id_);
+          WaiterArrivalKeyPrefix(host_->options(), resource_), waiter_id_);
       if (hand_off_) {  // Woken on release: it will watch.
         hand_off_key_ = absl::StrCat(
-            WaiterHandOffKeyPrefix(engine_->options_, resource_), waiter_id_);
-        counts_from_.assign(engine_->links_.size(), 0);
-        handed_at_.assign(engine_->links_.size(), std::nullopt);
+            WaiterHandOffKeyPrefix(host_->options(), resource_), waiter_id_);
+        counts_from_.assign(host_->links().size(), 0);
+        handed_at_.assign(host_->links().size(), std::nullopt);
         // Releases publish a hand-off to this waiter on a channel named as
         // its entry. Already watching (it yielded first): subscribed now,
         // and the next attempt, which leaves the entries, waits for it.
-        if (watching_) engine_->wakeups_->Watch(this, OwnChannel());
+        if (watching_) host_->wakeups()->Watch(this, OwnChannel());
       }
     }
     if (!result.status.ok()) {
@@ -349,14 +348,14 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     std::string untrusted;
     std::vector<bool> trusted_masters;
     const int trusted = CountTrustedFenceReads(
-        won_.replies, engine_->FenceVetoFn(), engine_->DomainFn(), &highest,
-        &untrusted, &trusted_masters);
-    if (!engine_->QuorumHeld(trusted_masters)) {
+        won_.replies, host_->guard().FenceVetoFn(), host_->guard().DomainFn(),
+        &highest, &untrusted, &trusted_masters);
+    if (!host_->guard().membership().QuorumHeld(trusted_masters)) {
       SendToAll(ReleaseCommand(keys_, token_));
       Fail(absl::UnavailableError(absl::StrCat(
           what_, ": fencing unavailable: only ", trusted,
           " masters answered with counters that can be trusted, ",
-          engine_->DescribeQuorum(), " needed",
+          host_->guard().membership().DescribeQuorum(), " needed",
           untrusted.empty() ? "" : absl::StrCat("; untrusted: ", untrusted),
           ". The lock was released; no token was issued.")));
       return;
@@ -366,12 +365,12 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     RoundConfig config;
     config.command = FenceWriteCommand(counter_keys_, fence_);
     config.map_reply = &ScriptVote;
-    config.quorum = engine_->quorum_;
-    config.groups = engine_->guard_->membership().groups();
+    config.quorum = host_->quorum();
+    config.groups = host_->guard().membership().groups();
     // Counted under the same rule as grants: a later acquisition finds our
     // token only through a quorum of judged masters, and one server under
     // two addresses must not count twice.
-    engine_->JudgeVotes(config);
+    host_->guard().JudgeVotes(config);
     config.cleanup_on_loss = ReleaseCommand(keys_, token_);
     StartRound(std::move(config));
   }
@@ -398,7 +397,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
           }
           Fail(absl::FailedPreconditionError(absl::StrCat(
               "semaphore \"", semaphore_->name, "\": this client's limit is ",
-              semaphore_->limit, ", master ", engine_->links_[i]->name(),
+              semaphore_->limit, ", master ", host_->links()[i]->name(),
               " has ", reply->stored_limit,
               result.status.ok() ? "; the permits won were released" : "")));
           return false;
@@ -414,16 +413,16 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
           break;
       }
     }
-    if (result.status.ok() && full_on >= engine_->quorum_ &&
-        (watching_ || (engine_->wakeups_ != nullptr &&
-                       engine_->wakeups_->Contended(watch_keys_)))) {
+    if (result.status.ok() && full_on >= host_->quorum() &&
+        (watching_ || (host_->wakeups() != nullptr &&
+                       host_->wakeups()->Contended(watch_keys_)))) {
       // Full now: woken waiters of this semaphore stand down until the next
       // release (a hint only; every attempt is still a full round).
       SendToAll(SemaphoreAnnounceCommand(semaphore_->limit_key, kTakenMessage));
     }
     if (result.status.code() != absl::StatusCode::kAborted) return true;
     SlotChoice choice = ChooseSlots(free_votes, semaphore_->permits,
-                                    engine_->quorum_, engine_->bitgen_);
+                                    host_->quorum(), host_->bitgen());
     candidates_ = std::move(choice.slots);
     if (choice.at_once && quick_retries_ < kQuickRetries) {
       ++quick_retries_;
@@ -463,8 +462,8 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
   Command WithdrawCommand(bool leave_queue) const {
     return internal::WithdrawCommand(
         keys_.front(), token_, waiting_key_,
-        WaiterArrivalKeyPrefix(engine_->options_, resource_),
-        WaiterHandOffKeyPrefix(engine_->options_, resource_), waiter_id_,
+        WaiterArrivalKeyPrefix(host_->options(), resource_),
+        WaiterHandOffKeyPrefix(host_->options(), resource_), waiter_id_,
         leave_queue);
   }
 
@@ -494,8 +493,8 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       return;
     }
     // The write-back counts inside the validity time.
-    const MonotonicTime now = engine_->runtime_->Now();
-    if (!HasValidity(won_.valid_until, now, engine_->options_.min_validity)) {
+    const MonotonicTime now = host_->runtime()->Now();
+    if (!HasValidity(won_.valid_until, now, host_->options().min_validity)) {
       SendToAll(ReleaseCommand(keys_, token_));
       RetryOrFail(absl::DeadlineExceededError(absl::StrCat(
           "writing the fencing token left ",
@@ -527,13 +526,13 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     Fail(absl::CancelledError(absl::StrCat(
         what_, ": cancelled by the caller after ", attempts,
         attempts == 1 ? " attempt" : " attempts", " in ",
-        ReadableDuration(ToDuration(engine_->runtime_->Now() - started_)),
+        ReadableDuration(ToDuration(host_->runtime()->Now() - started_)),
         released)));
   }
 
   void Succeed(uint64_t fence) {
     auto state = MakeLockState();
-    state->context = engine_->lock_context_;
+    state->context = host_->lock_context();
     state->SetNames(resources_, keys_);
     state->SetToken(token_);
     state->acquired_at = won_.start;
@@ -556,11 +555,11 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       state->SetVotesLocked(std::move(won_.votes));
     }
     Finished(/*won=*/true);
-    if (Observer* observer = engine_->observer()) {
+    if (Observer* observer = host_->observer()) {
       AcquiredEvent event;
       event.resource = resource_;
       event.attempts = attempts_;
-      event.wait = ToDuration(engine_->runtime_->Now() - started_);
+      event.wait = ToDuration(host_->runtime()->Now() - started_);
       event.fence = fence;
       event.handed_over = handed_over_;
       observer->OnAcquired(event);
@@ -588,11 +587,11 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       if (!marked_[i]) continue;
       Command unmark;
       unmark.args = {"SREM", waiting_key_, waiter_id_};
-      engine_->links_[i]->Send(unmark, [](absl::StatusOr<RedisReply>) {});
+      host_->links()[i]->Send(unmark, [](absl::StatusOr<RedisReply>) {});
       Command unqueue;
       unqueue.args = {"DEL", arrival_key_};
       if (HandsOff()) unqueue.args.push_back(hand_off_key_);
-      engine_->links_[i]->Send(unqueue, [](absl::StatusOr<RedisReply>) {});
+      host_->links()[i]->Send(unqueue, [](absl::StatusOr<RedisReply>) {});
     }
     marked_.clear();
     if (cancel_ != nullptr) cancel_->Unsubscribe(subscription_);
@@ -600,15 +599,15 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
   }
 
   void RetryOrFail(const absl::Status& status) {
-    const MonotonicTime now = engine_->runtime_->Now();
+    const MonotonicTime now = host_->runtime()->Now();
     std::optional<absl::Duration> delay =
-        schedule_.NextDelay(now, engine_->bitgen_);
+        schedule_.NextDelay(now, host_->bitgen());
     // An outage ends the wait at once (see AsyncRedlock::AcquireAsync).
     if (status.code() == absl::StatusCode::kUnavailable) {
       GiveUp(status);
       return;
     }
-    if (Wakeups* wakeups = engine_->WakeupsForWaiting(); wakeups != nullptr) {
+    if (Wakeups* wakeups = host_->WakeupsForWaiting(); wakeups != nullptr) {
       std::optional<absl::Duration> left = schedule_.WaitLeft(now);
       if (left.has_value()) {
         last_status_ = status;
@@ -656,7 +655,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
         absl::StrCat(
             what_, ": ", summary, " (", attempts,
             attempts == 1 ? " attempt" : " attempts", " in ",
-            ReadableDuration(ToDuration(engine_->runtime_->Now() - started_)),
+            ReadableDuration(ToDuration(host_->runtime()->Now() - started_)),
             "); last attempt: ", status.message())));
   }
 
@@ -671,7 +670,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
 
   void ArmRetry(Next next, absl::Duration after) {
     next_ = next;
-    next_at_ = engine_->runtime_->Now() + ToChrono(after);
+    next_at_ = host_->runtime()->Now() + ToChrono(after);
     retry_timer_->Arm(after);
   }
 
@@ -686,7 +685,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     // end of the budget.
     if (watching_ && !ChannelsSettled()) {
       if (std::optional<absl::Duration> left =
-              schedule_.WaitLeft(engine_->runtime_->Now())) {
+              schedule_.WaitLeft(host_->runtime()->Now())) {
         ArmRetry(Next::kSettling, *left);
       } else {
         GiveUp(last_status_);
@@ -700,7 +699,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
   void Wake(Wakeups::Event event, int master,
             absl::string_view successor) override {
     if (finished_) return;
-    const MonotonicTime now = engine_->runtime_->Now();
+    const MonotonicTime now = host_->runtime()->Now();
     switch (event) {
       case Wakeups::Event::kSettled:
         if (!ChannelsSettled()) return;
@@ -758,7 +757,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     std::optional<absl::Duration> left = schedule_.WaitLeft(now);
     if (!left.has_value()) return;
     const absl::Duration poll =
-        JitteredDelay(engine_->options_.retry, engine_->bitgen_);
+        JitteredDelay(host_->options().retry, host_->bitgen());
     if (poll < *left) {
       ArmRetry(Next::kPoll, poll);
     } else {
@@ -786,22 +785,22 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
       return true;
     }
     if (mine->attempt < counts_from_[master]) return true;
-    const absl::string_view run = engine_->wakeups_->RunId(master);
-    if (run.empty() || run != engine_->FailureDomain(master)) return true;
+    const absl::string_view run = host_->wakeups()->RunId(master);
+    if (run.empty() || run != host_->guard().FailureDomain(master)) return true;
     handed_at_[master] = mine->sent_at;
     std::optional<MonotonicTime> start;
     for (const std::optional<MonotonicTime>& at : handed_at_) {
       if (at.has_value() && (!start.has_value() || *at < *start)) start = at;
     }
-    RoundConfig config = engine_->BaseRound(ttl_);
+    RoundConfig config = host_->BaseRound(ttl_);
     config.map_reply = &ScriptVote;
     std::optional<RoundResult> won;
-    QuorumRound round(
-        engine_->links_, std::make_shared<const RoundConfig>(std::move(config)),
-        engine_->runtime_.get(), *start, [&won](RoundResult result) {
-          if (result.status.ok()) won = std::move(result);
-        });
-    const MonotonicTime now = engine_->runtime_->Now();
+    QuorumRound round(host_->links(),
+                      std::make_shared<const RoundConfig>(std::move(config)),
+                      host_->runtime(), *start, [&won](RoundResult result) {
+                        if (result.status.ok()) won = std::move(result);
+                      });
+    const MonotonicTime now = host_->runtime()->Now();
     for (size_t i = 0; i < handed_at_.size(); ++i) {
       if (handed_at_[i].has_value()) {
         round.Feed(static_cast<int>(i), RedisReply::Integer(1), now);
@@ -842,16 +841,16 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     if (attempts_ > 0 || yielded_ || semaphore_.has_value() || shared_) {
       return false;
     }
-    Wakeups* wakeups = engine_->wakeups_.get();
+    Wakeups* wakeups = host_->wakeups();
     if (wakeups == nullptr) return false;
-    const RetryPolicy& policy = engine_->options_.retry;
+    const RetryPolicy& policy = host_->options().retry;
     const absl::Duration most =
         policy.successor_grace + std::min(policy.wake_jitter, policy.max_delay);
     if (most <= absl::ZeroDuration() ||
         !wakeups->ReleasedWithin(keys_, most + kYieldMargin)) {
       return false;
     }
-    const MonotonicTime now = engine_->runtime_->Now();
+    const MonotonicTime now = host_->runtime()->Now();
     const std::optional<absl::Duration> left = schedule_.WaitLeft(now);
     // As long as a waiter its release did not name (WokenDelay()): the
     // named one goes first.
@@ -880,16 +879,16 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
   // (quorums intersect), not even across releases: a name an earlier
   // release gave, that master's later one takes back.
   bool NamedBy(int master, absl::string_view successor) {
-    if (master < 0 || master >= static_cast<int>(engine_->masters_.size())) {
+    if (master < 0 || master >= static_cast<int>(host_->links().size())) {
       return false;
     }
     const bool me = !successor.empty() && successor == waiter_id_;
     if (named_by_.empty()) {
       if (!me) return false;
-      named_by_.assign(engine_->masters_.size(), false);
+      named_by_.assign(host_->links().size(), false);
     }
     named_by_[master] = me;
-    return me && engine_->QuorumHeld(named_by_);
+    return me && host_->guard().membership().QuorumHeld(named_by_);
   }
 
   // When a waiter woken by a release tries: at once if a quorum of the
@@ -901,24 +900,24 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
   absl::Duration WokenDelay(bool named, absl::string_view successor) {
     if (named) return absl::ZeroDuration();
     if (successor.empty()) return WakeJitter();
-    return engine_->options_.retry.successor_grace + WakeJitter();
+    return host_->options().retry.successor_grace + WakeJitter();
   }
 
   // Uniform in [0, min(wake_jitter, max_delay)].
   absl::Duration WakeJitter() {
-    const RetryPolicy& policy = engine_->options_.retry;
+    const RetryPolicy& policy = host_->options().retry;
     const int64_t most = absl::ToInt64Nanoseconds(
         std::min(policy.wake_jitter, policy.max_delay));
     if (most <= 0) return absl::ZeroDuration();
-    return absl::Nanoseconds(absl::Uniform<int64_t>(absl::IntervalClosed,
-                                                    engine_->bitgen_, 0, most));
+    return absl::Nanoseconds(
+        absl::Uniform<int64_t>(absl::IntervalClosed, host_->bitgen(), 0, most));
   }
 
   void Unwatch() {
     if (!watching_) return;
     watching_ = false;
-    engine_->wakeups_->Unwatch(this, WatchKeys());
-    engine_->wakeups_->Unwatch(this, OwnChannel());
+    host_->wakeups()->Unwatch(this, WatchKeys());
+    host_->wakeups()->Unwatch(this, OwnChannel());
   }
 
   // Watches WatchKeys() and, once it has one, this waiter's own channel.
@@ -927,15 +926,15 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
   // needs no such check: nothing is handed to this waiter before the
   // attempt that leaves its entries, which waits until it is settled.
   bool WatchChannels() {
-    const bool fresh = engine_->wakeups_->Watch(this, WatchKeys());
-    engine_->wakeups_->Watch(this, OwnChannel());
+    const bool fresh = host_->wakeups()->Watch(this, WatchKeys());
+    host_->wakeups()->Watch(this, OwnChannel());
     return fresh;
   }
 
   // Wakeups::Settled() for every channel WatchChannels() watches.
   bool ChannelsSettled() const {
-    return engine_->wakeups_->Settled(WatchKeys()) &&
-           engine_->wakeups_->Settled(OwnChannel());
+    return host_->wakeups()->Settled(WatchKeys()) &&
+           host_->wakeups()->Settled(OwnChannel());
   }
 
   // The channel on which a release tells this waiter alone that it was
@@ -945,7 +944,7 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
     return absl::MakeConstSpan(&hand_off_key_, 1);
   }
 
-  void SendToAll(const Command& command) { engine_->SendToAll(command); }
+  void SendToAll(const Command& command) { host_->SendToAll(command); }
 
   // The channels this acquisition's waiting listens on: its lock keys, or
   // a semaphore's limit key (its slot keys change between attempts).
@@ -955,12 +954,12 @@ class Engine::AcquireOp final : public Engine::NamedOperation,
 
   void Fail(absl::Status status) override {
     Finished();
-    if (Observer* observer = engine_->observer()) {
+    if (Observer* observer = host_->observer()) {
       AcquireFailedEvent event;
       event.resource = resource_;
       event.status = status;
       event.attempts = attempts_;
-      event.wait = ToDuration(engine_->runtime_->Now() - started_);
+      event.wait = ToDuration(host_->runtime()->Now() - started_);
       observer->OnAcquireFailed(event);
     }
     Deliver(done_, absl::StatusOr<Lock>(std::move(status)));

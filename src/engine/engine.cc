@@ -93,11 +93,7 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
 
 Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
                std::vector<MasterAddress> addresses)
-    : runtime_(std::move(runtime)),
-      options_(std::move(options)),
-      bitgen_(runtime_.get()),
-      completions_(runtime_.get()),
-      observer_(options_.observer.get()) {
+    : OperationHost(std::move(runtime), std::move(options)) {
   const int n = static_cast<int>(addresses.size());
   quorum_ = options_.quorum == Quorum::kUnanimous ? n : n / 2 + 1;
   for (MasterAddress& address : addresses) {
@@ -138,12 +134,6 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
   // mapped now, while the handshakes are in flight, not as a lock is won.
   ReservePoolFor<LockState>();
   ReservePoolFor<KeepAliveOp>();
-}
-
-void Engine::SendToAll(const Command& command) {
-  for (MasterLink* master : links_) {
-    master->Send(command, [](absl::StatusOr<RedisReply>) {});
-  }
 }
 
 Wakeups* Engine::WakeupsForWaiting() {
@@ -218,18 +208,6 @@ Engine::~Engine() {
   links_.clear();
   masters_.clear();
   completions_.RunAll();
-}
-
-RoundConfig Engine::BaseRound(absl::Duration ttl) const {
-  RoundConfig config;
-  config.quorum = quorum_;
-  config.check_validity = true;
-  // Validity is computed from the TTL the masters were given.
-  config.ttl = SentTtl(ttl);
-  config.drift_factor = options_.drift_factor;
-  config.min_validity = options_.min_validity;
-  JudgeVotes(config);
-  return config;
 }
 
 KeepAliveBatcher& Engine::KeepAliveBatches() {

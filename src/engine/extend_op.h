@@ -67,11 +67,12 @@ inline absl::Status ConcludeExtension(Observer* observer, LockState& state,
                                    summary, ": ", result.status.message()));
 }
 
-class Engine::ExtendOp final : public Engine::NamedOperation {
+class ExtendOp final : public NamedOperation {
  public:
-  ExtendOp(Engine* engine, std::shared_ptr<LockState> state, absl::Duration ttl,
-           AsyncRedlock::ExtendCallback done, bool keep_alive)
-      : NamedOperation(engine,
+  ExtendOp(OperationHost* host, std::shared_ptr<LockState> state,
+           absl::Duration ttl, AsyncRedlock::ExtendCallback done,
+           bool keep_alive)
+      : NamedOperation(host,
                        absl::StrCat("extend \"", state->resource(), "\"")),
         state_(std::move(state)),
         ttl_(ttl),
@@ -82,8 +83,8 @@ class Engine::ExtendOp final : public Engine::NamedOperation {
     if (cancelled()) return;  // The engine went first.
     // Membership records older than a second are read again first (queued
     // ahead of the extension on each connection).
-    engine_->RefreshMarkers();
-    RoundConfig config = engine_->BaseRound(ttl_);
+    host_->guard().RefreshMarkers();
+    RoundConfig config = host_->BaseRound(ttl_);
     // A semaphore's permit set also keeps its limit key alive: it must
     // outlive every slot it covers.
     // A reader also keeps the shared lock key and the readers' index at
@@ -108,7 +109,7 @@ class Engine::ExtendOp final : public Engine::NamedOperation {
  private:
   void OnRound(RoundResult result) override {
     counted_ = false;  // ConcludeExtension() ends it.
-    absl::Status status = ConcludeExtension(engine_->observer(), *state_,
+    absl::Status status = ConcludeExtension(host_->observer(), *state_,
                                             std::move(result), keep_alive_);
     if (status.ok()) {
       Deliver(done_, absl::OkStatus());

@@ -30,20 +30,20 @@
 #include "src/algorithm/scripts.h"
 #include "src/algorithm/validity.h"
 #include "src/algorithm/vote.h"
-#include "src/engine/engine.h"
 #include "src/engine/keep_alive_op.h"
 #include "src/engine/lock_state.h"
+#include "src/engine/operation_host.h"
 #include "src/engine/quorum_round.h"
 
 namespace redlock::internal {
 
 class KeepAliveBatcher {
  public:
-  explicit KeepAliveBatcher(Engine* engine)
-      : engine_(engine),
-        timer_(engine->runtime_->NewTimer([this] { OnTimer(); })),
-        pump_timer_(engine->runtime_->NewTimer([this] { Pump(); })),
-        outstanding_(engine->links_.size(), 0) {}
+  explicit KeepAliveBatcher(OperationHost* host)
+      : host_(host),
+        timer_(host->runtime()->NewTimer([this] { OnTimer(); })),
+        pump_timer_(host->runtime()->NewTimer([this] { Pump(); })),
+        outstanding_(host->links().size(), 0) {}
 
   // Cancels every batch in flight: no round of it decides any more. The ops
   // still queued leave the heap (an op that outlives the batcher finds no
@@ -197,14 +197,14 @@ class KeepAliveBatcher {
       return;
     }
     timer_->Arm(
-        std::max(ToDuration(heap_.front().when - engine_->runtime_->Now()),
+        std::max(ToDuration(heap_.front().when - host_->runtime()->Now()),
                  absl::ZeroDuration()));
   }
 
   // Everything due now: margins reached, and every extension due within
   // its window from now, in one batch.
   void OnTimer() {
-    const MonotonicTime now = engine_->runtime_->Now();
+    const MonotonicTime now = host_->runtime()->Now();
     std::vector<std::shared_ptr<KeepAliveOp>> extend;
     std::vector<std::shared_ptr<KeepAliveOp>> margins;
     std::vector<KeepAliveOp*> popped;
@@ -237,12 +237,11 @@ class KeepAliveBatcher {
     for (auto& op : ops) {
       if (op->lost_) continue;
       // The single path's checks first: a released lock is not extended.
-      if (absl::Status ok = engine_->CheckLockState(op->state_.get());
-          !ok.ok()) {
+      if (absl::Status ok = host_->CheckLockState(op->state_.get()); !ok.ok()) {
         op->Lost(std::move(ok));
         continue;
       }
-      if (op->state_->shared() || engine_->unbatched_keep_alive_) {
+      if (op->state_->shared() || host_->unbatched_keep_alive()) {
         op->ExtendAlone();
       } else {
         batched.push_back(std::move(op));
@@ -251,7 +250,7 @@ class KeepAliveBatcher {
     if (batched.empty()) return;
     // As a single extension: its grants are judged like an acquisition's,
     // not before a quorum can be judged.
-    engine_->WhenReadyToAttempt([this, batched = std::move(batched)]() mutable {
+    host_->WhenReadyToAttempt([this, batched = std::move(batched)]() mutable {
       Send(std::move(batched));
     });
   }
@@ -294,14 +293,14 @@ class KeepAliveBatcher {
     // As ExtendOp::Start(): membership records older than a second are read
     // again first, queued ahead of this call on each connection (a batch's
     // later chunks go out later than its first).
-    engine_->RefreshMarkers();
+    host_->guard().RefreshMarkers();
     std::vector<BatchExtendEntry> entries;
     entries.reserve(chunk.end - chunk.begin);
     // The tokens' text, which the entries view (reserved whole, so that
     // the views stay good).
     std::vector<TokenText> tokens;
     tokens.reserve(chunk.end - chunk.begin);
-    const MonotonicTime start = engine_->runtime_->Now();
+    const MonotonicTime start = host_->runtime()->Now();
     std::shared_ptr<const RoundConfig> config;
     absl::Duration config_ttl;
     for (size_t i = chunk.begin; i < chunk.end; ++i) {
@@ -330,7 +329,7 @@ class KeepAliveBatcher {
       KeepAliveOp* const kept = op.get();
       op->state_->ExtensionStarted();  // Ended by ConcludeExtension().
       batch->rounds[i] = &batch->round_store.emplace_back(
-          engine_->links_, config, engine_->runtime_.get(), start,
+          host_->links(), config, host_->runtime(), start,
           [kept](RoundResult result) {
             kept->OnBatchRound(std::move(result));
           });
@@ -340,17 +339,17 @@ class KeepAliveBatcher {
     // Its RESP text is made once, here, for all of them.
     std::shared_ptr<const Command> command =
         std::make_shared<Command>(EncodedBatchExtendCommand(entries));
-    for (size_t m = 0; m < engine_->links_.size(); ++m) {
+    for (size_t m = 0; m < host_->links().size(); ++m) {
       ++outstanding_[m];
       ++requests_;
-      engine_->links_[m]->Send(
+      host_->links()[m]->Send(
           command, [this, batch, c, m](absl::StatusOr<RedisReply> reply) {
             if (batch->cancelled) return;  // The batcher is gone.
             --outstanding_[m];
             Chunk& chunk = batch->chunks[c];
             const int master = static_cast<int>(m);
             // Every lock's answer arrived now, in this reply.
-            const MonotonicTime received_at = engine_->runtime_->Now();
+            const MonotonicTime received_at = host_->runtime()->Now();
             if (!reply.ok()) {
               for (size_t i : chunk.sent) {
                 batch->rounds[i]->Feed(master, reply.status(), received_at);
@@ -377,13 +376,13 @@ class KeepAliveBatcher {
   // with the grant verdicts and failure domains judged once per reply
   // (Judged), for every round of a chunk with this TTL.
   std::shared_ptr<const RoundConfig> SharedRound(absl::Duration ttl) {
-    auto config = std::make_shared<RoundConfig>(engine_->BaseRound(ttl));
+    auto config = std::make_shared<RoundConfig>(host_->BaseRound(ttl));
     config->map_reply = &ScriptVote;
     // JudgeVotes()'s, with the replying master's verdict and every
     // master's server judged once per reply (Judged()).
     config->grant_veto = [this](int master) {
       return judged_master_ == master ? judged_veto_
-                                      : engine_->GrantVeto(master);
+                                      : host_->guard().GrantVeto(master);
     };
     // While a reply is fed, a master whose server no other master shares
     // has no domain to compare (empty): QuorumRound counts one grant per
@@ -391,7 +390,7 @@ class KeepAliveBatcher {
     // so the round decides exactly as with the domain itself, without
     // comparing it to every grant so far.
     config->failure_domain = [this](int master) {
-      if (judged_master_ < 0) return engine_->FailureDomain(master);
+      if (judged_master_ < 0) return host_->guard().FailureDomain(master);
       return judged_shared_[master] ? judged_domains_[master]
                                     : absl::string_view();
     };
@@ -409,13 +408,13 @@ class KeepAliveBatcher {
   class Judged {
    public:
     Judged(KeepAliveBatcher* batcher, int master) : batcher_(batcher) {
-      Engine* engine = batcher->engine_;
-      batcher->judged_veto_ = engine->GrantVeto(master);
-      const size_t n = engine->links_.size();
+      OperationHost* host = batcher->host_;
+      batcher->judged_veto_ = host->guard().GrantVeto(master);
+      const size_t n = host->links().size();
       batcher->judged_domains_.resize(n);
       for (size_t m = 0; m < n; ++m) {
         batcher->judged_domains_[m] =
-            engine->FailureDomain(static_cast<int>(m));
+            host->guard().FailureDomain(static_cast<int>(m));
       }
       // Which masters share their (known) server with another master.
       batcher->judged_shared_.assign(n, false);
@@ -471,7 +470,7 @@ class KeepAliveBatcher {
     if (!pumping_.empty()) pump_timer_->Arm(absl::ZeroDuration());
   }
 
-  Engine* const engine_;
+  OperationHost* const host_;
   const std::unique_ptr<Timer> timer_;
   const std::unique_ptr<Timer> pump_timer_;
   // Batches with chunks still to send, oldest first.
@@ -492,10 +491,10 @@ class KeepAliveBatcher {
 };
 
 inline void KeepAliveOp::ArmExtendTimer() {
-  const MonotonicTime now = engine_->runtime_->Now();
+  const MonotonicTime now = host_->runtime()->Now();
   const absl::Duration held = ToDuration(now - state_->acquired_at);
   if (held + extend_every() > max_hold()) return;  // The cap: stop extending.
-  engine_->KeepAliveBatches().QueueExtend(
+  host_->KeepAliveBatches().QueueExtend(
       this, now + std::chrono::nanoseconds(durations_->ns.extend_every_ns),
       ExtendWindow());
 }
@@ -506,7 +505,7 @@ inline void KeepAliveOp::ArmMarginTimer() {
     std::lock_guard<std::mutex> lock(state_->mu());
     valid_until = state_->valid_until;
   }
-  const MonotonicTime now = engine_->runtime_->Now();
+  const MonotonicTime now = host_->runtime()->Now();
   const absl::Duration until_margin =
       std::max(Remaining(valid_until, now) - margin(), absl::ZeroDuration());
   const MonotonicTime at = now + ToChrono(until_margin);
@@ -517,11 +516,11 @@ inline void KeepAliveOp::ArmMarginTimer() {
   const bool later = margin_queued_ && at >= margin_at_;
   margin_at_ = at;
   if (later) return;
-  engine_->KeepAliveBatches().QueueMargin(this);
+  host_->KeepAliveBatches().QueueMargin(this);
 }
 
 inline KeepAliveOp::~KeepAliveOp() {
-  if (heap_index_ >= 0) engine_->KeepAliveBatches().Remove(this);
+  if (heap_index_ >= 0) host_->KeepAliveBatches().Remove(this);
 }
 
 }  // namespace redlock::internal

@@ -7,6 +7,7 @@
 #define REDLOCK_SRC_ENGINE_KEEP_ALIVE_OP_H_
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "src/algorithm/validity.h"
+#include "src/engine/counted_ref.h"
 #include "src/engine/extend_op.h"
 #include "src/engine/lock_state.h"
 #include "src/engine/operation.h"
@@ -24,6 +26,27 @@
 namespace redlock::internal {
 
 class KeepAliveBatcher;
+
+// A keep-alive's durations as whole nanoseconds: the TTL, the period and
+// the cap rounded down (the masters get the TTL in whole milliseconds
+// anyway), the margin up; a cap of InfiniteDuration() is INT64_MAX. Shared
+// by the keep-alives an engine starts with the same ones (one reference a
+// lock, not 32 bytes).
+struct KeepAliveDurations {
+  struct Ns {
+    int64_t ttl_ns = 0;
+    int64_t extend_every_ns = 0;
+    int64_t margin_ns = 0;
+    int64_t max_hold_ns = 0;
+    bool operator==(const Ns& o) const {
+      return ttl_ns == o.ttl_ns && extend_every_ns == o.extend_every_ns &&
+             margin_ns == o.margin_ns && max_hold_ns == o.max_hold_ns;
+    }
+  };
+  explicit KeepAliveDurations(const Ns& values) : ns(values) {}
+  const Ns ns;
+  mutable std::atomic<int64_t> refs{0};  // CountedRef's count.
+};
 
 // Keeps a lock alive: extends it every extend_every, and declares it lost
 // when an extension fails or validity falls below the safety margin first.
@@ -33,14 +56,14 @@ class KeepAliveBatcher;
 // (one or several keys) or a semaphore's permit set is extended in the
 // batcher's batches; a reader of a read-write lock, or every lock while
 // Engine::set_unbatched_keep_alive_for_testing is on, by its own ExtendOp.
-class KeepAliveOp final : public Engine::Operation {
+class KeepAliveOp final : public Operation {
  public:
-  KeepAliveOp(Engine* engine, std::shared_ptr<LockState> state,
+  KeepAliveOp(OperationHost* host, std::shared_ptr<LockState> state,
               CountedRef<KeepAliveDurations> durations,
               absl::AnyInvocable<void(const absl::Status&)> on_lost)
       // No name of its own (What() makes it when a message needs it): one
       // string less per lock kept alive.
-      : Operation(engine),
+      : Operation(host),
         extend_queued_(false),
         margin_queued_(false),
         lost_(false),
@@ -77,13 +100,13 @@ class KeepAliveOp final : public Engine::Operation {
     stopped_ = true;
     lost_ = true;
     StopTimers();
-    if (release && engine_->CheckLock(Lock(state_)).ok()) {
-      engine_
+    if (release && host_->CheckLock(Lock(state_)).ok()) {
+      host_
           ->Release(Lock(state_), ReleaseOptions(),
                     [](absl::StatusOr<ReleaseReport>) {})
           .IgnoreError();
     }
-    engine_->Finish(this, [] {});
+    host_->Finish(this, [] {});
   }
 
  private:
@@ -107,7 +130,7 @@ class KeepAliveOp final : public Engine::Operation {
   // An extension by its own ExtendOp (a reader; the unbatched mode).
   void ExtendAlone() {
     std::weak_ptr<Operation> weak = shared_from_this();
-    absl::Status sent = engine_->Extend(
+    absl::Status sent = host_->Extend(
         Lock(state_), ttl(),
         [weak](absl::Status status) {
           if (auto self = weak.lock()) {
@@ -120,8 +143,8 @@ class KeepAliveOp final : public Engine::Operation {
 
   // This lock's round of a batch was decided (the batcher's feed).
   void OnBatchRound(RoundResult result) {
-    OnExtended(ConcludeExtension(engine_->observer(), *state_,
-                                 std::move(result), /*keep_alive=*/true));
+    OnExtended(ConcludeExtension(host_->observer(), *state_, std::move(result),
+                                 /*keep_alive=*/true));
   }
 
   void OnExtended(const absl::Status& status) {
@@ -146,7 +169,7 @@ class KeepAliveOp final : public Engine::Operation {
 
   void OnMarginTimer() {
     const absl::Duration held =
-        ToDuration(engine_->runtime_->Now() - state_->acquired_at);
+        ToDuration(host_->runtime()->Now() - state_->acquired_at);
     Lost(absl::DeadlineExceededError(
         held + extend_every() > max_hold()
             ? absl::StrCat(What(), ": held for ", ReadableDuration(held),
@@ -174,14 +197,14 @@ class KeepAliveOp final : public Engine::Operation {
       if (state_->released) return;
     }
     state_->MarkLost(reason);
-    if (Observer* observer = engine_->observer()) {
+    if (Observer* observer = host_->observer()) {
       LostEvent event;
       event.resource = state_->resource();
       event.reason = reason;
       observer->OnLost(event);
     }
     if (on_lost_) {
-      engine_->completions_.Post(
+      host_->completions().Post(
           [done = std::move(on_lost_), reason]() mutable { done(reason); });
     }
   }

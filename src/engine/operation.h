@@ -1,6 +1,6 @@
 // Copyright 2026 The redlock Authors.
 //
-// Engine::Operation, the base of the engine's operations (acquire, extend,
+// Operation, the base of the engine's operations (acquire, extend,
 // release, keep-alive; one file each), and what they share.
 // Included only by src/engine/engine.cc. Loop thread only.
 
@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "src/engine/engine.h"
+#include "src/engine/operation_host.h"
 #include "src/engine/quorum_round.h"
 
 namespace redlock::internal {
@@ -39,9 +39,9 @@ inline absl::string_view LossSummary(absl::StatusCode code) {
 
 // An acquire, extend or release in flight. Runs its quorum rounds and hands
 // its one result to Engine::Finish().
-class Engine::Operation : public std::enable_shared_from_this<Operation> {
+class Operation : public std::enable_shared_from_this<Operation> {
  public:
-  explicit Operation(Engine* engine) : engine_(engine) {}
+  explicit Operation(OperationHost* host) : host_(host) {}
   virtual ~Operation() = default;
 
   // Names it in messages: acquire "recalc-ratings". A NamedOperation's is
@@ -62,7 +62,7 @@ class Engine::Operation : public std::enable_shared_from_this<Operation> {
   // Hands `result` to `done` on a later loop turn.
   template <typename Callback, typename Result>
   void Deliver(Callback& done, Result result) {
-    engine_->Finish(
+    host_->Finish(
         this, [done = std::move(done), result = std::move(result)]() mutable {
           done(std::move(result));
         });
@@ -76,7 +76,7 @@ class Engine::Operation : public std::enable_shared_from_this<Operation> {
   // Cancel() ran: the engine is going away; start nothing.
   bool cancelled() const { return cancelled_; }
 
-  Engine* const engine_;
+  OperationHost* const host_;
 
  private:
   // Last: a derived class's first small members may share its word (a
@@ -85,18 +85,18 @@ class Engine::Operation : public std::enable_shared_from_this<Operation> {
 };
 
 // An operation with its name made when it starts (acquire, extend, release).
-class Engine::NamedOperation : public Engine::Operation {
+class NamedOperation : public Operation {
  public:
   // `what` names it in messages: acquire "recalc-ratings".
-  NamedOperation(Engine* engine, std::string what)
-      : Operation(engine), what_(std::move(what)) {}
+  NamedOperation(OperationHost* host, std::string what)
+      : Operation(host), what_(std::move(what)) {}
 
   std::string What() const override { return what_; }
 
  protected:
   void StartRound(RoundConfig config) {
     round_ = QuorumRound::Start(
-        engine_->links_, std::move(config), engine_->runtime_.get(),
+        host_->links(), std::move(config), host_->runtime(),
         [self = shared_from_this()](RoundResult result) {
           auto* op = static_cast<NamedOperation*>(self.get());
           op->round_.reset();

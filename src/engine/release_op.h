@@ -21,11 +21,11 @@
 
 namespace redlock::internal {
 
-class Engine::ReleaseOp final : public Engine::NamedOperation {
+class ReleaseOp final : public NamedOperation {
  public:
-  ReleaseOp(Engine* engine, std::shared_ptr<LockState> state,
+  ReleaseOp(OperationHost* host, std::shared_ptr<LockState> state,
             const ReleaseOptions& options, AsyncRedlock::ReleaseCallback done)
-      : NamedOperation(engine,
+      : NamedOperation(host,
                        absl::StrCat("release \"", state->resource(), "\"")),
         state_(std::move(state)),
         wait_for_all_(options.wait_for_all_masters),
@@ -36,13 +36,13 @@ class Engine::ReleaseOp final : public Engine::NamedOperation {
       std::lock_guard<std::mutex> lock(state_->mu());
       state_->released = true;
       state_->valid_until =
-          std::min(state_->valid_until, engine_->runtime_->Now());
+          std::min(state_->valid_until, host_->runtime()->Now());
     }
-    if (engine_->wakeups_ != nullptr && !state_->shared() &&
+    if (host_->wakeups() != nullptr && !state_->shared() &&
         state_->limit_key().empty()) {
       // Others may be waiting: this client's next acquisition of the lock
       // soon after yields to them (AcquireOp::YieldsToWoken()).
-      engine_->wakeups_->NoteReleased(state_->keys());
+      host_->wakeups()->NoteReleased(state_->keys());
     }
     RoundConfig config;
     // A reader deletes its own key, and the shared lock key only if it was
@@ -63,13 +63,13 @@ class Engine::ReleaseOp final : public Engine::NamedOperation {
       // (RetryPolicy::hand_off), whatever this client's own setting.
       config.command = ReleaseCommand(
           state_->key(), state_->token(),
-          WriterWaitingKey(engine_->options_, state_->resource()),
-          WaiterArrivalKeyPrefix(engine_->options_, state_->resource()),
-          WaiterHandOffKeyPrefix(engine_->options_, state_->resource()));
+          WriterWaitingKey(host_->options(), state_->resource()),
+          WaiterArrivalKeyPrefix(host_->options(), state_->resource()),
+          WaiterHandOffKeyPrefix(host_->options(), state_->resource()));
     }
     config.map_reply = &ScriptVote;
-    config.quorum = engine_->quorum_;
-    config.groups = engine_->guard_->membership().groups();
+    config.quorum = host_->quorum();
+    config.groups = host_->guard().membership().groups();
     // Decided as soon as a quorum no longer carries the token (or can no
     // longer confirm it): the masters still to answer were sent the release
     // in the same loop turn and get it all the same, bounded by
@@ -79,13 +79,13 @@ class Engine::ReleaseOp final : public Engine::NamedOperation {
                              : RoundConfig::DecideWhen::kQuorumCleared;
     // Copied first: the round may end (and this operation with it) before
     // StartRound returns.
-    Engine* engine = engine_;
+    OperationHost* host = host_;
     const std::string limit_key = state_->limit_key();
     StartRound(std::move(config));
     if (!limit_key.empty()) {
       // Behind the release on each connection: heard once the slots are
       // free.
-      engine->SendToAll(SemaphoreAnnounceCommand(limit_key, kReleasedMessage));
+      host->SendToAll(SemaphoreAnnounceCommand(limit_key, kReleasedMessage));
     }
   }
 
@@ -98,7 +98,7 @@ class Engine::ReleaseOp final : public Engine::NamedOperation {
     report.pending = result.pending;
     report.freed = result.quorum_cleared;
     report.votes = std::move(result.votes);
-    if (Observer* observer = engine_->observer()) {
+    if (Observer* observer = host_->observer()) {
       ReleasedEvent event;
       event.resource = state_->resource();
       event.report = &report;
