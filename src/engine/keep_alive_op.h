@@ -1,7 +1,7 @@
 // Copyright 2026 The redlock Authors.
 //
 // KeepAliveOp: keeps a held lock alive with the engine's own extensions.
-// Included only by src/engine/engine.cc. Loop thread only.
+// Loop thread only.
 
 #ifndef REDLOCK_SRC_ENGINE_KEEP_ALIVE_OP_H_
 #define REDLOCK_SRC_ENGINE_KEEP_ALIVE_OP_H_
@@ -60,54 +60,22 @@ class KeepAliveOp final : public Operation {
  public:
   KeepAliveOp(OperationHost* host, std::shared_ptr<LockState> state,
               CountedRef<KeepAliveDurations> durations,
-              absl::AnyInvocable<void(const absl::Status&)> on_lost)
-      // No name of its own (What() makes it when a message needs it): one
-      // string less per lock kept alive.
-      : Operation(host),
-        extend_queued_(false),
-        margin_queued_(false),
-        lost_(false),
-        stopped_(false),
-        durations_(std::move(durations)),
-        on_lost_(std::move(on_lost)),
-        state_(std::move(state)) {}
+              absl::AnyInvocable<void(const absl::Status&)> on_lost);
 
   // What KeepAliveDurations holds, from the durations asked for.
   static KeepAliveDurations::Ns DurationsNs(absl::Duration ttl,
                                             absl::Duration extend_every,
                                             absl::Duration margin,
-                                            absl::Duration max_hold) {
-    KeepAliveDurations::Ns ns;
-    ns.ttl_ns = absl::ToInt64Nanoseconds(ttl);
-    ns.extend_every_ns = absl::ToInt64Nanoseconds(extend_every);
-    ns.margin_ns = CeilNanoseconds(margin);
-    ns.max_hold_ns = absl::ToInt64Nanoseconds(max_hold);
-    return ns;
-  }
+                                            absl::Duration max_hold);
 
   // Leaves the batcher's heap (defined in keep_alive_batch.h).
   ~KeepAliveOp() override;
 
-  void Start() {
-    ArmMarginTimer();
-    ArmExtendTimer();
-  }
+  void Start();
 
   // Also after the lock was lost: the masters that still hold our token keep
   // it for up to a TTL unless it is released.
-  void Stop(bool release) {
-    if (stopped_) return;
-    stopped_ = true;
-    lost_ = true;
-    StopTimers();
-    if (release && host_->CheckLock(Lock(state_)).ok()) {
-      host_
-          ->Release(Lock(state_), ReleaseOptions(),
-                    [](absl::StatusOr<ReleaseReport>) {})
-          .IgnoreError();
-    }
-    host_->Finish(this, [] {});
-  }
+  void Stop(bool release);
 
  private:
   friend class KeepAliveBatcher;
@@ -122,65 +90,20 @@ class KeepAliveOp final : public Operation {
   void ArmMarginTimer();
 
   // Nothing more is due: the batcher drops what it still has queued for us.
-  void StopTimers() {
-    extend_queued_ = false;
-    margin_queued_ = false;
-  }
+  void StopTimers();
 
   // An extension by its own ExtendOp (a reader; the unbatched mode).
-  void ExtendAlone() {
-    std::weak_ptr<Operation> weak = shared_from_this();
-    absl::Status sent = host_->Extend(
-        Lock(state_), ttl(),
-        [weak](absl::Status status) {
-          if (auto self = weak.lock()) {
-            static_cast<KeepAliveOp*>(self.get())->OnExtended(status);
-          }
-        },
-        /*keep_alive=*/true);
-    if (!sent.ok()) Lost(sent);
-  }
+  void ExtendAlone();
 
   // This lock's round of a batch was decided (the batcher's feed).
-  void OnBatchRound(RoundResult result) {
-    OnExtended(ConcludeExtension(host_->observer(), *state_, std::move(result),
-                                 /*keep_alive=*/true));
-  }
+  void OnBatchRound(RoundResult result);
 
-  void OnExtended(const absl::Status& status) {
-    if (lost_) return;
-    if (!status.ok()) {
-      Lost(status);
-      return;
-    }
-    ArmMarginTimer();
-    ArmExtendTimer();
-  }
+  void OnExtended(const absl::Status& status);
 
   // The batcher reached the margin entry queued for `margin_at_` or earlier.
-  void OnMarginDue(MonotonicTime now) {
-    if (lost_) return;
-    if (now < margin_at_) {
-      ArmMarginTimer();  // Moved later by an extension since: queue again.
-      return;
-    }
-    OnMarginTimer();
-  }
+  void OnMarginDue(MonotonicTime now);
 
-  void OnMarginTimer() {
-    const absl::Duration held =
-        ToDuration(host_->runtime()->Now() - state_->acquired_at);
-    Lost(absl::DeadlineExceededError(
-        held + extend_every() > max_hold()
-            ? absl::StrCat(What(), ": held for ", ReadableDuration(held),
-                           ", the max_hold cap (",
-                           absl::FormatDuration(max_hold()),
-                           "); no longer extended")
-            : absl::StrCat(What(),
-                           ": less than the safety margin of validity left (",
-                           absl::FormatDuration(margin()),
-                           ") and no extension succeeded in time")));
-  }
+  void OnMarginTimer();
 
   // The lock can no longer be trusted: say so once, stop extending. The
   // lock is not released here, and the operation stays registered with the
@@ -188,39 +111,13 @@ class KeepAliveOp final : public Operation {
   // masters still hold.
   // A lock its owner released (ReleaseAsync() while kept alive) is not lost:
   // the keep-alive just stops, without on_lost.
-  void Lost(absl::Status reason) {
-    if (lost_) return;
-    lost_ = true;
-    StopTimers();
-    {
-      std::lock_guard<std::mutex> lock(state_->mu());
-      if (state_->released) return;
-    }
-    state_->MarkLost(reason);
-    if (Observer* observer = host_->observer()) {
-      LostEvent event;
-      event.resource = state_->resource();
-      event.reason = reason;
-      observer->OnLost(event);
-    }
-    if (on_lost_) {
-      host_->completions().Post(
-          [done = std::move(on_lost_), reason]() mutable { done(reason); });
-    }
-  }
+  void Lost(absl::Status reason);
 
   // The engine is going away (Cancel): nothing can be released any more.
-  void Fail(absl::Status status) override {
-    Lost(std::move(status));
-    stopped_ = true;
-  }
+  void Fail(absl::Status status) override;
 
   // The margin as whole nanoseconds, rounded up (KeepAliveDurations).
-  static int64_t CeilNanoseconds(absl::Duration d) {
-    int64_t ns = absl::ToInt64Nanoseconds(d);
-    if (absl::Nanoseconds(ns) < d && ns < INT64_MAX) ++ns;
-    return ns;
-  }
+  static int64_t CeilNanoseconds(absl::Duration d);
   absl::Duration ttl() const {
     return absl::Nanoseconds(durations_->ns.ttl_ns);
   }
@@ -235,11 +132,7 @@ class KeepAliveOp final : public Operation {
   std::chrono::nanoseconds ExtendWindow() const {
     return std::chrono::nanoseconds(durations_->ns.extend_every_ns / 10);
   }
-  absl::Duration max_hold() const {
-    return durations_->ns.max_hold_ns == INT64_MAX
-               ? absl::InfiniteDuration()
-               : absl::Nanoseconds(durations_->ns.max_hold_ns);
-  }
+  absl::Duration max_hold() const;
 
   // First: the flags and the heap index fill the word the base's last flag
   // starts. KeepAliveOp is 112 bytes (it was 176 with them after four

@@ -2,7 +2,7 @@
 //
 // Operation, the base of the engine's operations (acquire, extend,
 // release, keep-alive; one file each), and what they share.
-// Included only by src/engine/engine.cc. Loop thread only.
+// Loop thread only.
 
 #ifndef REDLOCK_SRC_ENGINE_OPERATION_H_
 #define REDLOCK_SRC_ENGINE_OPERATION_H_

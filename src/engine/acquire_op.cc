@@ -1,0 +1,830 @@
+// Copyright 2026 The redlock Authors.
+
+#include "src/engine/acquire_op.h"
+
+namespace redlock::internal {
+
+AcquireOp::AcquireOp(OperationHost* host, std::vector<std::string> resources,
+                     const AcquireOptions& options,
+                     AsyncRedlock::AcquireCallback done,
+                     std::optional<SemaphoreSpec> semaphore)
+    : NamedOperation(
+          host, absl::StrCat(semaphore.has_value() ? "acquire permits of \""
+                             : options.shared      ? "acquire shared \""
+                                                   : "acquire \"",
+                             absl::StrJoin(resources, "\", \""), "\"")),
+      resources_(std::move(resources)),
+      resource_(resources_.front()),
+      semaphore_(std::move(semaphore)),
+      keys_(semaphore_.has_value()
+                ? std::vector<std::string>()
+                : KeysOf(host->options(), resources_, &LockKey)),
+      counter_keys_(options.fencing
+                        ? KeysOf(host->options(), resources_, &FenceCounterKey)
+                        : std::vector<std::string>()),
+      ttl_(options.ttl),
+      fencing_(options.fencing),
+      // A semaphore's acquisition does not look at `shared`
+      // (AcquireOptions::shared).
+      shared_(options.shared && !semaphore_.has_value()),
+      // A writer on one resource, without fencing, waits as a writer
+      // after a refusal (WriterAcquireScript).
+      may_wait_as_writer_(!shared_ && !options.fencing &&
+                          !semaphore_.has_value() && resources_.size() == 1),
+      hand_off_(may_wait_as_writer_ && host->options().retry.hand_off &&
+                host->options().retry.wake_on_release),
+      waiting_key_(WriterWaitingKey(host->options(), resource_)),
+      readers_key_(options.shared ? SharedHoldersKey(host->options(), resource_)
+                                  : std::string()),
+      done_(std::move(done)),
+      started_(host->runtime()->Now()),
+      schedule_(host->options().retry, started_,
+                std::min(options.wait, kLongestWait)),
+      retry_timer_(host->runtime()->NewTimer([this] { OnRetryTimer(); })) {
+  if (semaphore_.has_value()) {
+    // Uncontended, slots 0 .. permits-1 are free: one round trip.
+    for (int s = 0; s < semaphore_->permits; ++s) candidates_.push_back(s);
+    // Its slot keys change between attempts: its waiters listen on the
+    // limit key's channel, where permit releases are announced
+    // (SemaphoreAnnounceCommand).
+    watch_keys_.push_back(semaphore_->limit_key);
+  }
+}
+
+void AcquireOp::WatchCancellation(const Cancellation& cancel) {
+  cancel_ = cancel.state();
+  absl::StatusOr<std::shared_ptr<Mailbox>> mailbox =
+      host_->runtime()->GetMailbox();
+  if (!mailbox.ok()) {
+    // Without a way in from other threads, cancellation is seen at the
+    // next attempt (StartAttempt checks it).
+    return;
+  }
+  std::weak_ptr<AcquireOp> weak =
+      std::static_pointer_cast<AcquireOp>(shared_from_this());
+  subscription_ = cancel_->Subscribe([mailbox = *std::move(mailbox), weak] {
+    mailbox->Post([weak] {
+      if (auto self = weak.lock()) self->CancelledByCaller();
+    });
+  });
+}
+
+void AcquireOp::StartAttempt() {
+  if (finished_) return;
+  if (cancel_ != nullptr && cancel_->IsCancelled()) {
+    CancelledByCaller();
+    return;
+  }
+  if (YieldsToWoken()) return;
+  // A hand-off waiter keeps its token once it waits (its entries name
+  // it): the key holding it is its own, whichever way it got there.
+  if (!HandsOff()) {
+    absl::StatusOr<std::string> token = host_->runtime()->NewToken();
+    if (!token.ok()) {
+      Fail(token.status());
+      return;
+    }
+    token_ = *std::move(token);
+  }
+  fence_write_ = false;
+  retry_timer_->Cancel();
+  next_ = Next::kNone;
+  recheck_ = false;
+  writer_round_ = false;
+  in_attempt_ = true;
+  woken_in_attempt_ = false;
+  named_by_.clear();
+  ++attempts_;
+  host_->guard().RefreshMarkers(fencing_);
+  RoundConfig config = host_->BaseRound(ttl_);
+  if (fencing_) {
+    config.command = FencedAcquireCommand(
+        keys_, counter_keys_, host_->guard().marker_key(), token_, ttl_);
+    config.map_reply = &FencedAcquireVote;
+    config.keep_replies = true;
+    // Won only once a quorum of trusted counter reads is in, judged the
+    // way the grants are.
+    config.ready_to_win =
+        [host = host_, veto = host_->guard().FenceVetoFn(),
+         domain = config.failure_domain](
+            const std::vector<std::optional<RedisReply>>& replies) {
+          std::vector<bool> trusted;
+          CountTrustedFenceReads(replies, veto, domain, nullptr, nullptr,
+                                 &trusted);
+          return host->guard().membership().QuorumHeld(trusted);
+        };
+  } else if (shared_) {
+    reader_key_ = SharedHolderKey(host_->options(), resource_, token_);
+    config.command =
+        ReaderAcquireCommand(keys_.front(), reader_key_, waiting_key_,
+                             readers_key_, token_, ttl_, kMaxReaders);
+    config.map_reply = &ReaderAcquireVote;
+    config.keep_replies = true;  // For the refusals' reasons.
+  } else if (semaphore_.has_value()) {
+    keys_.clear();
+    for (int s : candidates_) keys_.push_back(semaphore_->slot_keys[s]);
+    config.command =
+        SemaphoreAcquireCommand(semaphore_->limit_key, semaphore_->slot_keys,
+                                token_, ttl_, semaphore_->limit, candidates_);
+    if (host_->semaphore_majority_of_counters()) {
+      // TEST ONLY, unsafe: majority of counters (see
+      // Engine::set_semaphore_majority_of_counters_for_testing).
+      keys_ = semaphore_->slot_keys;
+      config.command = SemaphoreCountersAcquireCommand(
+          semaphore_->limit_key, semaphore_->slot_keys, token_, ttl_,
+          semaphore_->limit, semaphore_->permits);
+    }
+    config.map_reply = &SemaphoreAcquireVote;
+    // For the free slots the denials report, and limit mismatches.
+    config.keep_replies = true;
+  } else {
+    // On a contended resource (this client waited for it lately), an
+    // attempt announces its win, so that woken waiters stand down.
+    const bool announce = watching_ || (host_->wakeups() != nullptr &&
+                                        host_->wakeups()->Contended(keys_));
+    if (waits_as_writer_) {
+      // Refused before: new readers are held off while this writer
+      // waits, for at most its TTL past this attempt and never past the
+      // end of its wait (keys.h, WriterWaitingKey()).
+      const absl::Duration left =
+          schedule_.WaitLeft(host_->runtime()->Now()).value_or(ttl_);
+      // Queued by its first refusal's time there (arrival_key_), so that
+      // releases name the longest waiting writer (woken on release only).
+      const absl::Duration waiting =
+          std::max(std::min(ttl_, left), absl::Milliseconds(1));
+      HandOffEntry entry;
+      if (HandsOff()) {
+        absl::StatusOr<std::string> proof = host_->runtime()->NewToken();
+        if (!proof.ok()) {
+          Fail(proof.status());
+          return;
+        }
+        entry.key = hand_off_key_;
+        entry.proof = *proof;
+        const RetryPolicy& policy = host_->options().retry;
+        entry.ttl = std::min(waiting, 2 * policy.max_delay + kEntrySlack);
+        // Sent after this instant: a key handed over with this proof was
+        // set later still.
+        proofs_.push_back(
+            {attempts_, *std::move(proof), host_->runtime()->Now()});
+        if (proofs_.size() > kProofsKept) proofs_.erase(proofs_.begin());
+      }
+      config.command = WriterAcquireCommand(
+          keys_.front(), waiting_key_, token_, ttl_, waiter_id_, waiting,
+          announce, host_->wakeups() != nullptr ? arrival_key_ : std::string(),
+          HandsOff() ? &entry : nullptr);
+      config.map_reply = &ScriptVote;
+      config.keep_replies = true;  // Which masters took the mark off.
+      writer_round_ = true;
+      // Unknown until the replies: maybe marked everywhere.
+      marked_.assign(host_->links().size(), true);
+    } else {
+      config.command = AcquireCommand(keys_, token_, ttl_, announce);
+      // One key: SET NX; several, or announced: the all-or-none script.
+      config.map_reply =
+          keys_.size() == 1 && !announce ? &AcquireVote : &ScriptVote;
+    }
+  }
+  // Quietly: no lock was made (see ReleaseCommand). A hand-off waiter's
+  // lost attempt (always a writer's) cleans up in OnRound() instead.
+  if (!HandsOff()) {
+    config.cleanup_on_loss = UndoCommand(/*announce=*/false);
+    config.cleanup_skips_denied = true;
+  }
+  StartRound(std::move(config));
+}
+
+void AcquireOp::OnRound(RoundResult result) {
+  if (fence_write_) {
+    OnFenceWritten(std::move(result));
+    return;
+  }
+  in_attempt_ = false;
+  if (HandsOff() && !result.status.ok()) {
+    // A lost attempt gives back, with its entry (WithdrawCommand), what
+    // it holds where it was granted, or may have been (a failed vote: a
+    // veto, a timeout). Where it was denied it set nothing, and where the
+    // reply is still to come it is left (its token is this waiter's until
+    // the next attempt wins or loses there, or the wait ends: Finished()
+    // withdraws everywhere): its entry there stays, so that a release can
+    // still hand it over. A hand-off heard from a master given back to,
+    // with a proof sent so far, may predate the give-back: none counts.
+    for (size_t i = 0; i < result.votes.size() && i < counts_from_.size();
+         ++i) {
+      const MasterVote::Kind kind = result.votes[i].kind;
+      if (kind == MasterVote::Kind::kDenied ||
+          kind == MasterVote::Kind::kPending) {
+        continue;
+      }
+      host_->links()[i]->Send(WithdrawCommand(/*leave_queue=*/false),
+                              [](absl::StatusOr<RedisReply>) {});
+      counts_from_[i] = attempts_ + 1;
+      handed_at_[i].reset();
+    }
+  }
+  if (std::exchange(writer_round_, false)) {
+    // A master that let this writer in took its id off the waiting set
+    // there (WriterAcquireScript).
+    for (size_t i = 0; i < result.replies.size() && i < marked_.size(); ++i) {
+      const std::optional<RedisReply>& reply = result.replies[i];
+      if (reply.has_value() && reply->type == RedisReply::Type::kInteger &&
+          reply->integer == 1) {
+        marked_[i] = false;
+      }
+    }
+  }
+  if (Observer* observer = host_->observer()) {
+    AttemptEvent event;
+    event.resource = resource_;
+    event.attempt = attempts_;
+    event.outcome = result.status;
+    event.elapsed = ToDuration(result.decided_at - result.start);
+    event.votes = &result.votes;
+    observer->OnAttempt(event);
+  }
+  if (semaphore_.has_value() && !OnSemaphoreRound(result)) return;
+  if (shared_ && !result.status.ok()) NoteRefusals(result);
+  if (may_wait_as_writer_ &&
+      result.status.code() == absl::StatusCode::kAborted && !waits_as_writer_) {
+    // Held (by readers or a writer): the next attempts mark this writer
+    // as waiting where the lock is held, so that new readers queue
+    // behind it.
+    waits_as_writer_ = true;
+    // Its own random id, never a token: releases publish it.
+    absl::StatusOr<std::string> id = host_->runtime()->NewToken();
+    if (!id.ok()) {
+      Fail(id.status());
+      return;
+    }
+    waiter_id_ = *std::move(id);
+    arrival_key_ = absl::StrCat(
+        WaiterArrivalKeyPrefix(host_->options(), resource_), waiter_id_);
+    if (hand_off_) {  // Woken on release: it will watch.
+      hand_off_key_ = absl::StrCat(
+          WaiterHandOffKeyPrefix(host_->options(), resource_), waiter_id_);
+      counts_from_.assign(host_->links().size(), 0);
+      handed_at_.assign(host_->links().size(), std::nullopt);
+      // Releases publish a hand-off to this waiter on a channel named as
+      // its entry. Already watching (it yielded first): subscribed now,
+      // and the next attempt, which leaves the entries, waits for it.
+      if (watching_) host_->wakeups()->Watch(this, OwnChannel());
+    }
+  }
+  if (!result.status.ok()) {
+    RetryOrFail(result.status);
+    return;
+  }
+  won_ = std::move(result);
+  if (!fencing_) {
+    Succeed(/*fence=*/0);
+    return;
+  }
+  // Fencing: the next token is one more than the highest counter read on
+  // masters whose counters can be trusted. A quorum of such reads is
+  // needed: any two quorums intersect, so it includes a master that
+  // carries every earlier token written back to a quorum.
+  uint64_t highest = 0;
+  std::string untrusted;
+  std::vector<bool> trusted_masters;
+  const int trusted = CountTrustedFenceReads(
+      won_.replies, host_->guard().FenceVetoFn(), host_->guard().DomainFn(),
+      &highest, &untrusted, &trusted_masters);
+  if (!host_->guard().membership().QuorumHeld(trusted_masters)) {
+    SendToAll(ReleaseCommand(keys_, token_));
+    Fail(absl::UnavailableError(absl::StrCat(
+        what_, ": fencing unavailable: only ", trusted,
+        " masters answered with counters that can be trusted, ",
+        host_->guard().membership().DescribeQuorum(), " needed",
+        untrusted.empty() ? "" : absl::StrCat("; untrusted: ", untrusted),
+        ". The lock was released; no token was issued.")));
+    return;
+  }
+  fence_ = highest + 1;
+  fence_write_ = true;
+  RoundConfig config;
+  config.command = FenceWriteCommand(counter_keys_, fence_);
+  config.map_reply = &ScriptVote;
+  config.quorum = host_->quorum();
+  config.groups = host_->guard().membership().groups();
+  // Counted under the same rule as grants: a later acquisition finds our
+  // token only through a quorum of judged masters, and one server under
+  // two addresses must not count twice.
+  host_->guard().JudgeVotes(config);
+  config.cleanup_on_loss = ReleaseCommand(keys_, token_);
+  StartRound(std::move(config));
+}
+
+bool AcquireOp::OnSemaphoreRound(const RoundResult& result) {
+  std::vector<int> free_votes(semaphore_->limit, 0);
+  int full_on = 0;  // Masters that granted and have no slot left free.
+  for (size_t i = 0; i < result.replies.size(); ++i) {
+    if (!result.replies[i].has_value()) continue;
+    absl::StatusOr<SemaphoreReply> reply =
+        ParseSemaphoreReply(*result.replies[i], semaphore_->limit);
+    if (!reply.ok()) continue;  // A failed vote already.
+    switch (reply->kind) {
+      case SemaphoreReply::Kind::kLimitMismatch:
+        // Fail closed: counted as a failed vote, never a grant, and it
+        // ends the acquisition even if a quorum granted.
+        if (result.status.ok()) {
+          SendToAll(ReleaseCommand(keys_, token_, /*announce=*/false));
+        }
+        Fail(absl::FailedPreconditionError(absl::StrCat(
+            "semaphore \"", semaphore_->name, "\": this client's limit is ",
+            semaphore_->limit, ", master ", host_->links()[i]->name(), " has ",
+            reply->stored_limit,
+            result.status.ok() ? "; the permits won were released" : "")));
+        return false;
+      case SemaphoreReply::Kind::kGranted:
+        // The candidates were free there (the lost round's clean-up
+        // frees them again), and so are the slots it reports.
+        for (int s : candidates_) ++free_votes[s];
+        for (int s : reply->free_slots) ++free_votes[s];
+        if (reply->free_slots.empty()) ++full_on;
+        break;
+      case SemaphoreReply::Kind::kDenied:
+        for (int s : reply->free_slots) ++free_votes[s];
+        break;
+    }
+  }
+  if (result.status.ok() && full_on >= host_->quorum() &&
+      (watching_ || (host_->wakeups() != nullptr &&
+                     host_->wakeups()->Contended(watch_keys_)))) {
+    // Full now: woken waiters of this semaphore stand down until the next
+    // release (a hint only; every attempt is still a full round).
+    SendToAll(SemaphoreAnnounceCommand(semaphore_->limit_key, kTakenMessage));
+  }
+  if (result.status.code() != absl::StatusCode::kAborted) return true;
+  SlotChoice choice = ChooseSlots(free_votes, semaphore_->permits,
+                                  host_->quorum(), host_->bitgen());
+  candidates_ = std::move(choice.slots);
+  if (choice.at_once && quick_retries_ < kQuickRetries) {
+    ++quick_retries_;
+    // On the next loop turn, not the retry delay.
+    ArmRetry(Next::kPoll, absl::ZeroDuration());
+    return false;
+  }
+  return true;
+}
+
+void AcquireOp::NoteRefusals(const RoundResult& result) {
+  std::vector<std::string> reasons;
+  for (const std::optional<RedisReply>& reply : result.replies) {
+    if (!reply.has_value()) continue;
+    std::string reason = ReaderRefusal(*reply);
+    if (!reason.empty()) reasons.push_back(std::move(reason));
+  }
+  std::sort(reasons.begin(), reasons.end());
+  reasons.erase(std::unique(reasons.begin(), reasons.end()), reasons.end());
+  refusals_ = absl::StrJoin(reasons, ", ");
+}
+
+Command AcquireOp::UndoCommand(bool announce) const {
+  if (shared_) {
+    return ReaderReleaseCommand(keys_.front(), reader_key_, readers_key_,
+                                token_, announce);
+  }
+  return ReleaseCommand(keys_, token_, announce);
+}
+
+Command AcquireOp::WithdrawCommand(bool leave_queue) const {
+  return internal::WithdrawCommand(
+      keys_.front(), token_, waiting_key_,
+      WaiterArrivalKeyPrefix(host_->options(), resource_),
+      WaiterHandOffKeyPrefix(host_->options(), resource_), waiter_id_,
+      leave_queue);
+}
+
+void AcquireOp::OnFenceWritten(RoundResult result) {
+  if (result.status.code() == absl::StatusCode::kAborted) {
+    // Masters denied: their counter was already at or above our token, so
+    // another acquisition wrote it; issuing it again would give two holders
+    // one token. The round already sent the release to every master.
+    RetryOrFail(absl::AbortedError(absl::StrCat(
+        "the fencing counter was already at or above ", fence_,
+        " on too many masters (another acquisition wrote it); the lock "
+        "was released: ",
+        result.status.message())));
+    return;
+  }
+  if (!result.status.ok()) {
+    // The round already sent the release to every master.
+    Fail(absl::UnavailableError(
+        absl::StrCat(what_, ": the fencing token ", fence_,
+                     " could not be written to a quorum; the lock was "
+                     "released: ",
+                     result.status.message())));
+    return;
+  }
+  // The write-back counts inside the validity time.
+  const MonotonicTime now = host_->runtime()->Now();
+  if (!HasValidity(won_.valid_until, now, host_->options().min_validity)) {
+    SendToAll(ReleaseCommand(keys_, token_));
+    RetryOrFail(absl::DeadlineExceededError(absl::StrCat(
+        "writing the fencing token left ",
+        ReadableDuration(Remaining(won_.valid_until, now)), " of validity")));
+    return;
+  }
+  Succeed(fence_);
+}
+
+void AcquireOp::CancelledByCaller() {
+  if (finished_) return;
+  retry_timer_->Cancel();
+  std::string released;
+  // An acquire round or a fence write-back in flight may have won keys, or
+  // win them late: the token-checked release queues behind each master's
+  // pending request, so whatever it sets is deleted.
+  if (StopRound()) {
+    // A hand-off waiter's withdrawal (Finished()) releases it everywhere.
+    if (!HandsOff()) SendToAll(UndoCommand(/*announce=*/true));
+    if (semaphore_.has_value()) {
+      SendToAll(
+          SemaphoreAnnounceCommand(semaphore_->limit_key, kReleasedMessage));
+    }
+    released = "; the attempt in flight was released";
+  }
+  const int attempts = attempts_;
+  Fail(absl::CancelledError(absl::StrCat(
+      what_, ": cancelled by the caller after ", attempts,
+      attempts == 1 ? " attempt" : " attempts", " in ",
+      ReadableDuration(ToDuration(host_->runtime()->Now() - started_)),
+      released)));
+}
+
+void AcquireOp::Succeed(uint64_t fence) {
+  auto state = MakeLockState();
+  state->context = host_->lock_context();
+  state->SetNames(resources_, keys_);
+  state->SetToken(token_);
+  state->acquired_at = won_.start;
+  state->fence = fence;
+  if (semaphore_.has_value()) {
+    LockState::Extra& extra = state->MutableExtra();
+    extra.slots = candidates_;
+    extra.limit_key = semaphore_->limit_key;
+    extra.limit = semaphore_->limit;
+  }
+  if (shared_) {
+    LockState::Extra& extra = state->MutableExtra();
+    extra.shared = true;
+    extra.reader_key = reader_key_;
+    extra.readers_key = readers_key_;
+  }
+  {
+    std::lock_guard<std::mutex> lock(state->mu());
+    state->valid_until = won_.valid_until;
+    state->SetVotesLocked(std::move(won_.votes));
+  }
+  Finished(/*won=*/true);
+  if (Observer* observer = host_->observer()) {
+    AcquiredEvent event;
+    event.resource = resource_;
+    event.attempts = attempts_;
+    event.wait = ToDuration(host_->runtime()->Now() - started_);
+    event.fence = fence;
+    event.handed_over = handed_over_;
+    observer->OnAcquired(event);
+  }
+  Deliver(done_, absl::StatusOr<Lock>(Lock(std::move(state))));
+}
+
+void AcquireOp::Finished(bool won) {
+  finished_ = true;
+  retry_timer_->Cancel();
+  Unwatch();
+  if (HandsOff() && !won) {
+    // Any master may have handed this waiter the key, up to now: every
+    // one withdraws its place and entry and hands the key on, in one
+    // step, behind whatever was sent to it before.
+    SendToAll(WithdrawCommand(/*leave_queue=*/true));
+    marked_.clear();
+  }
+  // Won or given up: new readers need not wait for this writer any more.
+  // Only its own id goes (other writers may be waiting too), and only
+  // where it may still be.
+  for (size_t i = 0; i < marked_.size(); ++i) {
+    if (!marked_[i]) continue;
+    Command unmark;
+    unmark.args = {"SREM", waiting_key_, waiter_id_};
+    host_->links()[i]->Send(unmark, [](absl::StatusOr<RedisReply>) {});
+    Command unqueue;
+    unqueue.args = {"DEL", arrival_key_};
+    if (HandsOff()) unqueue.args.push_back(hand_off_key_);
+    host_->links()[i]->Send(unqueue, [](absl::StatusOr<RedisReply>) {});
+  }
+  marked_.clear();
+  if (cancel_ != nullptr) cancel_->Unsubscribe(subscription_);
+  cancel_.reset();
+}
+
+void AcquireOp::RetryOrFail(const absl::Status& status) {
+  const MonotonicTime now = host_->runtime()->Now();
+  std::optional<absl::Duration> delay =
+      schedule_.NextDelay(now, host_->bitgen());
+  // An outage ends the wait at once (see AsyncRedlock::AcquireAsync).
+  if (status.code() == absl::StatusCode::kUnavailable) {
+    GiveUp(status);
+    return;
+  }
+  if (Wakeups* wakeups = host_->WakeupsForWaiting(); wakeups != nullptr) {
+    std::optional<absl::Duration> left = schedule_.WaitLeft(now);
+    if (left.has_value()) {
+      last_status_ = status;
+      if (!watching_) {
+        // Subscribed only now: a release since this attempt went
+        // unheard; one more attempt once subscribed will see it.
+        recheck_ = WatchChannels();
+        watching_ = true;
+      }
+      if (woken_in_attempt_) {
+        // Released while this attempt was in flight: try again soon.
+        ArmRetry(Next::kWoken, std::min(woken_delay_, *left));
+      } else if (delay.has_value()) {
+        ArmRetry(Next::kPoll, *delay);
+      } else {
+        // No poll fits in the budget; a wake-up still may.
+        ArmRetry(Next::kGiveUp, *left);
+      }
+      return;
+    }
+  }
+  if (delay.has_value()) {
+    ArmRetry(Next::kPoll, *delay);
+    return;
+  }
+  GiveUp(status);
+}
+
+void AcquireOp::GiveUp(const absl::Status& status) {
+  const int attempts = schedule_.attempts();
+  std::string summary(LossSummary(status.code()));
+  if (shared_ && status.code() == absl::StatusCode::kAborted) {
+    summary = absl::StrCat(
+        "refused as a reader on too many masters",
+        refusals_.empty() ? "" : absl::StrCat(" (", refusals_, ")"));
+  }
+  if (semaphore_.has_value() && status.code() == absl::StatusCode::kAborted) {
+    summary =
+        absl::StrCat("no ", semaphore_->permits, " of the ", semaphore_->limit,
+                     " slots free together on a quorum of masters");
+  }
+  Fail(absl::Status(
+      status.code(),
+      absl::StrCat(
+          what_, ": ", summary, " (", attempts,
+          attempts == 1 ? " attempt" : " attempts", " in ",
+          ReadableDuration(ToDuration(host_->runtime()->Now() - started_)),
+          "); last attempt: ", status.message())));
+}
+
+void AcquireOp::ArmRetry(Next next, absl::Duration after) {
+  next_ = next;
+  next_at_ = host_->runtime()->Now() + ToChrono(after);
+  retry_timer_->Arm(after);
+}
+
+void AcquireOp::OnRetryTimer() {
+  const Next next = std::exchange(next_, Next::kNone);
+  if (next == Next::kGiveUp || next == Next::kSettling) {
+    GiveUp(last_status_);
+    return;
+  }
+  // Subscribed before the next attempt: a release after it is heard.
+  // Bounded by the subscribers' connect and request timeouts, and by the
+  // end of the budget.
+  if (watching_ && !ChannelsSettled()) {
+    if (std::optional<absl::Duration> left =
+            schedule_.WaitLeft(host_->runtime()->Now())) {
+      ArmRetry(Next::kSettling, *left);
+    } else {
+      GiveUp(last_status_);
+    }
+    return;
+  }
+  StartAttempt();
+}
+
+void AcquireOp::Wake(Wakeups::Event event, int master,
+                     absl::string_view successor) {
+  if (finished_) return;
+  const MonotonicTime now = host_->runtime()->Now();
+  switch (event) {
+    case Wakeups::Event::kSettled:
+      if (!ChannelsSettled()) return;
+      if (recheck_ && (next_ == Next::kPoll || next_ == Next::kGiveUp)) {
+        recheck_ = false;
+        const absl::Duration jitter = WakeJitter();
+        if (now + ToChrono(jitter) < next_at_) {
+          ArmRetry(Next::kWoken, jitter);
+        }
+        return;
+      }
+      // Due and now settled (StartAttempt() cancels the give-up).
+      if (next_ == Next::kSettling) StartAttempt();
+      return;
+    case Wakeups::Event::kReleased: {
+      // A semaphore's freed slot is found by the refusal's free list:
+      // each release heard allows the at-once attempts again.
+      quick_retries_ = 0;
+      const bool named = NamedBy(master, successor);
+      if (in_attempt_) {
+        // The most urgent of what is heard during the attempt.
+        const absl::Duration delay = WokenDelay(named, successor);
+        woken_delay_ =
+            woken_in_attempt_ ? std::min(woken_delay_, delay) : delay;
+        woken_in_attempt_ = true;
+        return;
+      }
+      if (next_ == Next::kNone) return;  // The fence write-back.
+      // Already woken by another master's message; only a quorum of
+      // names of its own makes it sooner.
+      if (next_ == Next::kWoken && !named) return;
+      // Sooner than the poll, never past the end of the budget.
+      const absl::Duration delay = WokenDelay(named, successor);
+      if (now + ToChrono(delay) < next_at_) ArmRetry(Next::kWoken, delay);
+      return;
+    }
+    case Wakeups::Event::kTaken:
+      OnTaken(now);
+      return;
+    case Wakeups::Event::kGranted:
+      if (!HandedOver(master, successor)) OnTaken(now);
+      return;
+  }
+}
+
+void AcquireOp::OnTaken(MonotonicTime now) {
+  if (in_attempt_) {
+    // Ours, or another's that won: nothing was freed after all.
+    woken_in_attempt_ = false;
+    return;
+  }
+  if (next_ != Next::kWoken) return;
+  // Another waiter got there first: back to polling.
+  std::optional<absl::Duration> left = schedule_.WaitLeft(now);
+  if (!left.has_value()) return;
+  const absl::Duration poll =
+      JitteredDelay(host_->options().retry, host_->bitgen());
+  if (poll < *left) {
+    ArmRetry(Next::kPoll, poll);
+  } else {
+    ArmRetry(Next::kGiveUp, *left);
+  }
+}
+
+bool AcquireOp::HandedOver(int master, absl::string_view proof) {
+  const Proof* mine = nullptr;
+  for (const Proof& p : proofs_) {
+    if (p.value == proof) mine = &p;
+  }
+  if (mine == nullptr) return false;
+  if (master < 0 || master >= static_cast<int>(handed_at_.size())) {
+    return true;
+  }
+  if (mine->attempt < counts_from_[master]) return true;
+  const absl::string_view run = host_->wakeups()->RunId(master);
+  if (run.empty() || run != host_->guard().FailureDomain(master)) return true;
+  handed_at_[master] = mine->sent_at;
+  std::optional<MonotonicTime> start;
+  for (const std::optional<MonotonicTime>& at : handed_at_) {
+    if (at.has_value() && (!start.has_value() || *at < *start)) start = at;
+  }
+  RoundConfig config = host_->BaseRound(ttl_);
+  config.map_reply = &ScriptVote;
+  std::optional<RoundResult> won;
+  QuorumRound round(host_->links(),
+                    std::make_shared<const RoundConfig>(std::move(config)),
+                    host_->runtime(), *start, [&won](RoundResult result) {
+                      if (result.status.ok()) won = std::move(result);
+                    });
+  const MonotonicTime now = host_->runtime()->Now();
+  for (size_t i = 0; i < handed_at_.size(); ++i) {
+    if (handed_at_[i].has_value()) {
+      round.Feed(static_cast<int>(i), RedisReply::Integer(1), now);
+    }
+  }
+  round.Cancel();
+  if (!won.has_value()) return true;
+  // An attempt in flight is dropped, unanswered: whatever it does on a
+  // master (extend this token, or leave an entry that Finished() removes
+  // behind it) leaves the lock this waiter's.
+  StopRound();
+  in_attempt_ = false;
+  writer_round_ = false;
+  // A master that handed it over took its id, arrival key and entry away
+  // then: nothing is left there for Finished() to remove.
+  for (size_t i = 0; i < handed_at_.size() && i < marked_.size(); ++i) {
+    if (handed_at_[i].has_value()) marked_[i] = false;
+  }
+  won_ = *std::move(won);
+  handed_over_ = true;
+  Succeed(/*fence=*/0);
+  return true;
+}
+
+bool AcquireOp::YieldsToWoken() {
+  if (attempts_ > 0 || yielded_ || semaphore_.has_value() || shared_) {
+    return false;
+  }
+  Wakeups* wakeups = host_->wakeups();
+  if (wakeups == nullptr) return false;
+  const RetryPolicy& policy = host_->options().retry;
+  const absl::Duration most =
+      policy.successor_grace + std::min(policy.wake_jitter, policy.max_delay);
+  if (most <= absl::ZeroDuration() ||
+      !wakeups->ReleasedWithin(keys_, most + kYieldMargin)) {
+    return false;
+  }
+  const MonotonicTime now = host_->runtime()->Now();
+  const std::optional<absl::Duration> left = schedule_.WaitLeft(now);
+  // As long as a waiter its release did not name (WokenDelay()): the
+  // named one goes first.
+  const absl::Duration jitter = policy.successor_grace + WakeJitter();
+  if (!left.has_value() || *left <= jitter) return false;
+  yielded_ = true;
+  last_status_ = absl::AbortedError(
+      "yielded to the waiters its own release woke, and the lock was taken");
+  if (!watching_) {
+    // Subscribed already (ReleasedWithin() knows only such channels).
+    recheck_ = WatchChannels();
+    watching_ = true;
+  }
+  ArmRetry(Next::kWoken, jitter);
+  return true;
+}
+
+bool AcquireOp::NamedBy(int master, absl::string_view successor) {
+  if (master < 0 || master >= static_cast<int>(host_->links().size())) {
+    return false;
+  }
+  const bool me = !successor.empty() && successor == waiter_id_;
+  if (named_by_.empty()) {
+    if (!me) return false;
+    named_by_.assign(host_->links().size(), false);
+  }
+  named_by_[master] = me;
+  return me && host_->guard().membership().QuorumHeld(named_by_);
+}
+
+absl::Duration AcquireOp::WokenDelay(bool named, absl::string_view successor) {
+  if (named) return absl::ZeroDuration();
+  if (successor.empty()) return WakeJitter();
+  return host_->options().retry.successor_grace + WakeJitter();
+}
+
+absl::Duration AcquireOp::WakeJitter() {
+  const RetryPolicy& policy = host_->options().retry;
+  const int64_t most =
+      absl::ToInt64Nanoseconds(std::min(policy.wake_jitter, policy.max_delay));
+  if (most <= 0) return absl::ZeroDuration();
+  return absl::Nanoseconds(
+      absl::Uniform<int64_t>(absl::IntervalClosed, host_->bitgen(), 0, most));
+}
+
+void AcquireOp::Unwatch() {
+  if (!watching_) return;
+  watching_ = false;
+  host_->wakeups()->Unwatch(this, WatchKeys());
+  host_->wakeups()->Unwatch(this, OwnChannel());
+}
+
+bool AcquireOp::WatchChannels() {
+  const bool fresh = host_->wakeups()->Watch(this, WatchKeys());
+  host_->wakeups()->Watch(this, OwnChannel());
+  return fresh;
+}
+
+bool AcquireOp::ChannelsSettled() const {
+  return host_->wakeups()->Settled(WatchKeys()) &&
+         host_->wakeups()->Settled(OwnChannel());
+}
+
+absl::Span<const std::string> AcquireOp::OwnChannel() const {
+  if (!HandsOff()) return {};
+  return absl::MakeConstSpan(&hand_off_key_, 1);
+}
+
+void AcquireOp::Fail(absl::Status status) {
+  Finished();
+  if (Observer* observer = host_->observer()) {
+    AcquireFailedEvent event;
+    event.resource = resource_;
+    event.status = status;
+    event.attempts = attempts_;
+    event.wait = ToDuration(host_->runtime()->Now() - started_);
+    observer->OnAcquireFailed(event);
+  }
+  Deliver(done_, absl::StatusOr<Lock>(std::move(status)));
+}
+
+std::vector<std::string> AcquireOp::KeysOf(
+    const Options& options, const std::vector<std::string>& resources,
+    std::string (*key_of)(const Options&, absl::string_view)) {
+  std::vector<std::string> keys;
+  keys.reserve(resources.size());
+  for (const std::string& r : resources) keys.push_back(key_of(options, r));
+  return keys;
+}
+
+}  // namespace redlock::internal
