@@ -90,7 +90,7 @@ command -v python3 >/dev/null || { echo "error: python3 is needed" >&2; exit 2; 
 read -r -d '' MUTANTS_PY <<'PY' || true
 import json, os, re, shutil, sys
 
-KEYS = ("file", "find", "replace", "tests", "why")
+KEYS = ("in", "file", "find", "replace", "tests", "why")
 
 def die(msg):
     sys.stderr.write("error: %s\n" % msg)
@@ -144,13 +144,15 @@ def parse(path):
         if mu["name"] in seen:
             die("%s: duplicate name" % where)
         seen.add(mu["name"])
-        for key in ("file", "find", "replace", "tests"):
+        for key in ("find", "replace", "tests"):
             if key not in mu:
                 die("%s: missing %s:" % (where, key))
-        for key in ("file", "find", "tests"):
-            if not mu[key]:
+        if "file" not in mu and "in" not in mu:
+            die("%s: missing in: (or file:)" % where)
+        for key in ("file", "in", "find", "tests"):
+            if key in mu and not mu[key]:
                 die("%s: empty %s:" % (where, key))
-        if "\t" in mu["tests"] or "\t" in mu["file"]:
+        if "\t" in mu["tests"] or "\t" in mu.get("file", ""):
             die("%s: tab in file: or tests:" % where)
         if mu["find"] == mu["replace"]:
             die("%s: replace: is the same as find:" % where)
@@ -169,35 +171,152 @@ def select(mutants, only):
         die("unknown mutant(s): %s" % ", ".join(unknown))
     return [by_name[n] for n in dict.fromkeys(names)]
 
+# Where a mutant's `in: NAME` is: the definition of a function (its
+# signature to its closing brace) or of a constant (its name to the `;`),
+# named as written there (`AcquireOp::StartAttempt`, `ScriptVote`,
+# `kReleaseScript`), in the .cc and .h files under src/ and include/.
+SEARCH_DIRS = ("src", "include")
+
+def code_mask(text):
+    """True per character of code (not a comment, string or char literal)."""
+    mask = bytearray(b"\1") * len(text)
+    i, n = 0, len(text)
+    while i < n:
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i)
+            j = n if j < 0 else j + 2
+        elif text[i] in "\"'":
+            if text[i] == '"' and i > 0 and text[i - 1] == "R":
+                m = re.match(r'"([^(]*)\(', text[i:])
+                end = text.find(")" + m.group(1) + '"', i)
+                j = n if end < 0 else end + len(m.group(1)) + 2
+            else:
+                j = i + 1
+                while j < n and text[j] != text[i]:
+                    j += 2 if text[j] == "\\" else 1
+                j += 1
+        else:
+            i += 1
+            continue
+        for k in range(i, min(j, n)):
+            mask[k] = 0
+        i = j
+    return mask
+
+def close_of(text, mask, i, opening, closing):
+    depth = 0
+    for k in range(i, len(text)):
+        if not mask[k]:
+            continue
+        if text[k] == opening:
+            depth += 1
+        elif text[k] == closing:
+            depth -= 1
+            if depth == 0:
+                return k
+    return -1
+
+def definitions(text, name):
+    """(start, end) of each definition of `name` in text."""
+    mask = code_mask(text)
+    out = []
+    pattern = r"(?<![\w:~.>])" + re.escape(name) + r"\s*(\(|\[\]\s*=|=)"
+    for m in re.finditer(pattern, text):
+        if not mask[m.start()]:
+            continue
+        if m.group(1) != "(":
+            end = m.end()
+            while end < len(text) and not (mask[end] and text[end] == ";"):
+                end += 1
+            out.append((m.start(), end + 1))
+            continue
+        close = close_of(text, mask, m.end() - 1, "(", ")")
+        if close < 0:
+            continue
+        k = close + 1
+        rest = text[k:k + 400]
+        q = re.match(r"(\s|const\b|override\b|final\b|noexcept\b|->\s*[\w:<>, ]+)*", rest)
+        k += q.end()
+        # A constructor's initializers (not a ternary's ':'): the name
+        # starts a declaration.
+        before = text[:m.start()].rstrip()
+        starts = not before or before[-1] in ";{}:" or re.search(
+            r"\b(explicit|inline|constexpr)$", before)
+        if k < len(text) and text[k] == ":" and text[k:k + 2] != "::" and starts:
+            while k < len(text) and not (mask[k] and text[k] == "{" and
+                                         re.search(r"[)}]\s*$", text[:k])):
+                if mask[k] and text[k] in "({":
+                    k = close_of(text, mask, k, text[k], ")" if text[k] == "(" else "}")
+                k += 1
+        if k >= len(text) or text[k] != "{":
+            continue
+        end = close_of(text, mask, k, "{", "}")
+        if end > 0:
+            out.append((m.start(), end + 1))
+    return out
+
+def locate(mu, root):
+    """(relative path, text, start, end) of mu's target, or a stale reason."""
+    if "in" not in mu:
+        path = os.path.join(root, mu["file"])
+        try:
+            with open(path, encoding="utf-8", newline="") as f:
+                text = f.read()
+        except OSError as e:
+            return "stale: cannot read %s (%s)" % (mu["file"], e.strerror)
+        return mu["file"], text, 0, len(text)
+    found = []
+    for top in SEARCH_DIRS:
+        for d, _, files in os.walk(os.path.join(root, top)):
+            for f in sorted(files):
+                if not f.endswith((".cc", ".h")):
+                    continue
+                path = os.path.join(d, f)
+                with open(path, encoding="utf-8", newline="") as fh:
+                    text = fh.read()
+                if mu["in"] not in text:
+                    continue
+                for a, b in definitions(text, mu["in"]):
+                    if mu["find"] in text[a:b]:
+                        found.append((os.path.relpath(path, root), text, a, b))
+    if len(found) != 1:
+        return "stale: %d definitions of %s hold find" % (len(found), mu["in"])
+    return found[0]
+
 def status(mu, root):
-    path = os.path.join(root, mu["file"])
-    try:
-        with open(path, encoding="utf-8", newline="") as f:
-            text = f.read()
-    except OSError as e:
-        return None, "stale: cannot read %s (%s)" % (mu["file"], e.strerror)
-    n = text.count(mu["find"])
+    where = locate(mu, root)
+    if isinstance(where, str):
+        return None, where
+    rel, text, a, b = where
+    n = text[a:b].count(mu["find"])
     if n != 1:
-        return None, "stale: find occurs %d times in %s" % (n, mu["file"])
-    return text, "ok"
+        return None, "stale: find occurs %d times in %s" % (
+            n, mu.get("in") or rel)
+    return where, "ok"
 
 cmd = sys.argv[1]
 if cmd == "check":
     _, _, path, root, only = sys.argv
     for mu in select(parse(path), only):
-        _, st = status(mu, root)
-        print("\t".join([mu["name"], mu["file"], mu["tests"], st,
+        where, st = status(mu, root)
+        rel = where[0] if where else mu.get("file", "?")
+        print("\t".join([mu["name"], rel, mu["tests"], st,
                          mu["why"].replace("\t", " ")]))
 elif cmd == "apply":
     _, _, path, root, name = sys.argv
     mu = select(parse(path), name)[0]
-    text, st = status(mu, root)
-    if text is None:
+    where, st = status(mu, root)
+    if where is None:
         print(st)
         sys.exit(3)
-    with open(os.path.join(root, mu["file"]), "w", encoding="utf-8",
+    rel, text, a, b = where
+    at = a + text[a:b].index(mu["find"])
+    with open(os.path.join(root, rel), "w", encoding="utf-8",
               newline="") as f:
-        f.write(text.replace(mu["find"], mu["replace"], 1))
+        f.write(text[:at] + mu["replace"] + text[at + len(mu["find"]):])
 elif cmd == "targets":
     data = json.load(sys.stdin)
     names = []
