@@ -70,19 +70,49 @@ void AcquireOp::WatchCancellation(const Cancellation& cancel) {
 }
 
 void AcquireOp::StartAttempt() {
-  if (finished_) return;
+  if (!BeginAttempt()) return;
+  host_->guard().RefreshMarkers(fencing_);
+  RoundConfig config = host_->BaseRound(ttl_);
+  if (fencing_) {
+    PlanFenced(config);
+  } else if (shared_) {
+    PlanReader(config);
+  } else if (semaphore_.has_value()) {
+    PlanSemaphore(config);
+  } else {
+    // On a contended resource (this client waited for it lately), an
+    // attempt announces its win, so that woken waiters stand down.
+    const bool announce = watching_ || (host_->wakeups() != nullptr &&
+                                        host_->wakeups()->Contended(keys_));
+    if (!waits_as_writer_) {
+      PlanPlain(config, announce);
+    } else if (!PlanWaitingWriter(config, announce)) {
+      return;
+    }
+  }
+  // Quietly: no lock was made (see ReleaseCommand). A hand-off waiter's
+  // lost attempt (always a writer's) cleans up in OnRound() instead.
+  if (!HandsOff()) {
+    config.cleanup_on_loss = UndoCommand(/*announce=*/false);
+    config.cleanup_skips_denied = true;
+  }
+  StartRound(std::move(config));
+}
+
+bool AcquireOp::BeginAttempt() {
+  if (finished_) return false;
   if (cancel_ != nullptr && cancel_->IsCancelled()) {
     CancelledByCaller();
-    return;
+    return false;
   }
-  if (YieldsToWoken()) return;
+  if (YieldsToWoken()) return false;
   // A hand-off waiter keeps its token once it waits (its entries name
   // it): the key holding it is its own, whichever way it got there.
   if (!HandsOff()) {
     absl::StatusOr<std::string> token = host_->runtime()->NewToken();
     if (!token.ok()) {
       Fail(token.status());
-      return;
+      return false;
     }
     token_ = *std::move(token);
   }
@@ -95,103 +125,7 @@ void AcquireOp::StartAttempt() {
   woken_in_attempt_ = false;
   named_by_.clear();
   ++attempts_;
-  host_->guard().RefreshMarkers(fencing_);
-  RoundConfig config = host_->BaseRound(ttl_);
-  if (fencing_) {
-    config.command = FencedAcquireCommand(
-        keys_, counter_keys_, host_->guard().marker_key(), token_, ttl_);
-    config.map_reply = &FencedAcquireVote;
-    config.keep_replies = true;
-    // Won only once a quorum of trusted counter reads is in, judged the
-    // way the grants are.
-    config.ready_to_win =
-        [host = host_, veto = host_->guard().FenceVetoFn(),
-         domain = config.failure_domain](
-            const std::vector<std::optional<RedisReply>>& replies) {
-          std::vector<bool> trusted;
-          CountTrustedFenceReads(replies, veto, domain, nullptr, nullptr,
-                                 &trusted);
-          return host->guard().membership().QuorumHeld(trusted);
-        };
-  } else if (shared_) {
-    reader_key_ = SharedHolderKey(host_->options(), resource_, token_);
-    config.command =
-        ReaderAcquireCommand(keys_.front(), reader_key_, waiting_key_,
-                             readers_key_, token_, ttl_, kMaxReaders);
-    config.map_reply = &ReaderAcquireVote;
-    config.keep_replies = true;  // For the refusals' reasons.
-  } else if (semaphore_.has_value()) {
-    keys_.clear();
-    for (int s : candidates_) keys_.push_back(semaphore_->slot_keys[s]);
-    config.command =
-        SemaphoreAcquireCommand(semaphore_->limit_key, semaphore_->slot_keys,
-                                token_, ttl_, semaphore_->limit, candidates_);
-    if (host_->semaphore_majority_of_counters()) {
-      // TEST ONLY, unsafe: majority of counters (see
-      // Engine::set_semaphore_majority_of_counters_for_testing).
-      keys_ = semaphore_->slot_keys;
-      config.command = SemaphoreCountersAcquireCommand(
-          semaphore_->limit_key, semaphore_->slot_keys, token_, ttl_,
-          semaphore_->limit, semaphore_->permits);
-    }
-    config.map_reply = &SemaphoreAcquireVote;
-    // For the free slots the denials report, and limit mismatches.
-    config.keep_replies = true;
-  } else {
-    // On a contended resource (this client waited for it lately), an
-    // attempt announces its win, so that woken waiters stand down.
-    const bool announce = watching_ || (host_->wakeups() != nullptr &&
-                                        host_->wakeups()->Contended(keys_));
-    if (waits_as_writer_) {
-      // Refused before: new readers are held off while this writer
-      // waits, for at most its TTL past this attempt and never past the
-      // end of its wait (keys.h, WriterWaitingKey()).
-      const absl::Duration left =
-          schedule_.WaitLeft(host_->runtime()->Now()).value_or(ttl_);
-      // Queued by its first refusal's time there (arrival_key_), so that
-      // releases name the longest waiting writer (woken on release only).
-      const absl::Duration waiting =
-          std::max(std::min(ttl_, left), absl::Milliseconds(1));
-      HandOffEntry entry;
-      if (HandsOff()) {
-        absl::StatusOr<std::string> proof = host_->runtime()->NewToken();
-        if (!proof.ok()) {
-          Fail(proof.status());
-          return;
-        }
-        entry.key = hand_off_key_;
-        entry.proof = *proof;
-        const RetryPolicy& policy = host_->options().retry;
-        entry.ttl = std::min(waiting, 2 * policy.max_delay + kEntrySlack);
-        // Sent after this instant: a key handed over with this proof was
-        // set later still.
-        proofs_.push_back(
-            {attempts_, *std::move(proof), host_->runtime()->Now()});
-        if (proofs_.size() > kProofsKept) proofs_.erase(proofs_.begin());
-      }
-      config.command = WriterAcquireCommand(
-          keys_.front(), waiting_key_, token_, ttl_, waiter_id_, waiting,
-          announce, host_->wakeups() != nullptr ? arrival_key_ : std::string(),
-          HandsOff() ? &entry : nullptr);
-      config.map_reply = &ScriptVote;
-      config.keep_replies = true;  // Which masters took the mark off.
-      writer_round_ = true;
-      // Unknown until the replies: maybe marked everywhere.
-      marked_.assign(host_->links().size(), true);
-    } else {
-      config.command = AcquireCommand(keys_, token_, ttl_, announce);
-      // One key: SET NX; several, or announced: the all-or-none script.
-      config.map_reply =
-          keys_.size() == 1 && !announce ? &AcquireVote : &ScriptVote;
-    }
-  }
-  // Quietly: no lock was made (see ReleaseCommand). A hand-off waiter's
-  // lost attempt (always a writer's) cleans up in OnRound() instead.
-  if (!HandsOff()) {
-    config.cleanup_on_loss = UndoCommand(/*announce=*/false);
-    config.cleanup_skips_denied = true;
-  }
-  StartRound(std::move(config));
+  return true;
 }
 
 void AcquireOp::OnRound(RoundResult result) {
@@ -200,75 +134,15 @@ void AcquireOp::OnRound(RoundResult result) {
     return;
   }
   in_attempt_ = false;
-  if (HandsOff() && !result.status.ok()) {
-    // A lost attempt gives back, with its entry (WithdrawCommand), what
-    // it holds where it was granted, or may have been (a failed vote: a
-    // veto, a timeout). Where it was denied it set nothing, and where the
-    // reply is still to come it is left (its token is this waiter's until
-    // the next attempt wins or loses there, or the wait ends: Finished()
-    // withdraws everywhere): its entry there stays, so that a release can
-    // still hand it over. A hand-off heard from a master given back to,
-    // with a proof sent so far, may predate the give-back: none counts.
-    for (size_t i = 0; i < result.votes.size() && i < counts_from_.size();
-         ++i) {
-      const MasterVote::Kind kind = result.votes[i].kind;
-      if (kind == MasterVote::Kind::kDenied ||
-          kind == MasterVote::Kind::kPending) {
-        continue;
-      }
-      host_->links()[i]->Send(WithdrawCommand(/*leave_queue=*/false),
-                              [](absl::StatusOr<RedisReply>) {});
-      counts_from_[i] = attempts_ + 1;
-      handed_at_[i].reset();
-    }
-  }
-  if (std::exchange(writer_round_, false)) {
-    // A master that let this writer in took its id off the waiting set
-    // there (WriterAcquireScript).
-    for (size_t i = 0; i < result.replies.size() && i < marked_.size(); ++i) {
-      const std::optional<RedisReply>& reply = result.replies[i];
-      if (reply.has_value() && reply->type == RedisReply::Type::kInteger &&
-          reply->integer == 1) {
-        marked_[i] = false;
-      }
-    }
-  }
-  if (Observer* observer = host_->observer()) {
-    AttemptEvent event;
-    event.resource = resource_;
-    event.attempt = attempts_;
-    event.outcome = result.status;
-    event.elapsed = ToDuration(result.decided_at - result.start);
-    event.votes = &result.votes;
-    observer->OnAttempt(event);
-  }
+  if (HandsOff() && !result.status.ok()) GiveBackAfterLoss(result);
+  if (std::exchange(writer_round_, false)) NoteWriterMarks(result);
+  ReportAttempt(result);
   if (semaphore_.has_value() && !OnSemaphoreRound(result)) return;
   if (shared_ && !result.status.ok()) NoteRefusals(result);
   if (may_wait_as_writer_ &&
-      result.status.code() == absl::StatusCode::kAborted && !waits_as_writer_) {
-    // Held (by readers or a writer): the next attempts mark this writer
-    // as waiting where the lock is held, so that new readers queue
-    // behind it.
-    waits_as_writer_ = true;
-    // Its own random id, never a token: releases publish it.
-    absl::StatusOr<std::string> id = host_->runtime()->NewToken();
-    if (!id.ok()) {
-      Fail(id.status());
-      return;
-    }
-    waiter_id_ = *std::move(id);
-    arrival_key_ = absl::StrCat(
-        WaiterArrivalKeyPrefix(host_->options(), resource_), waiter_id_);
-    if (hand_off_) {  // Woken on release: it will watch.
-      hand_off_key_ = absl::StrCat(
-          WaiterHandOffKeyPrefix(host_->options(), resource_), waiter_id_);
-      counts_from_.assign(host_->links().size(), 0);
-      handed_at_.assign(host_->links().size(), std::nullopt);
-      // Releases publish a hand-off to this waiter on a channel named as
-      // its entry. Already watching (it yielded first): subscribed now,
-      // and the next attempt, which leaves the entries, waits for it.
-      if (watching_) host_->wakeups()->Watch(this, OwnChannel());
-    }
+      result.status.code() == absl::StatusCode::kAborted && !waits_as_writer_ &&
+      !StartWaitingAsWriter()) {
+    return;
   }
   if (!result.status.ok()) {
     RetryOrFail(result.status);
@@ -279,6 +153,83 @@ void AcquireOp::OnRound(RoundResult result) {
     Succeed(/*fence=*/0);
     return;
   }
+  IssueFence();
+}
+
+void AcquireOp::GiveBackAfterLoss(const RoundResult& result) {
+  // A lost attempt gives back, with its entry (WithdrawCommand), what
+  // it holds where it was granted, or may have been (a failed vote: a
+  // veto, a timeout). Where it was denied it set nothing, and where the
+  // reply is still to come it is left (its token is this waiter's until
+  // the next attempt wins or loses there, or the wait ends: Finished()
+  // withdraws everywhere): its entry there stays, so that a release can
+  // still hand it over. A hand-off heard from a master given back to,
+  // with a proof sent so far, may predate the give-back: none counts.
+  for (size_t i = 0; i < result.votes.size() && i < counts_from_.size(); ++i) {
+    const MasterVote::Kind kind = result.votes[i].kind;
+    if (kind == MasterVote::Kind::kDenied ||
+        kind == MasterVote::Kind::kPending) {
+      continue;
+    }
+    host_->links()[i]->Send(WithdrawCommand(/*leave_queue=*/false),
+                            [](absl::StatusOr<RedisReply>) {});
+    counts_from_[i] = attempts_ + 1;
+    handed_at_[i].reset();
+  }
+}
+
+void AcquireOp::NoteWriterMarks(const RoundResult& result) {
+  // A master that let this writer in took its id off the waiting set
+  // there (WriterAcquireScript).
+  for (size_t i = 0; i < result.replies.size() && i < marked_.size(); ++i) {
+    const std::optional<RedisReply>& reply = result.replies[i];
+    if (reply.has_value() && reply->type == RedisReply::Type::kInteger &&
+        reply->integer == 1) {
+      marked_[i] = false;
+    }
+  }
+}
+
+void AcquireOp::ReportAttempt(const RoundResult& result) {
+  if (Observer* observer = host_->observer()) {
+    AttemptEvent event;
+    event.resource = resource_;
+    event.attempt = attempts_;
+    event.outcome = result.status;
+    event.elapsed = ToDuration(result.decided_at - result.start);
+    event.votes = &result.votes;
+    observer->OnAttempt(event);
+  }
+}
+
+bool AcquireOp::StartWaitingAsWriter() {
+  // Held (by readers or a writer): the next attempts mark this writer
+  // as waiting where the lock is held, so that new readers queue
+  // behind it.
+  waits_as_writer_ = true;
+  // Its own random id, never a token: releases publish it.
+  absl::StatusOr<std::string> id = host_->runtime()->NewToken();
+  if (!id.ok()) {
+    Fail(id.status());
+    return false;
+  }
+  waiter_id_ = *std::move(id);
+  arrival_key_ = absl::StrCat(
+      WaiterArrivalKeyPrefix(host_->options(), resource_), waiter_id_);
+  if (hand_off_) {  // Woken on release: it will watch.
+    hand_off_key_ = absl::StrCat(
+        WaiterHandOffKeyPrefix(host_->options(), resource_), waiter_id_);
+    counts_from_.assign(host_->links().size(), 0);
+    handed_at_.assign(host_->links().size(), std::nullopt);
+    // Releases publish a hand-off to this waiter on a channel named as
+    // its entry. Already watching (it yielded first): subscribed now,
+    // and the next attempt, which leaves the entries, waits for it.
+    if (watching_) host_->wakeups()->Watch(this, OwnChannel());
+  }
+  return true;
+}
+
+void AcquireOp::IssueFence() {
   // Fencing: the next token is one more than the highest counter read on
   // masters whose counters can be trusted. A quorum of such reads is
   // needed: any two quorums intersect, so it includes a master that
@@ -603,206 +554,6 @@ void AcquireOp::OnRetryTimer() {
     return;
   }
   StartAttempt();
-}
-
-void AcquireOp::Wake(Wakeups::Event event, int master,
-                     absl::string_view successor) {
-  if (finished_) return;
-  const MonotonicTime now = host_->runtime()->Now();
-  switch (event) {
-    case Wakeups::Event::kSettled:
-      if (!ChannelsSettled()) return;
-      if (recheck_ && (next_ == Next::kPoll || next_ == Next::kGiveUp)) {
-        recheck_ = false;
-        const absl::Duration jitter = WakeJitter();
-        if (now + ToChrono(jitter) < next_at_) {
-          ArmRetry(Next::kWoken, jitter);
-        }
-        return;
-      }
-      // Due and now settled (StartAttempt() cancels the give-up).
-      if (next_ == Next::kSettling) StartAttempt();
-      return;
-    case Wakeups::Event::kReleased: {
-      // A semaphore's freed slot is found by the refusal's free list:
-      // each release heard allows the at-once attempts again.
-      quick_retries_ = 0;
-      const bool named = NamedBy(master, successor);
-      if (in_attempt_) {
-        // The most urgent of what is heard during the attempt.
-        const absl::Duration delay = WokenDelay(named, successor);
-        woken_delay_ =
-            woken_in_attempt_ ? std::min(woken_delay_, delay) : delay;
-        woken_in_attempt_ = true;
-        return;
-      }
-      if (next_ == Next::kNone) return;  // The fence write-back.
-      // Already woken by another master's message; only a quorum of
-      // names of its own makes it sooner.
-      if (next_ == Next::kWoken && !named) return;
-      // Sooner than the poll, never past the end of the budget.
-      const absl::Duration delay = WokenDelay(named, successor);
-      if (now + ToChrono(delay) < next_at_) ArmRetry(Next::kWoken, delay);
-      return;
-    }
-    case Wakeups::Event::kTaken:
-      OnTaken(now);
-      return;
-    case Wakeups::Event::kGranted:
-      if (!HandedOver(master, successor)) OnTaken(now);
-      return;
-  }
-}
-
-void AcquireOp::OnTaken(MonotonicTime now) {
-  if (in_attempt_) {
-    // Ours, or another's that won: nothing was freed after all.
-    woken_in_attempt_ = false;
-    return;
-  }
-  if (next_ != Next::kWoken) return;
-  // Another waiter got there first: back to polling.
-  std::optional<absl::Duration> left = schedule_.WaitLeft(now);
-  if (!left.has_value()) return;
-  const absl::Duration poll =
-      JitteredDelay(host_->options().retry, host_->bitgen());
-  if (poll < *left) {
-    ArmRetry(Next::kPoll, poll);
-  } else {
-    ArmRetry(Next::kGiveUp, *left);
-  }
-}
-
-bool AcquireOp::HandedOver(int master, absl::string_view proof) {
-  const Proof* mine = nullptr;
-  for (const Proof& p : proofs_) {
-    if (p.value == proof) mine = &p;
-  }
-  if (mine == nullptr) return false;
-  if (master < 0 || master >= static_cast<int>(handed_at_.size())) {
-    return true;
-  }
-  if (mine->attempt < counts_from_[master]) return true;
-  const absl::string_view run = host_->wakeups()->RunId(master);
-  if (run.empty() || run != host_->guard().FailureDomain(master)) return true;
-  handed_at_[master] = mine->sent_at;
-  std::optional<MonotonicTime> start;
-  for (const std::optional<MonotonicTime>& at : handed_at_) {
-    if (at.has_value() && (!start.has_value() || *at < *start)) start = at;
-  }
-  RoundConfig config = host_->BaseRound(ttl_);
-  config.map_reply = &ScriptVote;
-  std::optional<RoundResult> won;
-  QuorumRound round(host_->links(),
-                    std::make_shared<const RoundConfig>(std::move(config)),
-                    host_->runtime(), *start, [&won](RoundResult result) {
-                      if (result.status.ok()) won = std::move(result);
-                    });
-  const MonotonicTime now = host_->runtime()->Now();
-  for (size_t i = 0; i < handed_at_.size(); ++i) {
-    if (handed_at_[i].has_value()) {
-      round.Feed(static_cast<int>(i), RedisReply::Integer(1), now);
-    }
-  }
-  round.Cancel();
-  if (!won.has_value()) return true;
-  // An attempt in flight is dropped, unanswered: whatever it does on a
-  // master (extend this token, or leave an entry that Finished() removes
-  // behind it) leaves the lock this waiter's.
-  StopRound();
-  in_attempt_ = false;
-  writer_round_ = false;
-  // A master that handed it over took its id, arrival key and entry away
-  // then: nothing is left there for Finished() to remove.
-  for (size_t i = 0; i < handed_at_.size() && i < marked_.size(); ++i) {
-    if (handed_at_[i].has_value()) marked_[i] = false;
-  }
-  won_ = *std::move(won);
-  handed_over_ = true;
-  Succeed(/*fence=*/0);
-  return true;
-}
-
-bool AcquireOp::YieldsToWoken() {
-  if (attempts_ > 0 || yielded_ || semaphore_.has_value() || shared_) {
-    return false;
-  }
-  Wakeups* wakeups = host_->wakeups();
-  if (wakeups == nullptr) return false;
-  const RetryPolicy& policy = host_->options().retry;
-  const absl::Duration most =
-      policy.successor_grace + std::min(policy.wake_jitter, policy.max_delay);
-  if (most <= absl::ZeroDuration() ||
-      !wakeups->ReleasedWithin(keys_, most + kYieldMargin)) {
-    return false;
-  }
-  const MonotonicTime now = host_->runtime()->Now();
-  const std::optional<absl::Duration> left = schedule_.WaitLeft(now);
-  // As long as a waiter its release did not name (WokenDelay()): the
-  // named one goes first.
-  const absl::Duration jitter = policy.successor_grace + WakeJitter();
-  if (!left.has_value() || *left <= jitter) return false;
-  yielded_ = true;
-  last_status_ = absl::AbortedError(
-      "yielded to the waiters its own release woke, and the lock was taken");
-  if (!watching_) {
-    // Subscribed already (ReleasedWithin() knows only such channels).
-    recheck_ = WatchChannels();
-    watching_ = true;
-  }
-  ArmRetry(Next::kWoken, jitter);
-  return true;
-}
-
-bool AcquireOp::NamedBy(int master, absl::string_view successor) {
-  if (master < 0 || master >= static_cast<int>(host_->links().size())) {
-    return false;
-  }
-  const bool me = !successor.empty() && successor == waiter_id_;
-  if (named_by_.empty()) {
-    if (!me) return false;
-    named_by_.assign(host_->links().size(), false);
-  }
-  named_by_[master] = me;
-  return me && host_->guard().membership().QuorumHeld(named_by_);
-}
-
-absl::Duration AcquireOp::WokenDelay(bool named, absl::string_view successor) {
-  if (named) return absl::ZeroDuration();
-  if (successor.empty()) return WakeJitter();
-  return host_->options().retry.successor_grace + WakeJitter();
-}
-
-absl::Duration AcquireOp::WakeJitter() {
-  const RetryPolicy& policy = host_->options().retry;
-  const int64_t most =
-      absl::ToInt64Nanoseconds(std::min(policy.wake_jitter, policy.max_delay));
-  if (most <= 0) return absl::ZeroDuration();
-  return absl::Nanoseconds(
-      absl::Uniform<int64_t>(absl::IntervalClosed, host_->bitgen(), 0, most));
-}
-
-void AcquireOp::Unwatch() {
-  if (!watching_) return;
-  watching_ = false;
-  host_->wakeups()->Unwatch(this, WatchKeys());
-  host_->wakeups()->Unwatch(this, OwnChannel());
-}
-
-bool AcquireOp::WatchChannels() {
-  const bool fresh = host_->wakeups()->Watch(this, WatchKeys());
-  host_->wakeups()->Watch(this, OwnChannel());
-  return fresh;
-}
-
-bool AcquireOp::ChannelsSettled() const {
-  return host_->wakeups()->Settled(WatchKeys()) &&
-         host_->wakeups()->Settled(OwnChannel());
-}
-
-absl::Span<const std::string> AcquireOp::OwnChannel() const {
-  if (!HandsOff()) return {};
-  return absl::MakeConstSpan(&hand_off_key_, 1);
 }
 
 void AcquireOp::Fail(absl::Status status) {

@@ -68,10 +68,46 @@ class AcquireOp final : public NamedOperation, private Wakeups::Waiter {
   // runtime's mailbox, on the loop thread.
   void WatchCancellation(const Cancellation& cancel);
 
+  // One attempt: a new token (a hand-off waiter keeps its own), the
+  // masters' markers refreshed, the round planned for this kind of lock and
+  // started.
   void StartAttempt();
 
  private:
+  // The checks and resets that open an attempt; false if none is to start
+  // (finished, cancelled, yielding to a woken waiter, no token).
+  bool BeginAttempt();
+  // How an attempt is planned for each kind of lock (acquire_plan.cc): the
+  // command and how a reply becomes a vote. One or several resources, no
+  // fencing, not waiting as a writer; `announce`: on a contended resource,
+  // the win is published so that woken waiters stand down.
+  void PlanPlain(RoundConfig& config, bool announce);
+  // Fenced: the counters read with the grant; won once a quorum of
+  // trusted counter reads is in.
+  void PlanFenced(RoundConfig& config);
+  // A reader of a read-write lock.
+  void PlanReader(RoundConfig& config);
+  // A semaphore's permits: the candidate slots, all or none per master.
+  void PlanSemaphore(RoundConfig& config);
+  // A writer refused before: it marks itself waiting (and, with hand-off,
+  // leaves its entry). False if no proof could be made (Fail() ran).
+  bool PlanWaitingWriter(RoundConfig& config, bool announce);
   void OnRound(RoundResult result) override;
+  // OnRound()'s parts. A hand-off waiter's lost attempt gives back what it
+  // holds, or may hold, with its entry.
+  void GiveBackAfterLoss(const RoundResult& result);
+  // A writer's round: which masters took its waiting mark off.
+  void NoteWriterMarks(const RoundResult& result);
+  // Tells the observer of the attempt.
+  void ReportAttempt(const RoundResult& result);
+  // A writer refused for the first time marks itself waiting from its next
+  // attempt on (and, with hand-off, watches its own channel). False if no
+  // id could be made (Fail() ran).
+  bool StartWaitingAsWriter();
+  // The round was won with fencing: the token is one more than the highest
+  // trusted counter read, written back to a quorum; or, without a quorum
+  // of trusted reads, the lock is released and no token issued.
+  void IssueFence();
 
   // A semaphore attempt was decided. False if it is dealt with here: a
   // master holds another limit (the acquisition fails, whatever the votes),
