@@ -32,7 +32,7 @@ done
 FUZZERS=(uri reply wire)
 # Library sources every target links: the option parser, the reply copy and
 # the vote mappers (with what they call).
-LIB_SOURCES=(src/config/options.cc src/algorithm/redis_reply.cc src/algorithm/vote.cc src/algorithm/scripts.cc
+LIB_SOURCES=(src/config/options.cc src/config/master_uri.cc src/config/master_list.cc src/algorithm/redis_reply.cc src/algorithm/vote.cc src/algorithm/scripts.cc
   src/algorithm/sha1.cc src/algorithm/membership.cc src/algorithm/persistence.cc)
 # What the wire target links on top: the owned transport, the Master and the
 # Subscriber on the production runtime (with what they call).

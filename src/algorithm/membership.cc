@@ -280,6 +280,121 @@ absl::Status CheckList(const Membership& record,
       "), and a client may use the old list, the new one or both"));
 }
 
+namespace {
+
+// JudgeMembership()'s parts. The index of the master carrying the highest
+// epoch (-1 if none carries a record), or kFailedPrecondition if the records
+// cannot all be true: two deployments, two configurations at one epoch, a
+// record that does not parse.
+absl::StatusOr<int> NewestRecord(const std::vector<MemberView>& views) {
+  int newest = -1;
+  for (size_t i = 0; i < views.size(); ++i) {
+    const MemberView& v = views[i];
+    if (!v.known || !v.marked) continue;
+    if (!v.record_error.ok()) {
+      return Refuse(absl::StrCat(
+          "master ", i + 1, " carries a record that does not parse (",
+          v.record_error.message(), "): fix or remove its marker"));
+    }
+    if (!v.has_record) continue;
+    if (newest < 0) {
+      newest = static_cast<int>(i);
+      continue;
+    }
+    const Membership& a = views[newest].record;
+    const Membership& b = v.record;
+    if (a.deployment != b.deployment) {
+      return Refuse(absl::StrCat(
+          "this client's masters belong to two deployments: master ",
+          newest + 1, " to ", a.deployment, " (members ",
+          JoinMembers(a.members), "), master ", i + 1, " to ", b.deployment,
+          " (members ", JoinMembers(b.members), ")"));
+    }
+    if (a.epoch == b.epoch && RecordText(a) != RecordText(b)) {
+      return Refuse(absl::StrCat("masters ", newest + 1, " and ", i + 1,
+                                 " carry two configurations at epoch ", a.epoch,
+                                 " (two reconfigurations at once?): ",
+                                 RecordText(a), " and ", RecordText(b)));
+    }
+    if (b.epoch > a.epoch) newest = static_cast<int>(i);
+  }
+  return newest;
+}
+
+// OK if `adopted` is known to be current (CurrentOnQuorum()) from what
+// `views` carry.
+absl::Status AdoptedIsCurrent(const Membership& adopted,
+                              const std::vector<MemberView>& views,
+                              const std::vector<std::string>& names) {
+  const size_t n = views.size();
+  const std::string text = RecordText(adopted);
+  std::vector<bool> carries(n), kept(n);
+  for (size_t i = 0; i < n; ++i) {
+    const MemberView& v = views[i];
+    carries[i] = v.known && v.has_record && v.member == names[i] &&
+                 RecordText(v.record) == text;
+    kept[i] = v.kept;
+  }
+  return CurrentOnQuorum(adopted, names, carries, kept);
+}
+
+// Master `v`'s standing under `adopted` (whose members and joining members
+// are `all`), given whether the record is known `current`; sets
+// `needs_record` if the record is to be written to it.
+absl::Status StandingOf(const MemberView& v, const std::string& name,
+                        const Membership& adopted,
+                        const std::vector<std::string>& all,
+                        const absl::Status& current, bool guard_judges_unmarked,
+                        bool* needs_record) {
+  if (!v.known) return Refuse("not yet judged (no handshake)");
+  if (v.has_record && v.member != name) {
+    return Refuse(
+        absl::StrCat("this server is member ", v.member,
+                     " of the deployment; this client's list calls it ", name));
+  }
+  if (!Contains(all, name)) {
+    return Refuse(absl::StrCat(
+        name, " is not a member of the deployment (members ",
+        JoinMembers(adopted.members),
+        adopted.joint() ? absl::StrCat(", joining ", JoinMembers(adopted.next))
+                        : "",
+        "); a master is added with `redlock reconfigure` "
+        "(docs/failure-behaviour.md, \"Changing the masters\")"));
+  }
+  if (!v.kept && !current.ok()) {
+    return Refuse(absl::StrCat(
+        v.marked ? "its marker and record may be older than it was given "
+                   "(it restarted since they were written)"
+                 : "it carries no membership record",
+        ", and the record to give it is not known to be current: ",
+        absl::StripPrefix(current.message(), "membership: ")));
+  }
+  if (v.has_record && !v.holder_current) {
+    // Restarted since its record was written (an RDB snapshot, a lost AOF
+    // tail, or durably): the current record, known from the others, is
+    // written over it, naming the process that carries it now. Its grants
+    // count as the restart guard judges it meanwhile.
+    *needs_record = true;
+    return absl::OkStatus();
+  }
+  if (!v.has_record) {
+    *needs_record = true;
+    // A marked member without a record (a marker from before records, an
+    // operator's hand mark) counts while the record is written back: the
+    // restart guard judges it as any marked master, and the record names
+    // it a member. An unmarked one gets the record with its marker; until
+    // then the restart guard refuses it, or (without the guard) this.
+    if (!v.marked && !guard_judges_unmarked) {
+      return Refuse(
+          "not yet judged (no membership record while other masters carry "
+          "one; it is being written)");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 MembershipJudgement JudgeMembership(const std::vector<MemberView>& views,
                                     const std::vector<std::string>& names,
                                     const std::vector<std::string>& list,
@@ -298,40 +413,10 @@ MembershipJudgement JudgeMembership(const std::vector<MemberView>& views,
   };
   // The highest epoch carried; every record must be of one deployment, and
   // one epoch means one configuration.
-  int newest = -1;
-  for (size_t i = 0; i < n; ++i) {
-    const MemberView& v = views[i];
-    if (!v.known || !v.marked) continue;
-    if (!v.record_error.ok()) {
-      return refuse_all(Refuse(absl::StrCat(
-          "master ", i + 1, " carries a record that does not parse (",
-          v.record_error.message(), "): fix or remove its marker")));
-    }
-    if (!v.has_record) continue;
-    if (newest < 0) {
-      newest = static_cast<int>(i);
-      continue;
-    }
-    const Membership& a = views[newest].record;
-    const Membership& b = v.record;
-    if (a.deployment != b.deployment) {
-      return refuse_all(Refuse(absl::StrCat(
-          "this client's masters belong to two deployments: master ",
-          newest + 1, " to ", a.deployment, " (members ",
-          JoinMembers(a.members), "), master ", i + 1, " to ", b.deployment,
-          " (members ", JoinMembers(b.members), ")")));
-    }
-    if (a.epoch == b.epoch && RecordText(a) != RecordText(b)) {
-      return refuse_all(Refuse(
-          absl::StrCat("masters ", newest + 1, " and ", i + 1,
-                       " carry two configurations at epoch ", a.epoch,
-                       " (two reconfigurations at once?): ", RecordText(a),
-                       " and ", RecordText(b))));
-    }
-    if (b.epoch > a.epoch) newest = static_cast<int>(i);
-  }
-  if (newest < 0) return out;  // No record anywhere: the legacy rules judge.
-  const Membership& adopted = views[newest].record;
+  absl::StatusOr<int> newest = NewestRecord(views);
+  if (!newest.ok()) return refuse_all(newest.status());
+  if (*newest < 0) return out;  // No record anywhere: the legacy rules judge.
+  const Membership& adopted = views[*newest].record;
   // The quorum rule needs no agreement: a client counting every member
   // and one counting a majority intersect as two majorities do. Each counts
   // under its own (QuorumGroups()).
@@ -347,75 +432,16 @@ MembershipJudgement JudgeMembership(const std::vector<MemberView>& views,
   // grant meanwhile. Members that carry a kept record count as before: a
   // quorum of them all carrying records no newer than this one cannot be
   // left behind by a finished change (docs/design.md).
-  absl::Status current;
-  {
-    const std::string text = RecordText(adopted);
-    std::vector<bool> carries(n), kept(n);
-    for (size_t i = 0; i < n; ++i) {
-      const MemberView& v = views[i];
-      carries[i] = v.known && v.has_record && v.member == names[i] &&
-                   RecordText(v.record) == text;
-      kept[i] = v.kept;
-    }
-    current = CurrentOnQuorum(adopted, names, carries, kept);
-  }
+  absl::Status current = AdoptedIsCurrent(adopted, views, names);
   // Unsafe, test only (see the parameter): the record taken as current.
   if (trust_unknown_records) current = absl::OkStatus();
   out.adopted = adopted;
   const std::vector<std::string> all = Union(adopted.members, adopted.next);
   for (size_t i = 0; i < n; ++i) {
-    const MemberView& v = views[i];
-    if (!v.known) {
-      out.standing[i] = Refuse("not yet judged (no handshake)");
-      continue;
-    }
-    if (v.has_record && v.member != names[i]) {
-      out.standing[i] = Refuse(absl::StrCat(
-          "this server is member ", v.member,
-          " of the deployment; this client's list calls it ", names[i]));
-      continue;
-    }
-    if (!Contains(all, names[i])) {
-      out.standing[i] = Refuse(absl::StrCat(
-          names[i], " is not a member of the deployment (members ",
-          JoinMembers(adopted.members),
-          adopted.joint()
-              ? absl::StrCat(", joining ", JoinMembers(adopted.next))
-              : "",
-          "); a master is added with `redlock reconfigure` "
-          "(docs/failure-behaviour.md, \"Changing the masters\")"));
-      continue;
-    }
-    if (!v.kept && !current.ok()) {
-      out.standing[i] = Refuse(absl::StrCat(
-          v.marked ? "its marker and record may be older than it was given "
-                     "(it restarted since they were written)"
-                   : "it carries no membership record",
-          ", and the record to give it is not known to be current: ",
-          absl::StripPrefix(current.message(), "membership: ")));
-      continue;
-    }
-    if (v.has_record && !v.holder_current) {
-      // Restarted since its record was written (an RDB snapshot, a lost AOF
-      // tail, or durably): the current record, known from the others, is
-      // written over it, naming the process that carries it now. Its grants
-      // count as the restart guard judges it meanwhile.
-      out.needs_record[i] = true;
-      continue;
-    }
-    if (!v.has_record) {
-      out.needs_record[i] = true;
-      // A marked member without a record (a marker from before records, an
-      // operator's hand mark) counts while the record is written back: the
-      // restart guard judges it as any marked master, and the record names
-      // it a member. An unmarked one gets the record with its marker; until
-      // then the restart guard refuses it, or (without the guard) this.
-      if (!v.marked && !guard_judges_unmarked) {
-        out.standing[i] = Refuse(
-            "not yet judged (no membership record while other masters carry "
-            "one; it is being written)");
-      }
-    }
+    bool needs_record = false;
+    out.standing[i] = StandingOf(views[i], names[i], adopted, all, current,
+                                 guard_judges_unmarked, &needs_record);
+    out.needs_record[i] = needs_record;
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #ifndef REDLOCK_SRC_CONFIG_OPTIONS_INTERNAL_H_
 #define REDLOCK_SRC_CONFIG_OPTIONS_INTERNAL_H_
 
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -28,6 +29,16 @@ bool IsNumericHost(absl::string_view host);
 // A redis:// master goes over TLS when `tls.enable` says so; every other
 // address is left as it is. The one place that rule is applied.
 void ApplyTls(const TlsOptions& tls, MasterAddress& address);
+
+// Shared by the URI parser (master_uri.cc) and the list of masters
+// (master_list.cc). A master URI quoted for a message, its password
+// redacted.
+std::string QuotedUri(absl::string_view uri);
+// `host` is a numeric IPv4 / IPv6 address (without brackets).
+bool IsIpv4(absl::string_view host);
+bool IsIpv6(absl::string_view host);
+// "localhost", in any case.
+bool IsLocalhost(absl::string_view host);
 
 }  // namespace redlock::internal
 

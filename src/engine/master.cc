@@ -27,44 +27,6 @@ MonotonicClock::duration Chrono(absl::Duration d) {
 
 }  // namespace
 
-absl::string_view TypeName(RedisReply::Type type) {
-  switch (type) {
-    case RedisReply::Type::kStatus:
-      return "a status";
-    case RedisReply::Type::kError:
-      return "an error";
-    case RedisReply::Type::kInteger:
-      return "an integer";
-    case RedisReply::Type::kString:
-      return "a bulk string";
-    case RedisReply::Type::kNil:
-      return "a nil";
-    case RedisReply::Type::kArray:
-      return "an array";
-  }
-  return "an unknown type";
-}
-
-std::optional<int64_t> TimeReplyMicros(const RedisReply& reply) {
-  if (reply.type != RedisReply::Type::kArray || reply.elements.size() != 2 ||
-      reply.elements[0].type != RedisReply::Type::kString ||
-      reply.elements[1].type != RedisReply::Type::kString) {
-    return std::nullopt;
-  }
-  int64_t seconds = 0, micros = 0;
-  if (!absl::SimpleAtoi(reply.elements[0].str, &seconds) ||
-      !absl::SimpleAtoi(reply.elements[1].str, &micros)) {
-    return std::nullopt;
-  }
-  // Checked before multiplying: a hostile reply must not overflow.
-  constexpr int64_t kMaxSeconds =
-      (std::numeric_limits<int64_t>::max() - 999999) / 1000000;
-  if (seconds < 0 || seconds > kMaxSeconds || micros < 0 || micros > 999999) {
-    return std::nullopt;
-  }
-  return seconds * 1000000 + micros;
-}
-
 absl::string_view Master::ExpectedType(Kind kind, const RedisReply& reply) {
   using Type = RedisReply::Type;
   auto is = [&](Type a, Type b) { return reply.type == a || reply.type == b; };
@@ -283,95 +245,6 @@ void Master::ForgetConnection(absl::Status reason) {
   }
 }
 
-void ParseInfoServer(absl::string_view info, std::string* run_id,
-                     int64_t* uptime_s) {
-  *run_id = std::string(InfoField(info, "run_id"));
-  int64_t value = 0;
-  if (absl::SimpleAtoi(InfoField(info, "uptime_in_seconds"), &value)) {
-    *uptime_s = value;
-  }
-}
-
-absl::Status EvictionRisk(absl::string_view maxmemory_policy) {
-  if (maxmemory_policy.empty() || maxmemory_policy == "noeviction") {
-    return absl::OkStatus();
-  }
-  return absl::FailedPreconditionError(absl::StrCat(
-      "maxmemory-policy is ", maxmemory_policy,
-      absl::StartsWith(maxmemory_policy, "volatile")
-          ? ": under memory pressure it may evict lock keys (they have a TTL)"
-          : ": under memory pressure it may evict lock keys, fencing "
-            "counters and the deployment marker",
-      ", which lets a second owner in; set maxmemory-policy noeviction"));
-}
-
-int64_t ParseRdbKeysLoaded(absl::string_view info) {
-  int64_t loaded = -1;
-  if (!absl::SimpleAtoi(InfoField(info, "rdb_last_load_keys_loaded"),
-                        &loaded) ||
-      loaded < 0) {
-    loaded = -1;  // Unsaid, or not a count: not known to be empty.
-  }
-  return loaded;
-}
-
-bool EmptyAfterRestart(const MasterIdentity& id) {
-  const Persistence& p = id.persistence;
-  return p.known && !p.aof && p.said_save && p.save.empty() &&
-         id.rdb_keys_loaded == 0;
-}
-
-std::string WhyNotEmptyAfterRestart(const MasterIdentity& id) {
-  const Persistence& p = id.persistence;
-  if (!p.known || p.aof || !p.said_save || !p.save.empty()) {
-    return absl::StrCat("persistence ", DescribePersistence(p));
-  }
-  if (id.rdb_keys_loaded < 0) {
-    return "persistence no aof, no rdb, but INFO persistence does not say "
-           "whether it started empty (rdb_last_load_keys_loaded, Redis 7.0)";
-  }
-  if (id.rdb_keys_loaded > 0) {
-    return absl::StrCat(
-        "persistence no aof, no rdb, but it loaded ", id.rdb_keys_loaded,
-        " keys from an RDB file when it started (a snapshot taken by hand?)");
-  }
-  return "";
-}
-
-void ReadMarkerValue(absl::string_view value, MasterIdentity* id) {
-  std::optional<std::string> record;
-  ParseMarker(value, &id->marker, &id->marker_time_us, &id->marker_run_id,
-              &id->marker_max_ttl_ms, &record);
-  id->marker_value = std::string(value);
-  id->has_record = false;
-  id->record_error = absl::OkStatus();
-  id->member.clear();
-  id->record = Membership();
-  if (!record.has_value()) return;
-  id->record_error = ParseMarkerRecord(*record, &id->member, &id->record);
-  id->has_record = id->record_error.ok();
-}
-
-Restarted RestartedSinceMarked(const MasterIdentity& id) {
-  // Exact when the marker names the server process that carried it.
-  if (!id.marker_run_id.empty()) {
-    return id.marker_run_id == id.run_id ? Restarted::kNo : Restarted::kYes;
-  }
-  // Markers from before they carried a run_id: the uptime against the
-  // marker's age, both on the server's own clock, as of the handshake.
-  if (id.marker_time_us <= 0 || id.server_time_us <= 0) {
-    return Restarted::kUnknown;
-  }
-  const absl::Duration age =
-      absl::Microseconds(id.server_time_us - id.marker_time_us);
-  const absl::Duration uptime = absl::Seconds(id.uptime_s);
-  // A negative age: its clock went back since; nothing to compare.
-  if (age < absl::ZeroDuration()) return Restarted::kUnknown;
-  if (uptime - kUptimeUncertainty >= age) return Restarted::kNo;
-  if (uptime + kUptimeUncertainty < age) return Restarted::kYes;
-  return Restarted::kUnknown;
-}
-
 void Master::ScheduleReconnect() {
   ever_failed_ = true;
   if (on_state_change_ && !shutting_down_) on_state_change_();
@@ -512,37 +385,82 @@ void Master::OnReply(RedisReply reply) {
   if (p.done) p.done(std::move(converted));
 }
 
-void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
-  absl::string_view step;
-  switch (pending.kind) {
+absl::string_view Master::StepName(Kind kind) {
+  switch (kind) {
     case Kind::kAuth:
-      step = "AUTH";
-      break;
+      return "AUTH";
     case Kind::kSelect:
-      step = "SELECT";
-      break;
+      return "SELECT";
     case Kind::kInfo:
-      step = "INFO";
-      break;
+      return "INFO";
     case Kind::kInfoMemory:
-      step = "INFO memory";
-      break;
+      return "INFO memory";
     case Kind::kInfoPersistence:
-      step = "INFO persistence";
-      break;
+      return "INFO persistence";
     case Kind::kMarker:
-      step = "GET marker";
-      break;
+      return "GET marker";
     case Kind::kConfig:
-      step = "CONFIG GET";
-      break;
+      return "CONFIG GET";
     case Kind::kTime:
-      step = "TIME";
-      break;
+      return "TIME";
     default:
-      step = "SCRIPT LOAD";
-      break;
+      return "SCRIPT LOAD";
   }
+}
+
+bool Master::RecordHandshakeReply(Kind kind, const RedisReply& reply) {
+  if (kind == Kind::kConfig) {
+    // One name per call: the pairs are judged together, once all are in.
+    AddConfigReply(reply, &config_replies_);
+    if (++config_replies_seen_ == std::size(kPersistenceConfigNames)) {
+      ParseConfigPersistence(config_replies_, &pending_identity_.persistence);
+    }
+  }
+  if (kind == Kind::kScriptLoad) {
+    bool known = false;
+    for (const Script* script : AllScripts()) {
+      known = known || (reply.type == RedisReply::Type::kString &&
+                        reply.str == script->sha1);
+    }
+    if (!known) {
+      Close(absl::InternalError(absl::StrCat(
+          "SCRIPT LOAD returned an unexpected SHA-1: ", reply.str)));
+      return false;
+    }
+  }
+  if (kind == Kind::kTime) {
+    std::optional<int64_t> micros = TimeReplyMicros(reply);
+    if (!micros.has_value()) {
+      Close(absl::DataLossError(
+          "TIME answered with something other than two numbers "
+          "(seconds >= 0, microseconds 0-999999)"));
+      return false;
+    }
+    pending_identity_.server_time_us = *micros;
+    pending_identity_.seen_at = Now();
+  }
+  if (kind == Kind::kInfo) {
+    ParseInfoServer(reply.str, &pending_identity_.run_id,
+                    &pending_identity_.uptime_s);
+    pending_identity_.seen_at = Now();
+  }
+  if (kind == Kind::kInfoMemory) {
+    pending_identity_.maxmemory_policy =
+        std::string(InfoField(reply.str, "maxmemory_policy"));
+  }
+  if (kind == Kind::kInfoPersistence) {
+    pending_identity_.rdb_keys_loaded = ParseRdbKeysLoaded(reply.str);
+  }
+  if (kind == Kind::kMarker) {
+    pending_identity_.marker_read_at = Now();
+    ReadMarkerValue(reply.type == RedisReply::Type::kString ? reply.str : "",
+                    &pending_identity_);
+  }
+  return true;
+}
+
+void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
+  const absl::string_view step = StepName(pending.kind);
   if (reply.type == RedisReply::Type::kError && pending.kind != Kind::kConfig) {
     absl::Status error = ErrorReplyStatus(reply.str);
     Close(
@@ -558,53 +476,7 @@ void Master::OnHandshakeReply(const Pending& pending, const RedisReply& reply) {
                                            expected)));
     return;
   }
-  if (pending.kind == Kind::kConfig) {
-    // One name per call: the pairs are judged together, once all are in.
-    AddConfigReply(reply, &config_replies_);
-    if (++config_replies_seen_ == std::size(kPersistenceConfigNames)) {
-      ParseConfigPersistence(config_replies_, &pending_identity_.persistence);
-    }
-  }
-  if (pending.kind == Kind::kScriptLoad) {
-    bool known = false;
-    for (const Script* script : AllScripts()) {
-      known = known || (reply.type == RedisReply::Type::kString &&
-                        reply.str == script->sha1);
-    }
-    if (!known) {
-      Close(absl::InternalError(absl::StrCat(
-          "SCRIPT LOAD returned an unexpected SHA-1: ", reply.str)));
-      return;
-    }
-  }
-  if (pending.kind == Kind::kTime) {
-    std::optional<int64_t> micros = TimeReplyMicros(reply);
-    if (!micros.has_value()) {
-      Close(absl::DataLossError(
-          "TIME answered with something other than two numbers "
-          "(seconds >= 0, microseconds 0-999999)"));
-      return;
-    }
-    pending_identity_.server_time_us = *micros;
-    pending_identity_.seen_at = Now();
-  }
-  if (pending.kind == Kind::kInfo) {
-    ParseInfoServer(reply.str, &pending_identity_.run_id,
-                    &pending_identity_.uptime_s);
-    pending_identity_.seen_at = Now();
-  }
-  if (pending.kind == Kind::kInfoMemory) {
-    pending_identity_.maxmemory_policy =
-        std::string(InfoField(reply.str, "maxmemory_policy"));
-  }
-  if (pending.kind == Kind::kInfoPersistence) {
-    pending_identity_.rdb_keys_loaded = ParseRdbKeysLoaded(reply.str);
-  }
-  if (pending.kind == Kind::kMarker) {
-    pending_identity_.marker_read_at = Now();
-    ReadMarkerValue(reply.type == RedisReply::Type::kString ? reply.str : "",
-                    &pending_identity_);
-  }
+  if (!RecordHandshakeReply(pending.kind, reply)) return;
   if (pending.last_handshake_step) {
     handshake_ok_ = true;
     last_error_ = absl::OkStatus();

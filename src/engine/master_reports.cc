@@ -15,6 +15,27 @@
 
 namespace redlock::internal {
 
+namespace {
+
+// One warning line: how many masters of `total` show the risk, the first
+// few named, what the first one risks.
+std::string RiskLine(const std::vector<std::string>& names, size_t total,
+                     absl::string_view first, bool alike,
+                     absl::string_view more) {
+  constexpr size_t kNamed = 3;
+  std::string named = absl::StrJoin(
+      names.begin(), names.begin() + std::min(names.size(), kNamed), ", ");
+  if (names.size() > kNamed) {
+    absl::StrAppend(&named, " and ", names.size() - kNamed, " more");
+  }
+  return absl::StrCat(
+      "redlock: warning: ", names.size(), " of ", total, " masters (", named,
+      "): ", first,
+      alike ? "" : " (not all alike: `redlock status` shows each)", more);
+}
+
+}  // namespace
+
 MasterReports::MasterReports(
     const Options& options, const std::vector<std::unique_ptr<Master>>& masters,
     const RestartGuard& guard)
@@ -183,17 +204,8 @@ void MasterReports::WarnAboutRisks() {
     }
     if (names.empty()) continue;
     risks_warned_[k] = true;
-    constexpr size_t kNamed = 3;
-    std::string named = absl::StrJoin(
-        names.begin(), names.begin() + std::min(names.size(), kNamed), ", ");
-    if (names.size() > kNamed) {
-      absl::StrAppend(&named, " and ", names.size() - kNamed, " more");
-    }
-    const std::string text = absl::StrCat(
-        "redlock: warning: ", names.size(), " of ", masters_.size(),
-        " masters (", named, "): ", first,
-        alike ? "" : " (not all alike: `redlock status` shows each)",
-        kinds[k].more);
+    const std::string text =
+        RiskLine(names, masters_.size(), first, alike, kinds[k].more);
     if (options_.on_warning) {
       options_.on_warning(text);
     } else if ((printed.fetch_or(1u << k) & (1u << k)) == 0) {

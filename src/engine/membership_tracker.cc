@@ -92,6 +92,10 @@ void MembershipTracker::Update() {
       }
     }
   }
+  UpdateGroups();
+}
+
+void MembershipTracker::UpdateGroups() {
   // Replaced only when they change: a round started under other groups
   // counts no grant (JudgeVotes()), so the pointer says "the same groups".
   if (judgement_.adopted.has_value() && !ignore_) {

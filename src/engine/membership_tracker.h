@@ -85,6 +85,9 @@ class MembershipTracker {
   }
 
  private:
+  // The quorum groups of the adopted record (groups()), after Update().
+  void UpdateGroups();
+
   const Options& options_;
   const std::vector<std::unique_ptr<Master>>& masters_;
   const int quorum_;

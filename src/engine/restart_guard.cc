@@ -106,79 +106,88 @@ absl::Status RestartGuard::ComputeMaxTtlAgreement() const {
 
 void RestartGuard::Judge() {
   Rejudge();
-  auto marked = [](const Master& x) {
-    return x.identity().known && !x.identity().marker.empty();
-  };
-  const MonotonicTime now = runtime_->Now();
-  bool others_marked = false;
-  // The age of the oldest "trusted" marker — about the deployment's age —
-  // each measured on its own server's clock. Unknown (-1) if none has a time.
-  absl::Duration deployment_age = absl::Seconds(-1);
-  for (const auto& x : masters_) {
-    if (!marked(*x)) continue;
-    others_marked = true;
-    const MasterIdentity& id = x->identity();
-    if (id.marker == kTrustedMarker && id.marker_time_us > 0 &&
-        id.server_time_us > 0) {
-      deployment_age =
-          std::max(deployment_age,
-                   absl::Microseconds(id.server_time_us - id.marker_time_us) +
-                       ToDuration(now - id.seen_at));
-    }
-  }
   // A client whose max_ttl the deployment's markers contradict judges
   // nothing: its markers would carry its max_ttl to masters that lost theirs,
   // and hold back every client that has the deployment's.
   const bool agreed = MaxTtlAgreement().ok();
-  if (others_marked && agreed) {
-    // A master without the marker the others carry either restarted since
-    // the deployment was marked (it lost its data: reborn), or has been up
-    // since before and only missed the marking (a client bootstrapping the
-    // deployment right now, or it was unreachable then: trusted). Its uptime
-    // is compared with the deployment's age, but INFO gives uptime in whole
-    // seconds of a clock Redis refreshes ten times a second, so the true
-    // uptime is only known to within kUptimeUncertainty either way:
-    //   surely longer than the age    trusted;
-    //   surely shorter                reborn;
-    //   can't tell (a restart within about a second of the marking, or a
-    //   bootstrap's write still on its way)
-    //                                 not judged yet, while the deployment is
-    //                                 younger than kJudgementHorizon: its
-    //                                 marker is read again at the next
-    //                                 acquisition attempt (RefreshMarkers),
-    //                                 and a bootstrap's "trusted" has landed
-    //                                 by then; after that, reborn.
-    // Without a dated trusted marker to compare with, it is judged reborn.
-    // Reborn costs liveness only (max_ttl); trusting a master that restarted
-    // empty lets a second owner in (found by tests/sim). Every unmarked
-    // master is looked at again each time: one that answered before the
-    // others could not be judged then.
-    absl::Duration rejudge_in = absl::InfiniteDuration();
-    for (const auto& x : masters_) {
-      const MasterIdentity& id = x->identity();
-      if (!x->ready() || !id.known || !id.marker.empty()) continue;
-      const absl::Duration uptime =
-          absl::Seconds(id.uptime_s) + ToDuration(now - id.seen_at);
-      // Only a member of the deployment is marked, with its record.
-      if (!MayWriteMarker(*x)) continue;
-      if (deployment_age >= absl::ZeroDuration() &&
-          uptime - kUptimeUncertainty >= deployment_age) {
-        WriteMarker(*x, kTrustedMarker);
-      } else if (deployment_age < absl::ZeroDuration() ||
-                 uptime + kUptimeUncertainty < deployment_age ||
-                 deployment_age >= kJudgementHorizon) {
-        WriteMarker(*x, kRebornMarker);
-      } else {
-        // Left unjudged for now: judged again (its marker read first) once
-        // the deployment is past the horizon, whether or not an attempt
-        // comes to ask — a master must not stay unjudged for want of one.
-        rejudge_in = std::min(rejudge_in, kJudgementHorizon - deployment_age);
-      }
-    }
-    if (rejudge_in != absl::InfiniteDuration() && !rejudge_timer_->armed()) {
-      rejudge_timer_->Arm(rejudge_in + absl::Milliseconds(10));
+  if (agreed) JudgeUnmarked();
+  if (agreed) WriteRecords();
+  MaybeBootstrap();
+}
+
+absl::Duration RestartGuard::DeploymentAge(MonotonicTime now,
+                                           bool* any_marked) const {
+  *any_marked = false;
+  absl::Duration age = absl::Seconds(-1);
+  for (const auto& x : masters_) {
+    if (!Marked(*x)) continue;
+    *any_marked = true;
+    const MasterIdentity& id = x->identity();
+    if (id.marker == kTrustedMarker && id.marker_time_us > 0 &&
+        id.server_time_us > 0) {
+      age = std::max(age,
+                     absl::Microseconds(id.server_time_us - id.marker_time_us) +
+                         ToDuration(now - id.seen_at));
     }
   }
+  return age;
+}
+
+void RestartGuard::JudgeUnmarked() {
+  const MonotonicTime now = runtime_->Now();
+  bool others_marked = false;
+  const absl::Duration deployment_age = DeploymentAge(now, &others_marked);
+  if (!others_marked) return;
+  // A master without the marker the others carry either restarted since
+  // the deployment was marked (it lost its data: reborn), or has been up
+  // since before and only missed the marking (a client bootstrapping the
+  // deployment right now, or it was unreachable then: trusted). Its uptime
+  // is compared with the deployment's age, but INFO gives uptime in whole
+  // seconds of a clock Redis refreshes ten times a second, so the true
+  // uptime is only known to within kUptimeUncertainty either way:
+  //   surely longer than the age    trusted;
+  //   surely shorter                reborn;
+  //   can't tell (a restart within about a second of the marking, or a
+  //   bootstrap's write still on its way)
+  //                                 not judged yet, while the deployment is
+  //                                 younger than kJudgementHorizon: its
+  //                                 marker is read again at the next
+  //                                 acquisition attempt (RefreshMarkers),
+  //                                 and a bootstrap's "trusted" has landed
+  //                                 by then; after that, reborn.
+  // Without a dated trusted marker to compare with, it is judged reborn.
+  // Reborn costs liveness only (max_ttl); trusting a master that restarted
+  // empty lets a second owner in (found by tests/sim). Every unmarked
+  // master is looked at again each time: one that answered before the
+  // others could not be judged then.
+  absl::Duration rejudge_in = absl::InfiniteDuration();
+  for (const auto& x : masters_) {
+    const MasterIdentity& id = x->identity();
+    if (!x->ready() || !id.known || !id.marker.empty()) continue;
+    const absl::Duration uptime =
+        absl::Seconds(id.uptime_s) + ToDuration(now - id.seen_at);
+    // Only a member of the deployment is marked, with its record.
+    if (!MayWriteMarker(*x)) continue;
+    if (deployment_age >= absl::ZeroDuration() &&
+        uptime - kUptimeUncertainty >= deployment_age) {
+      WriteMarker(*x, kTrustedMarker);
+    } else if (deployment_age < absl::ZeroDuration() ||
+               uptime + kUptimeUncertainty < deployment_age ||
+               deployment_age >= kJudgementHorizon) {
+      WriteMarker(*x, kRebornMarker);
+    } else {
+      // Left unjudged for now: judged again (its marker read first) once
+      // the deployment is past the horizon, whether or not an attempt
+      // comes to ask — a master must not stay unjudged for want of one.
+      rejudge_in = std::min(rejudge_in, kJudgementHorizon - deployment_age);
+    }
+  }
+  if (rejudge_in != absl::InfiniteDuration() && !rejudge_timer_->armed()) {
+    rejudge_timer_->Arm(rejudge_in + absl::Milliseconds(10));
+  }
+}
+
+void RestartGuard::WriteRecords() {
   // A marked master without a record (one from before records, or a member
   // that lost its record with a partial restart) gets the record appended
   // to its marker: the adopted one, or — once every master answered and none
@@ -189,10 +198,10 @@ void RestartGuard::Judge() {
     any_record |= x->identity().known && x->identity().has_record;
     every_known &= x->identity().known;
   }
-  if (agreed && (any_record || every_known)) {
+  if (any_record || every_known) {
     for (const auto& x : masters_) {
       const MasterIdentity& id = x->identity();
-      if (x->ready() && marked(*x) && !id.has_record && id.record_error.ok() &&
+      if (x->ready() && Marked(*x) && !id.has_record && id.record_error.ok() &&
           MayWriteMarker(*x)) {
         WriteMarker(*x, id.marker);
       }
@@ -201,20 +210,23 @@ void RestartGuard::Judge() {
   // A member whose record is not kept (it restarted from a snapshot, or an
   // AOF that may have lost writes) gets the adopted record written over it,
   // once the adopted one is known to be current (JudgeMembership()).
-  if (agreed && membership_.adopted().has_value()) {
+  if (membership_.adopted().has_value()) {
     for (size_t i = 0; i < masters_.size(); ++i) {
       const MasterIdentity& id = masters_[i]->identity();
-      if (masters_[i]->ready() && marked(*masters_[i]) && id.has_record &&
+      if (masters_[i]->ready() && Marked(*masters_[i]) && id.has_record &&
           membership_.needs_record(i)) {
         RestampRecord(i);
       }
     }
   }
+}
+
+void RestartGuard::MaybeBootstrap() {
   bool all_known = true;
   bool any_marked = false;
   for (const auto& x : masters_) {
     all_known &= x->identity().known;
-    any_marked |= marked(*x);
+    any_marked |= Marked(*x);
   }
   // A client that has seen the deployment marked never takes it for a new
   // one: if its masters all come back unmarked later (restarts within the
@@ -445,82 +457,88 @@ absl::Status RestartGuard::GuardVerdict(int master) const {
     return absl::FailedPreconditionError(
         "restart guard: not yet judged (INFO server gave no run_id)");
   }
-  if (id.marker.empty()) {
-    bool others_marked = false;
-    for (const auto& x : masters_) {
-      others_marked |= x->identity().known && !x->identity().marker.empty();
-    }
-    if (others_marked) {
-      return absl::FailedPreconditionError(
-          "restart guard: not yet judged (its deployment marker is being "
-          "written or read)");
-    }
-    return absl::FailedPreconditionError(
-        deployment_seen_
-            ? "restart guard: not yet judged (no master carries the "
-              "deployment marker any more: if every master lost its data, "
-              "mark them by hand once every lock has expired, see "
-              "docs/failure-behaviour.md)"
-            : "restart guard: not yet judged (no marker, and no marked master "
-              "reachable to compare its uptime with; a new deployment is "
-              "trusted only once every master answered unmarked)");
-  }
+  if (id.marker.empty()) return UnmarkedVerdict();
   if (id.marker != kTrustedMarker && id.marker != kRebornMarker) {
     return absl::FailedPreconditionError(absl::StrCat(
         "restart guard: unknown deployment marker \"", id.marker, "\""));
   }
   const absl::Duration uptime =
       absl::Seconds(id.uptime_s) + ToDuration(runtime_->Now() - id.seen_at);
-  if (id.marker == kTrustedMarker) {
-    if (trust_marked_restarts_) {
-      return absl::OkStatus();  // Unsafe; see the setter.
-    }
-    if (MarkerReplaced(master)) {
-      // It lost the marker this client read (and what it stored then)
-      // before the new one was written: the spec's delayed restart, timed
-      // from the new marker, on the server's clock. Unknown age: refused.
-      const absl::Duration age =
-          id.server_time_us > 0
-              ? absl::Microseconds(id.server_time_us - id.marker_time_us) +
-                    ToDuration(runtime_->Now() - id.seen_at)
-              : absl::ZeroDuration();
-      if (age >= options_.max_ttl) return absl::OkStatus();
-      return absl::FailedPreconditionError(absl::StrCat(
-          "restart guard: this master's deployment marker was written "
-          "again since this client first read it (it lost its data, and a "
-          "client marked it anew); its grants count again in ",
-          absl::FormatDuration(
-              absl::Ceil(options_.max_ttl - age, absl::Seconds(1)))));
-    }
-    // It kept its marker, but if it restarted since the marker was written
-    // it may have come back with part of its data (an RDB snapshot, an AOF
-    // whose last second was not fsynced): the spec's delayed restart.
-    const Restarted restarted = RestartedSinceMarked(id);
-    if (restarted == Restarted::kNo || Durable(id.persistence) ||
-        uptime >= options_.max_ttl) {
-      return absl::OkStatus();
-    }
-    return absl::FailedPreconditionError(absl::StrCat(
-        "restart guard: ",
-        restarted == Restarted::kYes
-            ? absl::StrCat("this master restarted ", SecondsAgo(uptime),
-                           ", after it was marked, ")
-            : absl::StrCat(
-                  "cannot tell whether this master restarted since it was "
-                  "marked (",
-                  id.marker_time_us == 0
-                      ? "its marker carries neither a date nor a run_id"
-                      : "its uptime is too close to its marker's age",
-                  "), "),
-        "and its persistence (", DescribePersistence(id.persistence),
-        ") may have lost the newest grants; its grants count again in ",
-        absl::FormatDuration(
-            absl::Ceil(options_.max_ttl - uptime, absl::Seconds(1)))));
-  }
+  if (id.marker == kTrustedMarker) return TrustedVerdict(master, uptime);
   if (uptime >= options_.max_ttl) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       "restart guard: this master lost its data when it restarted ",
       SecondsAgo(uptime), "; its grants count again in ",
+      absl::FormatDuration(
+          absl::Ceil(options_.max_ttl - uptime, absl::Seconds(1)))));
+}
+
+absl::Status RestartGuard::UnmarkedVerdict() const {
+  bool others_marked = false;
+  for (const auto& x : masters_) {
+    others_marked |= x->identity().known && !x->identity().marker.empty();
+  }
+  if (others_marked) {
+    return absl::FailedPreconditionError(
+        "restart guard: not yet judged (its deployment marker is being "
+        "written or read)");
+  }
+  return absl::FailedPreconditionError(
+      deployment_seen_
+          ? "restart guard: not yet judged (no master carries the "
+            "deployment marker any more: if every master lost its data, "
+            "mark them by hand once every lock has expired, see "
+            "docs/failure-behaviour.md)"
+          : "restart guard: not yet judged (no marker, and no marked master "
+            "reachable to compare its uptime with; a new deployment is "
+            "trusted only once every master answered unmarked)");
+}
+
+absl::Status RestartGuard::TrustedVerdict(int master,
+                                          absl::Duration uptime) const {
+  const MasterIdentity& id = masters_[master]->identity();
+  if (trust_marked_restarts_) {
+    return absl::OkStatus();  // Unsafe; see the setter.
+  }
+  if (MarkerReplaced(master)) {
+    // It lost the marker this client read (and what it stored then)
+    // before the new one was written: the spec's delayed restart, timed
+    // from the new marker, on the server's clock. Unknown age: refused.
+    const absl::Duration age =
+        id.server_time_us > 0
+            ? absl::Microseconds(id.server_time_us - id.marker_time_us) +
+                  ToDuration(runtime_->Now() - id.seen_at)
+            : absl::ZeroDuration();
+    if (age >= options_.max_ttl) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "restart guard: this master's deployment marker was written "
+        "again since this client first read it (it lost its data, and a "
+        "client marked it anew); its grants count again in ",
+        absl::FormatDuration(
+            absl::Ceil(options_.max_ttl - age, absl::Seconds(1)))));
+  }
+  // It kept its marker, but if it restarted since the marker was written
+  // it may have come back with part of its data (an RDB snapshot, an AOF
+  // whose last second was not fsynced): the spec's delayed restart.
+  const Restarted restarted = RestartedSinceMarked(id);
+  if (restarted == Restarted::kNo || Durable(id.persistence) ||
+      uptime >= options_.max_ttl) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "restart guard: ",
+      restarted == Restarted::kYes
+          ? absl::StrCat("this master restarted ", SecondsAgo(uptime),
+                         ", after it was marked, ")
+          : absl::StrCat(
+                "cannot tell whether this master restarted since it was "
+                "marked (",
+                id.marker_time_us == 0
+                    ? "its marker carries neither a date nor a run_id"
+                    : "its uptime is too close to its marker's age",
+                "), "),
+      "and its persistence (", DescribePersistence(id.persistence),
+      ") may have lost the newest grants; its grants count again in ",
       absl::FormatDuration(
           absl::Ceil(options_.max_ttl - uptime, absl::Seconds(1)))));
 }

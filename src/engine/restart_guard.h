@@ -127,6 +127,30 @@ class RestartGuard {
   }
 
  private:
+  // GuardVerdict()'s parts: a master that carries no marker (yet), and one
+  // that carries "trusted", up for `uptime`.
+  absl::Status UnmarkedVerdict() const;
+  absl::Status TrustedVerdict(int master, absl::Duration uptime) const;
+  // Judge()'s parts. The age of the oldest dated "trusted" marker — about
+  // the deployment's age — each measured on its own server's clock; -1s if
+  // none has a time, as of `now`. `any_marked`: some master carries a
+  // marker.
+  absl::Duration DeploymentAge(MonotonicTime now, bool* any_marked) const;
+  // Marks each unmarked member "trusted" (up since before the deployment
+  // was marked) or "reborn" (restarted since), or leaves it for the rejudge
+  // timer when its uptime is too close to the deployment's age to tell.
+  void JudgeUnmarked();
+  // Writes the record to a marked member without one (the adopted record,
+  // or a new deployment's once every master answered) and over a record a
+  // member may not have kept, once the adopted one is known current.
+  void WriteRecords();
+  // Marks a brand-new deployment "trusted" once every master answered
+  // unmarked at one moment (markers read long before the newest are read
+  // again first); never once this client has seen the deployment marked.
+  void MaybeBootstrap();
+  static bool Marked(const Master& x) {
+    return x.identity().known && !x.identity().marker.empty();
+  }
   // Judges the masters' membership records again, and the max_ttl their
   // markers record: after anything that changes what a marker is known to
   // say.
