@@ -32,12 +32,12 @@ done
 FUZZERS=(uri reply wire)
 # Library sources every target links: the option parser, the reply copy and
 # the vote mappers (with what they call).
-LIB_SOURCES=(src/config/options.cc src/config/master_uri.cc src/config/master_list.cc src/algorithm/redis_reply.cc src/algorithm/vote.cc src/algorithm/scripts.cc
+LIB_SOURCES=(src/config/options.cc src/config/master_uri.cc src/config/master_list.cc src/algorithm/redis_reply.cc src/algorithm/vote.cc src/algorithm/scripts.cc src/algorithm/fence_scripts.cc src/algorithm/lock_scripts.cc src/algorithm/marker_scripts.cc src/algorithm/rwlock_scripts.cc src/algorithm/semaphore_scripts.cc
   src/algorithm/sha1.cc src/algorithm/membership.cc src/algorithm/persistence.cc)
 # What the wire target links on top: the owned transport, the Master and the
 # Subscriber on the production runtime (with what they call).
 WIRE_SOURCES=(src/transport/wire.cc src/transport/reply_reader.cc src/transport/tls.cc
-  src/transport/openssl_library.cc src/engine/master.cc
+  src/transport/openssl_library.cc src/engine/master.cc src/engine/master_identity.cc
   src/engine/wakeups.cc src/transport/libevent_runtime.cc src/transport/deferred.cc src/algorithm/clock.cc
   src/algorithm/token.cc src/config/keys.cc)
 CXX="${FUZZ_CXX:-clang++-14}"
