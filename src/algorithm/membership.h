@@ -187,7 +187,8 @@ absl::Status CurrentOnQuorum(const Membership& record,
 // is given the record even when CurrentOnQuorum() says it is not known to
 // be current. It exists so the simulation (tests/sim) can show the double
 // grant of a client that hears only servers left behind by a change
-// (Engine::set_trust_unknown_records_for_testing). Default: false.
+// (RuleOverrides::TrustUnknownRecords(), tests/sim/unsafe_rules.h); the
+// library passes false. Default: false.
 MembershipJudgement JudgeMembership(const std::vector<MemberView>& views,
                                     const std::vector<std::string>& names,
                                     const std::vector<std::string>& list,

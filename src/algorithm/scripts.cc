@@ -31,14 +31,13 @@ Script MakeScript(absl::string_view name, absl::string_view source,
 
 const std::vector<const Script*>& AllScripts() {
   static const auto* const scripts = new std::vector<const Script*>{
-      &ReleaseScript(), &ExtendScript(), &FencedAcquireScript(),
-      &FenceWriteScript(), &MultiAcquireScript(), &MarkerScript(),
+      &ReleaseScript(),          &ExtendScript(),
+      &FencedAcquireScript(),    &FenceWriteScript(),
+      &MultiAcquireScript(),     &MarkerScript(),
       &SemaphoreAcquireScript(), &SemaphoreExtendScript(),
-      &ReaderAcquireScript(), &ReaderExtendScript(), &ReaderReleaseScript(),
-      &WriterAcquireScript(), &BatchExtendScript(),
-      // Test only (Engine::set_semaphore_majority_of_counters_for_testing);
-      // listed so that its on-demand SCRIPT LOAD is recognised.
-      &SemaphoreCountersAcquireScript()};
+      &ReaderAcquireScript(),    &ReaderExtendScript(),
+      &ReaderReleaseScript(),    &WriterAcquireScript(),
+      &BatchExtendScript()};
   // Not ReconfigureScript(): only `redlock reconfigure` runs it, with EVAL.
   return *scripts;
 }

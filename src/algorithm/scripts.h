@@ -100,18 +100,6 @@ const Script& SemaphoreAcquireScript();
 // to ttl, the limit key set to the limit with PX the longer of its remaining
 // TTL and ttl, and 1. Otherwise 0, nothing changes; never creates a slot.
 const Script& SemaphoreExtendScript();
-// TEST ONLY, and unsafe: the majority-of-counters rule (redis-semaphore's
-// RedlockSemaphore), kept so the simulation (tests/sim) can show the
-// semaphore it admits more holders than the limit; never used unless
-// Engine::set_semaphore_majority_of_counters_for_testing is set. KEYS and
-// the reply as SemaphoreAcquireScript(); ARGV = token, ttl ms, limit,
-// permits k. The master admits the holder if at least k of its own slots are
-// free (its count of live holders leaves room): it takes the k lowest free
-// slots, whichever they are, and answers {1, the slots free now}; else
-// {0, every free slot}. A master's admission says nothing about the slots
-// the other masters gave, so a majority of admissions is not a majority for
-// any one slot.
-const Script& SemaphoreCountersAcquireScript();
 // A read-write lock's reader (AcquireOptions::shared), KEYS = the lock key
 // R, the reader's key (SharedHolderKey(), ending with the token), the
 // writer-waiting key, the readers' index (SharedHoldersKey()); ARGV = token,
@@ -257,13 +245,6 @@ Command SemaphoreAcquireCommand(absl::string_view limit_key,
 // listen here rather than on its slots.
 Command SemaphoreAnnounceCommand(absl::string_view limit_key,
                                  absl::string_view message);
-// SemaphoreCountersAcquireScript (TEST ONLY, unsafe): `slot_keys` are all
-// of the semaphore's slots, in slot order.
-Command SemaphoreCountersAcquireCommand(absl::string_view limit_key,
-                                        absl::Span<const std::string> slot_keys,
-                                        absl::string_view token,
-                                        absl::Duration ttl, int limit,
-                                        int permits);
 // SemaphoreExtendScript: `slot_keys` are the permit set's.
 Command SemaphoreExtendCommand(absl::string_view limit_key,
                                absl::Span<const std::string> slot_keys,

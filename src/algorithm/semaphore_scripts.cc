@@ -48,30 +48,6 @@ constexpr absl::string_view kSemaphoreAcquireSource =
     "end\n"
     "return reply\n";
 
-// TEST ONLY, and unsafe (see SemaphoreCountersAcquireScript()): admits the
-// holder while at least ARGV[4] of this master's own slots are free, taking
-// the lowest free ones.
-constexpr absl::string_view kSemaphoreCountersAcquireSource =
-    "local limit = redis.call('get', KEYS[1])\n"
-    "if limit and limit ~= ARGV[3] then return {-1, limit} end\n"
-    "local free = {}\n"
-    "for s = 2, #KEYS do\n"
-    "  if redis.call('exists', KEYS[s]) == 0 then free[#free + 1] = s end\n"
-    "end\n"
-    "local reply = {0}\n"
-    "if #free >= tonumber(ARGV[4]) then\n"
-    "  for i = 1, tonumber(ARGV[4]) do\n"
-    "    redis.call('set', KEYS[free[i]], ARGV[1], 'PX', ARGV[2])\n"
-    "  end\n"
-    "  local ttl = math.max(tonumber(ARGV[2]), redis.call('pttl', KEYS[1]))\n"
-    "  redis.call('set', KEYS[1], ARGV[3], 'PX', ttl)\n"
-    "  reply[1] = 1\n"
-    "end\n"
-    "for s = 2, #KEYS do\n"
-    "  if redis.call('exists', KEYS[s]) == 0 then reply[#reply + 1] = s - 2 end\n"
-    "end\n"
-    "return reply\n";
-
 // KEYS: the limit key, then the permit set's slot keys. ARGV: token, ttl ms,
 // limit. The extend script's rule on the slots, and the limit key raised to
 // the longer of its TTL and ARGV[2] (set again if it is gone); a limit key
@@ -110,15 +86,6 @@ const Script& SemaphoreExtendScript() {
   return *script;
 }
 
-const Script& SemaphoreCountersAcquireScript() {
-  static const Script* const script =
-      new Script(MakeScript("semaphore counters acquire (test only, unsafe)",
-                            kSemaphoreCountersAcquireSource,
-                            /*creates_lock=*/true,
-                            /*loaded_on_connect=*/false));
-  return *script;
-}
-
 Command SemaphoreAnnounceCommand(absl::string_view limit_key,
                                  absl::string_view message) {
   Command command;
@@ -140,24 +107,6 @@ Command SemaphoreAcquireCommand(absl::string_view limit_key,
   c.args.push_back(TtlMillis(ttl));
   c.args.push_back(absl::StrCat(limit));
   for (int slot : candidates) c.args.push_back(absl::StrCat(slot));
-  return c;
-}
-
-Command SemaphoreCountersAcquireCommand(absl::string_view limit_key,
-                                        absl::Span<const std::string> slot_keys,
-                                        absl::string_view token,
-                                        absl::Duration ttl, int limit,
-                                        int permits) {
-  Command c;
-  c.script = &SemaphoreCountersAcquireScript();
-  c.num_keys = static_cast<int>(slot_keys.size() + 1);
-  c.args.reserve(c.num_keys + 4);
-  c.args.emplace_back(limit_key);
-  c.args.insert(c.args.end(), slot_keys.begin(), slot_keys.end());
-  c.args.emplace_back(token);
-  c.args.push_back(TtlMillis(ttl));
-  c.args.push_back(absl::StrCat(limit));
-  c.args.push_back(absl::StrCat(permits));
   return c;
 }
 

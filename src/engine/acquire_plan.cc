@@ -53,13 +53,16 @@ void AcquireOp::PlanSemaphore(RoundConfig& config) {
   config.command =
       SemaphoreAcquireCommand(semaphore_->limit_key, semaphore_->slot_keys,
                               token_, ttl_, semaphore_->limit, candidates_);
-  if (host_->semaphore_majority_of_counters()) {
-    // TEST ONLY, unsafe: majority of counters (see
-    // Engine::set_semaphore_majority_of_counters_for_testing).
-    keys_ = semaphore_->slot_keys;
-    config.command = SemaphoreCountersAcquireCommand(
-        semaphore_->limit_key, semaphore_->slot_keys, token_, ttl_,
-        semaphore_->limit, semaphore_->permits);
+  if (const RuleOverrides* overrides = host_->overrides()) {
+    // A test's rule in place of this one (rule_overrides.h).
+    SemaphoreAttempt attempt;
+    attempt.limit_key = semaphore_->limit_key;
+    attempt.slot_keys = &semaphore_->slot_keys;
+    attempt.token = token_;
+    attempt.ttl = ttl_;
+    attempt.limit = semaphore_->limit;
+    attempt.permits = semaphore_->permits;
+    overrides->PlanSemaphore(attempt, &config.command, &keys_);
   }
   config.map_reply = &SemaphoreAcquireVote;
   // For the free slots the denials report, and limit mismatches.

@@ -77,7 +77,8 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(event_base* base,
 }
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
-    std::unique_ptr<Runtime> runtime, Options options) {
+    std::unique_ptr<Runtime> runtime, Options options,
+    std::shared_ptr<const RuleOverrides> overrides) {
   if (runtime == nullptr) {
     return absl::InvalidArgumentError("runtime must not be null");
   }
@@ -88,12 +89,14 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
       ParseMasters(options, /*require_numeric_hosts=*/true);
   if (!addresses.ok()) return addresses.status();
   return std::make_unique<Engine>(std::move(runtime), std::move(options),
-                                  *std::move(addresses));
+                                  *std::move(addresses), std::move(overrides));
 }
 
 Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
-               std::vector<MasterAddress> addresses)
-    : OperationHost(std::move(runtime), std::move(options)) {
+               std::vector<MasterAddress> addresses,
+               std::shared_ptr<const RuleOverrides> overrides)
+    : OperationHost(std::move(runtime), std::move(options),
+                    std::move(overrides)) {
   const int n = static_cast<int>(addresses.size());
   quorum_ = options_.quorum == Quorum::kUnanimous ? n : n / 2 + 1;
   for (MasterAddress& address : addresses) {
@@ -117,9 +120,9 @@ Engine::Engine(std::unique_ptr<Runtime> runtime, Options options,
     }
     lock_context_ = LockContextRef(context);
   }
-  guard_ =
-      std::make_unique<RestartGuard>(runtime_.get(), options_, masters_,
-                                     quorum_, [this] { AfterGuardChange(); });
+  guard_ = std::make_unique<RestartGuard>(
+      runtime_.get(), options_, masters_, quorum_,
+      [this] { AfterGuardChange(); }, overrides_.get());
   reports_ = std::make_unique<MasterReports>(options_, masters_, *guard_);
   for (const auto& master : masters_) {
     master->set_on_state_change([this] { OnMasterStateChange(); });

@@ -59,11 +59,15 @@ class Engine final : public OperationHost {
   static absl::StatusOr<std::unique_ptr<Engine>> Create(event_base* base,
                                                         Options options);
   // The same on any runtime: the simulation's (tests/sim) or production's.
+  // `overrides`: a test's rules in place of the engine's (rule_overrides.h,
+  // tests/sim/unsafe_rules.h); the library never passes any.
   static absl::StatusOr<std::unique_ptr<Engine>> Create(
-      std::unique_ptr<Runtime> runtime, Options options);
+      std::unique_ptr<Runtime> runtime, Options options,
+      std::shared_ptr<const RuleOverrides> overrides = nullptr);
 
   Engine(std::unique_ptr<Runtime> runtime, Options options,
-         std::vector<MasterAddress> addresses);
+         std::vector<MasterAddress> addresses,
+         std::shared_ptr<const RuleOverrides> overrides);
   ~Engine();
 
   Engine(const Engine&) = delete;
@@ -112,34 +116,6 @@ class Engine final : public OperationHost {
     return masters_;
   }
 
-  // TEST ONLY, and unsafe: the restart guard's grant rule from before it
-  // failed closed — a master counts unless it is known to be reborn and
-  // young, so a master not yet judged (no marker read or written yet) casts
-  // a grant. Kept so the simulation (tests/sim) can show it finds the double
-  // grant this allows. Never set outside tests.
-  void set_legacy_grant_rule_for_testing(bool on) {
-    guard_->set_legacy_grant_rule_for_testing(on);
-  }
-  // TEST ONLY, and unsafe: a semaphore's acquisitions use the
-  // majority-of-counters rule (SemaphoreCountersAcquireScript: each master
-  // admits while its own count leaves room, taking any free slot of its
-  // own, and a majority of admissions wins), which admits more holders than
-  // the limit (docs/design.md, "Why not counters"). The permit set's keys
-  // are then all of the semaphore's slots (release deletes those holding
-  // the token; extension fails). Kept so the simulation (tests/sim) can show
-  // the violation. Never set outside tests.
-  void set_semaphore_majority_of_counters_for_testing(bool on) {
-    semaphore_majority_of_counters_ = on;
-  }
-  // TEST ONLY, and unsafe: the restart guard's rule from before it knew of
-  // partial data loss — a master carrying a trusted marker counts at once,
-  // even if it restarted since it was marked with persistence that can
-  // lose acknowledged writes (RDB snapshots, appendfsync everysec), and its
-  // fencing counters are trusted. Kept so the simulation (tests/sim) can
-  // show the double grant this allows. Never set outside tests.
-  void set_trust_marked_restarts_for_testing(bool on) {
-    guard_->set_trust_marked_restarts_for_testing(on);
-  }
   // TEST ONLY: keep-alives extend every lock with its own ExtendOp (one
   // request per lock per master per extension, as before batches), still on
   // the batcher's shared timer. For the bench's before/after figures (the
@@ -150,26 +126,6 @@ class Engine final : public OperationHost {
   // Requests sent by keep-alive batches so far (each carries up to
   // kMaxBatchExtendKeys keys to one master). For tests and the bench.
   int64_t keep_alive_batch_requests_for_testing() const;
-  // TEST ONLY, and unsafe: the rule from before deployments knew their
-  // members — every client counts a majority of its own list, whatever the
-  // masters' membership records say, so clients on two lists (a rolling
-  // change of one master) can both win. Kept so the simulation (tests/sim)
-  // can show the double grant this allows. Never set outside tests.
-  void set_ignore_membership_for_testing(bool on) {
-    guard_->set_ignore_membership_for_testing(on);
-  }
-  // TEST ONLY, and unsafe: the membership rule from before a record had to
-  // be known current — a member without a kept record (restarted since it
-  // was written: empty, from an older RDB snapshot, a lost AOF tail) counts
-  // and is given the newest record this client hears, even when no quorum
-  // of the record's members carries it kept, so a client that hears only
-  // servers left behind by a change acts under the old record
-  // (JudgeMembership()'s `trust_unknown_records`). Kept so the simulation
-  // (tests/sim) can show the double grant this allows. Never set outside
-  // tests.
-  void set_trust_unknown_records_for_testing(bool on) {
-    guard_->set_trust_unknown_records_for_testing(on);
-  }
 
  private:
   // After any master's handshake or failure: the guard judges every master

@@ -417,10 +417,16 @@ bool Master::RecordHandshakeReply(Kind kind, const RedisReply& reply) {
     }
   }
   if (kind == Kind::kScriptLoad) {
+    // One of the library's scripts, or one loaded on demand on this
+    // connection (a test's own, rule_overrides.h, is only ever that).
     bool known = false;
-    for (const Script* script : AllScripts()) {
-      known = known || (reply.type == RedisReply::Type::kString &&
-                        reply.str == script->sha1);
+    const std::vector<const Script*>* lists[] = {&AllScripts(),
+                                                 &loaded_on_demand_};
+    for (const std::vector<const Script*>* scripts : lists) {
+      for (const Script* script : *scripts) {
+        known = known || (reply.type == RedisReply::Type::kString &&
+                          reply.str == script->sha1);
+      }
     }
     if (!known) {
       Close(absl::InternalError(absl::StrCat(

@@ -22,8 +22,11 @@ int SameServerAs(const std::vector<std::unique_ptr<Master>>& masters,
 
 MembershipTracker::MembershipTracker(
     const Options& options, const std::vector<std::unique_ptr<Master>>& masters,
-    int quorum)
-    : options_(options), masters_(masters), quorum_(quorum) {
+    int quorum, const RuleOverrides* overrides)
+    : options_(options),
+      masters_(masters),
+      quorum_(quorum),
+      overrides_(overrides) {
   for (const auto& master : masters_) {
     names_.push_back(master->config().address.MemberName());
   }
@@ -78,7 +81,8 @@ void MembershipTracker::Update() {
   judgement_ =
       JudgeMembership(views, names_, list_, options_.quorum, unknown,
                       /*guard_judges_unmarked=*/options_.restart_guard,
-                      /*trust_unknown_records=*/trust_unknown_records_);
+                      /*trust_unknown_records=*/overrides_ != nullptr &&
+                          overrides_->TrustUnknownRecords());
   // Two servers that say they are one member (a replica listed beside its
   // master, a copied data directory) cast one vote: the later one none.
   for (size_t i = 0; i < masters_.size(); ++i) {
@@ -98,7 +102,7 @@ void MembershipTracker::Update() {
 void MembershipTracker::UpdateGroups() {
   // Replaced only when they change: a round started under other groups
   // counts no grant (JudgeVotes()), so the pointer says "the same groups".
-  if (judgement_.adopted.has_value() && !ignore_) {
+  if (judgement_.adopted.has_value() && !ignored()) {
     // A second address of a server already counted (or of a member) is in
     // no group: its vote is that server's again (and, a denial by the key
     // its first address just set, must not count against the group).
@@ -160,7 +164,7 @@ std::string MembershipTracker::RecordSuffixFor(size_t i) const {
 
 absl::Status MembershipTracker::Veto(int master, bool fresh_read,
                                      MonotonicTime now) const {
-  if (ignore_) return absl::OkStatus();  // Unsafe; see setter.
+  if (ignored()) return absl::OkStatus();  // A test's override only.
   if (const absl::Status& standing = judgement_.standing[master];
       !standing.ok()) {
     return standing;

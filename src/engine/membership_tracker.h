@@ -19,6 +19,7 @@
 #include "src/algorithm/clock.h"
 #include "src/algorithm/membership.h"
 #include "src/engine/master.h"
+#include "src/engine/rule_overrides.h"
 
 namespace redlock::internal {
 
@@ -36,9 +37,10 @@ class MembershipTracker {
  public:
   // `options` and `masters` must outlive it. `quorum`: this client's count
   // of its own masters (Options::quorum over masters.size()).
+  // `overrides` (null for none) outlives it too (rule_overrides.h).
   MembershipTracker(const Options& options,
                     const std::vector<std::unique_ptr<Master>>& masters,
-                    int quorum);
+                    int quorum, const RuleOverrides* overrides);
 
   // Judges the masters' records again from their identities: after
   // anything that changes what a master's marker is known to say.
@@ -77,11 +79,9 @@ class MembershipTracker {
     return groups_;
   }
 
-  // TEST ONLY, and unsafe: see Engine's setters of the same names.
-  void set_ignore_for_testing(bool on) { ignore_ = on; }
-  bool ignored() const { return ignore_; }
-  void set_trust_unknown_records_for_testing(bool on) {
-    trust_unknown_records_ = on;
+  // RuleOverrides::IgnoreMembership(): false unless a test says so.
+  bool ignored() const {
+    return overrides_ != nullptr && overrides_->IgnoreMembership();
   }
 
  private:
@@ -101,8 +101,7 @@ class MembershipTracker {
   int unknown_ = 0;
   MembershipJudgement judgement_;
   std::shared_ptr<const std::vector<QuorumGroup>> groups_;
-  bool ignore_ = false;                 // Unsafe, test only.
-  bool trust_unknown_records_ = false;  // Unsafe, test only.
+  const RuleOverrides* const overrides_;
 };
 
 }  // namespace redlock::internal

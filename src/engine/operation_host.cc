@@ -8,8 +8,10 @@
 
 namespace redlock::internal {
 
-OperationHost::OperationHost(std::unique_ptr<Runtime> runtime, Options options)
-    : runtime_(std::move(runtime)),
+OperationHost::OperationHost(std::unique_ptr<Runtime> runtime, Options options,
+                             std::shared_ptr<const RuleOverrides> overrides)
+    : overrides_(std::move(overrides)),
+      runtime_(std::move(runtime)),
       options_(std::move(options)),
       bitgen_(runtime_.get()),
       completions_(runtime_.get()),

@@ -44,6 +44,7 @@
 #include "src/engine/master.h"
 #include "src/engine/quorum_round.h"
 #include "src/engine/restart_guard.h"
+#include "src/engine/rule_overrides.h"
 #include "src/engine/wakeups.h"
 #include "src/transport/deferred.h"
 #include "src/transport/runtime.h"
@@ -71,11 +72,11 @@ class OperationHost {
   // The subscribers that wake waiters; null until an acquisition waited
   // (WakeupsForWaiting()), and always without RetryPolicy::wake_on_release.
   Wakeups* wakeups() const { return wakeups_.get(); }
-  // TEST ONLY switches (Engine's setters say what each does).
+  // TEST ONLY: Engine::set_unbatched_keep_alive_for_testing().
   bool unbatched_keep_alive() const { return unbatched_keep_alive_; }
-  bool semaphore_majority_of_counters() const {
-    return semaphore_majority_of_counters_;
-  }
+  // A test's overrides of the engine's rules (rule_overrides.h); null in
+  // every engine the library makes.
+  const RuleOverrides* overrides() const { return overrides_.get(); }
 
   // A round's config for a lock of `ttl`: the plain quorum, validity
   // checked against the TTL the masters are sent, votes judged by the
@@ -109,10 +110,12 @@ class OperationHost {
   virtual absl::Status CheckLockState(const LockState* state) const = 0;
 
  protected:
-  OperationHost(std::unique_ptr<Runtime> runtime, Options options);
+  OperationHost(std::unique_ptr<Runtime> runtime, Options options,
+                std::shared_ptr<const RuleOverrides> overrides);
   virtual ~OperationHost();
 
   // Declared in the order they must be made (and, reversed, destroyed).
+  const std::shared_ptr<const RuleOverrides> overrides_;
   const std::unique_ptr<Runtime> runtime_;
   Options options_;
   std::vector<std::unique_ptr<Master>> masters_;
@@ -125,8 +128,7 @@ class OperationHost {
   RuntimeBits bitgen_;
   Deferred completions_;
   Observer* const observer_;
-  bool unbatched_keep_alive_ = false;            // Test only.
-  bool semaphore_majority_of_counters_ = false;  // Unsafe, test only.
+  bool unbatched_keep_alive_ = false;  // Test only.
 };
 
 }  // namespace redlock::internal

@@ -49,13 +49,15 @@ std::string SecondsAgo(absl::Duration uptime) {
 
 RestartGuard::RestartGuard(Runtime* runtime, const Options& options,
                            const std::vector<std::unique_ptr<Master>>& masters,
-                           int quorum, absl::AnyInvocable<void()> on_change)
+                           int quorum, absl::AnyInvocable<void()> on_change,
+                           const RuleOverrides* overrides)
     : runtime_(runtime),
       options_(options),
       masters_(masters),
       on_change_(std::move(on_change)),
       marker_key_(DeploymentMarkerKey(options)),
-      membership_(options, masters, quorum) {
+      membership_(options, masters, quorum, overrides),
+      overrides_(overrides) {
   marker_busy_.assign(masters_.size(), false);
   first_marker_.assign(masters_.size(), std::string());
   rejudge_timer_ = runtime_->NewTimer([this] { RefreshMarkers(); });
@@ -432,8 +434,8 @@ absl::Status RestartGuard::GrantVeto(int master, bool fresh_read) const {
   }
   if (!options_.restart_guard) return absl::OkStatus();
   const MasterIdentity& id = masters_[master]->identity();
-  if (legacy_grant_rule_ && (!id.known || id.marker != kRebornMarker)) {
-    return absl::OkStatus();  // Unsafe; see set_legacy_grant_rule_for_testing.
+  if (overrides_ != nullptr) {
+    if (std::optional<absl::Status> v = overrides_->GrantVerdict(id)) return *v;
   }
   return GuardVerdict(master);
 }
@@ -497,8 +499,10 @@ absl::Status RestartGuard::UnmarkedVerdict() const {
 absl::Status RestartGuard::TrustedVerdict(int master,
                                           absl::Duration uptime) const {
   const MasterIdentity& id = masters_[master]->identity();
-  if (trust_marked_restarts_) {
-    return absl::OkStatus();  // Unsafe; see the setter.
+  if (overrides_ != nullptr) {
+    if (std::optional<absl::Status> v = overrides_->TrustedMarkerVerdict(id)) {
+      return *v;
+    }
   }
   if (MarkerReplaced(master)) {
     // It lost the marker this client read (and what it stored then)
@@ -546,7 +550,9 @@ absl::Status RestartGuard::TrustedVerdict(int master,
 absl::Status RestartGuard::FenceVeto(int master) const {
   if (absl::Status veto = GrantVeto(master); !veto.ok()) return veto;
   const MasterIdentity& id = masters_[master]->identity();
-  if (trust_marked_restarts_) return absl::OkStatus();  // Unsafe; see setter.
+  if (overrides_ != nullptr) {
+    if (std::optional<absl::Status> v = overrides_->FenceVerdict(id)) return *v;
+  }
   // Whatever its persistence: its counters went with the marker this client
   // read, and the one it carries now was written by a client that could not
   // know how high tokens went. Only an operator's re-mark restores it.

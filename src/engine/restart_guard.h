@@ -36,9 +36,11 @@ class RestartGuard {
   // thread, never inside a call of the engine's) after a marker reply or a
   // timer changed what the guard knows, and at each refresh: the engine
   // reports verdicts and wakes the attempts waiting for a judged quorum.
+  // `overrides` (null for none; rule_overrides.h) must outlive it too.
   RestartGuard(Runtime* runtime, const Options& options,
                const std::vector<std::unique_ptr<Master>>& masters, int quorum,
-               absl::AnyInvocable<void()> on_change);
+               absl::AnyInvocable<void()> on_change,
+               const RuleOverrides* overrides = nullptr);
   ~RestartGuard();
 
   RestartGuard(const RestartGuard&) = delete;
@@ -111,20 +113,6 @@ class RestartGuard {
   }
   const MembershipTracker& membership() const { return membership_; }
   const std::string& marker_key() const { return marker_key_; }
-
-  // TEST ONLY, and unsafe: see Engine's setters of the same names.
-  void set_legacy_grant_rule_for_testing(bool on) { legacy_grant_rule_ = on; }
-  void set_trust_marked_restarts_for_testing(bool on) {
-    trust_marked_restarts_ = on;
-  }
-  void set_ignore_membership_for_testing(bool on) {
-    membership_.set_ignore_for_testing(on);
-    Rejudge();
-  }
-  void set_trust_unknown_records_for_testing(bool on) {
-    membership_.set_trust_unknown_records_for_testing(on);
-    Rejudge();
-  }
 
  private:
   // GuardVerdict()'s parts: a master that carries no marker (yet), and one
@@ -203,8 +191,7 @@ class RestartGuard {
   // Per master: "<time>:<run_id>" of the first marker this client read
   // from it, empty until one; for MarkerReplaced().
   std::vector<std::string> first_marker_;
-  bool legacy_grant_rule_ = false;      // Unsafe, test only.
-  bool trust_marked_restarts_ = false;  // Unsafe, test only.
+  const RuleOverrides* const overrides_;
   bool shut_down_ = false;
 };
 

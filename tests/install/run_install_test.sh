@@ -12,6 +12,10 @@ cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
 test -f "$work/prefix/include/redlock/redlock.h"
 test -f "$work/prefix/lib/cmake/redlock/redlockConfig.cmake" ||
   test -f "$work/prefix/lib/x86_64-linux-gnu/cmake/redlock/redlockConfig.cmake"
+# The installed library holds none of the simulation's unsafe rules.
+installed_lib=$(find "$work/prefix" -name 'libredlock.a' | head -n1)
+test -n "$installed_lib"
+bash "$src/tests/tools/library_symbols_test.sh" "$installed_lib"
 pc=$(find "$work/prefix" -name redlock.pc | head -n1)
 test -n "$pc"
 

@@ -48,6 +48,7 @@
 #include "tests/sim/sim_cluster.h"
 #include "tests/sim/sim_loop.h"
 #include "tests/sim/sim_redis.h"
+#include "tests/sim/unsafe_rules.h"
 #include "tests/support/guard_expectations.h"
 #include "tests/support/test_options.h"
 
@@ -113,10 +114,13 @@ class SimGuardFixture : public ::testing::Test {
 
   // A client: the production engine on a simulated runtime. Owned by the
   // fixture.
-  Engine& MakeClient(Options options) {
+  // `unsafe`: a rule put back to show what it breaks (unsafe_rules.h).
+  Engine& MakeClient(
+      Options options,
+      std::shared_ptr<const redlock::testing::UnsafeRules> unsafe = nullptr) {
     auto engine = Engine::Create(
         std::make_unique<SimRuntime>(loop_.get(), cluster_.get(), kSeed),
-        std::move(options));
+        std::move(options), std::move(unsafe));
     if (!engine.ok()) {
       ADD_FAILURE() << engine.status();
       std::abort();  // A harness bug: there is no client to hand out.
@@ -205,16 +209,16 @@ class SimGuardFixture : public ::testing::Test {
     for (int i : to) {
       const std::optional<std::string> now = Value(i, kMarker);
       internal::Membership had;
-      const std::string expected =
-          now.has_value() && record_of(*now, &had) ? internal::RecordText(had)
-                                                   : "";
+      const std::string expected = now.has_value() && record_of(*now, &had)
+                                       ? internal::RecordText(had)
+                                       : "";
       const std::string& run_id = cluster_->redis(i).run_id();
       const RedisReply r = Command(
           i, internal::CommandArgv(
                  internal::ReconfigureCommand(
                      kMarker, expected,
-                     internal::MarkerSuffix(absl::StrCat("127.0.0.1:", 7001 + i),
-                                            record, run_id),
+                     internal::MarkerSuffix(
+                         absl::StrCat("127.0.0.1:", 7001 + i), record, run_id),
                      internal::kRebornMarker, run_id, max_ttl),
                  /*eval=*/true));
       ASSERT_EQ(r.elements.size(), 2u) << i;
@@ -252,12 +256,14 @@ class SimGuardFixture : public ::testing::Test {
 // tests/engine/restart_guard_test.cc on simulated time.
 class SimRestartGuardTest : public SimGuardFixture {
  protected:
-  Engine& MakeGuardClient(bool guard, absl::Duration max_ttl = absl::Hours(1)) {
+  Engine& MakeGuardClient(
+      bool guard, absl::Duration max_ttl = absl::Hours(1),
+      std::shared_ptr<const redlock::testing::UnsafeRules> unsafe = nullptr) {
     Options options = ClientOptions();
     options.restart_guard = guard;
     options.max_ttl = max_ttl;
     options.default_ttl = std::min(options.default_ttl, max_ttl);
-    return MakeClient(std::move(options));
+    return MakeClient(std::move(options), std::move(unsafe));
   }
 
   // A master restarted less than about 2s after the deployment was first
@@ -460,8 +466,9 @@ TEST_F(SimPartialLossTest, TrustingTheMarkedRestartedMastersGivesADoubleGrant) {
   absl::StatusOr<Lock> held = HoldThenLoseItOnTwo(x);
   ASSERT_TRUE(held.ok()) << held.status();
   RestoreRecordByHand(2, {0, 1}, kMaxTtl);
-  Engine& y = MakeGuardClient(/*guard=*/true, kMaxTtl);
-  y.set_trust_marked_restarts_for_testing(true);
+  auto unsafe = std::make_shared<redlock::testing::UnsafeRules>();
+  unsafe->trust_marked_restarts = true;
+  Engine& y = MakeGuardClient(/*guard=*/true, kMaxTtl, unsafe);
   absl::StatusOr<Lock> second = TryAcquire(y, kJob, kTtl);
   ASSERT_TRUE(second.ok()) << "expected the double grant: " << second.status();
   EXPECT_TRUE(held->valid());

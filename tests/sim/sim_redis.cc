@@ -21,6 +21,7 @@
 #include "redlock/keys.h"
 #include "src/algorithm/scripts.h"
 #include "src/algorithm/sha1.h"
+#include "tests/sim/unsafe_rules.h"
 
 namespace redlock::sim {
 namespace {
@@ -1415,8 +1416,8 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
     return take_and_list(taken ? nullptr : &slots, "semaphore acquire");
   }
 
-  // TEST ONLY, unsafe (Engine::set_semaphore_majority_of_counters_for_testing).
-  if (sha1 == internal::SemaphoreCountersAcquireScript().sha1) {
+  // TEST ONLY, unsafe (tests/sim/unsafe_rules.h).
+  if (sha1 == redlock::testing::SemaphoreCountersAcquireScript().sha1) {
     if (!need(1, 4)) return missing("semaphore counters acquire");
     RedisReply limit;
     if (!call_at({"GET", keys[0]}, 1, &limit)) return limit;

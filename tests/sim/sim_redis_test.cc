@@ -29,6 +29,7 @@
 #include "src/algorithm/membership.h"
 #include "src/algorithm/redis_reply.h"
 #include "src/algorithm/scripts.h"
+#include "tests/sim/unsafe_rules.h"
 #include "tests/support/redis_client.h"
 #include "tests/support/redis_server.h"
 
@@ -271,6 +272,10 @@ class SimRedisDifferentialTest : public ::testing::Test {
     for (const internal::Script* script : AllScripts()) {
       Same({"SCRIPT", "LOAD", std::string(script->source)});
     }
+    // The unsafe one the simulation keeps (unsafe_rules.h).
+    Same({"SCRIPT", "LOAD",
+          std::string(
+              redlock::testing::SemaphoreCountersAcquireScript().source)});
   }
 
   // Sleeps on the real side and advances simulated time by as much.
@@ -1935,14 +1940,14 @@ TEST_F(SimRedisDifferentialTest, SemaphoreAcquireMatches) {
 }
 
 // The test-only, unsafe majority-of-counters script
-// (Engine::set_semaphore_majority_of_counters_for_testing): a master admits
+// (tests/sim/unsafe_rules.h, UnsafeRules::semaphore_counters): a master admits
 // while enough of its own slots are free, taking the lowest free ones.
 TEST_F(SimRedisDifferentialTest, SemaphoreCountersAcquireMatches) {
   LoadScripts();
   const std::vector<std::string> slots = {"sem:0", "sem:1", "sem:2"};
   const absl::Duration ttl = absl::Seconds(10);
   auto acquire = [&](const char* token, int permits, int limit = 3) {
-    return Script(internal::SemaphoreCountersAcquireCommand(
+    return Script(redlock::testing::SemaphoreCountersAcquireCommand(
         "sem:limit", slots, token, ttl, limit, permits));
   };
   // Any free slots: the lowest ones, here slots 0 and 2 around a taken 1.

@@ -31,6 +31,7 @@
 #include "tests/sim/sim_cluster.h"
 #include "tests/sim/sim_loop.h"
 #include "tests/sim/sim_redis.h"
+#include "tests/sim/unsafe_rules.h"
 
 namespace redlock::sim {
 namespace {
@@ -413,9 +414,24 @@ void World::NewEngine(int i) {
     runtime->SetUnreachable(plan_.unreachable_master, true);
   }
   clients_[i].runtime = runtime.get();
+  // The unsafe rules this world shows, if any (unsafe_rules.h).
+  std::shared_ptr<redlock::testing::UnsafeRules> unsafe;
+  if (config_.legacy_grant_rule || config_.semaphore_counters ||
+      config_.trust_marked_restarts ||
+      config_.membership == WorldConfig::Membership::kIgnored ||
+      config_.trust_unknown_records) {
+    unsafe = std::make_shared<redlock::testing::UnsafeRules>();
+    unsafe->legacy_grant_rule = config_.legacy_grant_rule;
+    unsafe->semaphore_counters = config_.semaphore_counters;
+    unsafe->trust_marked_restarts = config_.trust_marked_restarts;
+    unsafe->ignore_membership =
+        config_.membership == WorldConfig::Membership::kIgnored;
+    unsafe->trust_unknown_records = config_.trust_unknown_records;
+  }
   absl::StatusOr<std::unique_ptr<internal::Engine>> engine =
       internal::Engine::Create(std::move(runtime),
-                               ClientOptions(clients_[i].list));
+                               ClientOptions(clients_[i].list),
+                               std::move(unsafe));
   if (!engine.ok()) {
     // A harness bug: every history would fail the same way, loudly.
     history_.summary.details.push_back(
@@ -424,21 +440,6 @@ void World::NewEngine(int i) {
     return;
   }
   clients_[i].engine = *std::move(engine);
-  if (config_.legacy_grant_rule) {
-    clients_[i].engine->set_legacy_grant_rule_for_testing(true);
-  }
-  if (config_.semaphore_counters) {
-    clients_[i].engine->set_semaphore_majority_of_counters_for_testing(true);
-  }
-  if (config_.trust_marked_restarts) {
-    clients_[i].engine->set_trust_marked_restarts_for_testing(true);
-  }
-  if (config_.membership == WorldConfig::Membership::kIgnored) {
-    clients_[i].engine->set_ignore_membership_for_testing(true);
-  }
-  if (config_.trust_unknown_records) {
-    clients_[i].engine->set_trust_unknown_records_for_testing(true);
-  }
 }
 
 void World::StartClients() {

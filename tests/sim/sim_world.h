@@ -96,7 +96,7 @@ struct WorldConfig {
   bool partial_loss = false;
   // The rule from before partial loss was guarded: a master that carries a
   // trusted marker counts at once, whatever its restarts and persistence
-  // (Engine::set_trust_marked_restarts_for_testing); test-only, to show
+  // (UnsafeRules::trust_marked_restarts, unsafe_rules.h); test-only, to show
   // the simulator finds that hole.
   bool trust_marked_restarts = false;
   // Deployment membership (issue 22): the world has `masters` servers, and
@@ -119,7 +119,7 @@ struct WorldConfig {
     // every fence counter of N to the highest of O+N, finish (steady N).
     kReconfigure,
     // No procedure, and every client counts a majority of its own list
-    // (Engine::set_ignore_membership_for_testing): the rolling deploy of
+    // (UnsafeRules::ignore_membership, unsafe_rules.h): the rolling deploy of
     // the issue; test-only, to show the simulator finds the double grant.
     kIgnored,
   };
@@ -134,7 +134,7 @@ struct WorldConfig {
   enum class Primitive { kLock, kSemaphore, kRwLock };
   Primitive primitive = Primitive::kLock;
   // kSemaphore: the majority-of-counters rule
-  // (Engine::set_semaphore_majority_of_counters_for_testing); test-only, to
+  // (UnsafeRules::semaphore_counters, unsafe_rules.h); test-only, to
   // show the simulator finds more holders than the limit.
   bool semaphore_counters = false;
   // Waiters are handed the lock by the release (RetryPolicy::hand_off):
@@ -159,7 +159,7 @@ struct WorldConfig {
   bool lossy_change = false;
   // The membership rule from before a record had to be known current: a
   // member without a kept record counts, and is given the record, whatever
-  // the others carry (Engine::set_trust_unknown_records_for_testing);
+  // the others carry (UnsafeRules::trust_unknown_records, unsafe_rules.h);
   // test-only, to show the simulator finds that hole.
   bool trust_unknown_records = false;
   // The operator's tool from before it stopped re-trusting joining servers:
