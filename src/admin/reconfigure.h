@@ -185,10 +185,10 @@ struct Judged {
 // issued, or "" if they hold every token written to it: its marker is
 // `trusted` and names its running process (it has not restarted since it
 // was marked; restamping a record keeps that part), or it restarted with
-// AOF and appendfsync always. The engine's rule (Engine::FenceVeto()), less what only
-// a client that read the marker before can see. A `reborn` member's absent
-// counter says nothing (only counters written back since it restarted are
-// there); neither does an unmarked member's.
+// AOF and appendfsync always. The engine's rule (Engine::FenceVeto()), less
+// what only a client that read the marker before can see. A `reborn` member's
+// absent counter says nothing (only counters written back since it restarted
+// are there); neither does an unmarked member's.
 std::string WhyCountersIncomplete(const Server& s);
 
 // Judges what `servers` (as read) carry. kFailedPrecondition naming both

@@ -49,7 +49,7 @@ class KeepAliveOp;
 class KeepAliveBatcher;
 class MasterReports;
 
-// Stops a keep-alive (KeepAliveHandle::Stop); see engine.cc.
+// Stops a keep-alive (KeepAliveHandle::Stop): KeepAliveOp::Stop().
 void StopKeepAlive(KeepAliveOp& op, bool release);
 
 class Engine final : public OperationHost {

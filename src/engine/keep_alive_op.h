@@ -68,7 +68,7 @@ class KeepAliveOp final : public Operation {
                                             absl::Duration margin,
                                             absl::Duration max_hold);
 
-  // Leaves the batcher's heap (defined in keep_alive_batch.h).
+  // Leaves the batcher's heap.
   ~KeepAliveOp() override;
 
   void Start();
@@ -85,7 +85,7 @@ class KeepAliveOp final : public Operation {
     return absl::StrCat("keep-alive \"", state_->resource(), "\"");
   }
 
-  // Defined in keep_alive_batch.h: they ask the engine's batcher.
+  // They ask the engine's batcher (keep_alive_batch.h).
   void ArmExtendTimer();
   void ArmMarginTimer();
 
