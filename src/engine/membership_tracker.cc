@@ -163,7 +163,7 @@ std::string MembershipTracker::RecordSuffixFor(size_t i) const {
 }
 
 absl::Status MembershipTracker::Veto(int master, bool fresh_read,
-                                     MonotonicTime now) const {
+                                     Runtime& runtime) const {
   if (ignored()) return absl::OkStatus();  // A test's override only.
   if (const absl::Status& standing = judgement_.standing[master];
       !standing.ok()) {
@@ -171,7 +171,7 @@ absl::Status MembershipTracker::Veto(int master, bool fresh_read,
   }
   if (fresh_read && judgement_.adopted.has_value()) {
     const absl::Duration age =
-        ToDuration(now - masters_[master]->identity().marker_read_at);
+        ToDuration(runtime.Now() - masters_[master]->identity().marker_read_at);
     if (age > kMembershipStale) {
       return absl::FailedPreconditionError(absl::StrCat(
           "membership: its record was last read ",

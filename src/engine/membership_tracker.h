@@ -20,6 +20,7 @@
 #include "src/algorithm/membership.h"
 #include "src/engine/master.h"
 #include "src/engine/rule_overrides.h"
+#include "src/transport/runtime.h"
 
 namespace redlock::internal {
 
@@ -52,9 +53,10 @@ class MembershipTracker {
   // it).
   std::string RecordSuffixFor(size_t i) const;
   // OK if master `i`'s grants may count under the deployment's membership
-  // (its standing, and a record read within kMembershipStale of `now`;
-  // `fresh_read` false skips the latter).
-  absl::Status Veto(int master, bool fresh_read, MonotonicTime now) const;
+  // (its standing, and a record read within kMembershipStale of `runtime`'s
+  // now, asked only then: this runs at every reply; `fresh_read` false
+  // skips the latter).
+  absl::Status Veto(int master, bool fresh_read, Runtime& runtime) const;
   // True if `counted` (per master) holds a quorum: of every group of the
   // membership this client acts under, or (before any record) `quorum` of
   // its masters.

@@ -78,7 +78,7 @@ void RestartGuard::Rejudge() {
 }
 
 absl::Status RestartGuard::MembershipVeto(int master, bool fresh_read) const {
-  return membership_.Veto(master, fresh_read, runtime_->Now());
+  return membership_.Veto(master, fresh_read, *runtime_);
 }
 
 void RestartGuard::JudgeVotes(RoundConfig& config) const {
