@@ -29,6 +29,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -432,6 +433,31 @@ TEST_F(AclTest, TheToolRunsAsTheUserAndNeverPrintsItsPassword) {
   }
 }
 
+// The tool's semaphore paths as the documented user: acquire, extend and
+// release by token find the permit set's slots with MGET, and status lists
+// them with it (issue 46: the rule once lacked +mget, and these failed).
+TEST_F(AclTest, TheToolsSemaphorePathsRunAsTheUser) {
+  const ToolRun acquired = Tool({"acquire", "--limit=3", "--ttl=30s", "pool"});
+  ASSERT_EQ(acquired.exit_code, 0) << acquired;
+  std::string token;
+  for (absl::string_view line : absl::StrSplit(acquired.out, '\n')) {
+    if (absl::ConsumePrefix(&line, "token=")) token = std::string(line);
+  }
+  ASSERT_FALSE(token.empty()) << acquired;
+  const ToolRun status = Tool({"status", "--limit=3", "pool"});
+  EXPECT_EQ(status.exit_code, 0) << status;
+  EXPECT_THAT(status.out + status.err, ::testing::Not(HasSubstr("NOPERM")))
+      << status;
+  const ToolRun extended =
+      Tool({"extend", "--limit=3", "--ttl=30s", "pool", token});
+  EXPECT_EQ(extended.exit_code, 0) << extended;
+  const ToolRun released = Tool({"release", "--limit=3", "pool", token});
+  EXPECT_EQ(released.exit_code, 0) << released;
+  for (const ToolRun* r : {&acquired, &status, &extended, &released}) {
+    EXPECT_THAT(r->out + r->err, ::testing::Not(HasSubstr("NOPERM"))) << *r;
+  }
+}
+
 TEST_F(AclTest, WithoutEvalshaAFencedAcquisitionNamesIt) {
   Restrict({"-evalsha"});
   auto client = Client();
@@ -580,6 +606,22 @@ TEST_F(AclTest, WithoutConfigGetPersistenceIsUnknownAndHealthSaysWhy) {
     EXPECT_THAT(h.durability.message(), HasSubstr("ACL +config|get"))
         << h.master;
   }
+}
+
+// An error reply to one of status's reads (here MGET refused) does not stop
+// the reads after it: the persistence is still read with CONFIG GET, not
+// reported unknown with no reason (issue 46).
+TEST_F(AclTest, TheToolWithoutMgetNamesItAndStillReadsPersistence) {
+  Restrict({"-mget"});
+  const ToolRun status = Tool({"status", "--json", "--limit=3", "pool"});
+  EXPECT_FALSE(status.timed_out) << status;
+  EXPECT_THAT(status.out + status.err,
+              HasSubstr("no permissions to run the 'mget' command"))
+      << status;
+  EXPECT_THAT(status.out, HasSubstr("\"persistence\":\"")) << status;
+  EXPECT_THAT(status.out,
+              ::testing::Not(HasSubstr("\"persistence\":\"unknown")))
+      << status;
 }
 
 TEST_F(AclTest, TheToolWithoutPttlNamesIt) {

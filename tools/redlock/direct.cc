@@ -229,9 +229,8 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
           slots.has_value() && slots->elements.size() == mget.size() - 1) {
         status.limit = limit;
         for (const Reply& e : slots->elements) {
-          status.slots.push_back(e.is_string()
-                                     ? std::optional<std::string>(e.str)
-                                     : std::nullopt);
+          status.slots.push_back(
+              e.is_string() ? std::optional<std::string>(e.str) : std::nullopt);
         }
       }
     }
@@ -251,14 +250,18 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
         std::string(internal::InfoField(info->str, "maxmemory_policy"));
   }
   // As the library's handshake reads it; a refusal (an ACL without
-  // +config|get) is not a failed probe, only unknown persistence.
-  if (status.error.ok()) {
+  // +config|get) is not a failed probe, only unknown persistence. Asked
+  // after an earlier error reply too (the connection still answers): only a
+  // connection that failed leaves it unread.
+  if (status.error.ok() || absl::IsInternal(status.error)) {
     internal::RedisReply merged = internal::RedisReply::Array({});
+    bool answered = true;
     for (absl::string_view name : internal::kPersistenceConfigNames) {
       absl::StatusOr<Reply> config =
           connection.Command({"CONFIG", "GET", std::string(name)});
       if (!config.ok()) {
         status.error = config.status();
+        answered = false;
         break;
       }
       internal::RedisReply converted;
@@ -275,7 +278,7 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
       }
       internal::AddConfigReply(converted, &merged);
     }
-    if (status.error.ok()) {
+    if (answered) {
       internal::ParseConfigPersistence(merged, &status.persistence);
     }
   }
