@@ -1093,282 +1093,67 @@ RedisReply SimRedis::Eval(absl::Time mnow, int db,
 // conversions: redis.call() returns nil as false and status OK as a table
 // (truthy); a Lua number becomes an integer reply, a table an array, a string a
 // bulk string.
-RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
-                               const std::vector<std::string>& keys,
-                               const std::vector<std::string>& args) {
-  // Every call the scripts make runs on a connection already in `db` and
-  // authenticated.
-  Connection inner{db, true};
-  auto call = [&](std::vector<std::string> argv) {
-    return Dispatch(mnow, inner, argv);
-  };
-  auto need = [&](size_t num_keys, size_t num_args) {
+// One script call as the simulated scripts see it: the keys and arguments,
+// and the commands they run (each on a connection already in the call's db
+// and authenticated).
+class SimRedis::ScriptCall {
+ public:
+  ScriptCall(SimRedis& redis, absl::Time mnow, int db, const std::string& sha1,
+             const std::vector<std::string>& keys,
+             const std::vector<std::string>& args)
+      : keys(keys),
+        args(args),
+        sha1(sha1),
+        mnow(mnow),
+        db(db),
+        redis_(redis),
+        inner_{db, true} {}
+
+  RedisReply call(std::vector<std::string> argv) {
+    return redis_.Dispatch(mnow, inner_, argv);
+  }
+  bool need(size_t num_keys, size_t num_args) const {
     return keys.size() >= num_keys && args.size() >= num_args;
-  };
-  // Real Redis raises a Lua error for a nil argument; the engine never sends
-  // one, so the simulator only says so.
-  auto missing = [&](absl::string_view script) {
+  }
+  // Real Redis raises a Lua error for a nil argument; the engine never
+  // sends one, so the simulator only says so.
+  RedisReply missing(absl::string_view script) const {
     return RedisReply::Error(absl::StrCat(
         "ERR SimRedis: ", script, " script called with too few keys or args"));
-  };
-
-  auto holds = [&](const std::string& key) {
+  }
+  bool holds(const std::string& key) {
     const RedisReply current = call({"GET", key});
     return current.type == RedisReply::Type::kString && current.str == args[0];
-  };
-  auto exists = [&](const std::string& key) {
+  }
+  bool exists(const std::string& key) {
     return call({"EXISTS", key}).integer == 1;
-  };
-
-  if (sha1 == internal::ReleaseScript().sha1) {
-    if (!need(0, 1)) return missing("release");
-    // args[2]: the waiting set; args[3]: the arrival keys' prefix; args[4]:
-    // the hand-off entries' prefix; args[5], args[6]: a waiter to withdraw,
-    // and "1" if it leaves the queue too.
-    const bool has_hand_off = args.size() >= 5;
-    // A hand-off entry "<proof> <ttl> <token>", as string.match(entry,
-    // '^(%x+) (%d+) (%x+)$') splits it (%x, %d: C locale, as Lua's).
-    struct Deed {
-      std::string proof, ttl, token;
-    };
-    auto parse_entry = [](const std::string& entry) -> std::optional<Deed> {
-      auto all_of = [](absl::string_view s, bool (*is)(unsigned char)) {
-        return !s.empty() && std::all_of(s.begin(), s.end(), [is](char c) {
-          return is(static_cast<unsigned char>(c));
-        });
-      };
-      const size_t first = entry.find(' ');
-      if (first == std::string::npos) return std::nullopt;
-      const size_t second = entry.find(' ', first + 1);
-      if (second == std::string::npos) return std::nullopt;
-      Deed deed{entry.substr(0, first),
-                entry.substr(first + 1, second - first - 1),
-                entry.substr(second + 1)};
-      if (!all_of(deed.proof, absl::ascii_isxdigit) ||
-          !all_of(deed.ttl, absl::ascii_isdigit) ||
-          !all_of(deed.token, absl::ascii_isxdigit)) {
-        return std::nullopt;
-      }
-      return deed;
-    };
-    // released(): the waiting set's id (args[2]) whose arrival key (args[3]
-    // + id) holds the smallest number, named in the message; pcall, so an
-    // error names nobody. With args[4], the heir: of the ids with an arrival
-    // number and a well-formed hand-off entry (args[4] + id) for another
-    // token than args[0] and a TTL above 0, the one whose arrival number is
-    // smallest; the message is then "granted <proof>", published on the
-    // heir's own channel (args[4] + its id).
-    struct Released {
-      std::string message;
-      std::string heir;  // Empty: none.
-      Deed deed;
-    };
-    auto released = [&]() {
-      Released out{std::string(kReleasedMessage), "", {}};
-      if (args.size() < 4) return out;
-      const RedisReply ids = call({"SMEMBERS", args[2]});
-      if (ids.type != RedisReply::Type::kArray || ids.elements.size() > 64) {
-        return out;
-      }
-      std::optional<double> first, since;
-      std::string next;
-      for (const RedisReply& id : ids.elements) {
-        const RedisReply at = call({"GET", args[3] + id.str});
-        double value = 0;
-        // tonumber(): decimal digits here (the engine writes TIME's).
-        if (at.type != RedisReply::Type::kString ||
-            !absl::SimpleAtod(at.str, &value)) {
-          continue;
-        }
-        if (!first.has_value() || value < *first) {
-          first = value;
-          next = id.str;
-        }
-        if (!has_hand_off) continue;
-        const RedisReply entry = call({"GET", args[4] + id.str});
-        if (entry.type != RedisReply::Type::kString) continue;
-        std::optional<Deed> deed = parse_entry(entry.str);
-        if (!deed.has_value() || deed->token == args[0]) continue;
-        // tonumber(ttl) > 0: digits only, so any but zeros.
-        if (deed->ttl.find_first_not_of('0') == std::string::npos) continue;
-        if (!since.has_value() || value < *since) {
-          since = value;
-          out.heir = id.str;
-          out.deed = *std::move(deed);
-        }
-      }
-      if (!out.heir.empty()) {
-        out.message = absl::StrCat(kGrantedMessage, " ", out.deed.proof);
-      } else if (first.has_value()) {
-        absl::StrAppend(&out.message, " ", next);
-      }
-      return out;
-    };
-    if (args.size() >= 6) {
-      // The withdrawal, before any release: a withdrawn waiter is no heir.
-      call({"DEL", args[4] + args[5]});
-      if (args.size() >= 7 && args[6] == "1") {
-        const RedisReply srem = call({"SREM", args[2], args[5]});
-        if (srem.type == RedisReply::Type::kError) {
-          return ScriptCallError(srem, sha1, /*line=*/23);
-        }
-        call({"DEL", args[3] + args[5]});
-      }
-    }
-    const bool announce = args.size() < 2 || args[1] != "0";
-    int64_t deleted = 0;
-    for (const std::string& key : keys) {
-      if (!holds(key)) continue;
-      deleted += call({"DEL", key}).integer;
-      Released r{std::string(kReleasedMessage), "", {}};
-      if (announce) r = released();
-      if (!r.heir.empty()) {
-        const RedisReply set =
-            call({"SET", key, r.deed.token, "PX", r.deed.ttl});
-        if (set.type == RedisReply::Type::kError) {
-          return ScriptCallError(set, sha1, /*line=*/32);
-        }
-        call({"SREM", args[2], r.heir});
-        call({"DEL", args[3] + r.heir, args[4] + r.heir});
-        ++hand_offs_;
-      }
-      // A hand-off goes to the heir's own channel (its entry's name) alone;
-      // "h": hands on, publishing only a hand-off.
-      const bool quiet = args.size() >= 2 && args[1] == "h";
-      if (!r.heir.empty()) {
-        call({"PUBLISH", args[4] + r.heir, r.message});
-      } else if (announce && !quiet) {
-        call({"PUBLISH", key, r.message});
-      }
-    }
-    return RedisReply::Integer(deleted > 0 ? 1 : 0);
   }
-
-  if (sha1 == internal::ExtendScript().sha1) {
-    if (!need(0, 2)) return missing("extend");
-    for (const std::string& key : keys) {
-      if (!holds(key)) return RedisReply::Integer(0);
-    }
-    for (const std::string& key : keys) {
-      const RedisReply result = call({"PEXPIRE", key, args[1]});
-      if (result.type == RedisReply::Type::kError) {
-        return ScriptCallError(result, sha1, /*line=*/5);
-      }
-    }
-    return RedisReply::Integer(1);
-  }
-
-  if (sha1 == internal::MultiAcquireScript().sha1) {
-    if (!need(0, 2)) return missing("multi acquire");
-    for (const std::string& key : keys) {
-      if (exists(key)) return RedisReply::Integer(0);
-    }
-    for (const std::string& key : keys) {
-      const RedisReply set = call({"SET", key, args[0], "PX", args[1]});
-      if (set.type == RedisReply::Type::kError) {
-        return ScriptCallError(set, sha1, /*line=*/5);
-      }
-      call({"PUBLISH", key, std::string(kTakenMessage)});
-    }
-    return RedisReply::Integer(1);
-  }
-
-  if (sha1 == internal::WriterAcquireScript().sha1) {
-    // KEYS[3] (the arrival key) and KEYS[4] (the hand-off entry) optional;
-    // with KEYS[4], ARGV[6] (the proof) and ARGV[7] (the entry's TTL).
-    if (!need(2, 5) || (keys.size() >= 4 && args.size() < 7)) {
-      return missing("writer acquire");
-    }
-    const bool hand_off = keys.size() >= 4;
-    // Ours already (a release handed it to us): a win as a missing key is.
-    bool mine = false;
-    if (hand_off) {
-      const RedisReply current = call({"GET", keys[0]});
-      if (current.type == RedisReply::Type::kError) {
-        return ScriptCallError(current, sha1, /*line=*/1);
-      }
-      mine =
-          current.type == RedisReply::Type::kString && current.str == args[0];
-    }
-    if (mine || !exists(keys[0])) {
-      const RedisReply set = call({"SET", keys[0], args[0], "PX", args[1]});
-      if (set.type == RedisReply::Type::kError) {
-        return ScriptCallError(set, sha1, /*line=*/3);
-      }
-      if (args[4] == "1") {
-        call({"PUBLISH", keys[0], std::string(kTakenMessage)});
-      }
-      const RedisReply srem = call({"SREM", keys[1], args[2]});
-      if (srem.type == RedisReply::Type::kError) {
-        return ScriptCallError(srem, sha1, /*line=*/5);
-      }
-      if (keys.size() >= 3) call({"DEL", keys[2]});
-      if (hand_off) call({"DEL", keys[3]});
-      return RedisReply::Integer(1);
-    }
-    const RedisReply sadd = call({"SADD", keys[1], args[2]});
-    if (sadd.type == RedisReply::Type::kError) {
-      return ScriptCallError(sadd, sha1, /*line=*/10);
-    }
-    int64_t wait = 0;
-    if (!absl::SimpleAtoi(args[3], &wait)) {
-      return RedisReply::Error(absl::StrCat(
-          "ERR user_script:11: bad argument #1 to 'max' (number expected, got "
-          "nil) script: ",
-          sha1, ", on @user_script:11."));
-    }
-    const int64_t pttl = call({"PTTL", keys[1]}).integer;
-    call({"PEXPIRE", keys[1], absl::StrCat(std::max(wait, pttl))});
-    if (keys.size() >= 3) {
-      // The first refusal's TIME, seconds then microseconds padded to six.
-      const RedisReply now = call({"TIME"});
-      const std::string at = absl::StrCat(
-          now.elements[0].str, std::string(6 - now.elements[1].str.size(), '0'),
-          now.elements[1].str);
-      call({"SET", keys[2], at, "NX", "PX", args[3]});
-      call({"PEXPIRE", keys[2], args[3]});
-    }
-    if (hand_off) {
-      // "<proof> <ttl> <token>", ARGV[2] as sent.
-      const RedisReply set = call(
-          {"SET", keys[3], absl::StrCat(args[5], " ", args[1], " ", args[0]),
-           "PX", args[6]});
-      if (set.type == RedisReply::Type::kError) {
-        return ScriptCallError(set, sha1, /*line=*/19);
-      }
-    }
-    return RedisReply::Integer(0);
-  }
-
-  // The semaphore and reader scripts below check every call that can fail
-  // (a key of the other type, a bad TTL): redis.call() raises its error, the
+  // The semaphore and reader scripts check every call that can fail (a key
+  // of the other type, a bad TTL): redis.call() raises its error, the
   // script stops there with what it wrote so far kept, and the reply is the
   // error with the script's SHA-1 and the Lua line of the call. `line` is
-  // that line in the script's source (src/algorithm/scripts.cc).
-  auto call_at = [&](std::vector<std::string> argv, int line,
-                     RedisReply* reply) {
+  // that line in the script's source (src/algorithm/*_scripts.cc).
+  bool call_at(std::vector<std::string> argv, int line, RedisReply* reply) {
     *reply = call(std::move(argv));
     if (reply->type != RedisReply::Type::kError) return true;
     *reply = ScriptCallError(*reply, sha1, line);
     return false;
-  };
+  }
   // tonumber(ARGV[i]) where Lua goes on only with a number (math.max, a
   // comparison, a KEYS index): the engine always sends one.
-  auto not_a_number = [&](absl::string_view script) {
+  RedisReply not_a_number(absl::string_view script) const {
     return RedisReply::Error(
         absl::StrCat("ERR SimRedis: ", script,
                      " script given a non-number where Lua needs one"));
-  };
-  auto is_string = [](const RedisReply& r, absl::string_view value) {
+  }
+  static bool is_string(const RedisReply& r, absl::string_view value) {
     return r.type == RedisReply::Type::kString && r.str == value;
-  };
-  auto pttl = [&](const std::string& key) {
-    return call({"PTTL", key}).integer;
-  };
+  }
+  int64_t pttl(const std::string& key) { return call({"PTTL", key}).integer; }
   // The tail of both semaphore acquire scripts (KEYS: the limit key, then
   // the slots; ARGV: token, ttl, limit, ...): takes `take` (none if null),
   // raises the limit key, then lists the free slots.
-  auto take_and_list = [&](const std::vector<const std::string*>* take,
+  RedisReply take_and_list(const std::vector<const std::string*>* take,
                            absl::string_view script) {
     std::vector<RedisReply> reply = {RedisReply::Integer(0)};
     if (take != nullptr) {
@@ -1391,387 +1176,655 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
       }
     }
     return RedisReply::Array(std::move(reply));
+  }
+  // A release handed the key over (SimRedis::hand_offs()).
+  void CountHandOff() { ++redis_.hand_offs_; }
+
+  const std::vector<std::string>& keys;
+  const std::vector<std::string>& args;
+  const std::string& sha1;
+  const absl::Time mnow;
+  const int db;
+
+ private:
+  SimRedis& redis_;
+  Connection inner_;
+};
+
+namespace {
+
+// Each script as the simulation runs it: the twin of its Lua (checked
+// against redis-server by SimRedisDifferentialTest).
+
+RedisReply SimRelease(SimRedis::ScriptCall& c) {
+  if (!c.need(0, 1)) return c.missing("release");
+  // c.args[2]: the waiting set; c.args[3]: the arrival c.keys' prefix;
+  // c.args[4]: the hand-off entries' prefix; c.args[5], c.args[6]: a waiter to
+  // withdraw, and "1" if it leaves the queue too.
+  const bool has_hand_off = c.args.size() >= 5;
+  // A hand-off entry "<proof> <ttl> <token>", as string.match(entry,
+  // '^(%x+) (%d+) (%x+)$') splits it (%x, %d: C locale, as Lua's).
+  struct Deed {
+    std::string proof, ttl, token;
   };
-
-  if (sha1 == internal::SemaphoreAcquireScript().sha1) {
-    if (!need(1, 3)) return missing("semaphore acquire");
-    RedisReply limit;
-    if (!call_at({"GET", keys[0]}, 1, &limit)) return limit;
-    if (limit.type == RedisReply::Type::kString && limit.str != args[2]) {
-      return RedisReply::Array({RedisReply::Integer(-1), limit});
+  auto parse_entry = [](const std::string& entry) -> std::optional<Deed> {
+    auto all_of = [](absl::string_view s, bool (*is)(unsigned char)) {
+      return !s.empty() && std::all_of(s.begin(), s.end(), [is](char c) {
+        return is(static_cast<unsigned char>(c));
+      });
+    };
+    const size_t first = entry.find(' ');
+    if (first == std::string::npos) return std::nullopt;
+    const size_t second = entry.find(' ', first + 1);
+    if (second == std::string::npos) return std::nullopt;
+    Deed deed{entry.substr(0, first),
+              entry.substr(first + 1, second - first - 1),
+              entry.substr(second + 1)};
+    if (!all_of(deed.proof, absl::ascii_isxdigit) ||
+        !all_of(deed.ttl, absl::ascii_isdigit) ||
+        !all_of(deed.token, absl::ascii_isxdigit)) {
+      return std::nullopt;
     }
-    // KEYS[tonumber(ARGV[i]) + 2]: candidate slot n is keys[n + 1].
-    std::vector<const std::string*> slots;
-    for (size_t i = 3; i < args.size(); ++i) {
-      const std::optional<double> n = LuaToNumber(args[i]);
-      if (!n.has_value() ||
-          *n != static_cast<double>(static_cast<int64_t>(*n)) || *n + 1 < 0 ||
-          *n + 1 >= static_cast<double>(keys.size())) {
-        return not_a_number("semaphore acquire");
+    return deed;
+  };
+  // released(): the waiting set's id (c.args[2]) whose arrival key (c.args[3]
+  // + id) holds the smallest number, named in the message; pcall, so an
+  // error names nobody. With c.args[4], the heir: of the ids with an arrival
+  // number and a well-formed hand-off entry (c.args[4] + id) for another
+  // token than c.args[0] and a TTL above 0, the one whose arrival number is
+  // smallest; the message is then "granted <proof>", published on the
+  // heir's own channel (c.args[4] + its id).
+  struct Released {
+    std::string message;
+    std::string heir;  // Empty: none.
+    Deed deed;
+  };
+  auto released = [&]() {
+    Released out{std::string(kReleasedMessage), "", {}};
+    if (c.args.size() < 4) return out;
+    const RedisReply ids = c.call({"SMEMBERS", c.args[2]});
+    if (ids.type != RedisReply::Type::kArray || ids.elements.size() > 64) {
+      return out;
+    }
+    std::optional<double> first, since;
+    std::string next;
+    for (const RedisReply& id : ids.elements) {
+      const RedisReply at = c.call({"GET", c.args[3] + id.str});
+      double value = 0;
+      // tonumber(): decimal digits here (the engine writes TIME's).
+      if (at.type != RedisReply::Type::kString ||
+          !absl::SimpleAtod(at.str, &value)) {
+        continue;
       }
-      slots.push_back(&keys[static_cast<size_t>(*n + 1)]);
+      if (!first.has_value() || value < *first) {
+        first = value;
+        next = id.str;
+      }
+      if (!has_hand_off) continue;
+      const RedisReply entry = c.call({"GET", c.args[4] + id.str});
+      if (entry.type != RedisReply::Type::kString) continue;
+      std::optional<Deed> deed = parse_entry(entry.str);
+      if (!deed.has_value() || deed->token == c.args[0]) continue;
+      // tonumber(ttl) > 0: digits only, so any but zeros.
+      if (deed->ttl.find_first_not_of('0') == std::string::npos) continue;
+      if (!since.has_value() || value < *since) {
+        since = value;
+        out.heir = id.str;
+        out.deed = *std::move(deed);
+      }
     }
-    bool taken = false;
-    for (const std::string* slot : slots) taken = taken || exists(*slot);
-    return take_and_list(taken ? nullptr : &slots, "semaphore acquire");
+    if (!out.heir.empty()) {
+      out.message = absl::StrCat(kGrantedMessage, " ", out.deed.proof);
+    } else if (first.has_value()) {
+      absl::StrAppend(&out.message, " ", next);
+    }
+    return out;
+  };
+  if (c.args.size() >= 6) {
+    // The withdrawal, before any release: a withdrawn waiter is no heir.
+    c.call({"DEL", c.args[4] + c.args[5]});
+    if (c.args.size() >= 7 && c.args[6] == "1") {
+      const RedisReply srem = c.call({"SREM", c.args[2], c.args[5]});
+      if (srem.type == RedisReply::Type::kError) {
+        return ScriptCallError(srem, c.sha1, /*line=*/23);
+      }
+      c.call({"DEL", c.args[3] + c.args[5]});
+    }
   }
-
-  // TEST ONLY, unsafe (tests/sim/unsafe_rules.h).
-  if (sha1 == redlock::testing::SemaphoreCountersAcquireScript().sha1) {
-    if (!need(1, 4)) return missing("semaphore counters acquire");
-    RedisReply limit;
-    if (!call_at({"GET", keys[0]}, 1, &limit)) return limit;
-    if (limit.type == RedisReply::Type::kString && limit.str != args[2]) {
-      return RedisReply::Array({RedisReply::Integer(-1), limit});
+  const bool announce = c.args.size() < 2 || c.args[1] != "0";
+  int64_t deleted = 0;
+  for (const std::string& key : c.keys) {
+    if (!c.holds(key)) continue;
+    deleted += c.call({"DEL", key}).integer;
+    Released r{std::string(kReleasedMessage), "", {}};
+    if (announce) r = released();
+    if (!r.heir.empty()) {
+      const RedisReply set =
+          c.call({"SET", key, r.deed.token, "PX", r.deed.ttl});
+      if (set.type == RedisReply::Type::kError) {
+        return ScriptCallError(set, c.sha1, /*line=*/32);
+      }
+      c.call({"SREM", c.args[2], r.heir});
+      c.call({"DEL", c.args[3] + r.heir, c.args[4] + r.heir});
+      c.CountHandOff();
     }
-    std::vector<size_t> free;
-    for (size_t s = 1; s < keys.size(); ++s) {
-      if (!exists(keys[s])) free.push_back(s);
+    // A hand-off goes to the heir's own channel (its entry's name) alone;
+    // "h": hands on, publishing only a hand-off.
+    const bool quiet = c.args.size() >= 2 && c.args[1] == "h";
+    if (!r.heir.empty()) {
+      c.call({"PUBLISH", c.args[4] + r.heir, r.message});
+    } else if (announce && !quiet) {
+      c.call({"PUBLISH", key, r.message});
     }
-    const std::optional<double> permits = LuaToNumber(args[3]);
-    if (!permits.has_value()) return not_a_number("semaphore counters acquire");
-    if (static_cast<double>(free.size()) < *permits) {
-      return take_and_list(nullptr, "semaphore counters acquire");
-    }
-    std::vector<const std::string*> take;
-    for (size_t i = 0; static_cast<double>(i) + 1 <= *permits; ++i) {
-      take.push_back(&keys[free[i]]);
-    }
-    return take_and_list(&take, "semaphore counters acquire");
   }
+  return RedisReply::Integer(deleted > 0 ? 1 : 0);
+}
 
-  if (sha1 == internal::SemaphoreExtendScript().sha1) {
-    if (!need(1, 3)) return missing("semaphore extend");
-    RedisReply r;
-    for (size_t i = 1; i < keys.size(); ++i) {
-      if (!call_at({"GET", keys[i]}, 2, &r)) return r;
-      if (!is_string(r, args[0])) return RedisReply::Integer(0);
+RedisReply SimExtend(SimRedis::ScriptCall& c) {
+  if (!c.need(0, 2)) return c.missing("extend");
+  for (const std::string& key : c.keys) {
+    if (!c.holds(key)) return RedisReply::Integer(0);
+  }
+  for (const std::string& key : c.keys) {
+    const RedisReply result = c.call({"PEXPIRE", key, c.args[1]});
+    if (result.type == RedisReply::Type::kError) {
+      return ScriptCallError(result, c.sha1, /*line=*/5);
     }
-    RedisReply limit;
-    if (!call_at({"GET", keys[0]}, 4, &limit)) return limit;
-    if (limit.type == RedisReply::Type::kString && limit.str != args[2]) {
-      return RedisReply::Error(absl::StrCat("SEMLIMIT this master has limit ",
-                                            limit.str, ", the holder ",
-                                            args[2]));
+  }
+  return RedisReply::Integer(1);
+}
+
+RedisReply SimMultiAcquire(SimRedis::ScriptCall& c) {
+  if (!c.need(0, 2)) return c.missing("multi acquire");
+  for (const std::string& key : c.keys) {
+    if (c.exists(key)) return RedisReply::Integer(0);
+  }
+  for (const std::string& key : c.keys) {
+    const RedisReply set = c.call({"SET", key, c.args[0], "PX", c.args[1]});
+    if (set.type == RedisReply::Type::kError) {
+      return ScriptCallError(set, c.sha1, /*line=*/5);
     }
-    for (size_t i = 1; i < keys.size(); ++i) {
-      if (!call_at({"PEXPIRE", keys[i], args[1]}, 9, &r)) return r;
+    c.call({"PUBLISH", key, std::string(kTakenMessage)});
+  }
+  return RedisReply::Integer(1);
+}
+
+RedisReply SimWriterAcquire(SimRedis::ScriptCall& c) {
+  // KEYS[3] (the arrival key) and KEYS[4] (the hand-off entry) optional;
+  // with KEYS[4], ARGV[6] (the proof) and ARGV[7] (the entry's TTL).
+  if (!c.need(2, 5) || (c.keys.size() >= 4 && c.args.size() < 7)) {
+    return c.missing("writer acquire");
+  }
+  const bool hand_off = c.keys.size() >= 4;
+  // Ours already (a release handed it to us): a win as a missing key is.
+  bool mine = false;
+  if (hand_off) {
+    const RedisReply current = c.call({"GET", c.keys[0]});
+    if (current.type == RedisReply::Type::kError) {
+      return ScriptCallError(current, c.sha1, /*line=*/1);
     }
-    const std::optional<double> ttl = LuaToNumber(args[1]);
-    if (!ttl.has_value()) return not_a_number("semaphore extend");
-    const double longer = std::max(*ttl, static_cast<double>(pttl(keys[0])));
-    if (!call_at({"SET", keys[0], args[2], "PX", LuaNumberArg(longer)}, 12,
-                 &r)) {
-      return r;
+    mine =
+        current.type == RedisReply::Type::kString && current.str == c.args[0];
+  }
+  if (mine || !c.exists(c.keys[0])) {
+    const RedisReply set =
+        c.call({"SET", c.keys[0], c.args[0], "PX", c.args[1]});
+    if (set.type == RedisReply::Type::kError) {
+      return ScriptCallError(set, c.sha1, /*line=*/3);
     }
+    if (c.args[4] == "1") {
+      c.call({"PUBLISH", c.keys[0], std::string(kTakenMessage)});
+    }
+    const RedisReply srem = c.call({"SREM", c.keys[1], c.args[2]});
+    if (srem.type == RedisReply::Type::kError) {
+      return ScriptCallError(srem, c.sha1, /*line=*/5);
+    }
+    if (c.keys.size() >= 3) c.call({"DEL", c.keys[2]});
+    if (hand_off) c.call({"DEL", c.keys[3]});
     return RedisReply::Integer(1);
   }
+  const RedisReply sadd = c.call({"SADD", c.keys[1], c.args[2]});
+  if (sadd.type == RedisReply::Type::kError) {
+    return ScriptCallError(sadd, c.sha1, /*line=*/10);
+  }
+  int64_t wait = 0;
+  if (!absl::SimpleAtoi(c.args[3], &wait)) {
+    return RedisReply::Error(absl::StrCat(
+        "ERR user_script:11: bad argument #1 to 'max' (number expected, got "
+        "nil) script: ",
+        c.sha1, ", on @user_script:11."));
+  }
+  const int64_t pttl = c.call({"PTTL", c.keys[1]}).integer;
+  c.call({"PEXPIRE", c.keys[1], absl::StrCat(std::max(wait, pttl))});
+  if (c.keys.size() >= 3) {
+    // The first refusal's TIME, seconds then microseconds padded to six.
+    const RedisReply now = c.call({"TIME"});
+    const std::string at = absl::StrCat(
+        now.elements[0].str, std::string(6 - now.elements[1].str.size(), '0'),
+        now.elements[1].str);
+    c.call({"SET", c.keys[2], at, "NX", "PX", c.args[3]});
+    c.call({"PEXPIRE", c.keys[2], c.args[3]});
+  }
+  if (hand_off) {
+    // "<proof> <ttl> <token>", ARGV[2] as sent.
+    const RedisReply set =
+        c.call({"SET", c.keys[3],
+                absl::StrCat(c.args[5], " ", c.args[1], " ", c.args[0]), "PX",
+                c.args[6]});
+    if (set.type == RedisReply::Type::kError) {
+      return ScriptCallError(set, c.sha1, /*line=*/19);
+    }
+  }
+  return RedisReply::Integer(0);
+}
 
-  if (sha1 == internal::BatchExtendScript().sha1) {
-    // ARGV: four per lock (key count, token, ttl, semaphore limit or "");
-    // each lock judged alone over its own keys, as the Lua does.
-    std::vector<RedisReply> out;
-    size_t k = 0;
-    RedisReply r;
-    for (size_t e = 0; e + 4 <= args.size(); e += 4) {
-      const std::optional<double> n = LuaToNumber(args[e]);
-      if (!n.has_value()) return not_a_number("batch extend");
-      const size_t count = static_cast<size_t>(*n);
-      if (k + count > keys.size()) return missing("batch extend");
-      const bool semaphore = !args[e + 3].empty();
-      const size_t first = semaphore ? k + 1 : k;
-      int64_t ok = 1;
+RedisReply SimSemaphoreAcquire(SimRedis::ScriptCall& c) {
+  if (!c.need(1, 3)) return c.missing("semaphore acquire");
+  RedisReply limit;
+  if (!c.call_at({"GET", c.keys[0]}, 1, &limit)) return limit;
+  if (limit.type == RedisReply::Type::kString && limit.str != c.args[2]) {
+    return RedisReply::Array({RedisReply::Integer(-1), limit});
+  }
+  // KEYS[tonumber(ARGV[i]) + 2]: candidate slot n is c.keys[n + 1].
+  std::vector<const std::string*> slots;
+  for (size_t i = 3; i < c.args.size(); ++i) {
+    const std::optional<double> n = LuaToNumber(c.args[i]);
+    if (!n.has_value() || *n != static_cast<double>(static_cast<int64_t>(*n)) ||
+        *n + 1 < 0 || *n + 1 >= static_cast<double>(c.keys.size())) {
+      return c.not_a_number("semaphore acquire");
+    }
+    slots.push_back(&c.keys[static_cast<size_t>(*n + 1)]);
+  }
+  bool taken = false;
+  for (const std::string* slot : slots) taken = taken || c.exists(*slot);
+  return c.take_and_list(taken ? nullptr : &slots, "semaphore acquire");
+}
+
+// TEST ONLY, unsafe (tests/sim/unsafe_rules.h).
+RedisReply SimSemaphoreCountersAcquire(SimRedis::ScriptCall& c) {
+  if (!c.need(1, 4)) return c.missing("semaphore counters acquire");
+  RedisReply limit;
+  if (!c.call_at({"GET", c.keys[0]}, 1, &limit)) return limit;
+  if (limit.type == RedisReply::Type::kString && limit.str != c.args[2]) {
+    return RedisReply::Array({RedisReply::Integer(-1), limit});
+  }
+  std::vector<size_t> free;
+  for (size_t s = 1; s < c.keys.size(); ++s) {
+    if (!c.exists(c.keys[s])) free.push_back(s);
+  }
+  const std::optional<double> permits = LuaToNumber(c.args[3]);
+  if (!permits.has_value()) return c.not_a_number("semaphore counters acquire");
+  if (static_cast<double>(free.size()) < *permits) {
+    return c.take_and_list(nullptr, "semaphore counters acquire");
+  }
+  std::vector<const std::string*> take;
+  for (size_t i = 0; static_cast<double>(i) + 1 <= *permits; ++i) {
+    take.push_back(&c.keys[free[i]]);
+  }
+  return c.take_and_list(&take, "semaphore counters acquire");
+}
+
+RedisReply SimSemaphoreExtend(SimRedis::ScriptCall& c) {
+  if (!c.need(1, 3)) return c.missing("semaphore extend");
+  RedisReply r;
+  for (size_t i = 1; i < c.keys.size(); ++i) {
+    if (!c.call_at({"GET", c.keys[i]}, 2, &r)) return r;
+    if (!c.is_string(r, c.args[0])) return RedisReply::Integer(0);
+  }
+  RedisReply limit;
+  if (!c.call_at({"GET", c.keys[0]}, 4, &limit)) return limit;
+  if (limit.type == RedisReply::Type::kString && limit.str != c.args[2]) {
+    return RedisReply::Error(absl::StrCat("SEMLIMIT this master has limit ",
+                                          limit.str, ", the holder ",
+                                          c.args[2]));
+  }
+  for (size_t i = 1; i < c.keys.size(); ++i) {
+    if (!c.call_at({"PEXPIRE", c.keys[i], c.args[1]}, 9, &r)) return r;
+  }
+  const std::optional<double> ttl = LuaToNumber(c.args[1]);
+  if (!ttl.has_value()) return c.not_a_number("semaphore extend");
+  const double longer = std::max(*ttl, static_cast<double>(c.pttl(c.keys[0])));
+  if (!c.call_at({"SET", c.keys[0], c.args[2], "PX", LuaNumberArg(longer)}, 12,
+                 &r)) {
+    return r;
+  }
+  return RedisReply::Integer(1);
+}
+
+RedisReply SimBatchExtend(SimRedis::ScriptCall& c) {
+  // ARGV: four per lock (key count, token, ttl, semaphore limit or "");
+  // each lock judged alone over its own c.keys, as the Lua does.
+  std::vector<RedisReply> out;
+  size_t k = 0;
+  RedisReply r;
+  for (size_t e = 0; e + 4 <= c.args.size(); e += 4) {
+    const std::optional<double> n = LuaToNumber(c.args[e]);
+    if (!n.has_value()) return c.not_a_number("batch extend");
+    const size_t count = static_cast<size_t>(*n);
+    if (k + count > c.keys.size()) return c.missing("batch extend");
+    const bool semaphore = !c.args[e + 3].empty();
+    const size_t first = semaphore ? k + 1 : k;
+    int64_t ok = 1;
+    for (size_t i = first; i < k + count; ++i) {
+      if (!c.call_at({"GET", c.keys[i]}, 9, &r)) return r;
+      if (!c.is_string(r, c.args[e + 1])) {
+        ok = 0;
+        break;
+      }
+    }
+    if (ok == 1 && semaphore) {
+      if (!c.call_at({"GET", c.keys[k]}, 12, &r)) return r;
+      if (r.type == RedisReply::Type::kString && r.str != c.args[e + 3]) {
+        ok = -1;
+      }
+    }
+    if (ok == 1) {
       for (size_t i = first; i < k + count; ++i) {
-        if (!call_at({"GET", keys[i]}, 9, &r)) return r;
-        if (!is_string(r, args[e + 1])) {
-          ok = 0;
-          break;
+        if (!c.call_at({"PEXPIRE", c.keys[i], c.args[e + 2]}, 16, &r)) return r;
+      }
+      if (semaphore) {
+        const std::optional<double> ttl = LuaToNumber(c.args[e + 2]);
+        if (!ttl.has_value()) return c.not_a_number("batch extend");
+        const double longer =
+            std::max(*ttl, static_cast<double>(c.pttl(c.keys[k])));
+        if (!c.call_at(
+                {"SET", c.keys[k], c.args[e + 3], "PX", LuaNumberArg(longer)},
+                19, &r)) {
+          return r;
         }
       }
-      if (ok == 1 && semaphore) {
-        if (!call_at({"GET", keys[k]}, 12, &r)) return r;
-        if (r.type == RedisReply::Type::kString && r.str != args[e + 3]) {
-          ok = -1;
-        }
-      }
-      if (ok == 1) {
-        for (size_t i = first; i < k + count; ++i) {
-          if (!call_at({"PEXPIRE", keys[i], args[e + 2]}, 16, &r)) return r;
-        }
-        if (semaphore) {
-          const std::optional<double> ttl = LuaToNumber(args[e + 2]);
-          if (!ttl.has_value()) return not_a_number("batch extend");
-          const double longer =
-              std::max(*ttl, static_cast<double>(pttl(keys[k])));
-          if (!call_at(
-                  {"SET", keys[k], args[e + 3], "PX", LuaNumberArg(longer)}, 19,
-                  &r)) {
-            return r;
-          }
-        }
-      }
-      out.push_back(RedisReply::Integer(ok));
-      k += count;
     }
-    return RedisReply::Array(std::move(out));
+    out.push_back(RedisReply::Integer(ok));
+    k += count;
   }
+  return RedisReply::Array(std::move(out));
+}
 
-  if (sha1 == internal::ReaderAcquireScript().sha1) {
-    if (!need(4, 3)) return missing("reader acquire");
-    const std::string& lock = keys[0];
-    const std::string& mine = keys[1];
-    const std::string& index = keys[3];
-    if (exists(keys[2])) {
-      return RedisReply::Array(
-          {RedisReply::Integer(0), RedisReply::String("writer waiting")});
-    }
-    RedisReply r;
-    if (!call_at({"GET", lock}, 2, &r)) return r;
-    if (r.type == RedisReply::Type::kString && r.str != kSharedLockValue) {
-      return RedisReply::Array(
-          {RedisReply::Integer(0), RedisReply::String("writer")});
-    }
-    if (!call_at({"SCARD", index}, 4, &r)) return r;
-    const std::optional<double> most = LuaToNumber(args[2]);
-    if (!most.has_value()) return not_a_number("reader acquire");
-    if (static_cast<double>(r.integer) >= *most) {
-      const std::string base =
-          LuaPrefix(mine, static_cast<int64_t>(mine.size()) -
-                              static_cast<int64_t>(args[0].size()));
-      RedisReply members;
-      if (!call_at({"SMEMBERS", index}, 6, &members)) return members;
-      for (const RedisReply& t : members.elements) {
-        if (!exists(base + t.str)) call({"SREM", index, t.str});
-      }
-      if (!call_at({"SCARD", index}, 9, &r)) return r;
-      if (static_cast<double>(r.integer) >= *most) {
-        return RedisReply::Array(
-            {RedisReply::Integer(0), RedisReply::String("too many readers")});
-      }
-    }
-    const std::optional<double> ttl = LuaToNumber(args[1]);
-    if (!ttl.has_value()) return not_a_number("reader acquire");
-    const std::string longer =
-        LuaNumberArg(std::max(*ttl, static_cast<double>(pttl(lock))));
-    if (!call_at({"SET", lock, std::string(kSharedLockValue), "PX", longer}, 12,
-                 &r)) {
-      return r;
-    }
-    if (!call_at({"SET", mine, args[0], "PX", args[1]}, 13, &r)) return r;
-    if (!call_at({"SADD", index, args[0]}, 14, &r)) return r;
-    if (!call_at({"PEXPIRE", index, longer}, 15, &r)) return r;
-    return RedisReply::Array({RedisReply::Integer(1)});
+RedisReply SimReaderAcquire(SimRedis::ScriptCall& c) {
+  if (!c.need(4, 3)) return c.missing("reader acquire");
+  const std::string& lock = c.keys[0];
+  const std::string& mine = c.keys[1];
+  const std::string& index = c.keys[3];
+  if (c.exists(c.keys[2])) {
+    return RedisReply::Array(
+        {RedisReply::Integer(0), RedisReply::String("writer waiting")});
   }
-
-  if (sha1 == internal::ReaderExtendScript().sha1) {
-    if (!need(3, 2)) return missing("reader extend");
-    const std::string& lock = keys[0];
-    const std::string& mine = keys[1];
-    const std::string& index = keys[2];
-    RedisReply r;
-    if (!call_at({"GET", mine}, 1, &r)) return r;
-    if (!is_string(r, args[0])) return RedisReply::Integer(0);
-    if (!call_at({"GET", lock}, 2, &r)) return r;
-    if (!is_string(r, kSharedLockValue)) return RedisReply::Integer(0);
-    if (!call_at({"PEXPIRE", mine, args[1]}, 3, &r)) return r;
-    const std::optional<double> ttl = LuaToNumber(args[1]);
-    if (!ttl.has_value()) return not_a_number("reader extend");
-    const std::string grown =
-        LuaNumberArg(std::max(*ttl, static_cast<double>(pttl(lock))));
-    if (!call_at({"PEXPIRE", lock, grown}, 5, &r)) return r;
-    if (!call_at({"SADD", index, args[0]}, 6, &r)) return r;
-    if (!call_at({"PEXPIRE", index, grown}, 7, &r)) return r;
-    return RedisReply::Integer(1);
+  RedisReply r;
+  if (!c.call_at({"GET", lock}, 2, &r)) return r;
+  if (r.type == RedisReply::Type::kString && r.str != kSharedLockValue) {
+    return RedisReply::Array(
+        {RedisReply::Integer(0), RedisReply::String("writer")});
   }
-
-  if (sha1 == internal::ReaderReleaseScript().sha1) {
-    if (!need(3, 1)) return missing("reader release");
-    const std::string& lock = keys[0];
-    const std::string& mine = keys[1];
-    const std::string& index = keys[2];
-    RedisReply r;
-    if (!call_at({"GET", mine}, 1, &r)) return r;
-    if (!is_string(r, args[0])) return RedisReply::Integer(0);
-    call({"DEL", mine});
-    if (!call_at({"SREM", index, args[0]}, 3, &r)) return r;
+  if (!c.call_at({"SCARD", index}, 4, &r)) return r;
+  const std::optional<double> most = LuaToNumber(c.args[2]);
+  if (!most.has_value()) return c.not_a_number("reader acquire");
+  if (static_cast<double>(r.integer) >= *most) {
     const std::string base =
         LuaPrefix(mine, static_cast<int64_t>(mine.size()) -
-                            static_cast<int64_t>(args[0].size()));
-    int64_t longest = 0;
-    bool forever = false;
+                            static_cast<int64_t>(c.args[0].size()));
     RedisReply members;
-    if (!call_at({"SMEMBERS", index}, 7, &members)) return members;
+    if (!c.call_at({"SMEMBERS", index}, 6, &members)) return members;
     for (const RedisReply& t : members.elements) {
-      const int64_t left = pttl(base + t.str);
-      if (left == -2) {
-        call({"SREM", index, t.str});
-      } else if (left == -1) {
-        forever = true;
-      } else {
-        longest = std::max<int64_t>({longest, left, 1});
-      }
+      if (!c.exists(base + t.str)) c.call({"SREM", index, t.str});
     }
-    if (forever) return RedisReply::Integer(1);
-    if (!call_at({"GET", lock}, 13, &r)) return r;
-    if (!is_string(r, kSharedLockValue)) return RedisReply::Integer(1);
-    if (longest == 0) {
-      call({"DEL", lock, index});
-      if (args.size() < 2 || args[1] != "0") {
-        call({"PUBLISH", lock, std::string(kReleasedMessage)});
-      }
-    } else {
-      const std::string left = absl::StrCat(longest);
-      if (!call_at({"PEXPIRE", lock, left}, 18, &r)) return r;
-      if (!call_at({"PEXPIRE", index, left}, 19, &r)) return r;
-    }
-    return RedisReply::Integer(1);
-  }
-
-  if (sha1 == internal::FencedAcquireScript().sha1) {
-    if (!need(3, 2) || keys.size() % 2 == 0) return missing("fenced acquire");
-    const size_t n = (keys.size() - 1) / 2;
-    bool set = true;
-    for (size_t i = 0; i < n; ++i) set = set && !exists(keys[i]);
-    if (set) {
-      for (size_t i = 0; i < n; ++i) {
-        const RedisReply r = call({"SET", keys[i], args[0], "PX", args[1]});
-        if (r.type == RedisReply::Type::kError) {
-          return ScriptCallError(r, sha1, /*line=*/8);
-        }
-        call({"PUBLISH", keys[i], std::string(kTakenMessage)});
-      }
-    }
-    auto or_empty = [](const RedisReply& r) {
-      return RedisReply::String(r.type == RedisReply::Type::kString ? r.str
-                                                                    : "");
-    };
-    std::vector<RedisReply> reply = {RedisReply::Integer(set ? 1 : 0)};
-    for (size_t i = 0; i < n; ++i) {
-      reply.push_back(or_empty(call({"GET", keys[n + i]})));
-    }
-    reply.push_back(or_empty(call({"GET", keys.back()})));
-    return RedisReply::Array(std::move(reply));
-  }
-
-  if (sha1 == internal::FenceWriteScript().sha1) {
-    if (!need(1, 1)) return missing("fence write");
-    const std::optional<double> wanted = LuaToNumber(args[0]);
-    for (const std::string& key : keys) {
-      const RedisReply stored = call({"GET", key});
-      const double current =
-          LuaToNumber(stored.type == RedisReply::Type::kString ? stored.str
-                                                               : "0")
-              .value_or(0);
-      if (!wanted.has_value()) {
-        return RedisReply::Error(absl::StrCat(
-            "ERR user_script:4: attempt to compare nil with number script: ",
-            sha1, ", on @user_script:4."));
-      }
-      if (*wanted <= current) return RedisReply::Integer(0);
-    }
-    for (const std::string& key : keys) call({"SET", key, args[0]});
-    return RedisReply::Integer(1);
-  }
-
-  if (sha1 == internal::MarkerScript().sha1) {
-    if (!need(1, 1)) return missing("marker");
-    const RedisReply current = call({"GET", keys[0]});
-    const RedisReply now = call({"TIME"});
-    const std::string micros = absl::StrCat("000000", now.elements[1].str);
-    const std::string stamp =
-        absl::StrCat(now.elements[0].str, micros.substr(micros.size() - 6));
-    // ARGV[4], if sent and not empty: the membership record, stamped.
-    const std::string suffix = args.size() > 3 && !args[3].empty()
-                                   ? absl::StrCat(args[3], ";since=", stamp)
-                                   : std::string();
-    if (current.type == RedisReply::Type::kString) {
-      // A marker from before records gets the record appended.
-      if (suffix.empty() || absl::StrContains(current.str, ';')) {
-        return current;
-      }
-      const std::string value = current.str + suffix;
-      call({"SET", keys[0], value});
-      return RedisReply::String(value);
-    }
-    std::string value = absl::StrCat(args[0], ":", stamp);
-    // ARGV[2] and ARGV[3], if sent: the run_id the client's handshake read
-    // and the client's max_ttl.
-    for (size_t i = 1; i < args.size() && i < 3; ++i) {
-      absl::StrAppend(&value, ":", args[i]);
-    }
-    value += suffix;
-    call({"SET", keys[0], value});
-    return RedisReply::String(value);
-  }
-
-  if (sha1 == internal::ReconfigureScript().sha1) {
-    if (!need(1, 5)) return missing("reconfigure");
-    const RedisReply current = call({"GET", keys[0]});
-    const RedisReply now = call({"TIME"});
-    const std::string micros = absl::StrCat("000000", now.elements[1].str);
-    const std::string stamp =
-        absl::StrCat(now.elements[0].str, micros.substr(micros.size() - 6));
-    const std::string suffix = absl::StrCat(args[1], ";since=", stamp);
-    auto answer = [](int64_t written, std::string value) {
+    if (!c.call_at({"SCARD", index}, 9, &r)) return r;
+    if (static_cast<double>(r.integer) >= *most) {
       return RedisReply::Array(
-          {RedisReply::Integer(written), RedisReply::String(std::move(value))});
-    };
-    if (current.type != RedisReply::Type::kString) {
-      if (!args[0].empty()) return answer(0, "");
-      std::string value =
-          absl::StrCat(args[2], ":", stamp, ":", args[3], ":", args[4], suffix);
-      call({"SET", keys[0], value});
-      return answer(1, std::move(value));
+          {RedisReply::Integer(0), RedisReply::String("too many readers")});
     }
-    // string.match(s, ';member=([^;]*)'): the text after the first
-    // ";member=" up to the next ';' or the end; nullopt (nil) if none.
-    auto member_of = [](absl::string_view s) -> std::optional<std::string> {
-      const size_t at = s.find(";member=");
-      if (at == absl::string_view::npos) return std::nullopt;
-      absl::string_view rest = s.substr(at + 8);
-      return std::string(rest.substr(0, rest.find(';')));
-    };
-    const std::string& value_now = current.str;
-    const size_t cut = value_now.find(';');
-    std::string own = value_now;
-    std::string record;
-    if (cut != std::string::npos) {
-      own = value_now.substr(0, cut);
-      const absl::string_view rest = absl::string_view(value_now).substr(cut);
-      if (member_of(rest) != member_of(args[1])) {
-        return answer(0, value_now);
-      }
-      // ';(deployment=.*);since=' (greedy: to the last ";since=" after the
-      // first ";deployment="), else ';(deployment=.*)$', else ''.
-      const size_t from = rest.find(";deployment=");
-      if (from != absl::string_view::npos) {
-        const size_t since = rest.rfind(";since=");
-        record = since != absl::string_view::npos && since > from
-                     ? std::string(rest.substr(from + 1, since - from - 1))
-                     : std::string(rest.substr(from + 1));
-      }
-    }
-    if (record != args[0]) return answer(0, value_now);
-    std::string value = own + suffix;
-    call({"SET", keys[0], value});
-    return answer(1, std::move(value));
   }
+  const std::optional<double> ttl = LuaToNumber(c.args[1]);
+  if (!ttl.has_value()) return c.not_a_number("reader acquire");
+  const std::string longer =
+      LuaNumberArg(std::max(*ttl, static_cast<double>(c.pttl(lock))));
+  if (!c.call_at({"SET", lock, std::string(kSharedLockValue), "PX", longer}, 12,
+                 &r)) {
+    return r;
+  }
+  if (!c.call_at({"SET", mine, c.args[0], "PX", c.args[1]}, 13, &r)) return r;
+  if (!c.call_at({"SADD", index, c.args[0]}, 14, &r)) return r;
+  if (!c.call_at({"PEXPIRE", index, longer}, 15, &r)) return r;
+  return RedisReply::Array({RedisReply::Integer(1)});
+}
 
-  static const std::string* const kFencedSetSha1 =
-      new std::string(internal::Sha1Hex(kFencedSetScript));
-  if (sha1 == *kFencedSetSha1) {
-    if (!need(2, 2)) return missing("fenced set");
-    const RedisReply stored = call({"GET", keys[0]});
-    const double seen =
+RedisReply SimReaderExtend(SimRedis::ScriptCall& c) {
+  if (!c.need(3, 2)) return c.missing("reader extend");
+  const std::string& lock = c.keys[0];
+  const std::string& mine = c.keys[1];
+  const std::string& index = c.keys[2];
+  RedisReply r;
+  if (!c.call_at({"GET", mine}, 1, &r)) return r;
+  if (!c.is_string(r, c.args[0])) return RedisReply::Integer(0);
+  if (!c.call_at({"GET", lock}, 2, &r)) return r;
+  if (!c.is_string(r, kSharedLockValue)) return RedisReply::Integer(0);
+  if (!c.call_at({"PEXPIRE", mine, c.args[1]}, 3, &r)) return r;
+  const std::optional<double> ttl = LuaToNumber(c.args[1]);
+  if (!ttl.has_value()) return c.not_a_number("reader extend");
+  const std::string grown =
+      LuaNumberArg(std::max(*ttl, static_cast<double>(c.pttl(lock))));
+  if (!c.call_at({"PEXPIRE", lock, grown}, 5, &r)) return r;
+  if (!c.call_at({"SADD", index, c.args[0]}, 6, &r)) return r;
+  if (!c.call_at({"PEXPIRE", index, grown}, 7, &r)) return r;
+  return RedisReply::Integer(1);
+}
+
+RedisReply SimReaderRelease(SimRedis::ScriptCall& c) {
+  if (!c.need(3, 1)) return c.missing("reader release");
+  const std::string& lock = c.keys[0];
+  const std::string& mine = c.keys[1];
+  const std::string& index = c.keys[2];
+  RedisReply r;
+  if (!c.call_at({"GET", mine}, 1, &r)) return r;
+  if (!c.is_string(r, c.args[0])) return RedisReply::Integer(0);
+  c.call({"DEL", mine});
+  if (!c.call_at({"SREM", index, c.args[0]}, 3, &r)) return r;
+  const std::string base =
+      LuaPrefix(mine, static_cast<int64_t>(mine.size()) -
+                          static_cast<int64_t>(c.args[0].size()));
+  int64_t longest = 0;
+  bool forever = false;
+  RedisReply members;
+  if (!c.call_at({"SMEMBERS", index}, 7, &members)) return members;
+  for (const RedisReply& t : members.elements) {
+    const int64_t left = c.pttl(base + t.str);
+    if (left == -2) {
+      c.call({"SREM", index, t.str});
+    } else if (left == -1) {
+      forever = true;
+    } else {
+      longest = std::max<int64_t>({longest, left, 1});
+    }
+  }
+  if (forever) return RedisReply::Integer(1);
+  if (!c.call_at({"GET", lock}, 13, &r)) return r;
+  if (!c.is_string(r, kSharedLockValue)) return RedisReply::Integer(1);
+  if (longest == 0) {
+    c.call({"DEL", lock, index});
+    if (c.args.size() < 2 || c.args[1] != "0") {
+      c.call({"PUBLISH", lock, std::string(kReleasedMessage)});
+    }
+  } else {
+    const std::string left = absl::StrCat(longest);
+    if (!c.call_at({"PEXPIRE", lock, left}, 18, &r)) return r;
+    if (!c.call_at({"PEXPIRE", index, left}, 19, &r)) return r;
+  }
+  return RedisReply::Integer(1);
+}
+
+RedisReply SimFencedAcquire(SimRedis::ScriptCall& c) {
+  if (!c.need(3, 2) || c.keys.size() % 2 == 0)
+    return c.missing("fenced acquire");
+  const size_t n = (c.keys.size() - 1) / 2;
+  bool set = true;
+  for (size_t i = 0; i < n; ++i) set = set && !c.exists(c.keys[i]);
+  if (set) {
+    for (size_t i = 0; i < n; ++i) {
+      const RedisReply r =
+          c.call({"SET", c.keys[i], c.args[0], "PX", c.args[1]});
+      if (r.type == RedisReply::Type::kError) {
+        return ScriptCallError(r, c.sha1, /*line=*/8);
+      }
+      c.call({"PUBLISH", c.keys[i], std::string(kTakenMessage)});
+    }
+  }
+  auto or_empty = [](const RedisReply& r) {
+    return RedisReply::String(r.type == RedisReply::Type::kString ? r.str : "");
+  };
+  std::vector<RedisReply> reply = {RedisReply::Integer(set ? 1 : 0)};
+  for (size_t i = 0; i < n; ++i) {
+    reply.push_back(or_empty(c.call({"GET", c.keys[n + i]})));
+  }
+  reply.push_back(or_empty(c.call({"GET", c.keys.back()})));
+  return RedisReply::Array(std::move(reply));
+}
+
+RedisReply SimFenceWrite(SimRedis::ScriptCall& c) {
+  if (!c.need(1, 1)) return c.missing("fence write");
+  const std::optional<double> wanted = LuaToNumber(c.args[0]);
+  for (const std::string& key : c.keys) {
+    const RedisReply stored = c.call({"GET", key});
+    const double current =
         LuaToNumber(stored.type == RedisReply::Type::kString ? stored.str : "0")
             .value_or(0);
-    const std::optional<double> token = LuaToNumber(args[0]);
-    if (!token.has_value() || *token < seen) return RedisReply::Integer(0);
-    call({"SET", keys[0], args[0]});
-    call({"SET", keys[1], args[1]});
-    return RedisReply::Integer(1);
+    if (!wanted.has_value()) {
+      return RedisReply::Error(absl::StrCat(
+          "ERR user_script:4: attempt to compare nil with number script: ",
+          c.sha1, ", on @user_script:4."));
+    }
+    if (*wanted <= current) return RedisReply::Integer(0);
   }
+  for (const std::string& key : c.keys) c.call({"SET", key, c.args[0]});
+  return RedisReply::Integer(1);
+}
 
+RedisReply SimMarker(SimRedis::ScriptCall& c) {
+  if (!c.need(1, 1)) return c.missing("marker");
+  const RedisReply current = c.call({"GET", c.keys[0]});
+  const RedisReply now = c.call({"TIME"});
+  const std::string micros = absl::StrCat("000000", now.elements[1].str);
+  const std::string stamp =
+      absl::StrCat(now.elements[0].str, micros.substr(micros.size() - 6));
+  // ARGV[4], if sent and not empty: the membership record, stamped.
+  const std::string suffix = c.args.size() > 3 && !c.args[3].empty()
+                                 ? absl::StrCat(c.args[3], ";since=", stamp)
+                                 : std::string();
+  if (current.type == RedisReply::Type::kString) {
+    // A marker from before records gets the record appended.
+    if (suffix.empty() || absl::StrContains(current.str, ';')) {
+      return current;
+    }
+    const std::string value = current.str + suffix;
+    c.call({"SET", c.keys[0], value});
+    return RedisReply::String(value);
+  }
+  std::string value = absl::StrCat(c.args[0], ":", stamp);
+  // ARGV[2] and ARGV[3], if sent: the run_id the client's handshake read
+  // and the client's max_ttl.
+  for (size_t i = 1; i < c.args.size() && i < 3; ++i) {
+    absl::StrAppend(&value, ":", c.args[i]);
+  }
+  value += suffix;
+  c.call({"SET", c.keys[0], value});
+  return RedisReply::String(value);
+}
+
+RedisReply SimReconfigure(SimRedis::ScriptCall& c) {
+  if (!c.need(1, 5)) return c.missing("reconfigure");
+  const RedisReply current = c.call({"GET", c.keys[0]});
+  const RedisReply now = c.call({"TIME"});
+  const std::string micros = absl::StrCat("000000", now.elements[1].str);
+  const std::string stamp =
+      absl::StrCat(now.elements[0].str, micros.substr(micros.size() - 6));
+  const std::string suffix = absl::StrCat(c.args[1], ";since=", stamp);
+  auto answer = [](int64_t written, std::string value) {
+    return RedisReply::Array(
+        {RedisReply::Integer(written), RedisReply::String(std::move(value))});
+  };
+  if (current.type != RedisReply::Type::kString) {
+    if (!c.args[0].empty()) return answer(0, "");
+    std::string value = absl::StrCat(c.args[2], ":", stamp, ":", c.args[3], ":",
+                                     c.args[4], suffix);
+    c.call({"SET", c.keys[0], value});
+    return answer(1, std::move(value));
+  }
+  // string.match(s, ';member=([^;]*)'): the text after the first
+  // ";member=" up to the next ';' or the end; nullopt (nil) if none.
+  auto member_of = [](absl::string_view s) -> std::optional<std::string> {
+    const size_t at = s.find(";member=");
+    if (at == absl::string_view::npos) return std::nullopt;
+    absl::string_view rest = s.substr(at + 8);
+    return std::string(rest.substr(0, rest.find(';')));
+  };
+  const std::string& value_now = current.str;
+  const size_t cut = value_now.find(';');
+  std::string own = value_now;
+  std::string record;
+  if (cut != std::string::npos) {
+    own = value_now.substr(0, cut);
+    const absl::string_view rest = absl::string_view(value_now).substr(cut);
+    if (member_of(rest) != member_of(c.args[1])) {
+      return answer(0, value_now);
+    }
+    // ';(deployment=.*);since=' (greedy: to the last ";since=" after the
+    // first ";deployment="), else ';(deployment=.*)$', else ''.
+    const size_t from = rest.find(";deployment=");
+    if (from != absl::string_view::npos) {
+      const size_t since = rest.rfind(";since=");
+      record = since != absl::string_view::npos && since > from
+                   ? std::string(rest.substr(from + 1, since - from - 1))
+                   : std::string(rest.substr(from + 1));
+    }
+  }
+  if (record != c.args[0]) return answer(0, value_now);
+  std::string value = own + suffix;
+  c.call({"SET", c.keys[0], value});
+  return answer(1, std::move(value));
+}
+
+RedisReply SimFencedSet(SimRedis::ScriptCall& c) {
+  if (!c.need(2, 2)) return c.missing("fenced set");
+  const RedisReply stored = c.call({"GET", c.keys[0]});
+  const double seen =
+      LuaToNumber(stored.type == RedisReply::Type::kString ? stored.str : "0")
+          .value_or(0);
+  const std::optional<double> token = LuaToNumber(c.args[0]);
+  if (!token.has_value() || *token < seen) return RedisReply::Integer(0);
+  c.call({"SET", c.keys[0], c.args[0]});
+  c.call({"SET", c.keys[1], c.args[1]});
+  return RedisReply::Integer(1);
+}
+
+}  // namespace
+
+RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
+                               const std::vector<std::string>& keys,
+                               const std::vector<std::string>& args) {
+  ScriptCall c(*this, mnow, db, sha1, keys, args);
+  using Run = RedisReply (*)(ScriptCall&);
+  static const auto* const kScripts =
+      new std::vector<std::pair<const std::string*, Run>>{
+          {&internal::ReleaseScript().sha1, &SimRelease},
+          {&internal::ExtendScript().sha1, &SimExtend},
+          {&internal::MultiAcquireScript().sha1, &SimMultiAcquire},
+          {&internal::WriterAcquireScript().sha1, &SimWriterAcquire},
+          {&internal::SemaphoreAcquireScript().sha1, &SimSemaphoreAcquire},
+          {&redlock::testing::SemaphoreCountersAcquireScript().sha1,
+           &SimSemaphoreCountersAcquire},
+          {&internal::SemaphoreExtendScript().sha1, &SimSemaphoreExtend},
+          {&internal::BatchExtendScript().sha1, &SimBatchExtend},
+          {&internal::ReaderAcquireScript().sha1, &SimReaderAcquire},
+          {&internal::ReaderExtendScript().sha1, &SimReaderExtend},
+          {&internal::ReaderReleaseScript().sha1, &SimReaderRelease},
+          {&internal::FencedAcquireScript().sha1, &SimFencedAcquire},
+          {&internal::FenceWriteScript().sha1, &SimFenceWrite},
+          {&internal::MarkerScript().sha1, &SimMarker},
+          {&internal::ReconfigureScript().sha1, &SimReconfigure}};
+  for (const auto& [script_sha1, run] : *kScripts) {
+    if (sha1 == *script_sha1) return run(c);
+  }
+  static const std::string* const kFencedSetSha1 =
+      new std::string(internal::Sha1Hex(kFencedSetScript));
+  if (sha1 == *kFencedSetSha1) return SimFencedSet(c);
   return RedisReply::Error(
       absl::StrCat("ERR SimRedis does not support this script: ", sha1));
 }

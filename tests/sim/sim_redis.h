@@ -97,6 +97,8 @@ namespace redlock::sim {
 
 class SimRedis {
  public:
+  // One script call, as the simulated scripts see it (sim_redis.cc).
+  class ScriptCall;
   enum class Persistence { kNone, kAofAlways, kAofEverysec, kRdb };
 
   // One "save <seconds> <changes>" rule: a snapshot once at least `changes`
@@ -298,6 +300,8 @@ class SimRedis {
   internal::RedisReply Eval(absl::Time mnow, int db,
                             const std::vector<std::string>& argv);
   // Runs a cached or just-loaded script by its SHA-1.
+  // Runs the simulated twin of the script `sha1` names (sim_redis.cc: one
+  // function per script, each given a ScriptCall).
   internal::RedisReply RunScript(absl::Time mnow, int db,
                                  const std::string& sha1,
                                  const std::vector<std::string>& keys,
