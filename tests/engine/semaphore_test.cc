@@ -8,6 +8,7 @@
 
 #include "src/algorithm/semaphore.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <set>
@@ -573,10 +574,35 @@ TEST_F(SemaphoreTest,
   auto owner = MakeClient();
   auto other = MakeClient();
   auto heir = MakeClient();
+  // The scene needs the owner's permits on all three masters: its first
+  // attempt may start once two are judged, and on a loaded machine the third
+  // may still be connecting then (its vote fails and it gets no slot).
+  for (int k = 0; k < 200; ++k) {
+    const std::vector<MasterHealth> health = owner->Health();
+    if (std::all_of(health.begin(), health.end(), [](const MasterHealth& h) {
+          return h.connected && h.grants_count.ok();
+        })) {
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(25));
+  }
   absl::StatusOr<Lock> set =
       owner->AcquirePermits("pool", Sem(4, 2), Ttl(absl::Seconds(5)));
   ASSERT_TRUE(set.ok()) << set.status();
   ASSERT_EQ(set->slots(), (std::vector<int>{0, 1}));
+  // A straggler's SET may land after the decision: wait for it.
+  auto everywhere = [&] {
+    for (const std::string& key : set->keys()) {
+      for (int i = 0; i < 3; ++i) {
+        if (Pttl(i, key) <= 0) return false;
+      }
+    }
+    return true;
+  };
+  for (int k = 0; k < 100 && !everywhere(); ++k) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_TRUE(everywhere()) << "the owner's slots are not on every master";
   absl::StatusOr<Lock> theirs =
       other->AcquirePermits("pool", Sem(4), Ttl(absl::Seconds(20)));
   ASSERT_TRUE(theirs.ok()) << theirs.status();
