@@ -185,7 +185,7 @@ struct Judged {
 // issued, or "" if they hold every token written to it: its marker is
 // `trusted` and names its running process (it has not restarted since it
 // was marked; restamping a record keeps that part), or it restarted with
-// AOF and appendfsync always. The engine's rule (Engine::FenceVeto()), less
+// AOF and appendfsync always. The engine's rule (RestartGuard::FenceVeto()), less
 // what only a client that read the marker before can see. A `reborn` member's
 // absent counter says nothing (only counters written back since it restarted
 // are there); neither does an unmarked member's.

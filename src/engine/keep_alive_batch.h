@@ -120,8 +120,8 @@ class KeepAliveBatcher {
   std::shared_ptr<const RoundConfig> SharedRound(absl::Duration ttl);
 
   // While one master's reply to a chunk is fed to the chunk's rounds: that
-  // master's grant verdict (Engine::GrantVeto()) and every master's server
-  // (Engine::FailureDomain()), judged once, when the reply arrived, instead
+  // master's grant verdict (RestartGuard::GrantVeto()) and every master's server
+  // (RestartGuard::FailureDomain()), judged once, when the reply arrived, instead
   // of once per lock. Every lock's answer in the reply reached this client
   // at that same moment, and nothing between two Feed() calls of the loop
   // reads a master's reply or a marker, so the verdict each lock's round

@@ -11,11 +11,6 @@ namespace redlock {
 namespace {
 
 using namespace ::redlock::wakeup_testing;  // NOLINT: the shared fixtures.
-using ::redlock::testing::AttemptCounter;
-using ::redlock::testing::FaultProxy;
-using ::redlock::testing::RedisClient;
-using ::redlock::testing::RedisCluster;
-using ::redlock::testing::RedisServer;
 
 // Hand-off in the release (RetryPolicy::hand_off): a queued waiter's
 // refused attempts leave an entry, and the release sets the key to its

@@ -252,11 +252,14 @@ class PartialRestartTest : public ::testing::Test {
     return absl::DeadlineExceededError("the AOF buffer was not written in 5s");
   }
 
-  // Until `master`'s record names the process it runs now (a live client
-  // wrote the current record back over the one its snapshot brought: the
-  // others carried it kept). Restarting the next master before that would
-  // leave too few carriers for any client to know the record current.
-  absl::Status WaitForRecordRestamped(int master) {
+  // Crash() of `master`, then wait until its record names the process it
+  // runs now (a live client wrote the current record back over the one its
+  // snapshot brought: the others carried it kept). Restarting the next
+  // master before that would leave too few carriers for any client to know
+  // the record current, and the membership rule, not the one under test,
+  // would refuse.
+  absl::Status CrashThenAwaitRecord(int master) {
+    if (absl::Status s = Crash(master); !s.ok()) return s;
     auto client = cluster_->Client(master);
     if (!client.ok()) return client.status();
     auto info = (*client)->Command({"INFO", "server"});
@@ -504,10 +507,7 @@ TEST_F(PartialRestartTest,
   ASSERT_TRUE(x->Release(*held).ok());
   // One at a time, each given the record back by X: the membership rule
   // then lets them through, and what holds them back is the guard.
-  for (int i : {1, 2}) {
-    ASSERT_TRUE(Crash(i).ok());
-    ASSERT_TRUE(WaitForRecordRestamped(i).ok());
-  }
+  for (int i : {1, 2}) ASSERT_TRUE(CrashThenAwaitRecord(i).ok());
   auto y = MakeClient(absl::Hours(1), /*acl_user=*/true);
   ASSERT_NE(y, nullptr);
   ASSERT_TRUE(cluster_->server(0).Stop().ok());
@@ -671,10 +671,7 @@ TEST_F(PartialRestartTest, AMasterBackFromASnapshotCountsAgainAfterMaxTtl) {
   // a quorum then carries it kept, and Y, hearing two restarted members
   // with the survivor stopped, can know it current (otherwise the
   // membership rule, not the restart guard, would hold them back).
-  for (int i : {1, 2}) {
-    ASSERT_TRUE(Crash(i).ok());
-    ASSERT_TRUE(WaitForRecordRestamped(i).ok());
-  }
+  for (int i : {1, 2}) ASSERT_TRUE(CrashThenAwaitRecord(i).ok());
   auto y = MakeClient(kMaxTtl);
   ASSERT_NE(y, nullptr);
   ASSERT_TRUE(cluster_->server(0).Stop().ok());
@@ -708,10 +705,7 @@ TEST_F(PartialRestartTest, ARestartedMastersCountersAreNotTrustedForFencing) {
   ASSERT_TRUE(x->Release(*second).ok());
   // One at a time, each given the record back by X: the membership rule
   // lets them through, and what refuses their counters is the fencing rule.
-  for (int i : {1, 2}) {
-    ASSERT_TRUE(Crash(i).ok());
-    ASSERT_TRUE(WaitForRecordRestamped(i).ok());
-  }
+  for (int i : {1, 2}) ASSERT_TRUE(CrashThenAwaitRecord(i).ok());
   absl::SleepFor(kMaxTtl + absl::Milliseconds(1200));
   auto y = MakeClient(kMaxTtl);
   ASSERT_NE(y, nullptr);

@@ -11,11 +11,6 @@ namespace redlock {
 namespace {
 
 using namespace ::redlock::wakeup_testing;  // NOLINT: the shared fixtures.
-using ::redlock::testing::AttemptCounter;
-using ::redlock::testing::FaultProxy;
-using ::redlock::testing::RedisClient;
-using ::redlock::testing::RedisCluster;
-using ::redlock::testing::RedisServer;
 
 TEST_F(WakeupTest, AWaiterIsWokenByTheReleaseNotByThePoll) {
   auto held = holder_->Acquire("report", Waiting(absl::ZeroDuration()));

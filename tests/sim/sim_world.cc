@@ -1165,7 +1165,7 @@ void World::RunOperatorSteps() {
     // counters.
     // Or judged reborn on a master that does not restart empty: it may have
     // lost its marker and kept older counters. The engine distrusts both
-    // (Engine::FenceVeto) until an operator re-marks them.
+    // (RestartGuard::FenceVeto) until an operator re-marks them.
     const SimRedis::Persistence persistence =
         cluster_.redis(m).config().persistence;
     const bool lossy = is_marked &&

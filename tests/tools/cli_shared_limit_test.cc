@@ -9,10 +9,6 @@ namespace redlock {
 namespace {
 
 using namespace ::redlock::cli_testing;  // NOLINT: the shared fixture.
-using ::redlock::testing::KeyValues;
-using ::redlock::testing::ReadFile;
-using ::redlock::testing::RedisCluster;
-using ::redlock::testing::RedisServer;
 
 // --- readers (--shared) and semaphores (--limit) -----------------------------
 
