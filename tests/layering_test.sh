@@ -8,9 +8,10 @@
 #   engine      the engine and its operations       -> algorithm config transport
 #   api         the public facades                  -> everything above
 #   prometheus  the optional observer               -> public headers only
-#   admin       the operator's protocols            -> algorithm config
-#               (`redlock reconfigure`, the simulation's operator; nothing
-#               else in src/ includes it)
+#   admin       the operator's API: direct           -> algorithm config
+#               connections, probes, reconfiguration    transport engine
+#               (tools/ and the simulation's operator; nothing else in src/
+#               includes it)
 #
 # Public headers (include/redlock/) include nothing from src/, and no source
 # file sits at the top of src/. Fails naming each include that runs the wrong
@@ -26,7 +27,7 @@ allowed() {
     engine) echo "algorithm config transport engine" ;;
     api) echo "algorithm config transport engine api" ;;
     prometheus) echo "" ;;
-    admin) echo "algorithm config admin" ;;
+    admin) echo "algorithm config transport engine admin" ;;
     *) return 1 ;;
   esac
 }

@@ -31,6 +31,10 @@ using internal::Membership;
 using internal::RedisReply;
 using Code = Outcome::Code;
 
+std::vector<std::string> CanonicalMembers(std::vector<std::string> names) {
+  return internal::Canonical(std::move(names));
+}
+
 namespace detail {
 Outcome Finished(Code code, Step step) {
   Outcome o;

@@ -24,8 +24,8 @@
 //
 // What it talks through is the caller's: `redlock reconfigure`
 // (tools/redlock/reconfigure.cc) over blocking connections, one thread per
-// server; the simulation's operator (tests/sim/sim_world.cc) over simulated
-// servers at one instant. Example:
+// server (connection.h, ConnectionIo); the simulation's operator
+// (tests/sim/sim_world.cc) over simulated servers at one instant. Example:
 //
 //   std::vector<admin::Server> servers = ...;  // O and N, one per member.
 //   admin::Request request = ...;
@@ -118,10 +118,13 @@ struct Server {
   std::string RecordNow() const;
 };
 
+// `names` sorted and without repeats, as Request's lists must be.
+std::vector<std::string> CanonicalMembers(std::vector<std::string> names);
+
 // What a pass is asked to do.
 struct Request {
   // The member names of --masters (O) and --to (N): canonical
-  // (internal::Canonical()), each a Server's name.
+  // (CanonicalMembers()), each a Server's name.
   std::vector<std::string> masters;
   std::vector<std::string> to;
   std::string marker_key;      // DeploymentMarkerKey(options).

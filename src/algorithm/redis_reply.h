@@ -33,6 +33,11 @@ struct RedisReply {
   std::string str;  // kStatus, kError, kString.
   int64_t integer = 0;
   std::vector<RedisReply> elements;  // kArray.
+
+  bool is_error() const { return type == Type::kError; }
+  bool is_string() const { return type == Type::kString; }
+  bool is_integer() const { return type == Type::kInteger; }
+  bool is_array() const { return type == Type::kArray; }
 };
 
 // Copies a hiredis reply. `reply` must not be null. Replies nested deeper

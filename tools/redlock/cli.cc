@@ -15,6 +15,11 @@
 
 namespace redlock::cli {
 
+admin::Timeouts TimeoutsOf(const Config& config) {
+  return admin::Timeouts{config.options.connect_timeout,
+                         config.options.request_timeout, config.options.tls};
+}
+
 int QuorumSize(Quorum quorum, int masters) {
   return quorum == Quorum::kUnanimous ? masters : masters / 2 + 1;
 }

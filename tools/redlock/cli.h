@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "redlock/options.h"
+#include "src/admin/connection.h"
 
 namespace redlock::cli {
 
@@ -87,6 +88,10 @@ struct Config {
   std::vector<MasterAddress> to;
   bool dry_run = false;
 };
+
+// The library's connect and request timeouts and the TLS settings, for the
+// tool's own connections to the masters (src/admin/connection.h).
+admin::Timeouts TimeoutsOf(const Config& config);
 
 // N/2 + 1, or N for Quorum::kUnanimous.
 int QuorumSize(Quorum quorum, int masters);

@@ -19,17 +19,23 @@
 #include "redlock/async_redlock.h"
 #include "redlock/keys.h"
 #include "redlock/lock.h"
-#include "src/algorithm/membership.h"
-#include "src/algorithm/scripts.h"
-#include "src/engine/master.h"
+#include "src/admin/probe.h"
 #include "tools/redlock/attempts.h"
-#include "tools/redlock/direct.h"
 #include "tools/redlock/exposition.h"
 #include "tools/redlock/progress.h"
 #include "tools/redlock/run.h"
 
 namespace redlock::cli {
 namespace {
+
+using admin::Connection;
+using admin::ForEachInParallel;
+using admin::HolderSummary;
+using admin::MasterStatus;
+using admin::ProbeMasters;
+using admin::Reply;
+using admin::StatusKeys;
+using admin::Summarize;
 
 // --json output is built with nlohmann::ordered_json: keys come out in the
 // order they are set (the order they have always had; scripts may rely on
@@ -230,7 +236,7 @@ absl::StatusOr<std::vector<int>> SlotsHolding(const Config& config) {
         Connection::Open(config.masters[m], TimeoutsOf(config));
     if (!connection.ok()) return;
     absl::StatusOr<Reply> reply = (*connection)->Command(mget);
-    if (!reply.ok() || reply->type != REDIS_REPLY_ARRAY ||
+    if (!reply.ok() || !reply->is_array() ||
         reply->elements.size() != mget.size() - 1) {
       return;
     }
@@ -309,47 +315,8 @@ std::optional<Lock> AdoptToken(const Config& config, Redlock& client,
 
 // --- status ----------------------------------------------------------------
 
-// The membership record a master's marker carries.
-struct MarkerRecord {
-  bool present = false;  // The marker has a record (text after ';').
-  absl::Status error;    // It does not parse.
-  std::string member;    // Its member=.
-  internal::Membership record;
-};
-
-MarkerRecord RecordOf(const MasterStatus& s) {
-  MarkerRecord out;
-  if (!s.marker.has_value()) return out;
-  std::string state;
-  int64_t time_us = 0;
-  std::optional<std::string> record;
-  internal::ParseMarker(*s.marker, &state, &time_us, nullptr, nullptr, &record);
-  if (!record.has_value()) return out;
-  out.present = true;
-  out.error = internal::ParseMarkerRecord(*record, &out.member, &out.record);
-  return out;
-}
-
-// "epoch 2 steady a,b,c", "epoch 3 joint a,b,c -> a,b,d", "-" without a
-// record; a member name other than the configured one is shown.
-std::string MembershipText(const MasterStatus& s) {
-  const MarkerRecord r = RecordOf(s);
-  if (!r.present) return "-";
-  if (!r.error.ok()) return absl::StrCat("unreadable: ", r.error.message());
-  std::string text = absl::StrCat("epoch ", r.record.epoch,
-                                  r.record.joint() ? " joint " : " steady ",
-                                  internal::JoinMembers(r.record.members));
-  if (r.record.joint()) {
-    absl::StrAppend(&text, " -> ", internal::JoinMembers(r.record.next));
-  }
-  if (r.member != s.member) {
-    absl::StrAppend(&text, " (names this server ", r.member, ")");
-  }
-  return text;
-}
-
 Json JsonMembership(const MasterStatus& s) {
-  const MarkerRecord r = RecordOf(s);
+  const admin::MarkerRecord r = admin::RecordOf(s);
   if (!r.present) return nullptr;
   Json json;
   if (!r.error.ok()) {
@@ -437,8 +404,8 @@ Json JsonMasterStatus(const MasterStatus& s) {
   json["membership"] = JsonMembership(s);
   json["maxmemory_policy"] =
       s.maxmemory_policy.empty() ? Json(nullptr) : Json(s.maxmemory_policy);
-  json["persistence"] = internal::DescribePersistence(s.persistence);
-  json["durable"] = internal::Durable(s.persistence);
+  json["persistence"] = admin::PersistenceText(s);
+  json["durable"] = admin::Durable(s);
   json["same_server_as"] =
       s.same_server_as < 0 ? Json(nullptr) : Json(s.same_server_as + 1);
   json["error"] = s.error.ok() ? Json(nullptr) : Json(s.error.ToString());
@@ -457,12 +424,8 @@ std::string StatusNote(const std::vector<MasterStatus>& statuses,
         absl::StrCat("same server as ", statuses[s.same_server_as].master,
                      " (same run_id): one server casts one vote; not counted"));
   }
-  if (absl::Status risk = internal::EvictionRisk(s.maxmemory_policy);
-      !risk.ok()) {
-    notes.push_back(std::string(risk.message()));
-  }
-  if (absl::Status risk = internal::DurabilityRisk(s.persistence); !risk.ok()) {
-    notes.push_back(std::string(risk.message()));
+  for (std::string& risk : admin::RiskNotes(s)) {
+    notes.push_back(std::move(risk));
   }
   return absl::StrJoin(notes, "; ");
 }
@@ -521,7 +484,7 @@ std::string HumanStatus(const Config& config, const StatusKeys& keys,
         s.run_id.empty() ? "-" : TokenPrefix(s.run_id),
         s.uptime_s.has_value() ? Pretty(absl::Seconds(*s.uptime_s)) : "-",
         s.marker.has_value() ? MarkerOwnPart(*s.marker) : "-",
-        MembershipText(s),
+        admin::MembershipText(s),
         StatusNote(statuses, s),
     });
   }
@@ -568,42 +531,6 @@ std::string HumanStatus(const Config& config, const StatusKeys& keys,
 
 // --- status --prometheus ----------------------------------------------------
 
-// The deployment marker's state ("trusted", "reborn"; its value is
-// "<state>:<time>:<run_id>"), or "none" without one.
-std::string MarkerState(const MasterStatus& s) {
-  if (!s.marker.has_value()) return "none";
-  std::string state;
-  int64_t time_us = 0;
-  internal::ParseMarker(*s.marker, &state, &time_us);
-  return state;
-}
-
-// Whether a client would count this master's grants now, as far as the
-// probe can tell: the restart guard's rule (docs/failure-behaviour.md) on
-// what it read — reachable, not a second address of a listed server, marked
-// trusted and not restarted since it was marked (or durable), else up for at
-// least max_ttl. An unmarked master counts for no client until one marks it.
-bool GrantsCount(const MasterStatus& s, absl::Duration max_ttl) {
-  if (!s.reachable || s.same_server_as >= 0) return false;
-  const std::string state = MarkerState(s);
-  const bool up_max_ttl =
-      s.uptime_s.has_value() && absl::Seconds(*s.uptime_s) >= max_ttl;
-  if (state == internal::kTrustedMarker) {
-    // The probe reads no TIME: an older marker without a run_id cannot be
-    // compared with the uptime, and counts as a restart, as the client's
-    // guard counts what it cannot tell.
-    internal::MasterIdentity id;
-    id.run_id = s.run_id;
-    id.uptime_s = s.uptime_s.value_or(0);
-    std::string ignored;
-    internal::ParseMarker(*s.marker, &ignored, &id.marker_time_us,
-                          &id.marker_run_id);
-    return internal::RestartedSinceMarked(id) == internal::Restarted::kNo ||
-           internal::Durable(s.persistence) || up_max_ttl;
-  }
-  return state == internal::kRebornMarker && up_max_ttl;
-}
-
 // The status as gauges in the Prometheus text format, for node_exporter's
 // textfile collector. Every series carries the resource, so that the files
 // of several resources (one `status` run each) never repeat a series.
@@ -627,7 +554,7 @@ std::string PrometheusStatus(const Config& config,
             "the probe read: reachable, not a second address of a listed "
             "server, marked trusted (or reborn and up for max_ttl), else 0.");
   for (const MasterStatus& s : statuses) {
-    out.Sample(of(s), GrantsCount(s, config.options.max_ttl));
+    out.Sample(of(s), admin::GrantsCount(s, config.options.max_ttl));
   }
 
   out.Gauge("redlock_master_ping_seconds", "PING round trip.");
@@ -649,7 +576,7 @@ std::string PrometheusStatus(const Config& config,
   for (const MasterStatus& s : statuses) {
     if (!s.reachable) continue;
     Labels labels = of(s);
-    labels.emplace_back("marker", MarkerState(s));
+    labels.emplace_back("marker", admin::MarkerState(s));
     out.Sample(labels, 1);
   }
 
@@ -660,7 +587,7 @@ std::string PrometheusStatus(const Config& config,
     if (!s.reachable || s.maxmemory_policy.empty()) continue;
     Labels labels = of(s);
     labels.emplace_back("policy", s.maxmemory_policy);
-    out.Sample(labels, !internal::EvictionRisk(s.maxmemory_policy).ok());
+    out.Sample(labels, admin::EvictionRisk(s));
   }
 
   out.Gauge("redlock_master_persistence_risk",
@@ -672,8 +599,8 @@ std::string PrometheusStatus(const Config& config,
     if (!s.reachable) continue;
     Labels labels = of(s);
     labels.emplace_back("persistence",
-                        internal::DescribePersistence(s.persistence));
-    out.Sample(labels, !internal::Durable(s.persistence));
+                        admin::PersistenceText(s));
+    out.Sample(labels, !admin::Durable(s));
   }
 
   out.Gauge("redlock_master_lock_held",

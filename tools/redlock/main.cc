@@ -27,8 +27,7 @@
 #include "redlock/options.h"
 #include "redlock/redlock.h"
 #include "redlock/version.h"
-#include "src/config/options_internal.h"
-#include "src/transport/tls.h"
+#include "src/admin/connection.h"
 #include "tools/redlock/args.h"
 #include "tools/redlock/cli.h"
 #include "tools/redlock/commands.h"
@@ -67,18 +66,6 @@ absl::StatusOr<std::vector<std::string>> MasterUris(const CommandLine& line) {
   absl::StatusOr<std::string> password = Password(line);
   if (!password.ok()) return password.status();
   return ApplyPassword(uris, *password, line.user);
-}
-
-// `uris` as the library reaches them (internal::ParseMasters): host names
-// resolved, the name as written kept as the member name and TLS name,
-// `options.tls` applied. The direct commands connect to these. Blocks on
-// DNS, which is fine here, before any loop runs.
-absl::StatusOr<std::vector<MasterAddress>> Reachable(
-    const Options& options, std::vector<std::string> uris) {
-  Options resolved = options;
-  resolved.masters = std::move(uris);
-  if (absl::Status s = ResolveMasterHosts(resolved); !s.ok()) return s;
-  return internal::ParseMasters(resolved, /*require_numeric_hosts=*/true);
 }
 
 // reconfigure's --to, with the password applied as to --masters.
@@ -274,12 +261,12 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
     return Usage(valid.message());
   }
   absl::StatusOr<std::vector<MasterAddress>> masters =
-      Reachable(options, options.masters);
+      admin::ResolveMasters(options, options.masters);
   if (!masters.ok()) return Usage(masters.status().message());
   config.masters = *std::move(masters);
   if (reconfigure) {
     absl::StatusOr<std::vector<MasterAddress>> to =
-        Reachable(options, *std::move(to_uris));
+        admin::ResolveMasters(options, *std::move(to_uris));
     if (!to.ok()) return Usage(absl::StrCat("--to: ", to.status().message()));
     config.to = *std::move(to);
   }
@@ -293,9 +280,8 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   };
   if (std::any_of(config.masters.begin(), config.masters.end(), is_tls) ||
       std::any_of(config.to.begin(), config.to.end(), is_tls)) {
-    absl::StatusOr<std::shared_ptr<internal::TlsContext>> tls =
-        internal::TlsContext::Create(options.tls);
-    if (!tls.ok()) return Usage(tls.status().message());
+    absl::Status tls = admin::CheckTls(options.tls);
+    if (!tls.ok()) return Usage(tls.message());
   }
   return config;
 }

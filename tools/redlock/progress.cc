@@ -13,6 +13,13 @@
 #include "redlock/keys.h"
 
 namespace redlock::cli {
+
+using admin::HolderSummary;
+using admin::MasterStatus;
+using admin::ProbeMasters;
+using admin::StatusKeys;
+using admin::Summarize;
+using admin::Timeouts;
 namespace {
 
 constexpr auto kRedrawEvery = std::chrono::milliseconds(250);

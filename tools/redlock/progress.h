@@ -20,14 +20,14 @@
 
 #include "redlock/lock.h"
 #include "tools/redlock/cli.h"
-#include "tools/redlock/direct.h"
+#include "src/admin/probe.h"
 
 namespace redlock::cli {
 
 class ProgressDisplay {
  public:
   // `config` must outlive the display.
-  ProgressDisplay(const Config& config, const Timeouts& timeouts,
+  ProgressDisplay(const Config& config, const admin::Timeouts& timeouts,
                   MonotonicTime started);
   // Stop().
   ~ProgressDisplay();
@@ -43,11 +43,11 @@ class ProgressDisplay {
 
  private:
   void Loop();
-  std::string Line(const std::vector<MasterStatus>& statuses) const;
+  std::string Line(const std::vector<admin::MasterStatus>& statuses) const;
 
   const Config& config_;
-  const Timeouts timeouts_;
-  const StatusKeys keys_;
+  const admin::Timeouts timeouts_;
+  const admin::StatusKeys keys_;
   const MonotonicTime started_;
 
   std::mutex mu_;

@@ -2,8 +2,6 @@
 
 #include "tools/redlock/reconfigure.h"
 
-#include <hiredis/hiredis.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -19,74 +17,10 @@
 #include "absl/time/time.h"
 #include "redlock/keys.h"
 #include "src/admin/reconfigure.h"
-#include "src/algorithm/membership.h"
-#include "src/algorithm/redis_reply.h"
-#include "tools/redlock/direct.h"
+#include "src/admin/connection.h"
 
 namespace redlock::cli {
 namespace {
-
-// `r` with the library's reply types (direct.cc copies them the other way).
-internal::RedisReply ToRedisReply(const Reply& r) {
-  using internal::RedisReply;
-  switch (r.type) {
-    case REDIS_REPLY_STRING:
-      return RedisReply::String(r.str);
-    case REDIS_REPLY_STATUS:
-      return RedisReply::Status(r.str);
-    case REDIS_REPLY_ERROR:
-      return RedisReply::Error(r.str);
-    case REDIS_REPLY_INTEGER:
-      return RedisReply::Integer(r.integer);
-    case REDIS_REPLY_ARRAY: {
-      std::vector<RedisReply> elements;
-      elements.reserve(r.elements.size());
-      for (const Reply& e : r.elements) elements.push_back(ToRedisReply(e));
-      return RedisReply::Array(std::move(elements));
-    }
-    default:
-      return RedisReply::Nil();
-  }
-}
-
-// The servers over blocking connections (direct.h), each server's calls on
-// its own thread: one connection per server, opened at its first call and
-// again after one failed, closed with the object (one pass).
-class ConnectionIo final : public admin::ServerIo {
- public:
-  ConnectionIo(const std::vector<MasterAddress>& addresses,
-               const Timeouts& timeouts)
-      : addresses_(addresses),
-        timeouts_(timeouts),
-        connections_(addresses.size()) {}
-
-  absl::StatusOr<internal::RedisReply> Call(
-      int server, const std::vector<std::string>& argv) override {
-    std::unique_ptr<Connection>& c = connections_[server];
-    if (c == nullptr) {
-      absl::StatusOr<std::unique_ptr<Connection>> opened =
-          Connection::Open(addresses_[server], timeouts_);
-      if (!opened.ok()) return opened.status();
-      c = *std::move(opened);
-    }
-    absl::StatusOr<Reply> reply = c->Command(argv);
-    if (!reply.ok()) {
-      c.reset();  // Failed for good (direct.h); a later call opens another.
-      return reply.status();
-    }
-    return ToRedisReply(*reply);
-  }
-
-  void ForEach(size_t n, const std::function<void(size_t)>& fn) override {
-    ForEachInParallel(n, fn);
-  }
-
- private:
-  const std::vector<MasterAddress>& addresses_;
-  const Timeouts timeouts_;
-  // By server; each touched only by the thread running that server's calls.
-  std::vector<std::unique_ptr<Connection>> connections_;
-};
 
 // Lines to stdout, errors to stderr after "redlock: ".
 class StdOutput final : public admin::Output {
@@ -148,8 +82,8 @@ bool ListServers(const Config& config, std::vector<admin::Server>* servers,
       !add(config.to, true, &request->to)) {
     return false;
   }
-  request->masters = internal::Canonical(request->masters);
-  request->to = internal::Canonical(request->to);
+  request->masters = admin::CanonicalMembers(request->masters);
+  request->to = admin::CanonicalMembers(request->to);
   return true;
 }
 
@@ -173,7 +107,7 @@ int ReconfigureCommand(const Config& config) {
   // than the wait itself, or caught servers up.
   absl::Duration slept = absl::ZeroDuration();
   for (int pass = 0; pass < 8; ++pass) {
-    ConnectionIo io(addresses, TimeoutsOf(config));
+    admin::ConnectionIo io(addresses, TimeoutsOf(config));
     const admin::Outcome outcome = admin::Pass(request, io, out, &servers);
     if (outcome.again) continue;
     const int code = ExitCode(outcome.code);

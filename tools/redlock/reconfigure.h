@@ -3,7 +3,7 @@
 // `redlock reconfigure`: changes the deployment's member set (the record
 // every deployment marker carries, src/algorithm/membership.h) from the list in
 // --masters to the list in --to, one step per run, by talking to the
-// servers directly (direct.h):
+// servers directly (src/admin/connection.h):
 //
 //   begin   steady(O) epoch e      -> joint(O->N) epoch e+1
 //   finish  joint(O->N) epoch e+1  -> steady(N) epoch e+2, once every grant

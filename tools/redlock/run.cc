@@ -36,9 +36,8 @@
 #include "absl/time/clock.h"
 #include "redlock/async_redlock.h"
 #include "redlock/lock.h"
-#include "src/engine/lock_state.h"
+#include "src/admin/lock_lost.h"
 #include "tools/redlock/attempts.h"
-#include "tools/redlock/direct.h"
 #include "tools/redlock/progress.h"
 
 extern char** environ;
@@ -449,7 +448,7 @@ class PermitKeeper {
       }
       guard.lock();
       if (!status.ok()) {
-        if (lock_.state()->MarkLost(status)) lost_->Notify();
+        if (admin::MarkLost(lock_, status)) lost_->Notify();
         return;
       }
     }

@@ -1,16 +1,12 @@
 // Copyright 2026 The redlock Authors.
 
-#include "tools/redlock/direct.h"
-
-#include <hiredis/hiredis.h>
+#include "src/admin/probe.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -21,115 +17,17 @@
 #include "redlock/keys.h"
 #include "redlock/lock.h"
 #include "src/algorithm/redis_reply.h"
-#include "src/engine/master.h"
+#include "src/algorithm/scripts.h"
+#include "src/engine/master_identity.h"
 
-namespace redlock::cli {
+namespace redlock::admin {
 namespace {
 
 absl::Duration Since(MonotonicTime start) {
   return absl::FromChrono(MonotonicClock::now() - start);
 }
 
-// `r` with the type codes of Reply.
-Reply CopyReply(const internal::RedisReply& r) {
-  using Type = internal::RedisReply::Type;
-  Reply reply;
-  switch (r.type) {
-    case Type::kStatus:
-      reply.type = REDIS_REPLY_STATUS;
-      break;
-    case Type::kError:
-      reply.type = REDIS_REPLY_ERROR;
-      break;
-    case Type::kInteger:
-      reply.type = REDIS_REPLY_INTEGER;
-      break;
-    case Type::kString:
-      reply.type = REDIS_REPLY_STRING;
-      break;
-    case Type::kNil:
-      reply.type = REDIS_REPLY_NIL;
-      break;
-    case Type::kArray:
-      reply.type = REDIS_REPLY_ARRAY;
-      break;
-  }
-  reply.integer = r.integer;
-  reply.str = r.str;
-  for (const internal::RedisReply& e : r.elements) {
-    reply.elements.push_back(CopyReply(e));
-  }
-  return reply;
-}
-
 }  // namespace
-
-absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
-    const MasterAddress& address, const Timeouts& timeouts) {
-  std::shared_ptr<const internal::TlsContext> tls;
-  if (address.transport == MasterAddress::Transport::kTls) {
-    absl::StatusOr<std::shared_ptr<internal::TlsContext>> made =
-        internal::TlsContext::Create(timeouts.tls);
-    if (!made.ok()) return made.status();
-    tls = *std::move(made);
-  }
-  absl::StatusOr<std::unique_ptr<internal::SyncConnection>> sync =
-      internal::SyncConnection::Open(address, std::move(tls), timeouts.connect);
-  if (!sync.ok()) return sync.status();
-  auto connection =
-      std::unique_ptr<Connection>(new Connection(*std::move(sync), timeouts));
-  if (address.has_password) {
-    std::vector<std::string> auth = {"AUTH"};
-    if (!address.user.empty()) auth.push_back(address.user);
-    auth.push_back(address.password);
-    absl::StatusOr<Reply> reply = connection->Command(auth);
-    if (!reply.ok()) return reply.status();
-    if (reply->is_error()) {
-      return absl::UnauthenticatedError(
-          absl::StrCat("AUTH failed: ", reply->str));
-    }
-  }
-  if (address.db != 0) {
-    absl::StatusOr<Reply> reply =
-        connection->Command({"SELECT", absl::StrCat(address.db)});
-    if (!reply.ok()) return reply.status();
-    if (reply->is_error()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("SELECT failed: ", reply->str));
-    }
-  }
-  return connection;
-}
-
-Connection::Connection(std::unique_ptr<internal::SyncConnection> connection,
-                       const Timeouts& timeouts)
-    : connection_(std::move(connection)), timeouts_(timeouts) {}
-
-Connection::~Connection() = default;
-
-absl::StatusOr<Reply> Connection::Command(
-    const std::vector<std::string>& args) {
-  absl::StatusOr<internal::RedisReply> reply =
-      connection_->Command(args, timeouts_.command);
-  if (!reply.ok()) return reply.status();
-  return CopyReply(*reply);
-}
-
-std::string Connection::TlsDescription() const {
-  return connection_->TlsDescription();
-}
-
-Timeouts TimeoutsOf(const Config& config) {
-  return Timeouts{config.options.connect_timeout,
-                  config.options.request_timeout, config.options.tls};
-}
-
-void ForEachInParallel(size_t n, const std::function<void(size_t)>& fn) {
-  std::vector<std::thread> threads;
-  threads.reserve(n);
-  for (size_t i = 0; i < n; ++i) threads.emplace_back([&fn, i] { fn(i); });
-  for (std::thread& t : threads) t.join();
-}
 
 namespace {
 
@@ -185,7 +83,7 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
   };
   auto string_or_nil =
       [](const std::optional<Reply>& reply) -> std::optional<std::string> {
-    if (!reply.has_value() || reply->type != REDIS_REPLY_STRING) {
+    if (!reply.has_value() || reply->type != Reply::Type::kString) {
       return std::nullopt;
     }
     return reply->str;
@@ -193,7 +91,7 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
 
   status.token = string_or_nil(run({"GET", keys.lock}));
   if (std::optional<Reply> pttl = run({"PTTL", keys.lock});
-      pttl.has_value() && pttl->type == REDIS_REPLY_INTEGER) {
+      pttl.has_value() && pttl->type == Reply::Type::kInteger) {
     status.pttl_ms = pttl->integer;
   }
   if (!full) return status;
@@ -236,7 +134,7 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
     }
   }
   if (std::optional<Reply> info = run({"INFO", "server"});
-      info.has_value() && info->type == REDIS_REPLY_STRING) {
+      info.has_value() && info->type == Reply::Type::kString) {
     status.run_id = std::string(internal::InfoField(info->str, "run_id"));
     if (int64_t uptime = 0; absl::SimpleAtoi(
             internal::InfoField(info->str, "uptime_in_seconds"), &uptime)) {
@@ -245,7 +143,7 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
   }
   status.marker = string_or_nil(run({"GET", keys.marker}));
   if (std::optional<Reply> info = run({"INFO", "memory"});
-      info.has_value() && info->type == REDIS_REPLY_STRING) {
+      info.has_value() && info->type == Reply::Type::kString) {
     status.maxmemory_policy =
         std::string(internal::InfoField(info->str, "maxmemory_policy"));
   }
@@ -264,19 +162,7 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
         answered = false;
         break;
       }
-      internal::RedisReply converted;
-      converted.type = config->is_error() ? internal::RedisReply::Type::kError
-                       : config->type == REDIS_REPLY_ARRAY
-                           ? internal::RedisReply::Type::kArray
-                           : internal::RedisReply::Type::kNil;
-      converted.str = config->str;
-      for (const Reply& e : config->elements) {
-        converted.elements.push_back(
-            e.type == REDIS_REPLY_STRING
-                ? internal::RedisReply::String(e.str)
-                : internal::RedisReply::Integer(e.integer));
-      }
-      internal::AddConfigReply(converted, &merged);
+      internal::AddConfigReply(*config, &merged);
     }
     if (answered) {
       internal::ParseConfigPersistence(merged, &status.persistence);
@@ -335,4 +221,89 @@ HolderSummary Summarize(const std::vector<MasterStatus>& statuses, int quorum) {
   return summary;
 }
 
-}  // namespace redlock::cli
+
+
+MarkerRecord RecordOf(const MasterStatus& s) {
+  MarkerRecord out;
+  if (!s.marker.has_value()) return out;
+  std::string state;
+  int64_t time_us = 0;
+  std::optional<std::string> record;
+  internal::ParseMarker(*s.marker, &state, &time_us, nullptr, nullptr, &record);
+  if (!record.has_value()) return out;
+  out.present = true;
+  out.error = internal::ParseMarkerRecord(*record, &out.member, &out.record);
+  return out;
+}
+
+std::string MembershipText(const MasterStatus& s) {
+  const MarkerRecord r = RecordOf(s);
+  if (!r.present) return "-";
+  if (!r.error.ok()) return absl::StrCat("unreadable: ", r.error.message());
+  std::string text = absl::StrCat("epoch ", r.record.epoch,
+                                  r.record.joint() ? " joint " : " steady ",
+                                  internal::JoinMembers(r.record.members));
+  if (r.record.joint()) {
+    absl::StrAppend(&text, " -> ", internal::JoinMembers(r.record.next));
+  }
+  if (r.member != s.member) {
+    absl::StrAppend(&text, " (names this server ", r.member, ")");
+  }
+  return text;
+}
+
+std::string MarkerState(const MasterStatus& s) {
+  if (!s.marker.has_value()) return "none";
+  std::string state;
+  int64_t time_us = 0;
+  internal::ParseMarker(*s.marker, &state, &time_us);
+  return state;
+}
+
+bool GrantsCount(const MasterStatus& s, absl::Duration max_ttl) {
+  if (!s.reachable || s.same_server_as >= 0) return false;
+  const std::string state = MarkerState(s);
+  const bool up_max_ttl =
+      s.uptime_s.has_value() && absl::Seconds(*s.uptime_s) >= max_ttl;
+  if (state == internal::kTrustedMarker) {
+    // The probe reads no TIME: an older marker without a run_id cannot be
+    // compared with the uptime, and counts as a restart, as the client's
+    // guard counts what it cannot tell.
+    internal::MasterIdentity id;
+    id.run_id = s.run_id;
+    id.uptime_s = s.uptime_s.value_or(0);
+    std::string ignored;
+    internal::ParseMarker(*s.marker, &ignored, &id.marker_time_us,
+                          &id.marker_run_id);
+    return internal::RestartedSinceMarked(id) == internal::Restarted::kNo ||
+           internal::Durable(s.persistence) || up_max_ttl;
+  }
+  return state == internal::kRebornMarker && up_max_ttl;
+}
+
+std::string PersistenceText(const MasterStatus& s) {
+  return internal::DescribePersistence(s.persistence);
+}
+
+bool Durable(const MasterStatus& s) {
+  return internal::Durable(s.persistence);
+}
+
+bool EvictionRisk(const MasterStatus& s) {
+  return !s.maxmemory_policy.empty() &&
+         !internal::EvictionRisk(s.maxmemory_policy).ok();
+}
+
+std::vector<std::string> RiskNotes(const MasterStatus& s) {
+  std::vector<std::string> notes;
+  if (absl::Status risk = internal::EvictionRisk(s.maxmemory_policy);
+      !risk.ok()) {
+    notes.push_back(std::string(risk.message()));
+  }
+  if (absl::Status risk = internal::DurabilityRisk(s.persistence); !risk.ok()) {
+    notes.push_back(std::string(risk.message()));
+  }
+  return notes;
+}
+
+}  // namespace redlock::admin
