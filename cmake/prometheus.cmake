@@ -23,6 +23,9 @@ if(REDLOCK_HAS_PROMETHEUS)
   # libredlock-prometheus-dev, cmake/packaging.cmake).
   add_library(redlock_prometheus STATIC src/prometheus/prometheus_observer.cc)
   add_library(redlock::prometheus ALIAS redlock_prometheus)
+  # Built on the public headers only (cmake/layers.cmake).
+  redlock_check_layering(TARGET redlock_prometheus FOLDERS src/prometheus
+    ALLOWED "")
   # Installed as libredlock-prometheus, exported as redlock::prometheus.
   set_target_properties(redlock_prometheus PROPERTIES
     OUTPUT_NAME redlock-prometheus EXPORT_NAME prometheus)

@@ -30,19 +30,9 @@ while (($# > 0)); do
 done
 
 FUZZERS=(uri reply wire)
-# Library sources every target links: the option parser, the reply copy and
-# the vote mappers (with what they call).
-LIB_SOURCES=(src/config/options.cc src/config/master_uri.cc src/config/master_list.cc src/algorithm/redis_reply.cc src/algorithm/vote.cc src/algorithm/scripts.cc src/algorithm/fence_scripts.cc src/algorithm/lock_scripts.cc src/algorithm/marker_scripts.cc src/algorithm/rwlock_scripts.cc src/algorithm/semaphore_scripts.cc
-  src/algorithm/sha1.cc src/algorithm/membership.cc src/algorithm/persistence.cc)
-# What the wire target links on top: the owned transport, the Master and the
-# Subscriber on the production runtime (with what they call).
-WIRE_SOURCES=(src/transport/wire.cc src/transport/reply_reader.cc src/transport/tls.cc
-  src/transport/openssl_library.cc src/engine/master.cc src/engine/master_identity.cc
-  src/engine/wakeups.cc src/transport/libevent_runtime.cc src/transport/deferred.cc src/algorithm/clock.cc
-  src/algorithm/token.cc src/config/keys.cc)
 CXX="${FUZZ_CXX:-clang++-14}"
+CC="${FUZZ_CC:-clang-14}"
 SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all"
-CXXFLAGS=(-std=c++17 -O1 -g -fno-omit-frame-pointer -I. -Iinclude)
 OUT=build-fuzz
 
 # clang and its runtime libraries (libFuzzer is in libclang-rt-14-dev), on
@@ -52,46 +42,29 @@ ensure_fuzz_deps() {
   ensure_packages clang-14 libclang-rt-14-dev
 }
 
-# Compiles the library sources once (instrumented for coverage) and links
-# each target. One line on success, the compiler's output on failure.
+# Configures $OUT as a build of its own (fuzz/CMakeLists.txt): the library
+# and the fuzzers only, every file instrumented for coverage and checked by
+# ASan and UBSan; the fuzzers link the library target. One line on success,
+# the output of cmake and the compiler on failure.
 build_fuzzers() {
-  local started=$SECONDS log rc=0 src obj objs=() wire_objs=() name libs
-  local wire_libs extra_objs extra_libs
+  local started=$SECONDS log rc=0 targets=()
   log="$(mktemp "${TMPDIR:-/tmp}/redlock-fuzz-build.XXXXXX")"
-  mkdir -p "$OUT/obj"
-  # shellcheck disable=SC2207
-  libs=($(pkg-config --libs hiredis absl_status absl_statusor absl_strings \
-    absl_str_format absl_time)) || rc=$?
-  # shellcheck disable=SC2207
-  # OpenSSL is loaded at run time (src/transport/openssl_library.h).
-  wire_libs=(-ldl $(pkg-config --libs libevent_core absl_random_random \
-    absl_hash absl_raw_hash_set)) || rc=$?
-  for src in "${LIB_SOURCES[@]}" "${WIRE_SOURCES[@]}"; do
-    ((rc == 0)) || break
-    obj="$OUT/obj/$(basename "$src" .cc).o"
-    if [[ " ${WIRE_SOURCES[*]} " == *" $src "* ]]; then
-      wire_objs+=("$obj")
-    else
-      objs+=("$obj")
-    fi
-    # shellcheck disable=SC2086
-    "$CXX" "${CXXFLAGS[@]}" $SANITIZE -fsanitize=fuzzer-no-link \
-      -c "$src" -o "$obj" >>"$log" 2>&1 || rc=$?
-  done
-  for name in "${FUZZERS[@]}"; do
-    ((rc == 0)) || break
-    extra_objs=()
-    extra_libs=()
-    if [[ $name == wire ]]; then
-      extra_objs=("${wire_objs[@]}")
-      extra_libs=("${wire_libs[@]}")
-    fi
-    # shellcheck disable=SC2086
-    "$CXX" "${CXXFLAGS[@]}" $SANITIZE -fsanitize=fuzzer \
-      "fuzz/${name}_fuzzer.cc" "${extra_objs[@]}" "${objs[@]}" \
-      "${extra_libs[@]}" "${libs[@]}" \
-      -o "$OUT/${name}_fuzzer" >>"$log" 2>&1 || rc=$?
-  done
+  for name in "${FUZZERS[@]}"; do targets+=("${name}_fuzzer"); done
+  cmake -S . -B "$OUT" -G Ninja -DCMAKE_BUILD_TYPE=Fuzz \
+    -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
+    -DCMAKE_CXX_FLAGS_FUZZ="-O1 -g -fno-omit-frame-pointer" \
+    -DCMAKE_C_FLAGS_FUZZ="-O1 -g -fno-omit-frame-pointer" \
+    -DCMAKE_CXX_FLAGS="$SANITIZE -fsanitize=fuzzer-no-link" \
+    -DCMAKE_C_FLAGS="$SANITIZE -fsanitize=fuzzer-no-link" \
+    -DCMAKE_EXE_LINKER_FLAGS="$SANITIZE" \
+    -DBUILD_SHARED_LIBS=OFF -DREDLOCK_BUILD_FUZZERS=ON \
+    -DREDLOCK_BUILD_TESTS=OFF -DREDLOCK_BUILD_BENCHMARKS=OFF \
+    -DREDLOCK_BUILD_TOOLS=OFF -DREDLOCK_BUILD_PROMETHEUS=OFF \
+    >>"$log" 2>&1 || rc=$?
+  if ((rc == 0)); then
+    cmake --build "$OUT" -j"$(nproc 2>/dev/null || echo 2)" \
+      --target "${targets[@]}" >>"$log" 2>&1 || rc=$?
+  fi
   if ((rc != 0)); then
     cat "$log" >&2
     rm -f "$log"
@@ -99,6 +72,9 @@ build_fuzzers() {
     return "$rc"
   fi
   rm -f "$log"
+  for name in "${FUZZERS[@]}"; do
+    ln -sf "fuzz/${name}_fuzzer" "$OUT/${name}_fuzzer"
+  done
   echo "Built ${FUZZERS[*]} fuzzers in $OUT ($((SECONDS - started))s)."
 }
 
