@@ -23,9 +23,11 @@ namespace {
 
 // One Lua line per C++ line (scripts/mutants.txt finds them).
 // clang-format off
-// KEYS: n lock keys, their n counters, the marker. All or none, like the
-// multi acquire, and reads every counter and the marker in the same step:
-// returns {1 or 0, counter 1 or "", ..., counter n or "", marker or ""}.
+// FencedAcquireScript(). KEYS: n lock keys, their n fencing counters, the
+// deployment marker. ARGV: token, TTL in ms.
+// Sets the lock keys as kMultiAcquireSource does (all or none) and reads
+// every counter and the marker in the same step. Returns {1 or 0 (set or
+// not), counter 1 or "", ..., counter n or "", marker or ""}.
 constexpr absl::string_view kFencedAcquireSource =
     "local n = (#KEYS - 1) / 2\n"
     "local set = 1\n"
@@ -45,8 +47,11 @@ constexpr absl::string_view kFencedAcquireSource =
     "reply[#reply + 1] = redis.call('get', KEYS[#KEYS]) or ''\n"
     "return reply\n";
 
-// Raises every counter to ARGV[1], only if every one is lower (never lowers
-// one). Returns 1 if it raised them, else 0.
+// FenceWriteScript(). KEYS: fencing counters. ARGV: the fence.
+// Raises every counter to ARGV[1] if every one is lower (never lowers one).
+// Returns 1 if it raised them, 0 if any was already at or above ARGV[1]: then
+// another acquisition wrote that fence (or a higher one), and this one must
+// not be issued.
 constexpr absl::string_view kFenceWriteSource =
     "local wanted = tonumber(ARGV[1])\n"
     "for i = 1, #KEYS do\n"
@@ -57,6 +62,7 @@ constexpr absl::string_view kFenceWriteSource =
     "  redis.call('set', KEYS[i], ARGV[1])\n"
     "end\n"
     "return 1\n";
+
 // clang-format on
 
 }  // namespace

@@ -24,24 +24,29 @@ namespace {
 
 // One Lua line per C++ line (scripts/mutants.txt finds them).
 // clang-format off
-// Deletes every key that holds ARGV[1]. Returns 1 if it deleted any, else 0.
-// With ARGV[3] (a waiting set, WriterWaitingKey()) and ARGV[4] (its
-// arrival keys' prefix, WaiterArrivalKeyPrefix()), the message names the
-// waiter of that set whose arrival key is earliest; none if the set is
-// missing, larger than 64, or unreadable (pcall: a foreign value there must
-// not fail the release), or no id in it has an arrival key. With ARGV[5]
-// (the hand-off entries' prefix, WaiterHandOffKeyPrefix()), the key goes to
-// the waiter queued longest among those with a well-formed hand-off entry
-// "<proof> <ttl ms> <token>" for another token than ARGV[1]: the key is set
-// to its token with PX its TTL, its id, arrival key and entry are removed,
-// and the message is "granted <proof>", published on the heir's own channel
-// (the name of its entry, ARGV[5] .. id) rather than the key's: a hand-off
-// wakes no other waiter. With ARGV[6], a waiter id: that
-// waiter's hand-off entry is deleted first, and with ARGV[7] "1" its id
-// and arrival key too (it leaves the queue), so that no release hands it
-// the key after this one. ARGV[2] "h": hands on, but publishes only a
-// hand-off (a lost attempt's give-back is quiet, or the waiters it woke,
-// itself included, would try again against the holder at once).
+// ReleaseScript(). KEYS: a lock's keys. ARGV: [1] token, [2] "0" to publish
+// nothing, "h" to publish only a hand-off, else publish; optional [3] the
+// waiting set (WriterWaitingKey()), [4] its arrival keys' prefix
+// (WaiterArrivalKeyPrefix()), [5] the hand-off entries' prefix
+// (WaiterHandOffKeyPrefix()), [6] a waiter id, [7] "1" for that waiter to
+// leave the queue.
+// Deletes every key that holds ARGV[1]; returns 1 if it deleted any, else 0.
+// For each key deleted it publishes on the key's channel kReleasedMessage,
+// or with ARGV[3] and ARGV[4] "released <id>" for the waiter of that set
+// whose arrival key is earliest (plain kReleasedMessage if the set is
+// missing, holds more than 64 ids, is unreadable — pcall: a foreign value
+// there must not fail the release — or no id in it has an arrival key).
+// With ARGV[5] the key goes instead to the waiter queued longest among those
+// with a well-formed hand-off entry "<proof> <ttl ms> <token>" for another
+// token than ARGV[1]: the key is set to its token with PX its TTL, its id,
+// arrival key and entry are removed, and "granted <proof>" (kGrantedMessage)
+// is published on the heir's own channel (its entry's name, ARGV[5] .. id)
+// rather than the key's, so a hand-off wakes no other waiter. With ARGV[6],
+// that waiter's hand-off entry is deleted first, and with ARGV[7] "1" its id
+// and arrival key too, so that no later release hands it the key
+// (WithdrawCommand()). ARGV[2] "h" exists for a lost attempt's give-back:
+// it hands on, but a plain "released" would wake the waiters, itself
+// included, against the holder at once.
 constexpr absl::string_view kReleaseSource =
     "local function released()\n"
     "  if not ARGV[3] then return 'released' end\n"
@@ -83,8 +88,10 @@ constexpr absl::string_view kReleaseSource =
     "if deleted > 0 then return 1 end\n"
     "return 0\n";
 
-// PEXPIRE on existing keys only, and only if every key still holds ARGV[1]:
-// an expired lock is never resurrected, a set that lost one key is not
+// ExtendScript(). KEYS: a lock's keys. ARGV: token, TTL in ms.
+// Sets every key's TTL to ARGV[2] if every one holds ARGV[1], else changes
+// nothing. Returns 1 if extended, else 0. PEXPIRE on existing keys only: an
+// expired lock is never resurrected, and a set that lost one key is not
 // extended at all.
 constexpr absl::string_view kExtendSource =
     "for i = 1, #KEYS do\n"
@@ -95,15 +102,17 @@ constexpr absl::string_view kExtendSource =
     "end\n"
     "return 1\n";
 
-// Many locks' extensions in one call (Engine's keep-alive batches). ARGV is
-// one group of four per lock: its number of keys n, its token, its TTL in ms,
-// and its semaphore limit ('' for a lock). Its keys are the next n of KEYS
-// (a semaphore's: the limit key, then its slots). Each lock is judged alone,
-// all or none over its own keys, exactly as kExtendSource (a lock) and
-// kSemaphoreExtendSource (a permit set) judge it; one lock's refusal changes
-// nothing for the others. Returns one integer per lock, in order: 1
-// extended, 0 not ours (nothing changed), -1 its semaphore's limit key holds
-// another limit (nothing changed). No unpack: no Lua stack limit applies.
+// BatchExtendScript(): many locks' extensions in one call (the keep-alive's
+// batches), each lock judged alone. ARGV: one group of four per lock — its
+// number of keys n, its token, its TTL in ms, its semaphore limit ('' for a
+// lock). KEYS: each lock's n keys in turn (a permit set's: its limit key,
+// then its slots). Per lock, all or none over its own keys, exactly as
+// kExtendSource (a lock) or kSemaphoreExtendSource (a permit set) judges it;
+// one lock's refusal changes nothing for another. Returns an array with one
+// integer per lock, in order: 1 extended, 0 not held by that token (nothing
+// of it changed), -1 a permit set whose limit key holds another limit
+// (nothing of it changed). Never creates a lock key. No unpack: no Lua stack
+// limit applies.
 constexpr absl::string_view kBatchExtendSource =
     "local out = {}\n"
     "local k = 0\n"
@@ -131,8 +140,11 @@ constexpr absl::string_view kBatchExtendSource =
     "end\n"
     "return out\n";
 
-// All or none: sets every key (NX, PX ARGV[2]) only if none exists. Returns
-// 1 if it set them, else 0.
+// MultiAcquireScript(). KEYS: a lock's keys. ARGV: token, TTL in ms.
+// All or none: sets every key to ARGV[1] with PX ARGV[2] if none exists, and
+// publishes kTakenMessage on each. Returns 1 if it set them, else 0. Also a
+// retry's acquire for one resource while waiters listen (SET does not
+// publish).
 constexpr absl::string_view kMultiAcquireSource =
     "for i = 1, #KEYS do\n"
     "  if redis.call('exists', KEYS[i]) == 1 then return 0 end\n"
@@ -142,6 +154,7 @@ constexpr absl::string_view kMultiAcquireSource =
     "  redis.call('publish', KEYS[i], 'taken')\n"
     "end\n"
     "return 1\n";
+
 // clang-format on
 
 // BatchExtendScript's keys, then its arguments, for `entries`, appended to

@@ -24,11 +24,13 @@ namespace {
 
 // One Lua line per C++ line (scripts/mutants.txt finds them).
 // clang-format off
-// ARGV: state, run_id, max_ttl, the membership suffix (MarkerSuffix(), or
-// empty). Writes "<state>:<TIME>:<run_id>:<max_ttl><suffix>;since=<TIME>"
-// unless a marker is there. A marker from before membership records (no
-// ';') gets the suffix appended, its own part kept. Returns the marker now
-// stored.
+// MarkerScript(). KEYS: the deployment marker. ARGV: state, run_id,
+// max_ttl in ms, the membership suffix (MarkerSuffix(), or empty).
+// Writes "<state>:<TIME>:<run_id>:<max_ttl><suffix>;since=<TIME>" (TIME the
+// server's, in microseconds; ";since=" only with a suffix) unless a marker
+// is there; a marker from before membership records (no ';') gets the
+// suffix appended, its own part kept. Returns the marker now stored (ours or
+// the one that was there).
 constexpr absl::string_view kMarkerSource =
     "local current = redis.call('get', KEYS[1])\n"
     "local now = redis.call('time')\n"
@@ -48,12 +50,15 @@ constexpr absl::string_view kMarkerSource =
     "redis.call('set', KEYS[1], value)\n"
     "return value\n";
 
-// A change of the deployment's members (`redlock reconfigure`). ARGV: the
-// record expected there now (RecordText(), or '' for none), the new suffix
+// ReconfigureScript(): a change of the deployment's members
+// (`redlock reconfigure`). KEYS: the deployment marker. ARGV: the record
+// expected there now (RecordText(), or '' for none), the new suffix
 // (MarkerSuffix()), and for a server that carries no marker its state,
-// run_id and max_ttl. Writes the new record only over the expected one,
-// keeping the marker's own part and refusing a server whose marker names it
-// as another member. Returns {1, marker now} if written, {0, marker now} if
+// run_id and max_ttl.
+// Writes the new record only over the expected one, keeping the marker's own
+// part, and refuses a server whose marker names it as another member; a
+// server with no marker gets "<state>:<TIME>:<run_id>:<max_ttl>" first.
+// Returns {1, the marker now} if it wrote, {0, the marker now (or "")} if
 // not (another record, or another member name).
 constexpr absl::string_view kReconfigureSource =
     "local current = redis.call('get', KEYS[1])\n"
@@ -83,6 +88,7 @@ constexpr absl::string_view kReconfigureSource =
     "local value = own .. suffix\n"
     "redis.call('set', KEYS[1], value)\n"
     "return {1, value}\n";
+
 // clang-format on
 
 }  // namespace

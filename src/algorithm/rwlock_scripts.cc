@@ -23,10 +23,21 @@ namespace {
 
 // One Lua line per C++ line (scripts/mutants.txt finds them).
 // clang-format off
-// A read-write lock (see ReaderAcquireScript() and the three after it).
-// 'shared' is kSharedLockValue (keys.h); rwlock_test checks they agree. A
-// reader's key is the index's key base followed by its token, so the base
-// is KEYS[2] without the token's length.
+// A read-write lock's scripts. R is the lock key; 'shared' is
+// kSharedLockValue (keys.h; rwlock_test checks they agree). A reader's key is
+// the index's key base followed by its token, so the base is KEYS[2] without
+// the token's length.
+//
+// ReaderAcquireScript() (AcquireOptions::shared). KEYS: R, the reader's key
+// (SharedHolderKey()), the writer-waiting key, the readers' index
+// (SharedHoldersKey()). ARGV: token, TTL in ms, the most readers per
+// resource.
+// Refuses, changing nothing, with {0, "writer waiting"} while the
+// writer-waiting key exists, {0, "writer"} if R holds anything but 'shared',
+// {0, "too many readers"} if the index still has the most readers once
+// pruned of readers whose key is gone. Otherwise sets R to 'shared' with PX
+// the longer of its remaining TTL and ttl, the reader's key to the token with
+// PX ttl, adds the token to the index with R's TTL, and returns {1}.
 constexpr absl::string_view kReaderAcquireSource =
     "if redis.call('exists', KEYS[3]) == 1 then return {0, 'writer waiting'} end\n"
     "local holder = redis.call('get', KEYS[1])\n"
@@ -45,6 +56,12 @@ constexpr absl::string_view kReaderAcquireSource =
     "redis.call('pexpire', KEYS[4], longer)\n"
     "return {1}\n";
 
+// ReaderExtendScript(). KEYS: R, the reader's key, the index. ARGV: token,
+// TTL in ms.
+// 0, changing nothing, unless the reader's key holds the token and R holds
+// 'shared' (never extends a writer's R). Else sets the reader's key to PX
+// ttl, R and the index to PX the longer of R's remaining TTL and ttl, keeps
+// the token in the index, and returns 1.
 constexpr absl::string_view kReaderExtendSource =
     "if redis.call('get', KEYS[2]) ~= ARGV[1] then return 0 end\n"
     "if redis.call('get', KEYS[1]) ~= 'shared' then return 0 end\n"
@@ -55,8 +72,14 @@ constexpr absl::string_view kReaderExtendSource =
     "redis.call('pexpire', KEYS[3], grown)\n"
     "return 1\n";
 
-// A reader key without a TTL (never set so by this library) keeps R as it
-// is: fail closed.
+// ReaderReleaseScript(). KEYS: R, the reader's key, the index. ARGV: token,
+// and "0" to publish nothing.
+// 0, changing nothing, unless the reader's key holds the token. Else deletes
+// it, drops the index's members whose key is gone, and if R holds 'shared':
+// deletes R and the index (publishing kReleasedMessage on R) when no reader
+// is left, else sets R and the index to PX the longest remaining reader's
+// TTL. Returns 1. A reader key without a TTL (never set so by this library)
+// keeps R as it is: fail closed.
 constexpr absl::string_view kReaderReleaseSource =
     "if redis.call('get', KEYS[2]) ~= ARGV[1] then return 0 end\n"
     "redis.call('del', KEYS[2])\n"
@@ -80,6 +103,25 @@ constexpr absl::string_view kReaderReleaseSource =
     "end\n"
     "return 1\n";
 
+// WriterAcquireScript(): a writer's attempt after a refusal (one resource,
+// no fencing). KEYS: R, the writer-waiting key; optional [3] the waiter's
+// arrival key (WaiterArrivalKeyPrefix() + waiter id), [4] its hand-off entry
+// (WaiterHandOffKeyPrefix() + waiter id). ARGV: token, TTL in ms, the waiter
+// id, the waiting key's TTL in ms, "1" to publish kTakenMessage on a win;
+// with KEYS[4], [6] a proof and [7] the entry's TTL in ms.
+// The waiting key is a set of the waiting writers' ids (several writers may
+// wait at once; one winning must not unmark the others). If R is missing,
+// sets it to the token with PX ttl, removes the waiter id from the set, and
+// returns 1; else adds the waiter id, raises the set's TTL to the longer of
+// its own and the given one, and returns 0. A writer whose wait ends removes
+// its id (SREM; Redis deletes the set with its last member). KEYS[3] is
+// deleted on a win; on a refusal it is set to the master's TIME in
+// microseconds unless it exists (the first refusal's time stays), with PX
+// the waiting key's TTL. With KEYS[4]: R holding the token already (a
+// release handed it over) is a win as R missing is, R's TTL set to ttl
+// again, and the entry deleted; on a refusal the entry is set to
+// "<proof> <ttl ms> <token>" with PX ARGV[7], so that a release may hand R
+// to this waiter (kReleaseSource).
 constexpr absl::string_view kWriterAcquireSource =
     "local mine = KEYS[4] and redis.call('get', KEYS[1]) == ARGV[1]\n"
     "if mine or redis.call('exists', KEYS[1]) == 0 then\n"
@@ -101,6 +143,7 @@ constexpr absl::string_view kWriterAcquireSource =
     "end\n"
     "if KEYS[4] then redis.call('set', KEYS[4], ARGV[6] .. ' ' .. ARGV[2] .. ' ' .. ARGV[1], 'PX', ARGV[7]) end\n"
     "return 0\n";
+
 // clang-format on
 
 }  // namespace

@@ -38,117 +38,38 @@ struct Script {
   bool loaded_on_connect = true;
 };
 
-// Every script below takes a lock's keys — one, or one per resource of a
-// multi-resource lock — and answers for the whole set.
+// The scripts. Each one's contract — its KEYS, its ARGV, its reply and what
+// it changes — is written once, above its Lua in the family's file; the
+// simulation's twin of each is a function of its own (tests/sim/
+// sim_redis.cc: SimRelease for ReleaseScript, ...), held to redis-server's
+// replies by the differential tests in tests/sim/sim_redis_test.cc. Every script takes
+// a lock's keys — one, or one per resource of a multi-resource lock — and
+// answers for the whole set. Waiters (RetryPolicy::wake_on_release) hear of
+// the keys through pub/sub on a channel named as each key: the release
+// scripts publish kReleasedMessage for every key they delete, the acquire
+// scripts kTakenMessage for every key they set.
 //
-// Waiters (RetryPolicy::wake_on_release) hear of the keys through pub/sub on
-// a channel named as each key: the release script publishes
-// kReleasedMessage for every key it deletes, the acquire scripts
-// kTakenMessage for every key they set.
-//
-// Deletes every key that holds ARGV[1], publishing on each unless ARGV[2] is
-// "0". Returns 1 if it deleted any, else 0. With ARGV[3], a waiting set
-// (WriterWaitingKey()), and ARGV[4], its arrival keys' prefix: the message
-// is "released <id>" for the id of that set with the earliest arrival key
-// (kReleasedMessage in keys.h), or plain kReleasedMessage if none has one
-// or the set holds more than 64 ids. With ARGV[5], the hand-off entries'
-// prefix (WaiterHandOffKeyPrefix()): if a queued waiter left a well-formed
-// entry "<proof> <ttl ms> <token>" for another token than ARGV[1], the key is
-// handed to the one of them queued longest instead of deleted: set to its
-// token with PX its TTL, its id, arrival key and entry removed, and the
-// message is "granted <proof>" (kGrantedMessage), published on the
-// heir's own channel, named as its entry (ARGV[5] + its id), instead of the
-// key's: the other waiters are not woken by it. With ARGV[6], a waiter id,
-// and ARGV[7]: first deletes that waiter's hand-off entry, and with ARGV[7]
-// "1" its id and arrival key too, so that no later release hands it the key
-// (WithdrawCommand()).
+// lock_scripts.cc: release (with the hand-off to a queued waiter), extend,
+// the keep-alive's batched extend, acquire of several keys all or none.
 const Script& ReleaseScript();
-// Sets the TTL of every key to ARGV[2] ms if every one holds ARGV[1], else
-// changes nothing; never creates a key. Returns 1 if extended, else 0.
 const Script& ExtendScript();
-// Many locks at once, each judged alone (the keep-alive's batches): KEYS are
-// every lock's keys in turn, ARGV four per lock (its key count, token, TTL
-// in ms, semaphore limit or ""). Per lock, all or none over its own keys:
-// a lock's keys are extended as ExtendScript() would (a permit set's as
-// SemaphoreExtendScript() would, its limit key first among its keys) and
-// another lock's refusal changes nothing for it. Returns an array with one
-// integer per lock, in order: 1 extended, 0 not held by that token (nothing
-// of that lock changed), -1 a permit set whose limit key holds another
-// limit (nothing of it changed). Never creates a lock key.
 const Script& BatchExtendScript();
-// Several resources, all or none: sets every key to ARGV[1] with PX ARGV[2]
-// if none exists. Returns 1 if it set them, else 0. Also a retry's acquire
-// for one resource while waiters listen (it publishes; SET does not).
 const Script& MultiAcquireScript();
-// Fenced acquire, KEYS = n lock keys, their n fencing counters, the
-// deployment marker: sets the lock keys as MultiAcquireScript does and reads
-// every counter and the marker in the same step. Returns {1 or 0 (set or
-// not), counter 1 or "", ..., counter n or "", marker or ""}.
+// fence_scripts.cc: the fenced acquire (keys, counters and marker read in
+// one step) and the fence write (counters raised, never lowered).
 const Script& FencedAcquireScript();
-// A counting semaphore's permit set, all or none. KEYS = the semaphore's
-// limit key, then its `limit` slot keys (slot 0 first); ARGV = token, ttl
-// ms, limit, then the candidate slot numbers (distinct, each below limit).
-// Returns {-1, the limit stored} if the limit key holds another limit and
-// changes nothing; else {1, the slots free now, ascending} if every
-// candidate slot was free and is now set to the token with PX ttl, the limit
-// key set to the limit with PX the longer of its remaining TTL and ttl; else
-// {0, every free slot number, ascending} and changes nothing.
-const Script& SemaphoreAcquireScript();
-// KEYS = the limit key, then a permit set's slot keys; ARGV = token, ttl ms,
-// limit. If every slot holds the token: an error reply "SEMLIMIT ..." if the
-// limit key holds another limit (nothing changes), else the slots' TTLs set
-// to ttl, the limit key set to the limit with PX the longer of its remaining
-// TTL and ttl, and 1. Otherwise 0, nothing changes; never creates a slot.
-const Script& SemaphoreExtendScript();
-// A read-write lock's reader (AcquireOptions::shared), KEYS = the lock key
-// R, the reader's key (SharedHolderKey(), ending with the token), the
-// writer-waiting key, the readers' index (SharedHoldersKey()); ARGV = token,
-// ttl ms, the most readers per resource. Refuses, changing nothing, with
-// {0, "writer waiting"} while the writer-waiting key exists, {0, "writer"}
-// if R holds anything but kSharedLockValue, {0, "too many readers"} if the
-// index still has the most readers once pruned of readers whose key is gone.
-// Otherwise sets R to kSharedLockValue with PX the longer of its remaining
-// TTL and ttl, the reader's key to the token with PX ttl, adds the token to
-// the index with R's TTL, and returns {1}.
-const Script& ReaderAcquireScript();
-// KEYS = R, the reader's key, the index; ARGV = token, ttl ms. 0, changing
-// nothing, unless the reader's key holds the token and R holds
-// kSharedLockValue (never extends a writer's R). Else sets the reader's key
-// to PX ttl, R and the index to PX the longer of R's remaining TTL and ttl,
-// keeps the token in the index, and returns 1.
-const Script& ReaderExtendScript();
-// KEYS = R, the reader's key, the index; ARGV = token, and "0" to publish
-// nothing. 0, changing nothing, unless the reader's key holds the token.
-// Else deletes it, drops the index's members whose key is gone, and if R
-// holds kSharedLockValue: deletes R and the index (publishing
-// kReleasedMessage on R) when no reader is left, else sets R and the index
-// to PX the longest remaining reader's TTL. Returns 1.
-const Script& ReaderReleaseScript();
-// A writer's attempt after a refusal (one resource, no fencing): KEYS = R,
-// the writer-waiting key; ARGV = token, ttl ms, the waiter id, the waiting
-// key's TTL in ms, "1" to publish kTakenMessage on a win. The waiting key
-// is a set of the waiting writers' ids (several writers may wait at once;
-// one winning must not unmark the others). If R is missing, sets it to the
-// token with PX ttl, removes the waiter id from the set, and returns 1; else
-// adds the waiter id and raises the set's TTL to the longer of its own and
-// the given one, and returns 0. A writer whose wait ends removes its id
-// (SREM; Redis deletes the set with its last member). An optional KEYS[3],
-// the waiter's arrival key (WaiterArrivalKeyPrefix() + waiter id), is
-// deleted on a win; on a refusal it is set to the master's TIME in
-// microseconds unless it exists (the first refusal's time stays), with PX
-// the waiting key's TTL given. With KEYS[4] as well, the waiter's hand-off
-// entry (WaiterHandOffKeyPrefix() + waiter id), and ARGV[6] (a proof) and
-// ARGV[7] (the entry's TTL in ms): R holding the token already (a release
-// handed it over) is a win as R missing is, R's TTL set to ttl again, and
-// the entry is deleted on a win; on a refusal the entry is set to
-// "<proof> <ttl ms> <token>" with PX ARGV[7], so that a release may hand R
-// to this waiter (ReleaseScript()).
-const Script& WriterAcquireScript();
-// Raises every counter in KEYS to ARGV[1] if every one is lower (never
-// lowers one). Returns 1 if it raised them, 0 if any was already at or above
-// ARGV[1]: then another acquisition wrote that token (or a higher one), and
-// this one must not be issued.
 const Script& FenceWriteScript();
+// semaphore_scripts.cc: a counting semaphore's permit set.
+const Script& SemaphoreAcquireScript();
+const Script& SemaphoreExtendScript();
+// rwlock_scripts.cc: a read-write lock's reader, and a writer that waits.
+const Script& ReaderAcquireScript();
+const Script& ReaderExtendScript();
+const Script& ReaderReleaseScript();
+const Script& WriterAcquireScript();
+// marker_scripts.cc: the deployment marker (MarkerScript(),
+// ReconfigureScript(), declared with their commands below).
+
 // Every script a connection loads when it connects.
 const std::vector<const Script*>& AllScripts();
 
@@ -292,28 +213,22 @@ Command FencedAcquireCommand(absl::Span<const std::string> keys,
 Command FenceWriteCommand(absl::string_view counter_key, uint64_t fence);
 Command FenceWriteCommand(absl::Span<const std::string> counter_keys,
                           uint64_t fence);
-// Writes the deployment marker "<state>:<server TIME in microseconds>:
-// <run_id>:<max_ttl in ms>" unless one is there, and returns the marker now
-// stored (ours or the one that was there). `run_id` is the server's, as the
-// handshake read it on the connection the command is sent on: the marker
-// records which server process carried it when it was written, so that a
-// later restart is seen exactly (a new run_id), not guessed from uptime.
-// `max_ttl` is the writing client's Options::max_ttl: the deployment's,
-// which every other client must share.
-// `suffix` (MarkerSuffix(), src/algorithm/membership.h), if not empty, is the
-// deployment's membership record for this server: written with the marker,
-// or appended to a marker from before records (one without ';'), followed by
-// ";since=<server TIME in microseconds>".
+// MarkerScript(): writes the deployment marker unless one is there, and
+// returns the marker now stored. `run_id` is the server's, as the handshake
+// read it on the connection the command is sent on: the marker records which
+// server process carried it when it was written, so that a later restart is
+// seen exactly (a new run_id), not guessed from uptime. `max_ttl` is the
+// writing client's Options::max_ttl: the deployment's, which every other
+// client must share. `suffix` (MarkerSuffix(), src/algorithm/membership.h),
+// if not empty, is the deployment's membership record for this server.
 Command MarkerCommand(absl::string_view marker_key, absl::string_view state,
                       absl::string_view run_id, absl::Duration max_ttl,
                       absl::string_view suffix = "");
 const Script& MarkerScript();
-// `redlock reconfigure`'s write: replaces the membership record
-// `expected_record` (RecordText(), or empty for a server without a marker)
-// with `suffix`, keeping the marker's own part, unless the marker names the
-// server as another member than `suffix` does. A server with no marker gets
-// "<state>:<TIME>:<run_id>:<max_ttl>" first. Returns {1, the marker now} if
-// it wrote, {0, the marker now (or "")} if not.
+// ReconfigureScript(): `redlock reconfigure`'s compare-and-set of the
+// membership record `expected_record` (RecordText(), or empty for a server
+// without a marker) to `suffix`; `state`, `run_id` and `max_ttl` make the
+// marker of a server that has none.
 Command ReconfigureCommand(absl::string_view marker_key,
                            absl::string_view expected_record,
                            absl::string_view suffix, absl::string_view state,

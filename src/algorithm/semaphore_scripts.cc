@@ -23,10 +23,15 @@ namespace {
 
 // One Lua line per C++ line (scripts/mutants.txt finds them).
 // clang-format off
-// A counting semaphore's permit set (see SemaphoreAcquireScript()). KEYS:
-// the limit key, then slot 0 .. slot L-1. ARGV: token, ttl ms, limit, then
-// the candidate slot numbers. Takes every candidate slot, or none; answers
-// with the free slots either way.
+// SemaphoreAcquireScript(): a counting semaphore's permit set, all or none.
+// KEYS: the limit key, then slot 0 .. slot L-1 (every slot, in order). ARGV:
+// token, TTL in ms, limit L, then the candidate slot numbers (distinct, each
+// below L).
+// Returns {-1, the limit stored} if the limit key holds another limit, and
+// changes nothing; else {1, the slots free now, ascending} if every candidate
+// was free and is now set to the token with PX ttl, the limit key set to L
+// with PX the longer of its remaining TTL and ttl; else {0, every free slot,
+// ascending}, and changes nothing.
 constexpr absl::string_view kSemaphoreAcquireSource =
     "local limit = redis.call('get', KEYS[1])\n"
     "if limit and limit ~= ARGV[3] then return {-1, limit} end\n"
@@ -48,10 +53,13 @@ constexpr absl::string_view kSemaphoreAcquireSource =
     "end\n"
     "return reply\n";
 
-// KEYS: the limit key, then the permit set's slot keys. ARGV: token, ttl ms,
-// limit. The extend script's rule on the slots, and the limit key raised to
-// the longer of its TTL and ARGV[2] (set again if it is gone); a limit key
-// that holds another limit is an error reply, and nothing changes.
+// SemaphoreExtendScript(). KEYS: the limit key, then a permit set's slot
+// keys. ARGV: token, TTL in ms, limit.
+// If every slot holds the token: an error reply "SEMLIMIT ..." if the limit
+// key holds another limit (nothing changes), else the slots' TTLs set to
+// ttl, the limit key set to the limit with PX the longer of its remaining TTL
+// and ttl (set again if it is gone), and 1. Otherwise 0, and nothing
+// changes; never creates a slot.
 constexpr absl::string_view kSemaphoreExtendSource =
     "for i = 2, #KEYS do\n"
     "  if ARGV[1] ~= redis.call('get', KEYS[i]) then return 0 end\n"
@@ -66,6 +74,7 @@ constexpr absl::string_view kSemaphoreExtendSource =
     "local ttl = math.max(tonumber(ARGV[2]), redis.call('pttl', KEYS[1]))\n"
     "redis.call('set', KEYS[1], ARGV[3], 'PX', ttl)\n"
     "return 1\n";
+
 // clang-format on
 
 }  // namespace
