@@ -1,6 +1,6 @@
 // Copyright 2026 The redlock Authors.
 //
-// What the wake-up tests (wakeup_test.cc) and the hand-off tests
+// What the wake-up tests (wakeups_test.cc) and the hand-off tests
 // (handoff_test.cc) share: three real masters, a holder, waiters that poll
 // every 30 seconds (so an acquisition within a few seconds of the release
 // was woken, not polled), and the queue of waiting writers.
