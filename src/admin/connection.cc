@@ -2,6 +2,7 @@
 
 #include "src/admin/connection.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <thread>
@@ -77,6 +78,67 @@ absl::StatusOr<Reply> Connection::Command(
 
 std::string Connection::TlsDescription() const {
   return connection_->TlsDescription();
+}
+
+namespace {
+
+// An error reply as a status; OK otherwise.
+absl::Status ErrorReply(const Reply& reply) {
+  return reply.is_error() ? absl::InternalError(reply.str) : absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::optional<std::string>>> GetMany(
+    Connection& connection, const std::vector<std::string>& keys) {
+  std::vector<std::optional<std::string>> values;
+  values.reserve(keys.size());
+  for (size_t at = 0; at < keys.size(); at += kGetManyBatch) {
+    const size_t n = std::min(kGetManyBatch, keys.size() - at);
+    std::vector<std::string> mget = {"MGET"};
+    mget.insert(mget.end(), keys.begin() + at, keys.begin() + at + n);
+    absl::StatusOr<Reply> reply = connection.Command(mget);
+    if (!reply.ok()) return reply.status();
+    if (absl::Status error = ErrorReply(*reply); !error.ok()) return error;
+    if (!reply->is_array() || reply->elements.size() != n) {
+      return absl::InternalError("MGET answered with the wrong shape");
+    }
+    for (const Reply& e : reply->elements) {
+      values.push_back(e.is_string() ? std::optional<std::string>(e.str)
+                                     : std::nullopt);
+    }
+  }
+  return values;
+}
+
+absl::StatusOr<std::vector<std::string>> SetMembers(Connection& connection,
+                                                    const std::string& key) {
+  std::vector<std::string> members;
+  std::string cursor = "0";
+  // A cursor that never returns to 0 (a hostile server) ends the loop at a
+  // bound far above any honest set of this library's (1,024 readers).
+  for (int calls = 0; calls < 10000; ++calls) {
+    absl::StatusOr<Reply> reply = connection.Command(
+        {"SSCAN", key, cursor, "COUNT", absl::StrCat(kScanBatch)});
+    if (!reply.ok()) return reply.status();
+    if (absl::Status error = ErrorReply(*reply); !error.ok()) return error;
+    if (!reply->is_array() || reply->elements.size() != 2 ||
+        !reply->elements[0].is_string() || !reply->elements[1].is_array()) {
+      return absl::InternalError("SSCAN answered with the wrong shape");
+    }
+    for (const Reply& m : reply->elements[1].elements) {
+      if (m.is_string()) members.push_back(m.str);
+    }
+    cursor = reply->elements[0].str;
+    if (cursor == "0") {
+      // SSCAN may return a member twice; a set holds it once.
+      std::sort(members.begin(), members.end());
+      members.erase(std::unique(members.begin(), members.end()),
+                    members.end());
+      return members;
+    }
+  }
+  return absl::InternalError("SSCAN did not finish");
 }
 
 void ForEachInParallel(size_t n, const std::function<void(size_t)>& fn) {

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,24 @@ class Connection {
   std::unique_ptr<internal::SyncConnection> connection_;
   Timeouts timeouts_;
 };
+
+// Reads that may be large, in pieces, so that no reply comes near the
+// client's reply bound (src/transport/reply_reader.h: 64 KiB, each element
+// charged its bytes and 72 more) whatever the number of keys or members:
+// 1,024 semaphore slots or readers, thousands of fencing counters.
+// kInternal with the server's text for an error reply, kInternal for a
+// reply of the wrong shape, the connection's status if it failed.
+//
+// The value of each of `keys` (MGET, kGetManyBatch keys at a time): nullopt
+// for a key that does not exist or holds no string.
+inline constexpr size_t kGetManyBatch = 256;
+absl::StatusOr<std::vector<std::optional<std::string>>> GetMany(
+    Connection& connection, const std::vector<std::string>& keys);
+// Every member of the set at `key` (SSCAN to the end, COUNT
+// kScanBatch), sorted, each once.
+inline constexpr size_t kScanBatch = 100;
+absl::StatusOr<std::vector<std::string>> SetMembers(Connection& connection,
+                                                    const std::string& key);
 
 // Runs fn(i) for every i < n, each on its own thread, and waits for all.
 void ForEachInParallel(size_t n, const std::function<void(size_t)>& fn);

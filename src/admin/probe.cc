@@ -66,10 +66,18 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
 
   // A failed command ends the probe (the connection is gone); an error
   // reply is recorded and the next command still goes out.
+  // Whether the connection still answers (an error reply leaves it usable).
+  auto may_run = [&] {
+    return status.error.ok() || absl::IsInternal(status.error);
+  };
+  // Records a failed read as `run` does; true if it succeeded.
+  auto record = [&](const absl::Status& read) {
+    if (read.ok()) return true;
+    if (!absl::IsInternal(read) || status.error.ok()) status.error = read;
+    return false;
+  };
   auto run = [&](const std::vector<std::string>& args) -> std::optional<Reply> {
-    if (!status.error.ok() && !absl::IsInternal(status.error)) {
-      return std::nullopt;
-    }
+    if (!may_run()) return std::nullopt;
     absl::StatusOr<Reply> reply = connection.Command(args);
     if (!reply.ok()) {
       status.error = reply.status();
@@ -97,18 +105,24 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
   if (!full) return status;
   status.fence = string_or_nil(run({"GET", keys.fence}));
   if (status.token == kSharedLockValue && !keys.readers.empty()) {
-    if (std::optional<Reply> members = run({"SMEMBERS", keys.readers});
-        members.has_value()) {
-      for (const Reply& m : members->elements) {
-        if (!m.is_string()) continue;
-        // Only readers whose own key lives: the index is pruned on release.
-        if (std::optional<Reply> exists =
-                run({"EXISTS", keys.reader_base + m.str});
-            exists.has_value() && exists->integer == 1) {
-          status.readers.push_back(m.str);
-        }
+    absl::StatusOr<std::vector<std::string>> members =
+        may_run() ? SetMembers(connection, keys.readers)
+                  : absl::StatusOr<std::vector<std::string>>(status.error);
+    std::vector<std::string> reader_keys;
+    if (record(members.status())) {
+      for (const std::string& m : *members) {
+        reader_keys.push_back(keys.reader_base + m);
       }
-      std::sort(status.readers.begin(), status.readers.end());
+    }
+    // Only readers whose own key lives: the index is pruned on release.
+    absl::StatusOr<std::vector<std::optional<std::string>>> alive =
+        may_run() ? GetMany(connection, reader_keys)
+                  : absl::StatusOr<std::vector<std::optional<std::string>>>(
+                        status.error);
+    if (record(alive.status())) {
+      for (size_t i = 0; i < alive->size(); ++i) {
+        if ((*alive)[i].has_value()) status.readers.push_back((*members)[i]);
+      }
     }
   }
   if (!keys.limit_key.empty()) {
@@ -118,18 +132,16 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
         !absl::SimpleAtoi(*status.stored_limit, &limit)) {
       limit = 0;
     }
-    if (limit > 0 && limit <= 1024) {
-      std::vector<std::string> mget = {"MGET"};
+    if (limit > 0 && limit <= 1024 && may_run()) {
+      std::vector<std::string> slot_keys;
       for (int i = 0; i < limit; ++i) {
-        mget.push_back(absl::StrCat(keys.slot_base, i));
+        slot_keys.push_back(absl::StrCat(keys.slot_base, i));
       }
-      if (std::optional<Reply> slots = run(mget);
-          slots.has_value() && slots->elements.size() == mget.size() - 1) {
+      absl::StatusOr<std::vector<std::optional<std::string>>> slots =
+          GetMany(connection, slot_keys);
+      if (record(slots.status())) {
         status.limit = limit;
-        for (const Reply& e : slots->elements) {
-          status.slots.push_back(
-              e.is_string() ? std::optional<std::string>(e.str) : std::nullopt);
-        }
+        status.slots = *std::move(slots);
       }
     }
   }

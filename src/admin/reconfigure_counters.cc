@@ -52,7 +52,7 @@ std::string ReadCountersOn(ServerIo& io, int i, const std::string& pattern,
   std::string cursor = "0";
   do {
     absl::StatusOr<RedisReply> reply =
-        io.Call(i, {"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
+        io.Call(i, {"SCAN", cursor, "MATCH", pattern, "COUNT", "100"});
     if (!reply.ok() || IsError(*reply)) {
       return reply.ok() ? reply->str : reply.status().ToString();
     }

@@ -28,10 +28,13 @@ namespace {
 // token, TTL in ms, limit L, then the candidate slot numbers (distinct, each
 // below L).
 // Returns {-1, the limit stored} if the limit key holds another limit, and
-// changes nothing; else {1, the slots free now, ascending} if every candidate
-// was free and is now set to the token with PX ttl, the limit key set to L
-// with PX the longer of its remaining TTL and ttl; else {0, every free slot,
-// ascending}, and changes nothing.
+// changes nothing; else {1, the free-slot map} if every candidate was free
+// and is now set to the token with PX ttl, the limit key set to L with PX the
+// longer of its remaining TTL and ttl; else {0, the free-slot map}, and
+// changes nothing. The free-slot map is a string of L characters, the i-th
+// '1' if slot i is free now and '0' if not: about L bytes whatever L is (a
+// list of free slots as integers was charged 72 bytes each by the client's
+// reply bound, and a limit of 1024 did not fit in it).
 constexpr absl::string_view kSemaphoreAcquireSource =
     "local limit = redis.call('get', KEYS[1])\n"
     "if limit and limit ~= ARGV[3] then return {-1, limit} end\n"
@@ -48,10 +51,11 @@ constexpr absl::string_view kSemaphoreAcquireSource =
     "  redis.call('set', KEYS[1], ARGV[3], 'PX', ttl)\n"
     "  reply[1] = 1\n"
     "end\n"
+    "local map = {}\n"
     "for s = 2, #KEYS do\n"
-    "  if redis.call('exists', KEYS[s]) == 0 then reply[#reply + 1] = s - 2 end\n"
+    "  map[s - 1] = redis.call('exists', KEYS[s]) == 0 and '1' or '0'\n"
     "end\n"
-    "return reply\n";
+    "return {reply[1], table.concat(map)}\n";
 
 // SemaphoreExtendScript(). KEYS: the limit key, then a permit set's slot
 // keys. ARGV: token, TTL in ms, limit.

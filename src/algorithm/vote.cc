@@ -103,16 +103,24 @@ absl::StatusOr<SemaphoreReply> ParseSemaphoreReply(const RedisReply& reply,
     parsed.stored_limit = reply.elements[1].str.substr(0, 32);
     return parsed;
   }
-  if (head != 0 && head != 1) return Unexpected("semaphore acquire", reply);
+  // {1 or 0, the free-slot map}: one '0' or '1' per slot, `limit` of them
+  // (any number when the limit is not known).
+  if ((head != 0 && head != 1) || reply.elements.size() != 2 ||
+      reply.elements[1].type != RedisReply::Type::kString) {
+    return Unexpected("semaphore acquire", reply);
+  }
+  const std::string& map = reply.elements[1].str;
+  if (limit != kUnknownLimit && map.size() != static_cast<size_t>(limit)) {
+    return Unexpected("semaphore acquire", reply);
+  }
   parsed.kind = head == 1 ? SemaphoreReply::Kind::kGranted
                           : SemaphoreReply::Kind::kDenied;
-  for (size_t i = 1; i < reply.elements.size(); ++i) {
-    const RedisReply& slot = reply.elements[i];
-    if (slot.type != RedisReply::Type::kInteger || slot.integer < 0 ||
-        slot.integer >= limit) {
+  for (size_t slot = 0; slot < map.size(); ++slot) {
+    if (map[slot] == '1') {
+      parsed.free_slots.push_back(static_cast<int>(slot));
+    } else if (map[slot] != '0') {
       return Unexpected("semaphore acquire", reply);
     }
-    parsed.free_slots.push_back(static_cast<int>(slot.integer));
   }
   return parsed;
 }
@@ -121,10 +129,10 @@ absl::StatusOr<Vote> SemaphoreAcquireVote(const RedisReply& reply) {
   if (reply.type == RedisReply::Type::kError) {
     return ErrorReplyStatus(reply.str);
   }
-  // The limit is not known here; the free slots are checked against it
-  // where they are used (ParseSemaphoreReply with the limit).
+  // The limit is not known here; the map is checked against it where it is
+  // used (ParseSemaphoreReply with the limit).
   absl::StatusOr<SemaphoreReply> parsed =
-      ParseSemaphoreReply(reply, /*limit=*/1 << 30);
+      ParseSemaphoreReply(reply, kUnknownLimit);
   if (!parsed.ok()) return parsed.status();
   switch (parsed->kind) {
     case SemaphoreReply::Kind::kGranted:

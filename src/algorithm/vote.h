@@ -51,10 +51,9 @@ absl::StatusOr<std::vector<RedisReply>> SplitBatchExtendReply(RedisReply reply,
 // The fenced acquire script: {1|0, counter, marker}; 1 granted, 0 denied.
 absl::StatusOr<Vote> FencedAcquireVote(const RedisReply& reply);
 
-// The semaphore acquire script: {1, free slots...} granted, {0, free
-// slots...} denied,
-// {-1, stored limit} a failed vote (kFailedPrecondition naming the stored
-// limit): fail closed, never a grant.
+// The semaphore acquire script: {1, free-slot map} granted, {0, free-slot
+// map} denied, {-1, stored limit} a failed vote (kFailedPrecondition naming
+// the stored limit): fail closed, never a grant.
 absl::StatusOr<Vote> SemaphoreAcquireVote(const RedisReply& reply);
 
 // The reader acquire script: {1} granted, {0, reason} denied (a writer
@@ -72,8 +71,11 @@ struct SemaphoreReply {
   std::vector<int> free_slots;
   std::string stored_limit;  // kLimitMismatch: the master's limit.
 };
-// kInternal if `reply` is not a well-formed semaphore acquire reply (a free
-// slot that is not an integer in [0, limit) included).
+// kInternal if `reply` is not a well-formed semaphore acquire reply: a
+// free-slot map (semaphore_scripts.cc) of other than `limit` characters, or
+// one that is not '0' or '1', included. `limit` kUnknownLimit: a map of any
+// length.
+inline constexpr int kUnknownLimit = 0;
 absl::StatusOr<SemaphoreReply> ParseSemaphoreReply(const RedisReply& reply,
                                                    int limit);
 

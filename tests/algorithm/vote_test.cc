@@ -163,6 +163,57 @@ TEST(FencedAcquireVoteTest, FirstElementDecidesTheVote) {
             absl::StatusCode::kResourceExhausted);
 }
 
+TEST(SemaphoreReplyTest, TheFreeSlotMapNamesEachFreeSlot) {
+  using R = RedisReply;
+  absl::StatusOr<SemaphoreReply> granted = ParseSemaphoreReply(
+      R::Array({R::Integer(1), R::String("1001")}), /*limit=*/4);
+  ASSERT_TRUE(granted.ok()) << granted.status();
+  EXPECT_EQ(granted->kind, SemaphoreReply::Kind::kGranted);
+  EXPECT_EQ(granted->free_slots, (std::vector<int>{0, 3}));
+  absl::StatusOr<SemaphoreReply> denied = ParseSemaphoreReply(
+      R::Array({R::Integer(0), R::String("0000")}), /*limit=*/4);
+  ASSERT_TRUE(denied.ok()) << denied.status();
+  EXPECT_EQ(denied->kind, SemaphoreReply::Kind::kDenied);
+  EXPECT_TRUE(denied->free_slots.empty());
+  // The largest limit answers in one short string.
+  const std::string all_free(1024, '1');
+  absl::StatusOr<SemaphoreReply> wide =
+      ParseSemaphoreReply(R::Array({R::Integer(0), R::String(all_free)}), 1024);
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  EXPECT_EQ(wide->free_slots.size(), 1024u);
+  EXPECT_EQ(wide->free_slots.back(), 1023);
+  EXPECT_EQ(
+      SemaphoreAcquireVote(R::Array({R::Integer(1), R::String("10")})).value(),
+      Vote::kGranted);
+  EXPECT_EQ(
+      SemaphoreAcquireVote(R::Array({R::Integer(0), R::String("10")})).value(),
+      Vote::kDenied);
+}
+
+TEST(SemaphoreReplyTest, AMalformedMapIsAFailedVoteNeverAGrant) {
+  using R = RedisReply;
+  for (const RedisReply& bad : std::vector<RedisReply>{
+           R::Array({R::Integer(1), R::String("10")}),      // Too short.
+           R::Array({R::Integer(1), R::String("10010")}),   // Too long.
+           R::Array({R::Integer(1), R::String("1x01")}),    // Not 0 or 1.
+           R::Array({R::Integer(1), R::Integer(3)}),        // The old list.
+           R::Array({R::Integer(1), R::String("1001"), R::String("1")}),
+           R::Array({R::Integer(1)}),
+           R::Array({R::Integer(2), R::String("1001")})}) {
+    EXPECT_FALSE(ParseSemaphoreReply(bad, /*limit=*/4).ok());
+  }
+  EXPECT_FALSE(SemaphoreAcquireVote(R::Array({R::Integer(1), R::String("1x")}))
+                   .ok());
+  EXPECT_FALSE(
+      SemaphoreAcquireVote(R::Array({R::Integer(1), R::Integer(0)})).ok());
+  absl::StatusOr<SemaphoreReply> mismatch = ParseSemaphoreReply(
+      R::Array({R::Integer(-1), R::String("3")}), /*limit=*/4);
+  ASSERT_TRUE(mismatch.ok());
+  EXPECT_EQ(mismatch->kind, SemaphoreReply::Kind::kLimitMismatch);
+  EXPECT_FALSE(
+      SemaphoreAcquireVote(R::Array({R::Integer(-1), R::String("3")})).ok());
+}
+
 TEST(ParseFenceReadTest, ReadsCounterAndMarker) {
   absl::StatusOr<FenceRead> read =
       ParseFenceRead(FencedReply(1, "41", "reborn"));

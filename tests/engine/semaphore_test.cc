@@ -240,6 +240,58 @@ TEST_F(SemaphoreTest, ExtendingAPermitRefreshesItsSlotsAndTheLimitKey) {
   }
 }
 
+// The documented range at its ends: limit 1 and limit 1024, one permit and
+// all 1024 at once. Each acquisition's reply lists every slot's state; at
+// 1024 slots a list of integers was longer than the client's 64 KiB reply
+// bound, every master's reply was refused and the acquisition failed.
+TEST_F(SemaphoreTest, LimitsOneAndTenTwentyFourWorkAtTheirEnds) {
+  auto client = MakeClient();
+  auto other = MakeClient();
+  // Limit 1: a mutex.
+  absl::StatusOr<Lock> one =
+      client->AcquirePermits("one", Sem(1), Ttl(absl::Seconds(10)));
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_FALSE(
+      other->AcquirePermits("one", Sem(1), Ttl(absl::Seconds(10))).ok());
+  ASSERT_TRUE(client->Extend(*one, absl::Seconds(20)).ok());
+  ASSERT_TRUE(client->Release(*one).ok());
+  ASSERT_TRUE(
+      other->AcquirePermits("one", Sem(1), Ttl(absl::Seconds(10))).ok());
+
+  // Limit 1024: one permit, then the other 1023 at once, then none.
+  absl::StatusOr<Lock> single =
+      client->AcquirePermits("wide", Sem(1024), Ttl(absl::Seconds(30)));
+  ASSERT_TRUE(single.ok()) << single.status();
+  absl::StatusOr<Lock> rest = other->AcquirePermits(
+      "wide", Sem(1024, 1023), Ttl(absl::Seconds(30)));
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_EQ(rest->keys().size(), 1023u);
+  EXPECT_FALSE(
+      other->AcquirePermits("wide", Sem(1024), Ttl(absl::Seconds(30))).ok());
+  ASSERT_TRUE(other->Extend(*rest, absl::Seconds(60)).ok());
+  absl::SleepFor(absl::Milliseconds(50));  // Let every master apply it.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_GT(Pttl(i, rest->keys().front()), 50'000) << i;
+    EXPECT_GT(Pttl(i, rest->keys().back()), 50'000) << i;
+  }
+  ASSERT_TRUE(other->Release(*rest).ok());
+  ASSERT_TRUE(client->Release(*single).ok());
+  // All 1024 at once, by one holder.
+  absl::StatusOr<Lock> all = client->AcquirePermits(
+      "wide", Sem(1024, 1024), Ttl(absl::Seconds(30)));
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->keys().size(), 1024u);
+  ASSERT_TRUE(client->Extend(*all, absl::Seconds(60)).ok());
+  ASSERT_TRUE(client->Release(*all).ok());
+  absl::SleepFor(absl::Milliseconds(50));
+  for (int i = 0; i < 3; ++i) {
+    for (int slot : {0, 511, 1023}) {
+      EXPECT_EQ(Pttl(i, SemaphoreSlotKey(Options(), "wide", slot)), -2)
+          << "slot " << slot << " on master " << i;
+    }
+  }
+}
+
 TEST_F(SemaphoreTest, AShortGrantNeverShortensTheLimitKey) {
   auto a = MakeClient();
   auto b = MakeClient();

@@ -1170,11 +1170,11 @@ class SimRedis::ScriptCall {
       }
       reply[0] = RedisReply::Integer(1);
     }
+    std::string map;
     for (size_t s = 1; s < keys.size(); ++s) {
-      if (!exists(keys[s])) {
-        reply.push_back(RedisReply::Integer(static_cast<int64_t>(s) - 1));
-      }
+      map.push_back(exists(keys[s]) ? '0' : '1');
     }
+    reply.push_back(RedisReply::String(std::move(map)));
     return RedisReply::Array(std::move(reply));
   }
   // A release handed the key over (SimRedis::hand_offs()).

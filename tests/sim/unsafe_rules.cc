@@ -27,10 +27,11 @@ constexpr absl::string_view kSemaphoreCountersAcquireSource =
     "  redis.call('set', KEYS[1], ARGV[3], 'PX', ttl)\n"
     "  reply[1] = 1\n"
     "end\n"
+    "local map = {}\n"
     "for s = 2, #KEYS do\n"
-    "  if redis.call('exists', KEYS[s]) == 0 then reply[#reply + 1] = s - 2 end\n"
+    "  map[s - 1] = redis.call('exists', KEYS[s]) == 0 and '1' or '0'\n"
     "end\n"
-    "return reply\n";
+    "return {reply[1], table.concat(map)}\n";
 // clang-format on
 
 }  // namespace

@@ -3,6 +3,12 @@
 // The `redlock` tool's readers (--shared) and semaphores (--limit), as real
 // processes against real masters.
 
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "redlock/keys.h"
+#include "redlock/options.h"
 #include "tests/tools/cli_fixture.h"
 
 namespace redlock {
@@ -225,6 +231,66 @@ TEST_F(CliTest, AcquireStatusExtendReleaseOfReadersAndPermits) {
   EXPECT_EQ((*after_json)["limit"].number, 3);
   for (const Json& m : (*after_json)["masters"].array) {
     EXPECT_EQ(m["permits_used"].number, 1) << after.out;
+  }
+}
+
+// The documented ends: --limit 1024 with all 1024 permits at once, its
+// status (1024 slots read from each master) and its extension and release by
+// token (the slots found among 1024); and the status of 1024 readers. Every
+// one of these replies was refused by the 64 KiB reply bound before: the
+// acquire script's list of free slots, MGET of every slot, SMEMBERS of the
+// readers' index.
+TEST_F(CliTest, TheLargestSemaphoreAndTheMostReadersWorkEndToEnd) {
+  const Finished all = Run(
+      {"acquire", "--limit=1024", "--permits=1024", "--ttl=30s", "wide"});
+  ASSERT_EQ(all.exit_code, 0) << all;
+  const std::string token = KeyValues(all.out)["token"];
+  EXPECT_EQ(MastersWithKey("redlock:__sem__:wide:1023"), 5);
+  EXPECT_EQ(Run({"acquire", "--limit=1024", "wide"}).exit_code, kConflict);
+  const Finished status = Run({"status", "--json", "wide"});
+  EXPECT_EQ(status.exit_code, 0) << status;
+  std::optional<Json> json = JsonParser(status.out).Parse();
+  ASSERT_TRUE(json.has_value()) << status;
+  EXPECT_EQ((*json)["limit"].number, 1024);
+  ASSERT_EQ((*json)["masters"].array.size(), 5u);
+  for (const Json& m : (*json)["masters"].array) {
+    EXPECT_EQ(m["permits_used"].number, 1024) << m["error"].string;
+    EXPECT_EQ(m["slots"].array.size(), 1024u);
+  }
+  const Finished extend =
+      Run({"extend", "--limit=1024", "--ttl=40s", "wide", token});
+  EXPECT_EQ(extend.exit_code, 0) << extend;
+  EXPECT_GT(Pttl(0, "redlock:__sem__:wide:1023"), 30000);
+  const Finished release = Run({"release", "--limit=1024", "wide", token});
+  EXPECT_EQ(release.exit_code, 0) << release;
+  EXPECT_EQ(MastersWithKey("redlock:__sem__:wide:0"), 0);
+  EXPECT_EQ(MastersWithKey("redlock:__sem__:wide:1023"), 0);
+
+  // 1024 readers of "rw" on every master, written as the reader script
+  // writes them (the tool would take 1024 runs to make them).
+  const Options options;
+  const std::string index = SharedHoldersKey(options, "rw");
+  for (int i = 0; i < 5; ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok()) << client.status();
+    ASSERT_TRUE(
+        (*client)->Command({"SET", "redlock:rw", "shared", "PX", "30000"})
+            .ok());
+    for (int r = 0; r < 1024; ++r) {
+      const std::string reader = absl::StrFormat("%032x", r);
+      ASSERT_TRUE((*client)
+                      ->Command({"SET", SharedHolderKey(options, "rw", reader),
+                                 reader, "PX", "30000"})
+                      .ok());
+      ASSERT_TRUE((*client)->Command({"SADD", index, reader}).ok());
+    }
+  }
+  const Finished readers = Run({"status", "--json", "rw"});
+  EXPECT_EQ(readers.exit_code, 0) << readers;
+  std::optional<Json> readers_json = JsonParser(readers.out).Parse();
+  ASSERT_TRUE(readers_json.has_value()) << readers;
+  for (const Json& m : (*readers_json)["masters"].array) {
+    EXPECT_EQ(m["shared_by"].number, 1024) << m["error"].string;
   }
 }
 

@@ -740,6 +740,36 @@ TEST_F(ReconfigureCliTest, FencedTokenAfterTheChangeExceedsEveryTokenBefore) {
   EXPECT_GT(token, before) << after;
 }
 
+// Two thousand fencing counters are carried over in one finish. The scan
+// for them asked for 1000 keys a reply, and a reply of 1000 counter keys is
+// longer than the client's 64 KiB reply bound (each element is charged its
+// bytes and 72 more): the finish failed on every old member.
+TEST_F(ReconfigureCliTest, ThousandsOfFencingCountersAreCarriedOver) {
+  Bootstrap();
+  constexpr int kCounters = 2000;
+  auto counter = [](int r) {
+    return absl::StrCat("redlock:__fence__:a-resource-of-the-nightly-job-", r);
+  };
+  for (int i = 0; i < 3; ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok()) << client.status();
+    for (int r = 0; r < kCounters; ++r) {
+      // Server i holds r + i: the highest of each is on server 2.
+      ASSERT_TRUE((*client)->Set(counter(r), absl::StrCat(r + i)).ok());
+    }
+  }
+  ASSERT_EQ(Reconfigure(Old(), New()).exit_code, 0);
+  const Finished finish = Reconfigure(Old(), New(), {"--wait"});
+  ASSERT_EQ(finish.exit_code, 0) << finish;
+  auto d = cluster_->Client(3);
+  ASSERT_TRUE(d.ok()) << d.status();
+  for (int r : {0, 999, kCounters - 1}) {
+    EXPECT_EQ(*(*d)->Get(counter(r)),
+              std::optional<std::string>(absl::StrCat(r + 2)))
+        << counter(r);
+  }
+}
+
 // Issue 45, found by the simulation (seed 415 of reconfigure-lossy at
 // --ttl_ms=1500): the finish carried the fencing counters over from old
 // members that had lost them. Token 1 goes to B and C only (A cut off);

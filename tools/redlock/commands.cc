@@ -223,26 +223,25 @@ int ReportTokenOutcome(const Config& config, const TokenOutcome& outcome,
 }
 
 // The slots of semaphore config.resource (limit config.limit) that hold
-// config.token on any master that answers (MGET of every slot key).
+// config.token on any master that answers (MGET of every slot key, in
+// pieces: admin::GetMany).
 // kNotFound if none does, kUnavailable if fewer than a quorum answered.
 absl::StatusOr<std::vector<int>> SlotsHolding(const Config& config) {
-  std::vector<std::string> mget = {"MGET"};
+  std::vector<std::string> slot_keys;
   for (int i = 0; i < config.limit; ++i) {
-    mget.push_back(SemaphoreSlotKey(config.options, config.resource, i));
+    slot_keys.push_back(SemaphoreSlotKey(config.options, config.resource, i));
   }
   std::vector<std::optional<std::vector<bool>>> held(config.masters.size());
   ForEachInParallel(config.masters.size(), [&](size_t m) {
     absl::StatusOr<std::unique_ptr<Connection>> connection =
         Connection::Open(config.masters[m], TimeoutsOf(config));
     if (!connection.ok()) return;
-    absl::StatusOr<Reply> reply = (*connection)->Command(mget);
-    if (!reply.ok() || !reply->is_array() ||
-        reply->elements.size() != mget.size() - 1) {
-      return;
-    }
+    absl::StatusOr<std::vector<std::optional<std::string>>> values =
+        admin::GetMany(**connection, slot_keys);
+    if (!values.ok()) return;
     std::vector<bool> mine;
-    for (const Reply& e : reply->elements) {
-      mine.push_back(e.is_string() && e.str == config.token);
+    for (const std::optional<std::string>& v : *values) {
+      mine.push_back(v == config.token);
     }
     held[m] = std::move(mine);
   });
