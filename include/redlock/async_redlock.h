@@ -235,7 +235,10 @@ class AsyncRedlock {
   // kDeadlineExceeded from an attempt) lists how each master voted in the
   // last attempt and why; a cancellation, a shutdown, "fencing unavailable"
   // and a fencing write-back that left no validity do not. A failed attempt
-  // leaves none of its keys behind on masters that answer.
+  // leaves none of its keys behind: its token-checked clean-up goes to every
+  // master, and a master whose connection failed before it answered (the
+  // attempt's SET may have run there) gets it again first thing on its next
+  // connection, while the attempt's TTL has not passed.
   //
   // The first acquisitions of a new client start as soon as a quorum of
   // masters has been judged by the restart guard (a stopped master does not

@@ -241,7 +241,7 @@ void AcquireOp::IssueFence() {
       won_.replies, host_->guard().FenceVetoFn(), host_->guard().DomainFn(),
       &highest, &untrusted, &trusted_masters);
   if (!host_->guard().membership().QuorumHeld(trusted_masters)) {
-    SendToAll(ReleaseCommand(keys_, token_));
+    CleanUp(ReleaseCommand(keys_, token_));
     Fail(absl::UnavailableError(absl::StrCat(
         what_, ": fencing unavailable: only ", trusted,
         " masters answered with counters that can be trusted, ",
@@ -278,7 +278,7 @@ bool AcquireOp::OnSemaphoreRound(const RoundResult& result) {
         // Fail closed: counted as a failed vote, never a grant, and it
         // ends the acquisition even if a quorum granted.
         if (result.status.ok()) {
-          SendToAll(ReleaseCommand(keys_, token_, /*announce=*/false));
+          CleanUp(ReleaseCommand(keys_, token_, /*announce=*/false));
         }
         Fail(absl::FailedPreconditionError(absl::StrCat(
             "semaphore \"", semaphore_->name, "\": this client's limit is ",
@@ -370,7 +370,7 @@ void AcquireOp::OnFenceWritten(RoundResult result) {
   // The write-back counts inside the validity time.
   const MonotonicTime now = host_->runtime()->Now();
   if (!HasValidity(won_.valid_until, now, host_->options().min_validity)) {
-    SendToAll(ReleaseCommand(keys_, token_));
+    CleanUp(ReleaseCommand(keys_, token_));
     RetryOrFail(absl::DeadlineExceededError(absl::StrCat(
         "writing the fencing token left ",
         ReadableDuration(Remaining(won_.valid_until, now)), " of validity")));
@@ -388,7 +388,7 @@ void AcquireOp::CancelledByCaller() {
   // pending request, so whatever it sets is deleted.
   if (StopRound()) {
     // A hand-off waiter's withdrawal (Finished()) releases it everywhere.
-    if (!HandsOff()) SendToAll(UndoCommand(/*announce=*/true));
+    if (!HandsOff()) CleanUp(UndoCommand(/*announce=*/true));
     if (semaphore_.has_value()) {
       SendToAll(
           SemaphoreAnnounceCommand(semaphore_->limit_key, kReleasedMessage));
@@ -448,7 +448,7 @@ void AcquireOp::Finished(bool won) {
     // Any master may have handed this waiter the key, up to now: every
     // one withdraws its place and entry and hands the key on, in one
     // step, behind whatever was sent to it before.
-    SendToAll(WithdrawCommand(/*leave_queue=*/true));
+    CleanUp(WithdrawCommand(/*leave_queue=*/true));
     marked_.clear();
   }
   // Won or given up: new readers need not wait for this writer any more.

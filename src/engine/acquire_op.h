@@ -235,6 +235,10 @@ class AcquireOp final : public NamedOperation, private Wakeups::Waiter {
   absl::Span<const std::string> OwnChannel() const;
 
   void SendToAll(const Command& command) { host_->SendToAll(command); }
+  // This attempt's clean-up, delivered even across a reconnection.
+  void CleanUp(const Command& command) {
+    host_->CleanUpEverywhere(command, ttl_);
+  }
 
   // The channels this acquisition's waiting listens on: its lock keys, or
   // a semaphore's limit key (its slot keys change between attempts).

@@ -174,6 +174,36 @@ void Master::Connect() {
   loaded_on_demand_.clear();
   connect_timer_->Arm(config_.connect_timeout);
   QueueHandshake();
+  // Held clean-ups go right behind the handshake, ahead of anything the
+  // engine sends on this connection: an attempt of the same token that wins
+  // here later is never undone by an older one's clean-up.
+  std::deque<HeldCleanup> held = std::move(held_cleanups_);
+  held_cleanups_.clear();
+  for (HeldCleanup& h : held) {
+    if (Now() < h.until) SendHeld(std::move(h));
+  }
+}
+
+void Master::SendCleanup(const Command& command, absl::Duration keep_for) {
+  SendHeld({std::make_shared<const Command>(command), Now() + Chrono(keep_for)});
+}
+
+void Master::SendHeld(HeldCleanup held) {
+  std::shared_ptr<const Command> command = held.command;
+  Send(std::move(command), [this, held = std::move(held)](
+                               absl::StatusOr<RedisReply> reply) mutable {
+    // Answered (an error reply included: the master ran it or refused it),
+    // or the client is going away: done with it. Not delivered, or not known
+    // to be (the connection failed, or the reply came too late): kept for
+    // the next connection. A token-checked release may run twice.
+    if (shutting_down_ || reply.ok() ||
+        (!absl::IsUnavailable(reply.status()) &&
+         !absl::IsDeadlineExceeded(reply.status()))) {
+      return;
+    }
+    if (held_cleanups_.size() >= kMaxHeldCleanups) held_cleanups_.pop_front();
+    held_cleanups_.push_back(std::move(held));
+  });
 }
 
 void Master::QueueHandshake() {

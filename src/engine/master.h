@@ -80,6 +80,10 @@ class Master final : public MasterLink, private ConnectionObserver {
   const std::string& name() const override { return name_; }
   const MasterConfig& config() const { return config_; }
   void Send(const Command& command, ReplyCallback done) override;
+  // Kept (at most kMaxHeldCleanups, the oldest dropped first) while its
+  // connection fails or closes before it is answered.
+  void SendCleanup(const Command& command, absl::Duration keep_for) override;
+  static constexpr size_t kMaxHeldCleanups = 1024;
   void Send(std::shared_ptr<const Command> command,
             ReplyCallback done) override;
 
@@ -140,6 +144,14 @@ class Master final : public MasterLink, private ConnectionObserver {
   void Send(std::shared_ptr<const Command> kept, const Command& command,
             ReplyCallback done);
   void Connect();
+  // A clean-up not yet known to have reached the master, and until when it
+  // is worth sending.
+  struct HeldCleanup {
+    std::shared_ptr<const Command> command;
+    MonotonicTime until;
+  };
+  // Sends `held`; keeps it again if the connection fails first.
+  void SendHeld(HeldCleanup held);
   // Closes the connection (flushing what it can) and answers every pending
   // request with `reason`; reconnects later.
   void Close(absl::Status reason);
@@ -208,6 +220,8 @@ class Master final : public MasterLink, private ConnectionObserver {
   // Scripts not loaded by the handshake that this connection has been sent
   // SCRIPT LOAD for (Script::loaded_on_connect); emptied on every connect.
   std::vector<const Script*> loaded_on_demand_;
+  // Clean-ups to send on the next connection (SendCleanup()).
+  std::deque<HeldCleanup> held_cleanups_;
   std::function<void()> on_state_change_;
   bool ever_failed_ = false;
 };

@@ -44,6 +44,16 @@ class MasterLink {
                     ReplyCallback done) {
     Send(*command, std::move(done));
   }
+  // Sends the clean-up of a lost or abandoned attempt (a token-checked
+  // release of what the attempt may have set here), which nobody waits for
+  // but which must reach the master: a link that cannot send it now, or
+  // loses the connection before its reply, sends it again on its next
+  // connection, ahead of every command but the handshake, until `keep_for`
+  // (the attempt's TTL: its keys are gone by then) has passed. The default
+  // sends it once. Loop thread only.
+  virtual void SendCleanup(const Command& command, absl::Duration keep_for) {
+    Send(command, [](absl::StatusOr<RedisReply>) {});
+  }
 };
 
 }  // namespace redlock::internal

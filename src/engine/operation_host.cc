@@ -37,4 +37,9 @@ void OperationHost::SendToAll(const Command& command) {
   }
 }
 
+void OperationHost::CleanUpEverywhere(const Command& command,
+                                      absl::Duration ttl) {
+  for (MasterLink* master : links_) master->SendCleanup(command, ttl);
+}
+
 }  // namespace redlock::internal

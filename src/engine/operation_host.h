@@ -20,6 +20,8 @@
 //   WakeupsForWaiting() the same, made on first use;
 //   BaseRound(ttl)      a round's config, votes judged by the guard;
 //   SendToAll(command)  a fire-and-forget command to every master;
+//   CleanUpEverywhere   an attempt's clean-up, delivered to every master
+//                       even across a reconnection;
 //   Finish(op, deliver) an operation's one result, and its end;
 //   WhenReadyToAttempt  a first attempt waits for a judged quorum;
 //   KeepAliveBatches(), Extend(), Release(), CheckLock(),
@@ -85,6 +87,11 @@ class OperationHost {
   // Sends `command` to every master, answers ignored (a clean-up or an
   // announcement: nothing waits for it).
   void SendToAll(const Command& command);
+  // Sends an attempt's clean-up (a token-checked release, undo or
+  // withdrawal) to every master with MasterLink::SendCleanup: a master not
+  // connected now, or whose connection fails before it answers, gets it on
+  // its next connection, while `ttl` (the attempt's) has not passed.
+  void CleanUpEverywhere(const Command& command, absl::Duration ttl);
 
   // The subscribers that wake waiters, made on first use; null without
   // RetryPolicy::wake_on_release.

@@ -351,8 +351,7 @@ void QuorumRound::Decide(absl::Status status) {
           result.votes[i].kind == MasterVote::Kind::kDenied) {
         continue;
       }
-      masters_[i]->Send(*config_->cleanup_on_loss,
-                        [](absl::StatusOr<RedisReply>) {});
+      masters_[i]->SendCleanup(*config_->cleanup_on_loss, config_->ttl);
     }
   }
   Done done = std::move(done_);

@@ -1323,5 +1323,50 @@ TEST_F(FaultScenariosTest,
   }
 }
 
+// A failed attempt leaves nothing behind on a master whose connection died
+// after the SET ran there: its clean-up is sent again on the next
+// connection. Master 0 (behind a proxy) runs the SET, its reply waits in the
+// proxy, and the proxy resets the connection; master 1 is held by another
+// owner and denies, master 2 grants: the round is lost with master 0 not
+// connected, and before its clean-up was kept, the attempt's key stayed on
+// master 0 for its whole 30s TTL.
+TEST_F(FaultScenariosTest, AKeyLeftWhereTheConnectionDiedIsCleanedOnReconnect) {
+  START_OWN_MASTERS(3);
+  FaultProxy& proxy = Proxy(0);
+  AsyncRedlock& engine = PatientEngine();
+  const std::string resource = Resource("cut-after-set");
+  const std::string key = KeyOf(resource);
+  ASSERT_TRUE(Direct(1)->Command({"SET", key, "other", "PX", "60000"}).ok());
+  proxy.SetLatency(absl::ZeroDuration(), absl::Seconds(3));
+
+  std::optional<absl::StatusOr<Lock>> result;
+  ASSERT_TRUE(engine
+                  .AcquireAsync(resource, absl::Seconds(30),
+                                absl::ZeroDuration(),
+                                [&](absl::StatusOr<Lock> lock) {
+                                  result = std::move(lock);
+                                })
+                  .ok());
+  auto on_master_0 = [&] {
+    absl::StatusOr<std::optional<std::string>> value = Direct(0)->Get(key);
+    return value.ok() && value->has_value();
+  };
+  // The SET ran on master 0; its reply is held in the proxy.
+  ASSERT_TRUE(loop_.RunUntil(on_master_0, absl::Seconds(5)));
+  proxy.ResetAllConnections();
+  ASSERT_TRUE(loop_.RunUntil([&] { return result.has_value(); },
+                             absl::Seconds(5)));
+  ASSERT_FALSE(result->ok());
+  EXPECT_TRUE(absl::StrContains(result->status().message(), Name(0)))
+      << result->status();
+  proxy.SetLatency(absl::ZeroDuration(), absl::ZeroDuration());
+
+  // Gone once the client is connected again: seconds, not the 30s TTL.
+  EXPECT_TRUE(loop_.RunUntil([&] { return !on_master_0(); }, absl::Seconds(8)))
+      << "PTTL " << Direct(0)->Pttl(key).value_or(-3);
+  EXPECT_EQ(Value(1, key), std::optional<std::string>("other"));
+  EXPECT_EQ(Value(2, key), std::nullopt);
+}
+
 }  // namespace
 }  // namespace redlock
