@@ -97,9 +97,11 @@ struct RetryPolicy {
   // grace. Zero: a waiter named or not tries after its jitter, as though
   // nobody were queued. Default: 5ms.
   absl::Duration successor_grace = absl::Milliseconds(5);
-  // The release hands the lock to the waiter queued longest, in the same
-  // step (wake_on_release; a single-resource lock without fencing, not
-  // shared): one round trip from the release to the next holder instead of
+  // The release hands the lock, in the same step, to the waiter queued
+  // longest among those that set hand_off (wake_on_release; a
+  // single-resource lock without fencing, not shared): a waiter without it
+  // keeps its place in the queue but is never handed the lock, so a later
+  // waiter with hand_off can get it first. one round trip from the release to the next holder instead of
   // two. Each refused attempt of such a waiter leaves on that master a
   // hand-off entry (its token, its TTL and a fresh random proof; TTL at most
   // 2 * max_delay + 200ms, refreshed by its next attempt); a release
