@@ -750,5 +750,37 @@ TEST_F(AclTest, TheToolWithoutPttlNamesIt) {
       << status;
 }
 
+// Each permission docs/security.md lists as optional for the library is
+// optional: without it a client still takes and releases a lock, a reader
+// and a permit, and `redlock run` still works. (+config|get and the
+// channel pattern have tests of their own above, which show what is lost.)
+TEST_F(AclTest, EachOptionalPermissionIsOptionalForTheLock) {
+  for (const std::string permission : {"ping", "sscan", "mget", "select",
+                                       "eval"}) {
+    SCOPED_TRACE(permission);
+    Restrict({"-" + permission});
+    auto client = Client();
+    ASSERT_NE(client, nullptr);
+    absl::StatusOr<Lock> lock = client->TryAcquire("job", absl::Seconds(10));
+    ASSERT_TRUE(lock.ok()) << lock.status();
+    EXPECT_TRUE(client->Release(*lock).ok());
+    AcquireOptions options;
+    options.ttl = absl::Seconds(10);
+    options.shared = true;
+    absl::StatusOr<Lock> reader = client->Acquire("rw", options);
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    EXPECT_TRUE(client->Release(*reader).ok());
+    options.shared = false;
+    SemaphoreOptions sem;
+    sem.limit = 3;
+    absl::StatusOr<Lock> permit = client->AcquirePermits("pool", sem, options);
+    ASSERT_TRUE(permit.ok()) << permit.status();
+    EXPECT_TRUE(client->Release(*permit).ok());
+    const ToolRun run = Tool({"run", "job", "--", "true"});
+    EXPECT_EQ(run.exit_code, 0) << run;
+    Restrict({"+" + permission});
+  }
+}
+
 }  // namespace
 }  // namespace redlock
