@@ -101,25 +101,24 @@ struct RetryPolicy {
   // longest among those that set hand_off (wake_on_release; a
   // single-resource lock without fencing, not shared): a waiter without it
   // keeps its place in the queue but is never handed the lock, so a later
-  // waiter with hand_off can get it first. one round trip from the release to the next holder instead of
-  // two. Each refused attempt of such a waiter leaves on that master a
-  // hand-off entry (its token, its TTL and a fresh random proof; TTL at most
-  // 2 * max_delay + 200ms, refreshed by its next attempt); a release
-  // that finds one sets the key to that token instead of deleting it and
-  // publishes the proof (kGrantedMessage in keys.h, never the token). The
-  // waiter holds the lock once masters that count for a quorum have handed
-  // it over under the usual rules (the restart guard, membership, one vote
-  // per server; a hand-off counts only from the server run that master's
-  // command connection judged), with validity counted from the moment the
-  // attempt whose proof a master used was sent, less the drift term, as
-  // for any attempt. A proof it never sent grants nothing. A waiter that
-  // gives up or is cancelled withdraws its entries and hands on anything
-  // handed to it, in one step per master; a waiter handed a minority gives
-  // it back with its next lost attempt. Every release hands over where an
-  // entry exists, whatever its own client's setting. The cost: a waiter
-  // that dies without withdrawing (SIGKILL) within an entry's TTL of a
-  // release may be handed the lock and hold it, unused, for its TTL.
-  // Default: false.
+  // waiter with hand_off can get it first. It takes one round trip from the
+  // release to the next holder instead of two. Each refused attempt of such a
+  // waiter leaves on that master a hand-off entry (its token, its TTL and a
+  // fresh random proof; TTL at most 2 * max_delay + 200ms, refreshed by its
+  // next attempt); a release that finds one sets the key to that token instead
+  // of deleting it and publishes the proof (kGrantedMessage in keys.h, never
+  // the token). The waiter holds the lock once masters that count for a quorum
+  // have handed it over under the usual rules (the restart guard, membership,
+  // one vote per server; a hand-off counts only from the server run that
+  // master's command connection judged), with validity counted from the moment
+  // the attempt whose proof a master used was sent, less the drift term, as for
+  // any attempt. A proof it never sent grants nothing. A waiter that gives up
+  // or is cancelled withdraws its entries and hands on anything handed to it,
+  // in one step per master; a waiter handed a minority gives it back with its
+  // next lost attempt. Every release hands over where an entry exists, whatever
+  // its own client's setting. The cost: a waiter that dies without withdrawing
+  // (SIGKILL) within an entry's TTL of a release may be handed the lock and
+  // hold it, unused, for its TTL. Default: false.
   bool hand_off = false;
 };
 

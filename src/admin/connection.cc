@@ -133,8 +133,7 @@ absl::StatusOr<std::vector<std::string>> SetMembers(Connection& connection,
     if (cursor == "0") {
       // SSCAN may return a member twice; a set holds it once.
       std::sort(members.begin(), members.end());
-      members.erase(std::unique(members.begin(), members.end()),
-                    members.end());
+      members.erase(std::unique(members.begin(), members.end()), members.end());
       return members;
     }
   }

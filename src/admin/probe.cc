@@ -233,8 +233,6 @@ HolderSummary Summarize(const std::vector<MasterStatus>& statuses, int quorum) {
   return summary;
 }
 
-
-
 MarkerRecord RecordOf(const MasterStatus& s) {
   MarkerRecord out;
   if (!s.marker.has_value()) return out;
@@ -297,9 +295,7 @@ std::string PersistenceText(const MasterStatus& s) {
   return internal::DescribePersistence(s.persistence);
 }
 
-bool Durable(const MasterStatus& s) {
-  return internal::Durable(s.persistence);
-}
+bool Durable(const MasterStatus& s) { return internal::Durable(s.persistence); }
 
 bool EvictionRisk(const MasterStatus& s) {
   return !s.maxmemory_policy.empty() &&

@@ -42,10 +42,10 @@ struct Script {
 // it changes — is written once, above its Lua in the family's file; the
 // simulation's twin of each is a function of its own (tests/sim/
 // sim_redis.cc: SimRelease for ReleaseScript, ...), held to redis-server's
-// replies by the differential tests in tests/sim/sim_redis_test.cc. Every script takes
-// a lock's keys — one, or one per resource of a multi-resource lock — and
-// answers for the whole set. Waiters (RetryPolicy::wake_on_release) hear of
-// the keys through pub/sub on a channel named as each key: the release
+// replies by the differential tests in tests/sim/sim_redis_test.cc. Every
+// script takes a lock's keys — one, or one per resource of a multi-resource
+// lock — and answers for the whole set. Waiters (RetryPolicy::wake_on_release)
+// hear of the keys through pub/sub on a channel named as each key: the release
 // scripts publish kReleasedMessage for every key they delete, the acquire
 // scripts kTakenMessage for every key they set.
 //

@@ -185,7 +185,8 @@ void Master::Connect() {
 }
 
 void Master::SendCleanup(const Command& command, absl::Duration keep_for) {
-  SendHeld({std::make_shared<const Command>(command), Now() + Chrono(keep_for)});
+  SendHeld(
+      {std::make_shared<const Command>(command), Now() + Chrono(keep_for)});
 }
 
 void Master::SendHeld(HeldCleanup held) {

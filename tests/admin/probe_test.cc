@@ -71,8 +71,7 @@ TEST(SummarizeTest, AKeyWithoutTtlHoldsForever) {
   EXPECT_EQ(summary.expires_in, absl::InfiniteDuration());
 }
 
-MasterStatus Marked(std::string marker, std::string run_id,
-                    int64_t uptime_s) {
+MasterStatus Marked(std::string marker, std::string run_id, int64_t uptime_s) {
   MasterStatus s = Free();
   s.marker = std::move(marker);
   s.run_id = std::move(run_id);
@@ -126,8 +125,7 @@ TEST(GrantsCountTest, WhatCannotBeJudgedDoesNotCount) {
 
 TEST(MarkerStateTest, NamesTheStateOrNone) {
   EXPECT_EQ(MarkerState(Free()), "none");
-  EXPECT_EQ(MarkerState(Marked("reborn:1700000000000000:x", "x", 1)),
-            "reborn");
+  EXPECT_EQ(MarkerState(Marked("reborn:1700000000000000:x", "x", 1)), "reborn");
 }
 
 TEST(RiskNotesTest, NoevictionAndAofAlwaysAreQuietEverythingElseIsNamed) {

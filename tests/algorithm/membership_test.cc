@@ -4,12 +4,13 @@
 // count under the deployment's membership record, and how the votes are counted
 // while the deployment changes its masters. Pure functions, no servers.
 
+#include "src/algorithm/membership.h"
+
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
-#include "src/algorithm/membership.h"
 #include "src/algorithm/scripts.h"
 #include "src/engine/quorum_round.h"
 
@@ -167,21 +168,22 @@ TEST(JudgeMembershipTest, AMarkedMemberWithoutARecordCountsWhileItIsWritten) {
 // count, and are given the record. They have never been given one, so they
 // are no newer than it; a finished change leaves fewer than a quorum of
 // its old members at the record before it, kept or not yet recorded.
-TEST(JudgeMembershipTest, KeptMarkersWithoutARecordCountBeforeTheRecordIsKnown) {
+TEST(JudgeMembershipTest,
+     KeptMarkersWithoutARecordCountBeforeTheRecordIsKnown) {
   const Membership m = Steady({"a", "b", "c"});
   MemberView hand_marked = Unmarked();
   hand_marked.marked = true;
   hand_marked.kept = true;
-  const MembershipJudgement j = JudgeMembership(
-      {Carrying(m, "a"), hand_marked, hand_marked}, {"a", "b", "c"},
-      {"a", "b", "c"}, Quorum::kMajority);
+  const MembershipJudgement j =
+      JudgeMembership({Carrying(m, "a"), hand_marked, hand_marked},
+                      {"a", "b", "c"}, {"a", "b", "c"}, Quorum::kMajority);
   for (const absl::Status& s : j.standing) EXPECT_TRUE(s.ok()) << s;
   EXPECT_TRUE(j.needs_record[1]);
   // The same markers after a restart (their run_id is another) do not.
   hand_marked.kept = false;
-  const MembershipJudgement restarted = JudgeMembership(
-      {Carrying(m, "a"), hand_marked, hand_marked}, {"a", "b", "c"},
-      {"a", "b", "c"}, Quorum::kMajority);
+  const MembershipJudgement restarted =
+      JudgeMembership({Carrying(m, "a"), hand_marked, hand_marked},
+                      {"a", "b", "c"}, {"a", "b", "c"}, Quorum::kMajority);
   EXPECT_TRUE(Mentions(restarted.standing[1], "not known to be current"))
       << restarted.standing[1];
 }
@@ -244,10 +246,9 @@ TEST(JudgeMembershipTest, TwoConfigurationsAtOneEpochRefuseEveryMaster) {
 TEST(JudgeMembershipTest, TheHighestEpochIsAdopted) {
   const Membership old_record = Steady({"a", "b", "c"}, 1);
   const Membership joint = Joint({"a", "b", "c"}, {"a", "b", "d"}, 2);
-  const MembershipJudgement j =
-      JudgeMembership({Carrying(joint, "a"), Carrying(joint, "b"),
-                       Carrying(old_record, "c")},
-                      {"a", "b", "c"}, {"a", "b", "c"}, Quorum::kMajority);
+  const MembershipJudgement j = JudgeMembership(
+      {Carrying(joint, "a"), Carrying(joint, "b"), Carrying(old_record, "c")},
+      {"a", "b", "c"}, {"a", "b", "c"}, Quorum::kMajority);
   ASSERT_TRUE(j.adopted.has_value());
   EXPECT_EQ(j.adopted->epoch, 2);
   EXPECT_TRUE(j.adopted->joint());
@@ -294,7 +295,8 @@ TEST(JudgeMembershipTest, ARecordBackFromASnapshotIsNoEvidence) {
 // Once a quorum carries the record kept, a member that restarted since its
 // record was written counts (as the restart guard judges it) and is given
 // the record again, naming its new process.
-TEST(JudgeMembershipTest, ARestartedMembersRecordIsWrittenAgainOnceKnownCurrent) {
+TEST(JudgeMembershipTest,
+     ARestartedMembersRecordIsWrittenAgainOnceKnownCurrent) {
   const Membership m = Steady({"a", "b", "c"});
   const MembershipJudgement j = JudgeMembership(
       {CarryingAfterARestart(m, "a"), Carrying(m, "b"), Carrying(m, "c")},

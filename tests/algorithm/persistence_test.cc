@@ -94,9 +94,9 @@ TEST(DurabilityTest, OneConfigGetPerNameIsJudgedAsOneReply) {
         ConfigReply({"appendonly", "yes"}),
         ConfigReply({"appendfsync", "always"}), ConfigReply({"save", ""})};
     for (int i = 0; i < 3; ++i) {
-      AddConfigReply(i == refused ? RedisReply::Error("NOPERM no config|get")
-                                  : replies[i],
-                     &merged);
+      AddConfigReply(
+          i == refused ? RedisReply::Error("NOPERM no config|get") : replies[i],
+          &merged);
     }
     ParseConfigPersistence(merged, &p);
     EXPECT_FALSE(p.known) << "refused: " << refused;

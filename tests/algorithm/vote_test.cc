@@ -193,17 +193,17 @@ TEST(SemaphoreReplyTest, TheFreeSlotMapNamesEachFreeSlot) {
 TEST(SemaphoreReplyTest, AMalformedMapIsAFailedVoteNeverAGrant) {
   using R = RedisReply;
   for (const RedisReply& bad : std::vector<RedisReply>{
-           R::Array({R::Integer(1), R::String("10")}),      // Too short.
-           R::Array({R::Integer(1), R::String("10010")}),   // Too long.
-           R::Array({R::Integer(1), R::String("1x01")}),    // Not 0 or 1.
-           R::Array({R::Integer(1), R::Integer(3)}),        // The old list.
+           R::Array({R::Integer(1), R::String("10")}),     // Too short.
+           R::Array({R::Integer(1), R::String("10010")}),  // Too long.
+           R::Array({R::Integer(1), R::String("1x01")}),   // Not 0 or 1.
+           R::Array({R::Integer(1), R::Integer(3)}),       // The old list.
            R::Array({R::Integer(1), R::String("1001"), R::String("1")}),
            R::Array({R::Integer(1)}),
            R::Array({R::Integer(2), R::String("1001")})}) {
     EXPECT_FALSE(ParseSemaphoreReply(bad, /*limit=*/4).ok());
   }
-  EXPECT_FALSE(SemaphoreAcquireVote(R::Array({R::Integer(1), R::String("1x")}))
-                   .ok());
+  EXPECT_FALSE(
+      SemaphoreAcquireVote(R::Array({R::Integer(1), R::String("1x")})).ok());
   EXPECT_FALSE(
       SemaphoreAcquireVote(R::Array({R::Integer(1), R::Integer(0)})).ok());
   absl::StatusOr<SemaphoreReply> mismatch = ParseSemaphoreReply(

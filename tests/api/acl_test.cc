@@ -419,8 +419,8 @@ std::set<std::string> CommandsInTheSource() {
       const std::string ext = entry.path().extension().string();
       if (ext != ".cc" && ext != ".h") continue;
       const std::string text = ReadFile(entry.path().string());
-      for (std::sregex_iterator m(text.begin(), text.end(), lua), end;
-           m != end; ++m) {
+      for (std::sregex_iterator m(text.begin(), text.end(), lua), end; m != end;
+           ++m) {
         commands.insert((*m)[1]);
       }
       for (std::sregex_iterator m(text.begin(), text.end(), argv), end;
@@ -479,8 +479,7 @@ TEST_F(AclTest, TheRuleAllowsEveryCommandTheLibraryAndTheToolSend) {
     if (name == "auth") continue;  // Redis always allows AUTH.
     const std::string command = name.substr(0, name.find('|'));
     const Reply info = Admin(0, {"COMMAND", "INFO", command});
-    if (info.elements.empty() ||
-        info.elements[0].type != Reply::Type::kArray) {
+    if (info.elements.empty() || info.elements[0].type != Reply::Type::kArray) {
       continue;  // Not a Redis command.
     }
     const auto sample = kSamples.find(name);
@@ -755,8 +754,8 @@ TEST_F(AclTest, TheToolWithoutPttlNamesIt) {
 // and a permit, and `redlock run` still works. (+config|get and the
 // channel pattern have tests of their own above, which show what is lost.)
 TEST_F(AclTest, EachOptionalPermissionIsOptionalForTheLock) {
-  for (const std::string permission : {"ping", "sscan", "mget", "select",
-                                       "eval"}) {
+  for (const std::string permission :
+       {"ping", "sscan", "mget", "select", "eval"}) {
     SCOPED_TRACE(permission);
     Restrict({"-" + permission});
     auto client = Client();

@@ -1340,13 +1340,12 @@ TEST_F(FaultScenariosTest, AKeyLeftWhereTheConnectionDiedIsCleanedOnReconnect) {
   proxy.SetLatency(absl::ZeroDuration(), absl::Seconds(3));
 
   std::optional<absl::StatusOr<Lock>> result;
-  ASSERT_TRUE(engine
-                  .AcquireAsync(resource, absl::Seconds(30),
-                                absl::ZeroDuration(),
-                                [&](absl::StatusOr<Lock> lock) {
-                                  result = std::move(lock);
-                                })
-                  .ok());
+  ASSERT_TRUE(
+      engine
+          .AcquireAsync(
+              resource, absl::Seconds(30), absl::ZeroDuration(),
+              [&](absl::StatusOr<Lock> lock) { result = std::move(lock); })
+          .ok());
   auto on_master_0 = [&] {
     absl::StatusOr<std::optional<std::string>> value = Direct(0)->Get(key);
     return value.ok() && value->has_value();
@@ -1354,8 +1353,8 @@ TEST_F(FaultScenariosTest, AKeyLeftWhereTheConnectionDiedIsCleanedOnReconnect) {
   // The SET ran on master 0; its reply is held in the proxy.
   ASSERT_TRUE(loop_.RunUntil(on_master_0, absl::Seconds(5)));
   proxy.ResetAllConnections();
-  ASSERT_TRUE(loop_.RunUntil([&] { return result.has_value(); },
-                             absl::Seconds(5)));
+  ASSERT_TRUE(
+      loop_.RunUntil([&] { return result.has_value(); }, absl::Seconds(5)));
   ASSERT_FALSE(result->ok());
   EXPECT_TRUE(absl::StrContains(result->status().message(), Name(0)))
       << result->status();

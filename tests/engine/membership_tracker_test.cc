@@ -8,8 +8,6 @@
 // client Y (new list, A behind a 40 ms proxy) both won, X with {A, C} and Y
 // with {B, D}, in 10 races out of 10.
 
-#include "src/algorithm/membership.h"
-
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -24,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "redlock/keys.h"
 #include "redlock/redlock.h"
+#include "src/algorithm/membership.h"
 #include "src/algorithm/scripts.h"
 #include "tests/support/fault_proxy.h"
 #include "tests/support/guard_expectations.h"
@@ -244,8 +243,7 @@ TEST_F(MembershipTest, TwoServersThatSayTheyAreOneMemberCastOneVote) {
   {
     auto d = cluster_->Client(3);
     ASSERT_TRUE(d.ok()) << d.status();
-    ASSERT_TRUE(
-        (*d)->Set(DeploymentMarkerKey(Options()), *a_marker).ok());
+    ASSERT_TRUE((*d)->Set(DeploymentMarkerKey(Options()), *a_marker).ok());
   }
   auto w = MakeClient({Uri(0), Uri(1), Uri(2), Uri(3)});
   ASSERT_NE(w, nullptr);

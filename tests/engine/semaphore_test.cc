@@ -262,8 +262,8 @@ TEST_F(SemaphoreTest, LimitsOneAndTenTwentyFourWorkAtTheirEnds) {
   absl::StatusOr<Lock> single =
       client->AcquirePermits("wide", Sem(1024), Ttl(absl::Seconds(30)));
   ASSERT_TRUE(single.ok()) << single.status();
-  absl::StatusOr<Lock> rest = other->AcquirePermits(
-      "wide", Sem(1024, 1023), Ttl(absl::Seconds(30)));
+  absl::StatusOr<Lock> rest =
+      other->AcquirePermits("wide", Sem(1024, 1023), Ttl(absl::Seconds(30)));
   ASSERT_TRUE(rest.ok()) << rest.status();
   EXPECT_EQ(rest->keys().size(), 1023u);
   EXPECT_FALSE(
@@ -277,8 +277,8 @@ TEST_F(SemaphoreTest, LimitsOneAndTenTwentyFourWorkAtTheirEnds) {
   ASSERT_TRUE(other->Release(*rest).ok());
   ASSERT_TRUE(client->Release(*single).ok());
   // All 1024 at once, by one holder.
-  absl::StatusOr<Lock> all = client->AcquirePermits(
-      "wide", Sem(1024, 1024), Ttl(absl::Seconds(30)));
+  absl::StatusOr<Lock> all =
+      client->AcquirePermits("wide", Sem(1024, 1024), Ttl(absl::Seconds(30)));
   ASSERT_TRUE(all.ok()) << all.status();
   EXPECT_EQ(all->keys().size(), 1024u);
   ASSERT_TRUE(client->Extend(*all, absl::Seconds(60)).ok());

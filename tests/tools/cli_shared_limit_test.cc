@@ -241,8 +241,8 @@ TEST_F(CliTest, AcquireStatusExtendReleaseOfReadersAndPermits) {
 // acquire script's list of free slots, MGET of every slot, SMEMBERS of the
 // readers' index.
 TEST_F(CliTest, TheLargestSemaphoreAndTheMostReadersWorkEndToEnd) {
-  const Finished all = Run(
-      {"acquire", "--limit=1024", "--permits=1024", "--ttl=30s", "wide"});
+  const Finished all =
+      Run({"acquire", "--limit=1024", "--permits=1024", "--ttl=30s", "wide"});
   ASSERT_EQ(all.exit_code, 0) << all;
   const std::string token = KeyValues(all.out)["token"];
   EXPECT_EQ(MastersWithKey("redlock:__sem__:wide:1023"), 5);
@@ -273,9 +273,9 @@ TEST_F(CliTest, TheLargestSemaphoreAndTheMostReadersWorkEndToEnd) {
   for (int i = 0; i < 5; ++i) {
     auto client = cluster_->Client(i);
     ASSERT_TRUE(client.ok()) << client.status();
-    ASSERT_TRUE(
-        (*client)->Command({"SET", "redlock:rw", "shared", "PX", "30000"})
-            .ok());
+    ASSERT_TRUE((*client)
+                    ->Command({"SET", "redlock:rw", "shared", "PX", "30000"})
+                    .ok());
     for (int r = 0; r < 1024; ++r) {
       const std::string reader = absl::StrFormat("%032x", r);
       ASSERT_TRUE((*client)

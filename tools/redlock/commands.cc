@@ -597,8 +597,7 @@ std::string PrometheusStatus(const Config& config,
   for (const MasterStatus& s : statuses) {
     if (!s.reachable) continue;
     Labels labels = of(s);
-    labels.emplace_back("persistence",
-                        admin::PersistenceText(s));
+    labels.emplace_back("persistence", admin::PersistenceText(s));
     out.Sample(labels, !admin::Durable(s));
   }
 

@@ -19,8 +19,8 @@
 #include <thread>
 
 #include "redlock/lock.h"
-#include "tools/redlock/cli.h"
 #include "src/admin/probe.h"
+#include "tools/redlock/cli.h"
 
 namespace redlock::cli {
 

@@ -16,8 +16,8 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "redlock/keys.h"
-#include "src/admin/reconfigure.h"
 #include "src/admin/connection.h"
+#include "src/admin/reconfigure.h"
 
 namespace redlock::cli {
 namespace {
