@@ -238,7 +238,8 @@ class AsyncRedlock {
   // leaves none of its keys behind: its token-checked clean-up goes to every
   // master, and a master whose connection failed before it answered (the
   // attempt's SET may have run there) gets it again first thing on its next
-  // connection, while the attempt's TTL has not passed.
+  // connection, while the attempt's TTL has not passed and this client
+  // lives (at most 1024 kept per master, the oldest dropped first).
   //
   // The first acquisitions of a new client start as soon as a quorum of
   // masters has been judged by the restart guard (a stopped master does not

@@ -104,24 +104,21 @@ MasterStatus Probe(const MasterAddress& address, const Timeouts& timeouts,
   }
   if (!full) return status;
   status.fence = string_or_nil(run({"GET", keys.fence}));
-  if (status.token == kSharedLockValue && !keys.readers.empty()) {
+  if (status.token == kSharedLockValue && !keys.readers.empty() && may_run()) {
     absl::StatusOr<std::vector<std::string>> members =
-        may_run() ? SetMembers(connection, keys.readers)
-                  : absl::StatusOr<std::vector<std::string>>(status.error);
-    std::vector<std::string> reader_keys;
+        SetMembers(connection, keys.readers);
     if (record(members.status())) {
+      std::vector<std::string> reader_keys;
       for (const std::string& m : *members) {
         reader_keys.push_back(keys.reader_base + m);
       }
-    }
-    // Only readers whose own key lives: the index is pruned on release.
-    absl::StatusOr<std::vector<std::optional<std::string>>> alive =
-        may_run() ? GetMany(connection, reader_keys)
-                  : absl::StatusOr<std::vector<std::optional<std::string>>>(
-                        status.error);
-    if (record(alive.status())) {
-      for (size_t i = 0; i < alive->size(); ++i) {
-        if ((*alive)[i].has_value()) status.readers.push_back((*members)[i]);
+      // Only readers whose own key lives: the index is pruned on release.
+      absl::StatusOr<std::vector<std::optional<std::string>>> alive =
+          GetMany(connection, reader_keys);
+      if (record(alive.status())) {
+        for (size_t i = 0; i < alive->size(); ++i) {
+          if ((*alive)[i].has_value()) status.readers.push_back((*members)[i]);
+        }
       }
     }
   }
@@ -298,8 +295,8 @@ std::string PersistenceText(const MasterStatus& s) {
 bool Durable(const MasterStatus& s) { return internal::Durable(s.persistence); }
 
 bool EvictionRisk(const MasterStatus& s) {
-  return !s.maxmemory_policy.empty() &&
-         !internal::EvictionRisk(s.maxmemory_policy).ok();
+  // An unread (empty) policy is no risk to internal::EvictionRisk either.
+  return !internal::EvictionRisk(s.maxmemory_policy).ok();
 }
 
 std::vector<std::string> RiskNotes(const MasterStatus& s) {

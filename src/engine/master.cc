@@ -193,15 +193,12 @@ void Master::SendHeld(HeldCleanup held) {
   std::shared_ptr<const Command> command = held.command;
   Send(std::move(command), [this, held = std::move(held)](
                                absl::StatusOr<RedisReply> reply) mutable {
-    // Answered (an error reply included: the master ran it or refused it),
-    // or the client is going away: done with it. Not delivered, or not known
-    // to be (the connection failed, or the reply came too late): kept for
-    // the next connection. A token-checked release may run twice.
-    if (shutting_down_ || reply.ok() ||
-        (!absl::IsUnavailable(reply.status()) &&
-         !absl::IsDeadlineExceeded(reply.status()))) {
-      return;
-    }
+    // Answered (an error reply is a reply: the master ran it or refused
+    // it), or the client is going away: done with it. Any other outcome is
+    // no reply (the connection failed, was closed for a reply it refused,
+    // or the reply came too late): not known to have run, so kept for the
+    // next connection. A token-checked release may run twice.
+    if (shutting_down_ || reply.ok()) return;
     if (held_cleanups_.size() >= kMaxHeldCleanups) held_cleanups_.pop_front();
     held_cleanups_.push_back(std::move(held));
   });
