@@ -11,6 +11,8 @@
 // milliseconds. The same status codes, message fragments, tokens and keys on
 // masters are asserted as on real servers.
 //
+// Also the lifetime of a lock whose extensions overlap (SimLifetimeTest).
+//
 // Three of these scenes also stay on real redis-server processes, as proof
 // that the simulated masters and network behave like the real ones where it
 // matters here (tests/engine/restart_guard_test.cc and
@@ -860,6 +862,78 @@ TEST_F(SimRestartGuardTest,
   EXPECT_TRUE(lock.ok()) << lock.status();
   RunFor(absl::Milliseconds(100));  // Reads the lock did not wait for.
   for (int i = 0; i < 5; ++i) EXPECT_EQ(a.Health()[i].marker, "reborn") << i;
+}
+
+// tests/engine/lifetime_test.cc's overlapping extensions on simulated time,
+// carried to the second owner they would let in. A KeepAlive-like 30 s
+// extension and a 2 s one of the same lock are in flight together; every
+// master applies 30 s then 2 s, and the 30 s round is decided last (masters
+// 0 and 1 deny it while another token stands there, so it needs master 4,
+// 150 ms away). Once a quorum's keys are gone after 2 s another client wins
+// the lock: the first must no longer call it valid by its own clock.
+class SimLifetimeTest : public SimGuardFixture {};
+
+TEST_F(SimLifetimeTest,
+       OverlappingExtensionsNeverOutliveTheKeysSoNoSecondOwnerOverlaps) {
+  Options options = ClientOptions();
+  options.request_timeout = absl::Milliseconds(600);
+  Engine& a = MakeClient(options);
+  const std::string key = LockKey(Options(), kJob);
+  absl::StatusOr<Lock> held = TryAcquire(a, kJob, absl::Seconds(5));
+  ASSERT_TRUE(held.ok()) << held.status();
+  const Lock lock = *held;
+  const std::string token(lock.token());
+  ASSERT_TRUE(RunUntil([&] {
+    for (int i = 0; i < 5; ++i) {
+      if (Value(i, key) != token) return false;
+    }
+    return true;
+  }));
+  cluster_->SetExtraDelay(4, absl::Milliseconds(150));
+  auto set_key = [&](int i, const std::string& value) {
+    const RedisReply r = Command(i, {"SET", key, value, "PX", "5000"});
+    ASSERT_EQ(r.str, "OK") << Describe(r);
+  };
+  set_key(0, "someone-else");
+  set_key(1, "someone-else");
+  std::vector<int> decided;  // Seconds of each extension, as decided.
+  absl::Status long_status, short_status;
+  ASSERT_TRUE(a.Extend(lock, absl::Seconds(30), [&](absl::Status s) {
+                 long_status = s;
+                 decided.push_back(30);
+               }).ok());
+  // The 30 s extension has run on the fast masters once master 2 keeps the
+  // key that long.
+  ASSERT_TRUE(RunUntil([&] {
+    const RedisReply pttl = Command(2, {"PTTL", key});
+    return pttl.integer > 20000;
+  }));
+  set_key(0, token);
+  set_key(1, token);
+  ASSERT_TRUE(a.Extend(lock, absl::Seconds(2), [&](absl::Status s) {
+                 short_status = s;
+                 decided.push_back(2);
+               }).ok());
+  ASSERT_TRUE(RunUntil([&] { return decided.size() == 2; }));
+  ASSERT_TRUE(long_status.ok()) << long_status;
+  ASSERT_TRUE(short_status.ok()) << short_status;
+  ASSERT_EQ(decided, (std::vector<int>{2, 30}))
+      << "the scene needs the 30 s extension decided last";
+  int short_ttl = 0;
+  for (int i = 0; i < 5; ++i) {
+    const RedisReply pttl = Command(i, {"PTTL", key});
+    short_ttl += pttl.integer <= 2000 ? 1 : 0;
+  }
+  ASSERT_GE(short_ttl, 3) << "every master applied 2 s last";
+  cluster_->SetExtraDelay(4, absl::ZeroDuration());
+  Engine& b = MakeClient(ClientOptions());
+  AcquireOptions wait = Plain(absl::Seconds(10));
+  wait.wait = absl::Seconds(5);
+  absl::StatusOr<Lock> second = Acquire(b, kJob, wait);
+  ASSERT_TRUE(second.ok()) << "the keys expired, yet " << second.status();
+  EXPECT_FALSE(lock.valid())
+      << "two owners: the first still calls its lock valid for "
+      << lock.remaining() << " while another client holds it";
 }
 
 }  // namespace
