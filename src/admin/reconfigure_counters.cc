@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -195,13 +196,23 @@ Code RaiseEveryCounter(PassState& p) {
     }
   }
   if (!p.dry_run() && (raised < needed || !counters.error.empty())) {
+    // A user the documented rule made may not SCAN (docs/security.md): say
+    // what to grant rather than to wait for an answer that will not change.
+    bool no_scan = false;
+    for (const auto& [name, error] : counters.error) {
+      no_scan = no_scan || absl::StrContains(error, "NOPERM");
+    }
     p.out.Error(absl::StrCat(
         "reconfigure: the fencing counters reached ", raised, " of ", new_size,
         " new members (", needed, " needed)",
         counters.error.empty() ? ""
                                : ", and some servers' counters were not "
                                  "read",
-        "; nothing finished; run it again when they answer"));
+        "; nothing finished; ",
+        no_scan ? "the user may not SCAN for them: give the operator's user "
+                  "+scan (ACL SETUSER <user> +scan, docs/security.md) and run "
+                  "it again"
+                : "run it again when they answer"));
     return Code::kUnavailable;
   }
   return Code::kOk;

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -258,7 +259,7 @@ class AclTest : public ::testing::Test {
   std::unique_ptr<RedisCluster> cluster_;
   std::string password_;
   std::string dir_;
-  int runs_ = 0;
+  std::atomic<int> runs_ = 0;
 };
 
 AcquireOptions Ttl(absl::Duration ttl, bool fencing = false) {
@@ -778,6 +779,157 @@ TEST_F(AclTest, EachOptionalPermissionIsOptionalForTheLock) {
     const ToolRun run = Tool({"run", "job", "--", "true"});
     EXPECT_EQ(run.exit_code, 0) << run;
     Restrict({"+" + permission});
+  }
+}
+
+// Every subcommand of the tool, with each kind of lock it takes (plain,
+// --fencing, --shared, --limit, several resources), as the documented user;
+// then reconfigure, which the rule alone cannot finish (it SCANs for the
+// fencing counters, which security.md keeps out of the rule: SCAN lists key
+// names outside the key pattern too) and which finishes once the operator's
+// user is given +scan, as the page says.
+TEST_F(AclTest, EverySubcommandWithEveryKindOfLockRunsAsTheUser) {
+  // A short max_ttl, the same for every run, so that reconfigure's wait
+  // (max_ttl * 1.01 + 3 s) fits the test.
+  const std::vector<std::string> common = {"--max-ttl=2s"};
+  auto tool = [&](std::vector<std::string> args) {
+    args.insert(args.begin() + 1, common.begin(), common.end());
+    return Tool(std::move(args));
+  };
+  std::vector<ToolRun> runs;
+  auto expect_ok = [&](const ToolRun& r, absl::string_view what) {
+    EXPECT_EQ(r.exit_code, 0) << what << ": " << r;
+    runs.push_back(r);
+  };
+  struct Kind {
+    std::vector<std::string> flags;
+    std::vector<std::string> resources;
+  };
+  const std::vector<Kind> kinds = {{{}, {"job"}},
+                                   {{"--fencing"}, {"fenced"}},
+                                   {{"--shared"}, {"shelf"}},
+                                   {{"--limit=3"}, {"pool"}},
+                                   {{"--limit=3", "--permits=2"}, {"pool2"}},
+                                   {{}, {"a", "b", "c"}}};
+  for (const Kind& kind : kinds) {
+    const std::string what = absl::StrJoin(kind.flags, " ") + " " +
+                             absl::StrJoin(kind.resources, " ");
+    SCOPED_TRACE(what);
+    std::vector<std::string> run = {"run", "--ttl=2s"};
+    run.insert(run.end(), kind.flags.begin(), kind.flags.end());
+    run.insert(run.end(), kind.resources.begin(), kind.resources.end());
+    run.insert(run.end(), {"--", "true"});
+    expect_ok(tool(run), "run");
+    // The other subcommands take one resource: each of them in turn.
+    for (const std::string& resource : kind.resources) {
+      std::vector<std::string> acquire = {"acquire", "--ttl=2s"};
+      acquire.insert(acquire.end(), kind.flags.begin(), kind.flags.end());
+      acquire.push_back(resource);
+      const ToolRun acquired = tool(acquire);
+      expect_ok(acquired, "acquire");
+      const std::string token = testing::KeyValues(acquired.out)["token"];
+      ASSERT_FALSE(token.empty()) << acquired;
+      // status takes --limit, not --fencing, --shared or --permits.
+      std::vector<std::string> status = {"status"};
+      for (const std::string& flag : kind.flags) {
+        if (absl::StartsWith(flag, "--limit")) status.push_back(flag);
+      }
+      status.push_back(resource);
+      const ToolRun shown = tool(status);
+      expect_ok(shown, "status");
+      // The holder shows: a semaphore's in its slots (its resource key, a
+      // plain lock's, is "not held"), a reader as one, any other lock as
+      // the key's holder.
+      const bool shared = kind.flags == std::vector<std::string>{"--shared"};
+      EXPECT_THAT(shown.out, status.size() > 2
+                                 ? HasSubstr("=" + token.substr(0, 8))
+                             : shared          ? HasSubstr("shared by 1 reader ")
+                                               : HasSubstr(token.substr(0, 8)))
+          << shown;
+      // extend and release take --shared and --limit (the key layout), not
+      // --fencing or --permits.
+      std::vector<std::string> by_token;
+      for (const std::string& flag : kind.flags) {
+        if (flag == "--shared" || absl::StartsWith(flag, "--limit")) {
+          by_token.push_back(flag);
+        }
+      }
+      std::vector<std::string> extend = {"extend", "--ttl=2s"};
+      extend.insert(extend.end(), by_token.begin(), by_token.end());
+      extend.insert(extend.end(), {resource, token});
+      expect_ok(tool(extend), "extend");
+      std::vector<std::string> release = {"release"};
+      release.insert(release.end(), by_token.begin(), by_token.end());
+      release.insert(release.end(), {resource, token});
+      expect_ok(tool(release), "release");
+    }
+  }
+  // A contended plain lock waited for: the waiting writer's retries (PTTL
+  // in its script), the wake-up's SUBSCRIBE, and the release that hands the
+  // lock to the waiter (its hand-off entry and channel).
+  const ToolRun held = tool({"acquire", "--ttl=2s", "contended"});
+  expect_ok(held, "acquire to hold");
+  ToolRun waited;
+  std::thread waiter([&] {
+    waited = tool({"acquire", "--ttl=2s", "--wait=5s", "contended"});
+  });
+  absl::SleepFor(absl::Milliseconds(500));
+  expect_ok(tool({"release", "contended",
+                  testing::KeyValues(held.out)["token"]}),
+            "release to a waiter");
+  waiter.join();
+  expect_ok(waited, "acquire --wait behind a holder");
+
+  // reconfigure A,B,C -> A,B,D, as the user, D set up like the others.
+  RedisServer::Config config;
+  config.requirepass = kAdminPassword;
+  auto d = RedisServer::Start(config);
+  ASSERT_TRUE(d.ok()) << d.status();
+  {
+    auto admin = (*d)->Client();
+    ASSERT_TRUE(admin.ok()) << admin.status();
+    auto set = (*admin)->Command(DocumentedRule(password_));
+    ASSERT_TRUE(set.ok() && !set->is_error()) << "ACL SETUSER on D";
+  }
+  std::vector<std::string> old_list = Uris();
+  std::vector<std::string> new_list = {old_list[0], old_list[1],
+                                       absl::StrCat("redis://", kUser, ":",
+                                                    password_, "@",
+                                                    (*d)->Address())};
+  const std::string masters =
+      absl::StrCat("--masters=", absl::StrJoin(old_list, ","));
+  const std::string to = absl::StrCat("--to=", absl::StrJoin(new_list, ","));
+  expect_ok(tool({"reconfigure", masters, to}), "reconfigure: begin");
+  const ToolRun refused = tool({"reconfigure", masters, to, "--wait=10s"});
+  EXPECT_NE(refused.exit_code, 0) << refused;
+  EXPECT_THAT(refused.out, HasSubstr("permissions to run the 'scan' command"))
+      << refused;
+  EXPECT_THAT(refused.err, HasSubstr("give the operator's user +scan"))
+      << refused;
+  auto allow_scan = [&](testing::RedisClient& admin) {
+    auto set = admin.Command({"ACL", "SETUSER", kUser, "+scan"});
+    ASSERT_TRUE(set.ok() && !set->is_error()) << "ACL SETUSER +scan";
+  };
+  for (int i = 0; i < cluster_->size(); ++i) {
+    auto admin = cluster_->Client(i);
+    ASSERT_TRUE(admin.ok()) << admin.status();
+    allow_scan(**admin);
+  }
+  {
+    auto admin = (*d)->Client();
+    ASSERT_TRUE(admin.ok()) << admin.status();
+    allow_scan(**admin);
+  }
+  const ToolRun finished = tool({"reconfigure", masters, to, "--wait=10s"});
+  expect_ok(finished, "reconfigure: finish with +scan");
+  EXPECT_THAT(finished.out, HasSubstr("finished")) << finished;
+  const std::string new_masters =
+      absl::StrCat("--masters=", absl::StrJoin(new_list, ","));
+  expect_ok(tool({"run", new_masters, "--ttl=2s", "--fencing", "fenced", "--", "true"}),
+            "run on the new members");
+  for (const ToolRun& r : runs) {
+    EXPECT_THAT(r.out + r.err, ::testing::Not(HasSubstr("NOPERM"))) << r;
+    EXPECT_THAT(r.out + r.err, ::testing::Not(HasSubstr(password_))) << r;
   }
 }
 

@@ -341,11 +341,13 @@ bool SharedByReaders(const MasterStatus& s) {
   return s.token == kSharedLockValue;
 }
 
-// The holder column: a token's prefix, or "shared by N readers".
+// The holder column: a token's prefix, or "shared by N readers" ("1
+// reader").
 std::string HolderText(const MasterStatus& s) {
   if (!s.token.has_value()) return "-";
   if (SharedByReaders(s)) {
-    return absl::StrCat("shared by ", s.readers.size(), " readers");
+    return absl::StrCat("shared by ", s.readers.size(),
+                        s.readers.size() == 1 ? " reader" : " readers");
   }
   return TokenPrefix(*s.token);
 }
