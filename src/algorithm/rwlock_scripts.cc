@@ -144,6 +144,27 @@ constexpr absl::string_view kWriterAcquireSource =
     "if KEYS[4] then redis.call('set', KEYS[4], ARGV[6] .. ' ' .. ARGV[2] .. ' ' .. ARGV[1], 'PX', ARGV[7]) end\n"
     "return 0\n";
 
+// WriterMarkScript(): a waiting writer that does not use the writer
+// acquire script (a fenced writer, or one of several resources) marks
+// itself waiting before each attempt after a refusal. KEYS: pairs R, its
+// writer-waiting key (WriterWaitingKey()), one pair per resource. ARGV: the
+// waiter id, the waiting key's TTL in ms. For each pair whose R exists (the
+// resource is held there), adds the id to the waiting set and raises the
+// set's TTL to the longer of its own and the given one, as the writer
+// acquire script does on a refusal; a free resource is left unmarked. Sets
+// and deletes no lock key. Returns how many pairs were marked.
+constexpr absl::string_view kWriterMarkSource =
+    "local marked = 0\n"
+    "for i = 1, #KEYS, 2 do\n"
+    "  if redis.call('exists', KEYS[i]) == 1 then\n"
+    "    redis.call('sadd', KEYS[i + 1], ARGV[1])\n"
+    "    local wait = math.max(tonumber(ARGV[2]), redis.call('pttl', KEYS[i + 1]))\n"
+    "    redis.call('pexpire', KEYS[i + 1], wait)\n"
+    "    marked = marked + 1\n"
+    "  end\n"
+    "end\n"
+    "return marked\n";
+
 // clang-format on
 
 }  // namespace
@@ -178,6 +199,28 @@ const Script& WriterAcquireScript() {
                             /*creates_lock=*/true,
                             /*loaded_on_connect=*/false));
   return *script;
+}
+
+const Script& WriterMarkScript() {
+  static const Script* const script =
+      new Script(MakeScript("writer mark", kWriterMarkSource,
+                            /*creates_lock=*/false,
+                            /*loaded_on_connect=*/false));
+  return *script;
+}
+
+Command WriterMarkCommand(absl::Span<const std::string> lock_keys,
+                          absl::Span<const std::string> waiting_keys,
+                          absl::string_view waiter_id,
+                          absl::Duration waiting_ttl) {
+  std::vector<std::string> keys;
+  keys.reserve(2 * lock_keys.size());
+  for (size_t i = 0; i < lock_keys.size() && i < waiting_keys.size(); ++i) {
+    keys.push_back(lock_keys[i]);
+    keys.push_back(waiting_keys[i]);
+  }
+  return KeysCommand(WriterMarkScript(), keys,
+                     {std::string(waiter_id), TtlMillis(waiting_ttl)});
 }
 
 Command ReaderAcquireCommand(absl::string_view lock_key,

@@ -37,7 +37,7 @@ const std::vector<const Script*>& AllScripts() {
       &SemaphoreAcquireScript(), &SemaphoreExtendScript(),
       &ReaderAcquireScript(),    &ReaderExtendScript(),
       &ReaderReleaseScript(),    &WriterAcquireScript(),
-      &BatchExtendScript()};
+      &WriterMarkScript(),       &BatchExtendScript()};
   // Not ReconfigureScript(): only `redlock reconfigure` runs it, with EVAL.
   return *scripts;
 }

@@ -67,6 +67,7 @@ const Script& ReaderAcquireScript();
 const Script& ReaderExtendScript();
 const Script& ReaderReleaseScript();
 const Script& WriterAcquireScript();
+const Script& WriterMarkScript();
 // marker_scripts.cc: the deployment marker (MarkerScript(),
 // ReconfigureScript(), declared with their commands below).
 
@@ -201,6 +202,12 @@ Command WriterAcquireCommand(absl::string_view lock_key,
                              absl::Duration waiting_ttl, bool announce,
                              absl::string_view arrival_key = {},
                              const HandOffEntry* hand_off = nullptr);
+// WriterMarkScript: `lock_keys[i]` paired with `waiting_keys[i]` (of the
+// same length, in the same order).
+Command WriterMarkCommand(absl::Span<const std::string> lock_keys,
+                          absl::Span<const std::string> waiting_keys,
+                          absl::string_view waiter_id,
+                          absl::Duration waiting_ttl);
 Command FencedAcquireCommand(absl::string_view key,
                              absl::string_view counter_key,
                              absl::string_view marker_key,

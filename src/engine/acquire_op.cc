@@ -31,6 +31,13 @@ AcquireOp::AcquireOp(OperationHost* host, std::vector<std::string> resources,
       // after a refusal (WriterAcquireScript).
       may_wait_as_writer_(!shared_ && !options.fencing &&
                           !semaphore_.has_value() && resources_.size() == 1),
+      // Any other writer (fenced, or of several resources) marks itself
+      // waiting with a script of its own (WriterMarkScript).
+      marks_as_writer_(!shared_ && !semaphore_.has_value() &&
+                       !may_wait_as_writer_),
+      waiting_keys_(marks_as_writer_ ? KeysOf(host->options(), resources_,
+                                              &WriterWaitingKey)
+                                     : std::vector<std::string>()),
       hand_off_(may_wait_as_writer_ && host->options().retry.hand_off &&
                 host->options().retry.wake_on_release),
       waiting_key_(WriterWaitingKey(host->options(), resource_)),
@@ -96,7 +103,24 @@ void AcquireOp::StartAttempt() {
     config.cleanup_on_loss = UndoCommand(/*announce=*/false);
     config.cleanup_skips_denied = true;
   }
+  if (marking_) MarkAsWaitingWriter();
   StartRound(std::move(config));
+}
+
+void AcquireOp::MarkAsWaitingWriter() {
+  const Command mark =
+      WriterMarkCommand(keys_, waiting_keys_, waiter_id_, WaitingTtl());
+  for (MasterLink* link : host_->links()) {
+    link->Send(mark, [](absl::StatusOr<RedisReply>) {});
+  }
+  // Maybe marked everywhere: its acquisition's end takes the id off.
+  marked_.assign(host_->links().size(), true);
+}
+
+absl::Duration AcquireOp::WaitingTtl() {
+  const absl::Duration left =
+      schedule_.WaitLeft(host_->runtime()->Now()).value_or(ttl_);
+  return std::max(std::min(ttl_, left), absl::Milliseconds(1));
 }
 
 bool AcquireOp::BeginAttempt() {
@@ -142,6 +166,11 @@ void AcquireOp::OnRound(RoundResult result) {
   if (may_wait_as_writer_ &&
       result.status.code() == absl::StatusCode::kAborted && !waits_as_writer_ &&
       !StartWaitingAsWriter()) {
+    return;
+  }
+  if (marks_as_writer_ &&
+      result.status.code() == absl::StatusCode::kAborted && !marking_ &&
+      !StartMarkingAsWriter()) {
     return;
   }
   if (!result.status.ok()) {
@@ -226,6 +255,20 @@ bool AcquireOp::StartWaitingAsWriter() {
     // and the next attempt, which leaves the entries, waits for it.
     if (watching_) host_->wakeups()->Watch(this, OwnChannel());
   }
+  return true;
+}
+
+bool AcquireOp::StartMarkingAsWriter() {
+  // Held (by readers or a writer): from the next attempt on, this writer
+  // marks itself waiting where a resource is held, so that new readers
+  // queue behind it as they do behind a writer of one unfenced resource.
+  absl::StatusOr<std::string> id = host_->runtime()->NewToken();
+  if (!id.ok()) {
+    Fail(id.status());
+    return false;
+  }
+  waiter_id_ = *std::move(id);
+  marking_ = true;
   return true;
 }
 
@@ -456,6 +499,14 @@ void AcquireOp::Finished(bool won) {
   // where it may still be.
   for (size_t i = 0; i < marked_.size(); ++i) {
     if (!marked_[i]) continue;
+    if (marking_) {
+      for (const std::string& key : waiting_keys_) {
+        Command unmark;
+        unmark.args = {"SREM", key, waiter_id_};
+        host_->links()[i]->Send(unmark, [](absl::StatusOr<RedisReply>) {});
+      }
+      continue;  // It has no arrival key or entry.
+    }
     Command unmark;
     unmark.args = {"SREM", waiting_key_, waiter_id_};
     host_->links()[i]->Send(unmark, [](absl::StatusOr<RedisReply>) {});

@@ -104,6 +104,16 @@ class AcquireOp final : public NamedOperation, private Wakeups::Waiter {
   // attempt on (and, with hand-off, watches its own channel). False if no
   // id could be made (Fail() ran).
   bool StartWaitingAsWriter();
+  // The same for a writer that marks itself (marks_as_writer_): its attempts
+  // from the next on are preceded by a mark on every master. False if no id
+  // could be made (Fail() ran).
+  bool StartMarkingAsWriter();
+  // Sends the mark (WriterMarkCommand) to every master, ahead of the
+  // attempt on the same connection.
+  void MarkAsWaitingWriter();
+  // How long a waiting mark made now holds new readers off: the writer's
+  // TTL, never past the end of its wait (at least 1 ms).
+  absl::Duration WaitingTtl();
   // The round was won with fencing: the token is one more than the highest
   // trusted counter read, written back to a quorum; or, without a quorum
   // of trusted reads, the lock is released and no token issued.
@@ -283,11 +293,17 @@ class AcquireOp final : public NamedOperation, private Wakeups::Waiter {
   // Read-write lock (AcquireOptions::shared).
   const bool shared_;              // A reader.
   const bool may_wait_as_writer_;  // A writer that can wait as one.
+  // A writer that marks itself waiting with WriterMarkScript() before each
+  // attempt after a refusal (fenced, or of several resources), and the
+  // waiting keys it marks, one per resource.
+  const bool marks_as_writer_;
+  const std::vector<std::string> waiting_keys_;
   const bool hand_off_;  // RetryPolicy::hand_off asked for, and this lock can.
   const std::string waiting_key_;  // WriterWaitingKey().
   const std::string readers_key_;  // Readers: SharedHoldersKey().
   std::string reader_key_;         // Readers: this attempt's own key.
   bool waits_as_writer_ = false;   // Attempts use the writer script.
+  bool marking_ = false;           // Attempts are preceded by a mark.
   bool writer_round_ = false;      // The round in flight is a writer's.
   std::vector<bool> marked_;       // Per master: its id may be waiting.
   std::string waiter_id_;          // Its id in the waiting set.

@@ -73,12 +73,9 @@ bool AcquireOp::PlanWaitingWriter(RoundConfig& config, bool announce) {
   // Refused before: new readers are held off while this writer waits, for
   // at most its TTL past this attempt and never past the end of its wait
   // (keys.h, WriterWaitingKey()).
-  const absl::Duration left =
-      schedule_.WaitLeft(host_->runtime()->Now()).value_or(ttl_);
   // Queued by its first refusal's time there (arrival_key_), so that
   // releases name the longest waiting writer (woken on release only).
-  const absl::Duration waiting =
-      std::max(std::min(ttl_, left), absl::Milliseconds(1));
+  const absl::Duration waiting = WaitingTtl();
   HandOffEntry entry;
   if (HandsOff()) {
     absl::StatusOr<std::string> proof = host_->runtime()->NewToken();

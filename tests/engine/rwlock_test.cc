@@ -50,6 +50,10 @@ class RwLockTest : public testing::OwnMastersTest {
   }
 
   static std::string Key() { return LockKey(Options(), "R"); }
+
+  // Below, before its tests.
+  void ExpectAWaitingWriterIsNotStarvedByAStreamOfReaders(
+      AcquireOptions writer_options, const std::vector<std::string>& resources);
 };
 
 TEST_F(RwLockTest, TheScriptsShareTheLibrarysSharedMarker) {
@@ -234,8 +238,11 @@ TEST_F(RwLockTest, AReaderAndAWriterAreNeverValidAtOnce) {
 }
 
 // A new reader every 50ms, each holding 250ms, so that R is never free of
-// readers; a writer waits with wait=5s.
-TEST_F(RwLockTest, AWaitingWriterIsNotStarvedByAStreamOfReaders) {
+// readers; a writer (`writer`, on `resources`, R among them) waits with
+// wait=5s. It gets in, readers arriving while it waits are refused naming
+// it, readers come back after it, and its marks are gone.
+void RwLockTest::ExpectAWaitingWriterIsNotStarvedByAStreamOfReaders(
+    AcquireOptions writer_options, const std::vector<std::string>& resources) {
   struct Arrival {
     absl::Time at;
     absl::Time answered;
@@ -246,7 +253,9 @@ TEST_F(RwLockTest, AWaitingWriterIsNotStarvedByAStreamOfReaders) {
   std::atomic<bool> stop{false};
   constexpr int kReaderClients = 8;
   std::vector<std::unique_ptr<Redlock>> readers;
-  for (int c = 0; c < kReaderClients; ++c) readers.push_back(MakeClient());
+  for (int c = 0; c < kReaderClients; ++c) {
+    readers.push_back(MakeClient());
+  }
   std::vector<std::thread> threads;
   std::thread stream([&] {
     for (int n = 0; !stop.load(); ++n) {
@@ -273,8 +282,7 @@ TEST_F(RwLockTest, AWaitingWriterIsNotStarvedByAStreamOfReaders) {
   absl::SleepFor(absl::Milliseconds(600));  // The stream is flowing.
   auto w = MakeClient();
   const absl::Time waiting_from = absl::Now();
-  absl::StatusOr<Lock> writer =
-      w->Acquire("R", Writer(absl::Seconds(3), /*wait=*/absl::Seconds(5)));
+  absl::StatusOr<Lock> writer = w->Acquire(resources, writer_options);
   const absl::Time got = absl::Now();
   absl::SleepFor(absl::Milliseconds(100));
   if (writer.ok()) EXPECT_TRUE(w->Release(*writer).ok());
@@ -309,10 +317,35 @@ TEST_F(RwLockTest, AWaitingWriterIsNotStarvedByAStreamOfReaders) {
   // The writer's mark is gone once it is done.
   absl::SleepFor(absl::Milliseconds(50));
   for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(On(i, {"EXISTS", WriterWaitingKey(Options(), "R")}).integer, 0)
-        << i;
+    for (const std::string& resource : resources) {
+      EXPECT_EQ(
+          On(i, {"EXISTS", WriterWaitingKey(Options(), resource)}).integer,
+          0)
+          << i << " " << resource;
+    }
   }
 }
+
+TEST_F(RwLockTest, AWaitingWriterIsNotStarvedByAStreamOfReaders) {
+  ExpectAWaitingWriterIsNotStarvedByAStreamOfReaders(
+      Writer(absl::Seconds(3), /*wait=*/absl::Seconds(5)), {"R"});
+}
+
+// The same for a fenced writer and a writer of several resources, which
+// mark themselves waiting with a script of their own (WriterMarkScript).
+TEST_F(RwLockTest, AWaitingFencedWriterIsNotStarvedByAStreamOfReaders) {
+  AcquireOptions fenced = Writer(absl::Seconds(3), /*wait=*/absl::Seconds(5));
+  fenced.fencing = true;
+  ExpectAWaitingWriterIsNotStarvedByAStreamOfReaders(fenced, {"R"});
+}
+
+TEST_F(RwLockTest,
+       AWaitingWriterOfSeveralResourcesIsNotStarvedByAStreamOfReaders) {
+  ExpectAWaitingWriterIsNotStarvedByAStreamOfReaders(
+      Writer(absl::Seconds(3), /*wait=*/absl::Seconds(5)),
+      {"S", "R", "T"});
+}
+
 
 TEST_F(RwLockTest, AReaderReleaseShrinksTheSharedKeyAndTheLastDeletesIt) {
   auto a = MakeClient();

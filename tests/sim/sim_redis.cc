@@ -1418,6 +1418,30 @@ RedisReply SimWriterAcquire(SimRedis::ScriptCall& c) {
   return RedisReply::Integer(0);
 }
 
+RedisReply SimWriterMark(SimRedis::ScriptCall& c) {
+  // KEYS: pairs (lock key, waiting key); ARGV: the waiter id, the TTL.
+  if (!c.need(0, 2)) return c.missing("writer mark");
+  int64_t marked = 0;
+  for (size_t i = 0; i + 1 < c.keys.size(); i += 2) {
+    if (!c.exists(c.keys[i])) continue;
+    const RedisReply sadd = c.call({"SADD", c.keys[i + 1], c.args[0]});
+    if (sadd.type == RedisReply::Type::kError) {
+      return ScriptCallError(sadd, c.sha1, /*line=*/4);
+    }
+    int64_t wait = 0;
+    if (!absl::SimpleAtoi(c.args[1], &wait)) {
+      return RedisReply::Error(absl::StrCat(
+          "ERR user_script:5: bad argument #1 to 'max' (number expected, got "
+          "nil) script: ",
+          c.sha1, ", on @user_script:5."));
+    }
+    const int64_t pttl = c.pttl(c.keys[i + 1]);
+    c.call({"PEXPIRE", c.keys[i + 1], absl::StrCat(std::max(wait, pttl))});
+    ++marked;
+  }
+  return RedisReply::Integer(marked);
+}
+
 RedisReply SimSemaphoreAcquire(SimRedis::ScriptCall& c) {
   if (!c.need(1, 3)) return c.missing("semaphore acquire");
   RedisReply limit;
@@ -1807,6 +1831,7 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
           {&internal::ExtendScript().sha1, &SimExtend},
           {&internal::MultiAcquireScript().sha1, &SimMultiAcquire},
           {&internal::WriterAcquireScript().sha1, &SimWriterAcquire},
+          {&internal::WriterMarkScript().sha1, &SimWriterMark},
           {&internal::SemaphoreAcquireScript().sha1, &SimSemaphoreAcquire},
           {&redlock::testing::SemaphoreCountersAcquireScript().sha1,
            &SimSemaphoreCountersAcquire},

@@ -640,6 +640,35 @@ TEST_F(SimRedisDifferentialTest,
   Same({"SCARD", "q:wait"});
 }
 
+// A fenced writer or one of several resources marks itself waiting only
+// where a resource is held, keeps the longer TTL, and stops at a waiting key
+// of another type with what it marked before kept.
+TEST_F(SimRedisDifferentialTest, WriterMarkMarksOnlyHeldResources) {
+  for (const internal::Script* script : AllScripts()) {
+    Same({"SCRIPT", "LOAD", std::string(script->source)});
+  }
+  const std::vector<std::string> locks = {"m:a", "m:b", "m:c"};
+  const std::vector<std::string> waits = {"m:wait:a", "m:wait:b", "m:wait:c"};
+  Same({"SET", "m:a", "tok", "PX", "10000"});
+  Same({"SET", "m:c", "shared", "PX", "10000"});
+  Same({"SADD", "m:wait:c", "other"});
+  Same({"PEXPIRE", "m:wait:c", "60000"});
+  Same(Script(internal::WriterMarkCommand(locks, waits, "ee",
+                                          absl::Seconds(5))));
+  Same({"SMEMBERS", "m:wait:a"});
+  Same({"EXISTS", "m:wait:b"});
+  Same({"SCARD", "m:wait:c"});
+  CloseInteger({"PTTL", "m:wait:c"}, 100);  // 60 s: the longer kept.
+  CloseInteger({"PTTL", "m:wait:a"}, 100);  // 5 s.
+  // A waiting key of another type: an error naming the SADD's line, a
+  // marked before it kept.
+  Same({"SET", "m:wait:c", "x"});
+  Same({"SREM", "m:wait:a", "ee"});
+  Same(Script(internal::WriterMarkCommand(locks, waits, "ff",
+                                          absl::Seconds(5))));
+  Same({"SMEMBERS", "m:wait:a"});
+}
+
 TEST_F(SimRedisDifferentialTest, MultiAcquirePublishesTakenOnlyWhenItSets) {
   for (const internal::Script* script : AllScripts()) {
     Same({"SCRIPT", "LOAD", std::string(script->source)});
