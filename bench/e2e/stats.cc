@@ -35,7 +35,10 @@ Dist Summarize(std::vector<double> v) {
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  return Quantile(v, 0.5);
+  // An even count has two middles: their mean, not the lower one (nearest
+  // rank), which printed the lower of two rounds as "the median".
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 double Ratio(double a, double b) { return b > 0 ? a / b : 0; }

@@ -20,6 +20,7 @@ double Quantile(const std::vector<double>& sorted, double q);
 
 Dist Summarize(std::vector<double> v);
 
+// The middle sample; with an even count, the mean of the two middles.
 double Median(std::vector<double> v);
 
 // a / b, or 0 when b is not positive.

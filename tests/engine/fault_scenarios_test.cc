@@ -1367,5 +1367,63 @@ TEST_F(FaultScenariosTest, AKeyLeftWhereTheConnectionDiedIsCleanedOnReconnect) {
   EXPECT_EQ(Value(2, key), std::nullopt);
 }
 
+// The same with a refused reply (issue 46's case: the client refuses what
+// comes back from a master that ran the command), with the clean-up itself
+// in flight when the connection is closed for it. Master 0 runs the SET,
+// whose reply waits in the proxy; master 0 then pauses writes (CLIENT PAUSE
+// WRITE), so the clean-up sent once masters 1 and 2 deny waits there unrun.
+// Ahead of the held replies the network delivers the header of an array of
+// 10^8 elements, which the client refuses at once (over its bound on
+// elements) and closes the connection for: the SET's and the clean-up's callbacks get kDataLoss,
+// and the server drops the paused clean-up with the connection. The
+// clean-up is kept and sent on the next connection.
+TEST_F(FaultScenariosTest, ACleanUpWhoseReplyWasRefusedIsSentAgainOnReconnect) {
+  START_OWN_MASTERS(3);
+  FaultProxy& proxy = Proxy(0);
+  for (int i : {1, 2}) Proxy(i);
+  AsyncRedlock& engine = PatientEngine();
+  const std::string resource = Resource("refused-cleanup");
+  const std::string key = KeyOf(resource);
+  for (int i : {1, 2}) {
+    ASSERT_TRUE(Direct(i)->Command({"SET", key, "other", "PX", "60000"}).ok());
+    Proxy(i).SetLatency(absl::ZeroDuration(), absl::Milliseconds(700));
+  }
+  proxy.SetLatency(absl::ZeroDuration(), absl::Seconds(5));
+
+  std::optional<absl::StatusOr<Lock>> result;
+  ASSERT_TRUE(
+      engine
+          .AcquireAsync(
+              resource, absl::Seconds(30), absl::ZeroDuration(),
+              [&](absl::StatusOr<Lock> lock) { result = std::move(lock); })
+          .ok());
+  auto on_master_0 = [&] {
+    absl::StatusOr<std::optional<std::string>> value = Direct(0)->Get(key);
+    return value.ok() && value->has_value();
+  };
+  ASSERT_TRUE(loop_.RunUntil(on_master_0, absl::Seconds(5)));
+  ASSERT_TRUE(Direct(0)->Command({"CLIENT", "PAUSE", "8000", "WRITE"}).ok());
+  // Masters 1 and 2 deny: lost, and the clean-up goes to master 0.
+  ASSERT_TRUE(
+      loop_.RunUntil([&] { return result.has_value(); }, absl::Seconds(5)));
+  ASSERT_FALSE(result->ok());
+  loop_.RunFor(absl::Milliseconds(200));  // The clean-up reaches master 0.
+  proxy.InjectToClient("*100000000\r\n");
+  loop_.RunFor(absl::Milliseconds(200));  // Refused, and closed.
+  ASSERT_TRUE(absl::StrContains(engine.Health()[0].last_error.message(),
+                                "reply refused"))
+      << "the scene needs the refusal, not a timeout: "
+      << engine.Health()[0].last_error;
+  proxy.SetLatency(absl::ZeroDuration(), absl::ZeroDuration());
+  ASSERT_TRUE(on_master_0()) << "the scene needs the clean-up unrun";
+  ASSERT_TRUE(Direct(0)->Command({"CLIENT", "UNPAUSE"}).ok());
+
+  // Gone once the client is connected again: seconds, not the 30s TTL.
+  EXPECT_TRUE(loop_.RunUntil([&] { return !on_master_0(); }, absl::Seconds(8)))
+      << "PTTL " << Direct(0)->Pttl(key).value_or(-3);
+  EXPECT_EQ(Value(1, key), std::optional<std::string>("other"));
+  EXPECT_EQ(Value(2, key), std::optional<std::string>("other"));
+}
+
 }  // namespace
 }  // namespace redlock

@@ -162,7 +162,13 @@ TEST_F(WakeupTest, WokenWaitersStandDownWhenOneOfThemTakesTheLock) {
     ASSERT_TRUE(value.ok());
     holders += value->has_value();
   }
-  EXPECT_EQ(holders, cluster_->size()) << "one waiter holds it everywhere";
+  // One waiter holds it everywhere; after a collision the loser gave back
+  // the master it took, so the winner holds a quorum.
+  if (lost_after_release == 0) {
+    EXPECT_EQ(holders, cluster_->size()) << "one waiter holds it everywhere";
+  } else {
+    EXPECT_GE(holders, cluster_->size() / 2 + 1) << "the winner holds a quorum";
+  }
   // The others give up at the end of their wait; release what was won.
   for (auto& w : waiting) {
     absl::StatusOr<Lock> lock = w->Join();

@@ -200,6 +200,15 @@ class FaultProxy::Impl {
     RunOnLoop([this] { ResetAll(); });
   }
 
+  void InjectToClient(const std::string& bytes) {
+    RunOnLoop([&] {
+      for (auto& [id, conn] : conns_) {
+        (void)id;
+        bufferevent_write(conn->client, bytes.data(), bytes.size());
+      }
+    });
+  }
+
   Counters counters() const {
     std::lock_guard<std::mutex> lock(mu_);
     return counters_;
@@ -624,6 +633,9 @@ void FaultProxy::SetLatency(absl::Duration to_server,
 }
 void FaultProxy::CutAfterBytes(int64_t bytes) { impl_->CutAfterBytes(bytes); }
 void FaultProxy::ResetAllConnections() { impl_->ResetAllConnections(); }
+void FaultProxy::InjectToClient(const std::string& bytes) {
+  impl_->InjectToClient(bytes);
+}
 bool FaultProxy::SetUpstreamPort(int port) {
   return impl_->SetUpstreamPort(port);
 }

@@ -87,6 +87,11 @@ class FaultProxy {
   void CutAfterBytes(int64_t bytes);
   // Resets every open connection once, now, without changing the mode.
   void ResetAllConnections();
+  // Writes `bytes` to the client of every open connection now, ahead of
+  // whatever the server sent that the latency still holds: a reply the
+  // server never sent (a malformed or over-long one), as a hostile network
+  // could.
+  void InjectToClient(const std::string& bytes);
   // New connections go to 127.0.0.1:`port` from now on (another server
   // behind the same address); open ones keep theirs. False for a bad port.
   bool SetUpstreamPort(int port);

@@ -384,7 +384,9 @@ class ThroughputPhase : public Phase {
         ceilings_.empty()
             ? absl::StrCat("not measured (", ceiling_error_, ")")
             : absl::StrFormat("%.0f cycles/s (SET %.0f/s, EVALSHA %.0f/s over "
-                              "all masters; medians of %d runs)",
+                              "all masters; each the median of its own %d "
+                              "runs, so the cycles need not recompute from "
+                              "the two rates)",
                               ceiling_cycles, Median(set_rates),
                               Median(eval_rates),
                               static_cast<int>(ceilings_.size())),
