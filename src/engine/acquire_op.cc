@@ -131,14 +131,20 @@ bool AcquireOp::BeginAttempt() {
   }
   if (YieldsToWoken()) return false;
   // A hand-off waiter keeps its token once it waits (its entries name
-  // it): the key holding it is its own, whichever way it got there.
-  if (!HandsOff()) {
+  // it): the key holding it is its own, whichever way it got there. Its
+  // first attempt as a waiter draws it afresh: the attempts before were
+  // not hand-off attempts, and their clean-ups (token-checked undos) may
+  // be kept by a master whose connection failed and written again after
+  // the reconnect; with the same token they would delete a key this waiter
+  // won there meanwhile, with its grant counted (a second owner).
+  if (!HandsOff() || !hand_off_token_drawn_) {
     absl::StatusOr<std::string> token = host_->runtime()->NewToken();
     if (!token.ok()) {
       Fail(token.status());
       return false;
     }
     token_ = *std::move(token);
+    hand_off_token_drawn_ = HandsOff();
   }
   fence_write_ = false;
   retry_timer_->Cancel();

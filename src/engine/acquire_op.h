@@ -330,6 +330,10 @@ class AcquireOp final : public NamedOperation, private Wakeups::Waiter {
   RetrySchedule schedule_;
   const std::unique_ptr<Timer> retry_timer_;
   std::string token_;
+  // The hand-off waiter's own token is drawn (at its first attempt as one):
+  // never the token of an attempt before it, whose clean-up a master may
+  // keep and write again after a reconnect (Master::SendCleanup).
+  bool hand_off_token_drawn_ = false;
   RoundResult won_;  // The acquire round that reached quorum.
   bool fence_write_ = false;
   uint64_t fence_ = 0;

@@ -936,5 +936,63 @@ TEST_F(SimLifetimeTest,
       << lock.remaining() << " while another client holds it";
 }
 
+// A hand-off waiter's first attempt is an ordinary one: lost, its undo goes
+// to the master still to answer, and a master keeps a clean-up whose reply
+// came too late for the next connection (Master::SendCleanup). The waiter
+// once kept that attempt's token for its hand-off attempts, so the undo,
+// written again after a reconnect, deleted the key the waiter had since been
+// handed there: its grant still counted, and another client won the lock
+// (found by the simulation: handoff-reconfigure, seed 7000816, which also
+// needed a change of masters). Here on three masters: H holds the lock on 0
+// and 1, someone else briefly on 2; W's first attempt is denied by 1 and 2
+// while master 0 is slow, so its undo to 0 times out and is kept; H's
+// release hands the lock to W on 0 and 1; W's connection to master 0 is
+// reset; once 2's key expired, a third client must still be refused.
+TEST_F(SimLifetimeTest,
+       AKeptUndoOfAnEarlierAttemptNeverDeletesAHandOffWaitersKey) {
+  SimCluster::Config three;
+  three.masters = 3;
+  NewCluster(/*persistence=*/true, three);
+  const std::string key = LockKey(Options(), kJob);
+  Engine& h = MakeClient(ClientOptions());
+  absl::StatusOr<Lock> held = TryAcquire(h, kJob, absl::Seconds(10));
+  ASSERT_TRUE(held.ok()) << held.status();
+  RunFor(absl::Milliseconds(20));
+  ASSERT_EQ(Command(2, {"SET", key, "someone-else", "PX", "1500"}).str, "OK");
+
+  Options waiter = ClientOptions();
+  waiter.request_timeout = absl::Milliseconds(300);
+  waiter.retry.hand_off = true;
+  Engine& w = MakeClient(waiter);
+  ASSERT_TRUE(TryAcquire(w, "warmup", absl::Seconds(1)).ok());  // Connected.
+  cluster_->SetExtraDelay(0, absl::Milliseconds(400));
+  std::optional<absl::StatusOr<Lock>> won;
+  AcquireOptions wait = Plain(absl::Seconds(10));
+  wait.wait = absl::Seconds(8);
+  ASSERT_TRUE(w.Acquire(kJob, wait, [&](absl::StatusOr<Lock> lock) {
+                 won = std::move(lock);
+               }).ok());
+  RunFor(absl::Milliseconds(10));  // Denied by 1 and 2: the undo is sent.
+  cluster_->SetExtraDelay(0, absl::ZeroDuration());
+  RunFor(absl::Milliseconds(700));  // W waits, its entries on every master.
+  ASSERT_FALSE(won.has_value());
+  ASSERT_TRUE(Release(h, *held).ok());
+  ASSERT_TRUE(RunUntil([&] { return won.has_value(); }));
+  ASSERT_TRUE(won->ok()) << won->status();
+  const Lock lock = **won;
+  const std::string token(lock.token());
+  ASSERT_EQ(Value(0, key), token) << "the scene needs W handed master 0";
+  ASSERT_EQ(Value(1, key), token) << "the scene needs W handed master 1";
+
+  cluster_->ResetConnections(0);
+  RunFor(absl::Milliseconds(1500));  // Reconnected; 2's key expired.
+  EXPECT_EQ(Value(0, key), token) << "an earlier attempt's undo deleted it";
+  ASSERT_TRUE(lock.valid());
+  Engine& b = MakeClient(ClientOptions());
+  absl::StatusOr<Lock> second = TryAcquire(b, kJob, absl::Seconds(10));
+  EXPECT_FALSE(second.ok()) << "two owners: W holds it for "
+                            << lock.remaining();
+}
+
 }  // namespace
 }  // namespace redlock
