@@ -236,6 +236,24 @@ class FaultScenariosTest : public ::testing::Test {
     return engine;
   }
 
+  // One attempt at `resource` (TTL 30 s, no wait) on `engine`; its result
+  // lands in `*result`.
+  void StartOneAttempt(AsyncRedlock& engine, const std::string& resource,
+                       std::optional<absl::StatusOr<Lock>>* result) {
+    ASSERT_TRUE(engine
+                    .AcquireAsync(resource, absl::Seconds(30),
+                                  absl::ZeroDuration(),
+                                  [result](absl::StatusOr<Lock> lock) {
+                                    *result = std::move(lock);
+                                  })
+                    .ok());
+  }
+  // Whether master i holds `key` now (read directly).
+  bool HasKey(int i, const std::string& key) {
+    absl::StatusOr<std::optional<std::string>> value = Direct(i)->Get(key);
+    return value.ok() && value->has_value();
+  }
+
   absl::StatusOr<Lock> Acquire(AsyncRedlock& engine,
                                const std::string& resource, absl::Duration ttl,
                                absl::Duration wait = absl::ZeroDuration()) {
@@ -1340,16 +1358,8 @@ TEST_F(FaultScenariosTest, AKeyLeftWhereTheConnectionDiedIsCleanedOnReconnect) {
   proxy.SetLatency(absl::ZeroDuration(), absl::Seconds(3));
 
   std::optional<absl::StatusOr<Lock>> result;
-  ASSERT_TRUE(
-      engine
-          .AcquireAsync(
-              resource, absl::Seconds(30), absl::ZeroDuration(),
-              [&](absl::StatusOr<Lock> lock) { result = std::move(lock); })
-          .ok());
-  auto on_master_0 = [&] {
-    absl::StatusOr<std::optional<std::string>> value = Direct(0)->Get(key);
-    return value.ok() && value->has_value();
-  };
+  ASSERT_NO_FATAL_FAILURE(StartOneAttempt(engine, resource, &result));
+  auto on_master_0 = [&] { return HasKey(0, key); };
   // The SET ran on master 0; its reply is held in the proxy.
   ASSERT_TRUE(loop_.RunUntil(on_master_0, absl::Seconds(5)));
   proxy.ResetAllConnections();
@@ -1391,16 +1401,8 @@ TEST_F(FaultScenariosTest, ACleanUpWhoseReplyWasRefusedIsSentAgainOnReconnect) {
   proxy.SetLatency(absl::ZeroDuration(), absl::Seconds(5));
 
   std::optional<absl::StatusOr<Lock>> result;
-  ASSERT_TRUE(
-      engine
-          .AcquireAsync(
-              resource, absl::Seconds(30), absl::ZeroDuration(),
-              [&](absl::StatusOr<Lock> lock) { result = std::move(lock); })
-          .ok());
-  auto on_master_0 = [&] {
-    absl::StatusOr<std::optional<std::string>> value = Direct(0)->Get(key);
-    return value.ok() && value->has_value();
-  };
+  ASSERT_NO_FATAL_FAILURE(StartOneAttempt(engine, resource, &result));
+  auto on_master_0 = [&] { return HasKey(0, key); };
   ASSERT_TRUE(loop_.RunUntil(on_master_0, absl::Seconds(5)));
   ASSERT_TRUE(Direct(0)->Command({"CLIENT", "PAUSE", "8000", "WRITE"}).ok());
   // Masters 1 and 2 deny: lost, and the clean-up goes to master 0.

@@ -1349,6 +1349,31 @@ RedisReply SimMultiAcquire(SimRedis::ScriptCall& c) {
   return RedisReply::Integer(1);
 }
 
+// What the writer scripts do to mark a writer waiting: `id` joins the set
+// `waiting`, whose TTL becomes the longer of its own and `ttl` ms. An error
+// reply if a call fails (SADD at the Lua line `sadd_line`, the TTL not a
+// number for math.max on the next line), else nothing.
+std::optional<RedisReply> MarkWaiting(SimRedis::ScriptCall& c,
+                                      const std::string& waiting,
+                                      const std::string& id,
+                                      const std::string& ttl, int sadd_line) {
+  const RedisReply sadd = c.call({"SADD", waiting, id});
+  if (sadd.type == RedisReply::Type::kError) {
+    return ScriptCallError(sadd, c.sha1, sadd_line);
+  }
+  int64_t wait = 0;
+  if (!absl::SimpleAtoi(ttl, &wait)) {
+    const int line = sadd_line + 1;
+    return RedisReply::Error(absl::StrCat(
+        "ERR user_script:", line,
+        ": bad argument #1 to 'max' (number expected, got nil) script: ",
+        c.sha1, ", on @user_script:", line, "."));
+  }
+  const int64_t pttl = c.pttl(waiting);
+  c.call({"PEXPIRE", waiting, absl::StrCat(std::max(wait, pttl))});
+  return std::nullopt;
+}
+
 RedisReply SimWriterAcquire(SimRedis::ScriptCall& c) {
   // KEYS[3] (the arrival key) and KEYS[4] (the hand-off entry) optional;
   // with KEYS[4], ARGV[6] (the proof) and ARGV[7] (the entry's TTL).
@@ -1383,19 +1408,10 @@ RedisReply SimWriterAcquire(SimRedis::ScriptCall& c) {
     if (hand_off) c.call({"DEL", c.keys[3]});
     return RedisReply::Integer(1);
   }
-  const RedisReply sadd = c.call({"SADD", c.keys[1], c.args[2]});
-  if (sadd.type == RedisReply::Type::kError) {
-    return ScriptCallError(sadd, c.sha1, /*line=*/10);
+  if (std::optional<RedisReply> error =
+          MarkWaiting(c, c.keys[1], c.args[2], c.args[3], /*sadd_line=*/10)) {
+    return *error;
   }
-  int64_t wait = 0;
-  if (!absl::SimpleAtoi(c.args[3], &wait)) {
-    return RedisReply::Error(absl::StrCat(
-        "ERR user_script:11: bad argument #1 to 'max' (number expected, got "
-        "nil) script: ",
-        c.sha1, ", on @user_script:11."));
-  }
-  const int64_t pttl = c.call({"PTTL", c.keys[1]}).integer;
-  c.call({"PEXPIRE", c.keys[1], absl::StrCat(std::max(wait, pttl))});
   if (c.keys.size() >= 3) {
     // The first refusal's TIME, seconds then microseconds padded to six.
     const RedisReply now = c.call({"TIME"});
@@ -1424,19 +1440,10 @@ RedisReply SimWriterMark(SimRedis::ScriptCall& c) {
   int64_t marked = 0;
   for (size_t i = 0; i + 1 < c.keys.size(); i += 2) {
     if (!c.exists(c.keys[i])) continue;
-    const RedisReply sadd = c.call({"SADD", c.keys[i + 1], c.args[0]});
-    if (sadd.type == RedisReply::Type::kError) {
-      return ScriptCallError(sadd, c.sha1, /*line=*/4);
+    if (std::optional<RedisReply> error = MarkWaiting(
+            c, c.keys[i + 1], c.args[0], c.args[1], /*sadd_line=*/4)) {
+      return *error;
     }
-    int64_t wait = 0;
-    if (!absl::SimpleAtoi(c.args[1], &wait)) {
-      return RedisReply::Error(absl::StrCat(
-          "ERR user_script:5: bad argument #1 to 'max' (number expected, got "
-          "nil) script: ",
-          c.sha1, ", on @user_script:5."));
-    }
-    const int64_t pttl = c.pttl(c.keys[i + 1]);
-    c.call({"PEXPIRE", c.keys[i + 1], absl::StrCat(std::max(wait, pttl))});
     ++marked;
   }
   return RedisReply::Integer(marked);
