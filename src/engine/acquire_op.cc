@@ -35,9 +35,6 @@ AcquireOp::AcquireOp(OperationHost* host, std::vector<std::string> resources,
       // waiting with a script of its own (WriterMarkScript).
       marks_as_writer_(!shared_ && !semaphore_.has_value() &&
                        !may_wait_as_writer_),
-      waiting_keys_(marks_as_writer_ ? KeysOf(host->options(), resources_,
-                                              &WriterWaitingKey)
-                                     : std::vector<std::string>()),
       hand_off_(may_wait_as_writer_ && host->options().retry.hand_off &&
                 host->options().retry.wake_on_release),
       waiting_key_(WriterWaitingKey(host->options(), resource_)),
@@ -274,6 +271,7 @@ bool AcquireOp::StartMarkingAsWriter() {
     return false;
   }
   waiter_id_ = *std::move(id);
+  waiting_keys_ = KeysOf(host_->options(), resources_, &WriterWaitingKey);
   marking_ = true;
   return true;
 }

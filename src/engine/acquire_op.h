@@ -295,9 +295,10 @@ class AcquireOp final : public NamedOperation, private Wakeups::Waiter {
   const bool may_wait_as_writer_;  // A writer that can wait as one.
   // A writer that marks itself waiting with WriterMarkScript() before each
   // attempt after a refusal (fenced, or of several resources), and the
-  // waiting keys it marks, one per resource.
+  // waiting keys it marks, one per resource (made at the first refusal: an
+  // uncontended acquisition never builds them).
   const bool marks_as_writer_;
-  const std::vector<std::string> waiting_keys_;
+  std::vector<std::string> waiting_keys_;
   const bool hand_off_;  // RetryPolicy::hand_off asked for, and this lock can.
   const std::string waiting_key_;  // WriterWaitingKey().
   const std::string readers_key_;  // Readers: SharedHoldersKey().
