@@ -667,11 +667,14 @@ TEST_F(TlsTest, TheFaultProxyInFrontOfATlsMasterDelaysThenResetsIt) {
   ASSERT_TRUE(lock.ok()) << lock.status();
   ASSERT_TRUE(client->Release(*lock).ok());
   EXPECT_GE((*proxy)->counters().resets, 1);
+  // Connected again over TLS: a new connection accepted by the proxy, not
+  // the old one still reported as connected because the reset has not been
+  // read yet (a loaded machine showed that: "never reconnected").
   ASSERT_TRUE(Eventually([&] {
     const MasterHealth h = client->Health()[2];
-    return h.connected && !h.tls.empty();
-  })) << client->Health()[2].last_error;
-  EXPECT_GE((*proxy)->counters().accepted, 2) << "never reconnected";
+    return (*proxy)->counters().accepted >= 2 && h.connected &&
+           !h.tls.empty();
+  })) << "never reconnected: " << client->Health()[2].last_error;
   lock = client->Acquire(kJob, Waiting(absl::Seconds(5)));
   ASSERT_TRUE(lock.ok()) << lock.status();
   EXPECT_TRUE(Eventually([&] {
