@@ -14,8 +14,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -198,9 +198,11 @@ Code RaiseEveryCounter(PassState& p) {
   if (!p.dry_run() && (raised < needed || !counters.error.empty())) {
     // A user the documented rule made may not SCAN (docs/security.md): say
     // what to grant rather than to wait for an answer that will not change.
+    // Redis names the command it refused: "NOPERM ... run the 'scan' ...".
     bool no_scan = false;
     for (const auto& [name, error] : counters.error) {
-      no_scan = no_scan || absl::StrContains(error, "NOPERM");
+      no_scan = no_scan || (absl::StrContains(error, "NOPERM") &&
+                            absl::StrContains(error, "'scan'"));
     }
     p.out.Error(absl::StrCat(
         "reconfigure: the fencing counters reached ", raised, " of ", new_size,

@@ -127,21 +127,16 @@ bool AcquireOp::BeginAttempt() {
     return false;
   }
   if (YieldsToWoken()) return false;
-  // A hand-off waiter keeps its token once it waits (its entries name
-  // it): the key holding it is its own, whichever way it got there. Its
-  // first attempt as a waiter draws it afresh: the attempts before were
-  // not hand-off attempts, and their clean-ups (token-checked undos) may
-  // be kept by a master whose connection failed and written again after
-  // the reconnect; with the same token they would delete a key this waiter
-  // won there meanwhile, with its grant counted (a second owner).
-  if (!HandsOff() || !hand_off_token_drawn_) {
+  // A hand-off waiter keeps the token it drew when it began to wait
+  // (StartWaitingAsWriter): its entries name it, and the key holding it is
+  // its own, whichever way it got there.
+  if (!HandsOff()) {
     absl::StatusOr<std::string> token = host_->runtime()->NewToken();
     if (!token.ok()) {
       Fail(token.status());
       return false;
     }
     token_ = *std::move(token);
-    hand_off_token_drawn_ = HandsOff();
   }
   fence_write_ = false;
   retry_timer_->Cancel();
@@ -166,15 +161,11 @@ void AcquireOp::OnRound(RoundResult result) {
   ReportAttempt(result);
   if (semaphore_.has_value() && !OnSemaphoreRound(result)) return;
   if (shared_ && !result.status.ok()) NoteRefusals(result);
-  if (may_wait_as_writer_ &&
-      result.status.code() == absl::StatusCode::kAborted && !waits_as_writer_ &&
-      !StartWaitingAsWriter()) {
-    return;
-  }
-  if (marks_as_writer_ &&
-      result.status.code() == absl::StatusCode::kAborted && !marking_ &&
-      !StartMarkingAsWriter()) {
-    return;
+  // A writer refused for the first time waits as one from now on.
+  if (result.status.code() == absl::StatusCode::kAborted && !waits_as_writer_ &&
+      !marking_) {
+    if (may_wait_as_writer_ && !StartWaitingAsWriter()) return;
+    if (marks_as_writer_ && !StartMarkingAsWriter()) return;
   }
   if (!result.status.ok()) {
     RetryOrFail(result.status);
@@ -246,9 +237,21 @@ bool AcquireOp::StartWaitingAsWriter() {
     return false;
   }
   waiter_id_ = *std::move(id);
+  waiting_keys_ = {waiting_key_};
   arrival_key_ = absl::StrCat(
       WaiterArrivalKeyPrefix(host_->options(), resource_), waiter_id_);
   if (hand_off_) {  // Woken on release: it will watch.
+    // A token of its own for every attempt from now on, never the one of
+    // the ordinary attempt just lost: a master may keep that attempt's
+    // token-checked undo and write it again after a reconnect
+    // (Master::SendCleanup), where with the same token it would delete a
+    // key this waiter won there meanwhile, its grant still counted.
+    absl::StatusOr<std::string> token = host_->runtime()->NewToken();
+    if (!token.ok()) {
+      Fail(token.status());
+      return false;
+    }
+    token_ = *std::move(token);
     hand_off_key_ = absl::StrCat(
         WaiterHandOffKeyPrefix(host_->options(), resource_), waiter_id_);
     counts_from_.assign(host_->links().size(), 0);
@@ -503,17 +506,12 @@ void AcquireOp::Finished(bool won) {
   // where it may still be.
   for (size_t i = 0; i < marked_.size(); ++i) {
     if (!marked_[i]) continue;
-    if (marking_) {
-      for (const std::string& key : waiting_keys_) {
-        Command unmark;
-        unmark.args = {"SREM", key, waiter_id_};
-        host_->links()[i]->Send(unmark, [](absl::StatusOr<RedisReply>) {});
-      }
-      continue;  // It has no arrival key or entry.
+    for (const std::string& key : waiting_keys_) {
+      Command unmark;
+      unmark.args = {"SREM", key, waiter_id_};
+      host_->links()[i]->Send(unmark, [](absl::StatusOr<RedisReply>) {});
     }
-    Command unmark;
-    unmark.args = {"SREM", waiting_key_, waiter_id_};
-    host_->links()[i]->Send(unmark, [](absl::StatusOr<RedisReply>) {});
+    if (arrival_key_.empty()) continue;  // A marking writer: none, no entry.
     Command unqueue;
     unqueue.args = {"DEL", arrival_key_};
     if (HandsOff()) unqueue.args.push_back(hand_off_key_);

@@ -101,8 +101,9 @@ class AcquireOp final : public NamedOperation, private Wakeups::Waiter {
   // Tells the observer of the attempt.
   void ReportAttempt(const RoundResult& result);
   // A writer refused for the first time marks itself waiting from its next
-  // attempt on (and, with hand-off, watches its own channel). False if no
-  // id could be made (Fail() ran).
+  // attempt on (and, with hand-off, draws the token it keeps from then on
+  // and watches its own channel). False if no id or token could be made
+  // (Fail() ran).
   bool StartWaitingAsWriter();
   // The same for a writer that marks itself (marks_as_writer_): its attempts
   // from the next on are preceded by a mark on every master. False if no id
@@ -294,10 +295,10 @@ class AcquireOp final : public NamedOperation, private Wakeups::Waiter {
   const bool shared_;              // A reader.
   const bool may_wait_as_writer_;  // A writer that can wait as one.
   // A writer that marks itself waiting with WriterMarkScript() before each
-  // attempt after a refusal (fenced, or of several resources), and the
-  // waiting keys it marks, one per resource (made at the first refusal: an
-  // uncontended acquisition never builds them).
+  // attempt after a refusal (fenced, or of several resources).
   const bool marks_as_writer_;
+  // The waiting keys a waiting writer may be marked in, one per resource
+  // (made at its first refusal: an uncontended acquisition builds none).
   std::vector<std::string> waiting_keys_;
   const bool hand_off_;  // RetryPolicy::hand_off asked for, and this lock can.
   const std::string waiting_key_;  // WriterWaitingKey().
@@ -331,10 +332,6 @@ class AcquireOp final : public NamedOperation, private Wakeups::Waiter {
   RetrySchedule schedule_;
   const std::unique_ptr<Timer> retry_timer_;
   std::string token_;
-  // The hand-off waiter's own token is drawn (at its first attempt as one):
-  // never the token of an attempt before it, whose clean-up a master may
-  // keep and write again after a reconnect (Master::SendCleanup).
-  bool hand_off_token_drawn_ = false;
   RoundResult won_;  // The acquire round that reached quorum.
   bool fence_write_ = false;
   uint64_t fence_ = 0;

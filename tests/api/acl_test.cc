@@ -840,12 +840,12 @@ TEST_F(AclTest, EverySubcommandWithEveryKindOfLockRunsAsTheUser) {
       // The holder shows: a semaphore's in its slots (its resource key, a
       // plain lock's, is "not held"), a reader as one, any other lock as
       // the key's holder.
-      const bool shared = kind.flags == std::vector<std::string>{"--shared"};
-      EXPECT_THAT(shown.out, status.size() > 2
-                                 ? HasSubstr("=" + token.substr(0, 8))
-                             : shared          ? HasSubstr("shared by 1 reader ")
-                                               : HasSubstr(token.substr(0, 8)))
-          << shown;
+      std::string holder = token.substr(0, 8);
+      if (status.size() > 2) holder = "=" + holder;  // --limit: a slot.
+      if (kind.flags == std::vector<std::string>{"--shared"}) {
+        holder = "shared by 1 reader ";
+      }
+      EXPECT_THAT(shown.out, HasSubstr(holder)) << shown;
       // extend and release take --shared and --limit (the key layout), not
       // --fencing or --permits.
       std::vector<std::string> by_token;
@@ -874,9 +874,9 @@ TEST_F(AclTest, EverySubcommandWithEveryKindOfLockRunsAsTheUser) {
     waited = tool({"acquire", "--ttl=2s", "--wait=5s", "contended"});
   });
   absl::SleepFor(absl::Milliseconds(500));
-  expect_ok(tool({"release", "contended",
-                  testing::KeyValues(held.out)["token"]}),
-            "release to a waiter");
+  expect_ok(
+      tool({"release", "contended", testing::KeyValues(held.out)["token"]}),
+      "release to a waiter");
   waiter.join();
   expect_ok(waited, "acquire --wait behind a holder");
 
@@ -892,10 +892,9 @@ TEST_F(AclTest, EverySubcommandWithEveryKindOfLockRunsAsTheUser) {
     ASSERT_TRUE(set.ok() && !set->is_error()) << "ACL SETUSER on D";
   }
   std::vector<std::string> old_list = Uris();
-  std::vector<std::string> new_list = {old_list[0], old_list[1],
-                                       absl::StrCat("redis://", kUser, ":",
-                                                    password_, "@",
-                                                    (*d)->Address())};
+  std::vector<std::string> new_list = {
+      old_list[0], old_list[1],
+      absl::StrCat("redis://", kUser, ":", password_, "@", (*d)->Address())};
   const std::string masters =
       absl::StrCat("--masters=", absl::StrJoin(old_list, ","));
   const std::string to = absl::StrCat("--to=", absl::StrJoin(new_list, ","));
@@ -925,7 +924,8 @@ TEST_F(AclTest, EverySubcommandWithEveryKindOfLockRunsAsTheUser) {
   EXPECT_THAT(finished.out, HasSubstr("finished")) << finished;
   const std::string new_masters =
       absl::StrCat("--masters=", absl::StrJoin(new_list, ","));
-  expect_ok(tool({"run", new_masters, "--ttl=2s", "--fencing", "fenced", "--", "true"}),
+  expect_ok(tool({"run", new_masters, "--ttl=2s", "--fencing", "fenced", "--",
+                  "true"}),
             "run on the new members");
   for (const ToolRun& r : runs) {
     EXPECT_THAT(r.out + r.err, ::testing::Not(HasSubstr("NOPERM"))) << r;

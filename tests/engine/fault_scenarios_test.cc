@@ -1384,9 +1384,9 @@ TEST_F(FaultScenariosTest, AKeyLeftWhereTheConnectionDiedIsCleanedOnReconnect) {
 // WRITE), so the clean-up sent once masters 1 and 2 deny waits there unrun.
 // Ahead of the held replies the network delivers the header of an array of
 // 10^8 elements, which the client refuses at once (over its bound on
-// elements) and closes the connection for: the SET's and the clean-up's callbacks get kDataLoss,
-// and the server drops the paused clean-up with the connection. The
-// clean-up is kept and sent on the next connection.
+// elements) and closes the connection for: the SET's and the clean-up's
+// callbacks get kDataLoss, and the server drops the paused clean-up with the
+// connection. The clean-up is kept and sent on the next connection.
 TEST_F(FaultScenariosTest, ACleanUpWhoseReplyWasRefusedIsSentAgainOnReconnect) {
   START_OWN_MASTERS(3);
   FaultProxy& proxy = Proxy(0);

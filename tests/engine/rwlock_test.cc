@@ -319,8 +319,7 @@ void RwLockTest::ExpectAWaitingWriterIsNotStarvedByAStreamOfReaders(
   for (int i = 0; i < 3; ++i) {
     for (const std::string& resource : resources) {
       EXPECT_EQ(
-          On(i, {"EXISTS", WriterWaitingKey(Options(), resource)}).integer,
-          0)
+          On(i, {"EXISTS", WriterWaitingKey(Options(), resource)}).integer, 0)
           << i << " " << resource;
     }
   }
@@ -342,10 +341,8 @@ TEST_F(RwLockTest, AWaitingFencedWriterIsNotStarvedByAStreamOfReaders) {
 TEST_F(RwLockTest,
        AWaitingWriterOfSeveralResourcesIsNotStarvedByAStreamOfReaders) {
   ExpectAWaitingWriterIsNotStarvedByAStreamOfReaders(
-      Writer(absl::Seconds(3), /*wait=*/absl::Seconds(5)),
-      {"S", "R", "T"});
+      Writer(absl::Seconds(3), /*wait=*/absl::Seconds(5)), {"S", "R", "T"});
 }
-
 
 TEST_F(RwLockTest, AReaderReleaseShrinksTheSharedKeyAndTheLastDeletesIt) {
   auto a = MakeClient();

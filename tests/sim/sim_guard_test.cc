@@ -990,8 +990,8 @@ TEST_F(SimLifetimeTest,
   ASSERT_TRUE(lock.valid());
   Engine& b = MakeClient(ClientOptions());
   absl::StatusOr<Lock> second = TryAcquire(b, kJob, absl::Seconds(10));
-  EXPECT_FALSE(second.ok()) << "two owners: W holds it for "
-                            << lock.remaining();
+  EXPECT_FALSE(second.ok())
+      << "two owners: W holds it for " << lock.remaining();
 }
 
 }  // namespace

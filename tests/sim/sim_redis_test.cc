@@ -653,8 +653,8 @@ TEST_F(SimRedisDifferentialTest, WriterMarkMarksOnlyHeldResources) {
   Same({"SET", "m:c", "shared", "PX", "10000"});
   Same({"SADD", "m:wait:c", "other"});
   Same({"PEXPIRE", "m:wait:c", "60000"});
-  Same(Script(internal::WriterMarkCommand(locks, waits, "ee",
-                                          absl::Seconds(5))));
+  Same(Script(
+      internal::WriterMarkCommand(locks, waits, "ee", absl::Seconds(5))));
   Same({"SMEMBERS", "m:wait:a"});
   Same({"EXISTS", "m:wait:b"});
   Same({"SCARD", "m:wait:c"});
@@ -664,8 +664,8 @@ TEST_F(SimRedisDifferentialTest, WriterMarkMarksOnlyHeldResources) {
   // marked before it kept.
   Same({"SET", "m:wait:c", "x"});
   Same({"SREM", "m:wait:a", "ee"});
-  Same(Script(internal::WriterMarkCommand(locks, waits, "ff",
-                                          absl::Seconds(5))));
+  Same(Script(
+      internal::WriterMarkCommand(locks, waits, "ff", absl::Seconds(5))));
   Same({"SMEMBERS", "m:wait:a"});
 }
 

@@ -533,6 +533,34 @@ class CliTest : public ::testing::Test {
     return true;
   }
 
+  // `redlock run <lock> --ttl=3s --grace=5s <resource> -- <a loop that
+  // writes "term" on SIGTERM>` once it runs, three of five masters killed:
+  // the tool must stop the command (SIGTERM) and exit kLost before the 3 s
+  // TTL can have run out, naming the lock it lost. `lock`: the kind of lock
+  // (e.g. {"--limit=2"}; empty for a plain one).
+  void ExpectLosingAMajorityStopsTheCommand(std::vector<std::string> lock,
+                                            const std::string& resource) {
+    const absl::Duration ttl = absl::Seconds(3);
+    std::vector<std::string> args = {"run"};
+    args.insert(args.end(), lock.begin(), lock.end());
+    args.insert(args.end(),
+                {"--ttl=3s", "--grace=5s", resource, "--", "sh", "-c",
+                 absl::StrCat("trap 'echo term > ", Path("term"),
+                              "; exit 0' TERM; echo up > ", Path("up"),
+                              "; while :; do sleep 0.05; done")});
+    auto cli = Start(args);
+    ASSERT_TRUE(WaitForFile(Path("up")));
+    // The lock was acquired or extended before this point, so it expires at
+    // most `ttl` from now.
+    const absl::Time killed = absl::Now();
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(cluster_->server(i).Kill().ok());
+    const Finished f = cli->Wait();
+    EXPECT_EQ(f.exit_code, kLost) << f;
+    EXPECT_TRUE(Exists(Path("term")));
+    EXPECT_LT(absl::Now() - killed, ttl) << f;
+    EXPECT_TRUE(absl::StrContains(f.err, "lost the lock on " + resource)) << f;
+  }
+
   // How many masters SetUp() starts; a subclass may change it first.
   int masters_ = 5;
   std::unique_ptr<RedisCluster> cluster_;

@@ -298,20 +298,7 @@ TEST_F(CliTest, TheLargestSemaphoreAndTheMostReadersWorkEndToEnd) {
 // permit lost when an extension fails (admin::MarkLost) and the command is
 // stopped before the permit's TTL runs out, saying why.
 TEST_F(CliTest, LosingAMajorityStopsAPermitHoldersCommandBeforeItExpires) {
-  const absl::Duration ttl = absl::Seconds(3);
-  auto cli = Start({"run", "--limit=2", "--ttl=3s", "--grace=5s", "pool", "--",
-                    "sh", "-c",
-                    absl::StrCat("trap 'echo term > ", Path("term"),
-                                 "; exit 0' TERM; echo up > ", Path("up"),
-                                 "; while :; do sleep 0.05; done")});
-  ASSERT_TRUE(WaitForFile(Path("up")));
-  const absl::Time killed = absl::Now();
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(cluster_->server(i).Kill().ok());
-  const Finished f = cli->Wait();
-  EXPECT_EQ(f.exit_code, kLost) << f;
-  EXPECT_TRUE(Exists(Path("term")));
-  EXPECT_LT(absl::Now() - killed, ttl) << f;
-  EXPECT_TRUE(absl::StrContains(f.err, "lost the lock on pool")) << f;
+  ExpectLosingAMajorityStopsTheCommand({"--limit=2"}, "pool");
 }
 
 // The tool extends a permit set itself (the blocking client has no

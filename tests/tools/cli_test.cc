@@ -273,22 +273,7 @@ TEST_F(CliTest, TheCommandSeesTheTokenAndFenceHeldOnTheMasters) {
 }
 
 TEST_F(CliTest, LosingAMajorityStopsTheCommandBeforeTheLockExpires) {
-  const absl::Duration ttl = absl::Seconds(3);
-  auto cli = Start({"run", "--ttl=3s", "--grace=5s", "job", "--", "sh", "-c",
-                    absl::StrCat("trap 'echo term > ", Path("term"),
-                                 "; exit 0' TERM; echo up > ", Path("up"),
-                                 "; while :; do sleep 0.05; done")});
-  ASSERT_TRUE(WaitForFile(Path("up")));
-  // The lock was acquired or extended before this point, so it expires at
-  // most `ttl` from now.
-  const absl::Time killed = absl::Now();
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(cluster_->server(i).Kill().ok());
-  const Finished f = cli->Wait();
-  const absl::Duration took = absl::Now() - killed;
-  EXPECT_EQ(f.exit_code, kLost) << f;
-  EXPECT_TRUE(Exists(Path("term")));
-  EXPECT_LT(took, ttl) << f;
-  EXPECT_TRUE(absl::StrContains(f.err, "lost the lock on job")) << f;
+  ExpectLosingAMajorityStopsTheCommand({}, "job");
 }
 
 TEST_F(CliTest, ACommandIgnoringSigtermIsKilledWithItsGroupAfterTheGrace) {

@@ -672,9 +672,9 @@ TEST_F(TlsTest, TheFaultProxyInFrontOfATlsMasterDelaysThenResetsIt) {
   // read yet (a loaded machine showed that: "never reconnected").
   ASSERT_TRUE(Eventually([&] {
     const MasterHealth h = client->Health()[2];
-    return (*proxy)->counters().accepted >= 2 && h.connected &&
-           !h.tls.empty();
-  })) << "never reconnected: " << client->Health()[2].last_error;
+    return (*proxy)->counters().accepted >= 2 && h.connected && !h.tls.empty();
+  })) << "never reconnected: "
+      << client->Health()[2].last_error;
   lock = client->Acquire(kJob, Waiting(absl::Seconds(5)));
   ASSERT_TRUE(lock.ok()) << lock.status();
   EXPECT_TRUE(Eventually([&] {
