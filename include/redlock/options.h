@@ -67,7 +67,9 @@ struct RetryPolicy {
   // waiter a release names); a retry that wins publishes
   // "taken", and waiters that have not retried yet go back to waiting.
   // Polling with the delays above stays as the fallback for locks that
-  // expire and messages that are lost. A client that released a lock it
+  // expire and messages that are lost; a "taken" heard after a release
+  // goes back to the poll the release put off, never to a later one. A
+  // client without hand_off that released a lock it
   // waited for lately and acquires it again within successor_grace +
   // min(wake_jitter, max_delay) + 2ms of that release first waits
   // successor_grace plus a jitter, as a waiter its release woke and did not
@@ -118,8 +120,16 @@ struct RetryPolicy {
   // next lost attempt. Every release hands over where an entry exists, whatever
   // its own client's setting. The cost: a waiter that dies without withdrawing
   // (SIGKILL) within an entry's TTL of a release may be handed the lock and
-  // hold it, unused, for its TTL. Default: false.
-  bool hand_off = false;
+  // hold it, unused, for its TTL.
+  // With hand_off, a client that waited for a lock lately (its channels
+  // still subscribed, about 2s) queues with its first attempt of it, and
+  // does not yield after its own release (the release handed the lock to
+  // the waiter queued longest; its own attempt queues behind it). A waiter
+  // handed the lock by fewer masters than a quorum (their queues disagreed
+  // on who came first) tries again after successor_grace, which settles
+  // it: won, or given back so that the masters hand it on.
+  // Default: true.
+  bool hand_off = true;
 };
 
 // How a master whose connection failed is reconnected: the first retry comes

@@ -127,6 +127,7 @@ bool AcquireOp::BeginAttempt() {
     return false;
   }
   if (YieldsToWoken()) return false;
+  if (QueuesAtOnce()) return false;
   // A hand-off waiter keeps the token it drew when it began to wait
   // (StartWaitingAsWriter): its entries name it, and the key holding it is
   // its own, whichever way it got there.
@@ -230,13 +231,22 @@ bool AcquireOp::StartWaitingAsWriter() {
   // as waiting where the lock is held, so that new readers queue
   // behind it.
   waits_as_writer_ = true;
-  // Its own random id, never a token: releases publish it.
-  absl::StatusOr<std::string> id = host_->runtime()->NewToken();
-  if (!id.ok()) {
-    Fail(id.status());
-    return false;
+  // Its own random id, never a token: releases publish it. A hand-off
+  // waiter takes an id whose channel is still subscribed if there is one,
+  // which saves subscribing a new one; it is free of anything its last
+  // waiter left (that one won: Finished()).
+  if (hand_off_) {
+    waiter_id_ = host_->WakeupsForWaiting()->TakeIdleWaiterId(
+        WaiterHandOffKeyPrefix(host_->options(), resource_));
   }
-  waiter_id_ = *std::move(id);
+  if (waiter_id_.empty()) {
+    absl::StatusOr<std::string> id = host_->runtime()->NewToken();
+    if (!id.ok()) {
+      Fail(id.status());
+      return false;
+    }
+    waiter_id_ = *std::move(id);
+  }
   waiting_keys_ = {waiting_key_};
   arrival_key_ = absl::StrCat(
       WaiterArrivalKeyPrefix(host_->options(), resource_), waiter_id_);
@@ -257,9 +267,9 @@ bool AcquireOp::StartWaitingAsWriter() {
     counts_from_.assign(host_->links().size(), 0);
     handed_at_.assign(host_->links().size(), std::nullopt);
     // Releases publish a hand-off to this waiter on a channel named as
-    // its entry. Already watching (it yielded first): subscribed now,
-    // and the next attempt, which leaves the entries, waits for it.
-    if (watching_) host_->wakeups()->Watch(this, OwnChannel());
+    // its entry: watched with the lock's channels (WatchChannels()),
+    // before the attempt that leaves the entries (a hand-off waiter never
+    // yields, so it is not watching yet).
   }
   return true;
 }
@@ -494,10 +504,20 @@ void AcquireOp::Finished(bool won) {
   finished_ = true;
   retry_timer_->Cancel();
   Unwatch();
-  if (HandsOff() && !won) {
+  if (HandsOff() && won && host_->wakeups() != nullptr) {
+    // Won: no withdrawal of its own is kept to be sent again later under
+    // its id, and whatever is left under it where the lock was not handed
+    // over is removed below, before any next waiter's attempt on the same
+    // connection.
+    host_->wakeups()->LeaveIdleWaiterId(
+        WaiterHandOffKeyPrefix(host_->options(), resource_), waiter_id_);
+  }
+  if (HandsOff() && !won && !proofs_.empty()) {
     // Any master may have handed this waiter the key, up to now: every
     // one withdraws its place and entry and hands the key on, in one
-    // step, behind whatever was sent to it before.
+    // step, behind whatever was sent to it before. (No entry was ever
+    // left without a proof: a wait that ended with the refusal that
+    // made it a waiter, a try-lock's, has nothing to withdraw.)
     CleanUp(WithdrawCommand(/*leave_queue=*/true));
     marked_.clear();
   }
@@ -583,6 +603,13 @@ void AcquireOp::GiveUp(const absl::Status& status) {
 }
 
 void AcquireOp::ArmRetry(Next next, absl::Duration after) {
+  if (next == Next::kWoken &&
+      (next_ == Next::kPoll || next_ == Next::kGiveUp)) {
+    fallback_ = next_;
+    fallback_at_ = next_at_;
+  } else if (next != Next::kWoken) {
+    fallback_ = Next::kNone;
+  }
   next_ = next;
   next_at_ = host_->runtime()->Now() + ToChrono(after);
   retry_timer_->Arm(after);

@@ -205,6 +205,7 @@ class AcquireOp final : public NamedOperation, private Wakeups::Waiter {
   // its wait budget is left than the jitter. Timing only: the attempt,
   // when made, counts as any other. True if it yielded.
   bool YieldsToWoken();
+  bool QueuesAtOnce();
 
   // Notes whom `master`'s release named (`successor`, empty: nobody); true
   // if the masters whose latest release since this waiter's last attempt
@@ -346,6 +347,11 @@ class AcquireOp final : public NamedOperation, private Wakeups::Waiter {
   bool yielded_ = false;                 // YieldsToWoken() once.
   Next next_ = Next::kNone;              // What the retry timer will do...
   MonotonicTime next_at_;                // ...and when.
+  // The poll (or the end of the budget) a wake-up armed sooner replaced:
+  // a "taken" heard goes back to it (OnTaken()) rather than to a new poll
+  // delay, so that a stream of releases and takes cannot put it off.
+  Next fallback_ = Next::kNone;
+  MonotonicTime fallback_at_;
   absl::Status last_status_;             // The last failed attempt's.
   std::shared_ptr<CancelState> cancel_;  // Null when not watched.
   uint64_t subscription_ = 0;

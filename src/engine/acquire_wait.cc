@@ -23,7 +23,10 @@ void AcquireOp::Wake(Wakeups::Event event, int master,
       if (!ChannelsSettled()) return;
       if (recheck_ && (next_ == Next::kPoll || next_ == Next::kGiveUp)) {
         recheck_ = false;
-        const absl::Duration jitter = WakeJitter();
+        // A hand-off waiter's recheck leaves its entries, or takes a lock
+        // it finds free: no crowd of woken waiters to spread.
+        const absl::Duration jitter =
+            HandsOff() ? absl::ZeroDuration() : WakeJitter();
         if (now + ToChrono(jitter) < next_at_) {
           ArmRetry(Next::kWoken, jitter);
         }
@@ -70,7 +73,12 @@ void AcquireOp::OnTaken(MonotonicTime now) {
     return;
   }
   if (next_ != Next::kWoken) return;
-  // Another waiter got there first: back to polling.
+  // Another waiter got there first: back to the poll the wake-up put
+  // off, or to a new one.
+  if (fallback_ != Next::kNone && fallback_at_ > now) {
+    ArmRetry(fallback_, ToDuration(fallback_at_ - now));
+    return;
+  }
   std::optional<absl::Duration> left = schedule_.WaitLeft(now);
   if (!left.has_value()) return;
   const absl::Duration poll =
@@ -114,7 +122,19 @@ bool AcquireOp::HandedOver(int master, absl::string_view proof) {
     }
   }
   round.Cancel();
-  if (!won.has_value()) return true;
+  if (!won.has_value()) {
+    if (!in_attempt_ && next_ != Next::kNone) {
+      // Handed a part: either the rest is on its way, or the masters'
+      // queues disagreed on who came first and handed the rest to others.
+      // An attempt after the grace settles it: won, or lost and given
+      // back, so that the masters hand it on.
+      const absl::Duration grace = host_->options().retry.successor_grace;
+      if (host_->runtime()->Now() + ToChrono(grace) < next_at_) {
+        ArmRetry(Next::kWoken, grace);
+      }
+    }
+    return true;
+  }
   // An attempt in flight is dropped, unanswered: whatever it does on a
   // master (extend this token, or leave an entry that Finished() removes
   // behind it) leaves the lock this waiter's.
@@ -133,7 +153,10 @@ bool AcquireOp::HandedOver(int master, absl::string_view proof) {
 }
 
 bool AcquireOp::YieldsToWoken() {
-  if (attempts_ > 0 || yielded_ || semaphore_.has_value() || shared_) {
+  // A hand-off waiter does not yield: its release handed the lock to the
+  // waiter queued longest, if any, and its own attempt queues behind.
+  if (attempts_ > 0 || yielded_ || semaphore_.has_value() || shared_ ||
+      hand_off_) {
     return false;
   }
   Wakeups* wakeups = host_->wakeups();
@@ -160,6 +183,30 @@ bool AcquireOp::YieldsToWoken() {
     watching_ = true;
   }
   ArmRetry(Next::kWoken, jitter);
+  return true;
+}
+
+bool AcquireOp::QueuesAtOnce() {
+  // A resource this client waited for lately (its channels still
+  // subscribed) is likely held: a hand-off waiter's first attempt is
+  // then already a waiting writer's, with its entries, so that a release
+  // can hand it the lock without a refusal first. Its channels must be
+  // subscribed before that attempt leaves entries; an id whose channel
+  // still lingers is taken for it if there is one (StartWaitingAsWriter).
+  if (attempts_ > 0 || !hand_off_ || waits_as_writer_) return false;
+  Wakeups* wakeups = host_->wakeups();
+  if (wakeups == nullptr || !wakeups->Contended(keys_)) return false;
+  const std::optional<absl::Duration> left =
+      schedule_.WaitLeft(host_->runtime()->Now());
+  if (!left.has_value() || *left <= absl::ZeroDuration()) return false;
+  if (!StartWaitingAsWriter()) return true;
+  if (!watching_) {
+    WatchChannels();
+    watching_ = true;
+  }
+  if (ChannelsSettled()) return false;
+  last_status_ = absl::AbortedError("waiting to subscribe");
+  ArmRetry(Next::kSettling, *left);
   return true;
 }
 
@@ -200,8 +247,10 @@ void AcquireOp::Unwatch() {
 
 bool AcquireOp::WatchChannels() {
   const bool fresh = host_->wakeups()->Watch(this, WatchKeys());
-  host_->wakeups()->Watch(this, OwnChannel());
-  return fresh;
+  // A hand-off waiter's channel is new with it: its next attempt, which
+  // leaves its entries, waits for the subscription and comes at once.
+  const bool own = host_->wakeups()->Watch(this, OwnChannel());
+  return fresh || own;
 }
 
 bool AcquireOp::ChannelsSettled() const {

@@ -344,6 +344,31 @@ bool Wakeups::ReleasedWithin(absl::Span<const std::string> channels,
   return false;
 }
 
+std::string Wakeups::TakeIdleWaiterId(absl::string_view prefix) {
+  auto it = idle_ids_.find(prefix);
+  if (it == idle_ids_.end()) return {};
+  std::vector<std::string>& ids = it->second;
+  std::string found;
+  while (found.empty() && !ids.empty()) {
+    std::string id = std::move(ids.back());
+    ids.pop_back();
+    auto channel = channels_.find(absl::StrCat(prefix, id));
+    // Swept meanwhile, or taken by a waiter that did not get it from here.
+    if (channel != channels_.end() && channel->second.waiters.empty()) {
+      found = std::move(id);
+    }
+  }
+  if (ids.empty()) idle_ids_.erase(it);
+  return found;
+}
+
+void Wakeups::LeaveIdleWaiterId(absl::string_view prefix, std::string id) {
+  std::vector<std::string>& ids = idle_ids_[prefix];
+  // Bounded by the waiters one client ran at once on one resource, which
+  // the channels themselves already cost; the sweep forgets the rest.
+  ids.push_back(std::move(id));
+}
+
 void Wakeups::OnMessage(int master, absl::string_view channel,
                         absl::string_view payload) {
   Event event;
@@ -405,6 +430,22 @@ void Wakeups::Sweep() {
     }
     for (auto& subscriber : subscribers_) subscriber->Remove(it->first);
     channels_.erase(it++);
+  }
+  // Ids whose channel is gone are no use to TakeIdleWaiterId().
+  for (auto it = idle_ids_.begin(); it != idle_ids_.end();) {
+    std::vector<std::string>& ids = it->second;
+    const std::string& prefix = it->first;
+    ids.erase(std::remove_if(ids.begin(), ids.end(),
+                             [&](const std::string& id) {
+                               return !channels_.contains(
+                                   absl::StrCat(prefix, id));
+                             }),
+              ids.end());
+    if (ids.empty()) {
+      idle_ids_.erase(it++);
+    } else {
+      ++it;
+    }
   }
   if (idle_left) sweep_timer_->Arm(kLinger);
 }

@@ -206,6 +206,15 @@ class Wakeups final : private Subscriber::Listener {
   bool ReleasedWithin(absl::Span<const std::string> channels,
                       absl::Duration within) const;
 
+  // A hand-off waiter's id (RetryPolicy::hand_off) whose channel, `prefix`
+  // followed by the id, is still subscribed and watched by nobody: a new
+  // waiter of the same resource takes it, rather than subscribing a channel
+  // of its own and waiting for that. Empty if there is none.
+  std::string TakeIdleWaiterId(absl::string_view prefix);
+  // A waiter whose wait ended well (it won, so nothing of its own is left
+  // to clean up under `id`) leaves its id to the next one.
+  void LeaveIdleWaiterId(absl::string_view prefix, std::string id);
+
   const std::vector<std::unique_ptr<Subscriber>>& subscribers() const {
     return subscribers_;
   }
@@ -233,6 +242,8 @@ class Wakeups final : private Subscriber::Listener {
   std::vector<std::unique_ptr<Subscriber>> subscribers_;
   // A channel is here while it is wanted on every subscriber.
   absl::flat_hash_map<std::string, Channel> channels_;
+  // TakeIdleWaiterId(): by prefix, ids whose channel may still be idle.
+  absl::flat_hash_map<std::string, std::vector<std::string>> idle_ids_;
   // Every watching waiter, with the number of its channels.
   absl::flat_hash_map<Waiter*, int> registered_;
   std::unique_ptr<Timer> sweep_timer_;

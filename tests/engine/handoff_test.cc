@@ -539,5 +539,241 @@ TEST_F(HandOffTest, AHandOffFromBeforeALostAttemptsGiveBackCountsNot) {
   ASSERT_TRUE(holder_->Release(*held).ok());
 }
 
+// A client that waited for a lock lately (its channels still subscribed)
+// queues with the first attempt of its next acquisition: one attempt leaves
+// its entries, and the release hands the lock over with no other.
+TEST_F(HandOffTest, AClientThatWaitedLatelyQueuesWithItsFirstAttempt) {
+  std::unique_ptr<Queued> q = QueueWaiter("relay");
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  ASSERT_TRUE(holder_->Release(*q->held).ok());
+  absl::StatusOr<Lock> first = q->waiting->Join();
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(q->waiter->Release(*first).ok());
+  // The release is decided at a quorum; its "released" on a master past
+  // it, heard during the attempt below, would rightly bring a second one.
+  for (int i = 0; i < cluster_->size(); ++i) {
+    ASSERT_EQ(AwaitNone(i, LockKey(Options(), "relay")), 0u);
+  }
+  absl::SleepFor(absl::Milliseconds(50));
+
+  absl::StatusOr<Lock> held =
+      holder_->Acquire("relay", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  const int before = q->counter->attempts();
+  Redlock* waiter = q->waiter.get();
+  Background<absl::StatusOr<Lock>> second([waiter] {
+    return waiter->Acquire("relay", Waiting(absl::Seconds(20)));
+  });
+  ASSERT_FALSE(AwaitEntries("relay").empty());
+  const absl::Time until = absl::Now() + absl::Seconds(5);
+  while (q->counter->attempts() == before && absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(q->counter->attempts() - before, 1)
+      << "queued by its first attempt, not after a refusal";
+
+  ASSERT_TRUE(holder_->Release(*held).ok());
+  absl::StatusOr<Lock> lock = second.Join();
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  EXPECT_EQ(q->counter->attempts() - before, 1);
+  EXPECT_EQ(q->counter->handed_over(), 2);
+  ASSERT_TRUE(q->waiter->Release(*lock).ok());
+}
+
+// A hand-off client that releases a lock and wants it again at once does
+// not hold back (successor_grace, 20 s here) as a client without hand-off
+// does: its release handed the lock to the waiter queued longest, and its
+// own first attempt queues behind that waiter, so it is handed the lock
+// when that one releases.
+TEST_F(HandOffTest, AReleaserQueuesBehindTheWaiterItHandedTheLockTo) {
+  std::unique_ptr<Queued> q = QueueWaiter("round");
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  ASSERT_TRUE(holder_->Release(*q->held).ok());
+  absl::StatusOr<Lock> first = q->waiting->Join();
+  ASSERT_TRUE(first.ok()) << first.status();
+
+  // Another hand-off client queues behind the first.
+  auto other_counter = std::make_shared<AttemptCounter>();
+  std::unique_ptr<Redlock> other = MakeClient(HandOffOptions(other_counter));
+  ASSERT_NE(other, nullptr);
+  Redlock* other_client = other.get();
+  Background<absl::StatusOr<Lock>> other_waiting([other_client] {
+    return other_client->Acquire("round", Waiting(absl::Seconds(60)));
+  });
+  ASSERT_TRUE(AwaitEntriesOn("round", cluster_->size(), first->token()));
+
+  ASSERT_TRUE(q->waiter->Release(*first).ok());
+  std::atomic<bool> again_done{false};
+  Redlock* waiter = q->waiter.get();
+  Background<absl::StatusOr<Lock>> again([waiter, &again_done] {
+    absl::StatusOr<Lock> lock =
+        waiter->Acquire("round", Waiting(absl::Seconds(60)));
+    again_done = true;
+    return lock;
+  });
+  absl::StatusOr<Lock> second = other_waiting.Join();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(other_counter->handed_over(), 1);
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_FALSE(again_done.load()) << "the lock is the other client's";
+
+  const absl::Time released = absl::Now();
+  ASSERT_TRUE(other->Release(*second).ok());
+  absl::StatusOr<Lock> third = again.Join();
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_LT(absl::Now() - released, kWokenWithin)
+      << "held back for successor_grace instead of queueing";
+  EXPECT_EQ(q->counter->handed_over(), 2);
+  ASSERT_TRUE(q->waiter->Release(*third).ok());
+}
+
+// A "taken" heard after a "released" sends a woken waiter back to the poll
+// the release had put off, not to a new poll delay: a stream of releases
+// and takes faster than the poll cannot keep a waiter from ever trying.
+// The messages here are published by the test itself (a stream of
+// hand-overs between other clients would publish them too).
+TEST_F(HandOffTest, ATakenHeardAfterAReleaseGoesBackToThePollItPutOff) {
+  absl::StatusOr<Lock> held =
+      holder_->Acquire("beat", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto counter = std::make_shared<AttemptCounter>();
+  Options options = WaiterOptions(counter);
+  options.retry.min_delay = absl::Milliseconds(300);
+  options.retry.max_delay = absl::Milliseconds(300);
+  options.retry.wake_jitter = absl::Milliseconds(250);
+  std::unique_ptr<Redlock> waiter = MakeClient(std::move(options));
+  ASSERT_NE(waiter, nullptr);
+  Redlock* w = waiter.get();
+  Background<absl::StatusOr<Lock>> waiting([w] {
+    return w->Acquire("beat", Waiting(absl::Seconds(30)));
+  });
+  ASSERT_TRUE(AwaitSubscribers("beat", 1));
+  absl::SleepFor(absl::Milliseconds(100));
+
+  // "released" then "taken" in one script: heard in one read, before a
+  // woken waiter's jitter can end.
+  const std::string key = LockKey(Options(), "beat");
+  const int before = counter->attempts();
+  const absl::Time end = absl::Now() + absl::Seconds(2);
+  while (absl::Now() < end) {
+    for (int i = 0; i < cluster_->size(); ++i) {
+      auto client = cluster_->Client(i);
+      ASSERT_TRUE(client.ok());
+      ASSERT_TRUE((*client)
+                      ->Command({"EVAL",
+                                 "redis.call('publish', KEYS[1], 'released') "
+                                 "redis.call('publish', KEYS[1], 'taken')",
+                                 "1", key})
+                      .ok());
+    }
+    absl::SleepFor(absl::Milliseconds(40));
+  }
+  // Polls every 300 ms: about six in 2 s. A poll put off by each "taken"
+  // would leave none.
+  EXPECT_GE(counter->attempts() - before, 3);
+
+  ASSERT_TRUE(holder_->Release(*held).ok());
+  absl::StatusOr<Lock> lock = waiting.Join();
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  ASSERT_TRUE(waiter->Release(*lock).ok());
+}
+
+// Masters that disagree on who came first hand the lock to different
+// waiters, none with a quorum. Each waiter handed a part tries again after
+// successor_grace (100 ms here), and its loss gives its part back, which
+// the masters hand on: one waiter holds the lock within a few graces, not
+// at the next poll (30 s here).
+TEST_F(HandOffTest, AHandOffSplitByDisagreeingQueuesIsSettledAfterTheGrace) {
+  absl::StatusOr<Lock> held =
+      holder_->Acquire("split", Waiting(absl::ZeroDuration()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  std::vector<std::unique_ptr<Redlock>> waiters;
+  std::vector<std::shared_ptr<AttemptCounter>> counters;
+  // Each waiter, once it holds the lock, keeps it until `go`, then
+  // releases it (handing it on); `holding` counts holders at once.
+  std::vector<std::unique_ptr<Background<absl::Status>>> waiting;
+  std::atomic<int> won{0};
+  std::atomic<int> holding{0};
+  std::atomic<int> most_holding{0};
+  std::atomic<bool> go{false};
+  for (int w = 0; w < 3; ++w) {
+    counters.push_back(std::make_shared<AttemptCounter>());
+    Options options = HandOffOptions(counters.back());
+    options.retry.successor_grace = absl::Milliseconds(100);
+    waiters.push_back(MakeClient(std::move(options)));
+    ASSERT_NE(waiters.back(), nullptr);
+    Redlock* client = waiters.back().get();
+    waiting.push_back(std::make_unique<Background<absl::Status>>(
+        [client, &won, &holding, &most_holding, &go]() -> absl::Status {
+          absl::StatusOr<Lock> lock =
+              client->Acquire("split", Waiting(absl::Seconds(60)));
+          if (!lock.ok()) return lock.status();
+          const int now = holding.fetch_add(1) + 1;
+          int most = most_holding.load();
+          while (now > most && !most_holding.compare_exchange_weak(most, now)) {
+          }
+          won.fetch_add(1);
+          const absl::Time until = absl::Now() + absl::Seconds(30);
+          while (!go.load() && absl::Now() < until) {
+            absl::SleepFor(absl::Milliseconds(5));
+          }
+          holding.fetch_sub(1);
+          return client->Release(*lock).status();
+        }));
+  }
+  // All three queued with entries on every master.
+  const std::string entries = WaiterHandOffKeyPrefix(Options(), "split") + "*";
+  const absl::Time until = absl::Now() + absl::Seconds(10);
+  bool queued = false;
+  while (!queued && absl::Now() < until) {
+    queued = true;
+    for (int i = 0; i < cluster_->size(); ++i) {
+      queued = queued && Count(i, entries) == 3;
+    }
+    if (!queued) absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_TRUE(queued);
+  // Master i puts waiter ids[i] first.
+  std::vector<std::string> ids;
+  {
+    auto client = cluster_->Client(0);
+    ASSERT_TRUE(client.ok());
+    auto members =
+        (*client)->Command({"SMEMBERS", WriterWaitingKey(Options(), "split")});
+    ASSERT_TRUE(members.ok());
+    for (const auto& m : members->elements) ids.push_back(m.str);
+  }
+  ASSERT_EQ(ids.size(), 3u);
+  for (int i = 0; i < cluster_->size(); ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok());
+    for (int k = 0; k < 3; ++k) {
+      const std::string at = absl::StrCat(1000000 * (1 + (k - i + 3) % 3));
+      ASSERT_TRUE((*client)
+                      ->Command({"SET",
+                                 WaiterArrivalKeyPrefix(Options(), "split") +
+                                     ids[k],
+                                 at, "KEEPTTL"})
+                      .ok());
+    }
+  }
+
+  const absl::Time released = absl::Now();
+  ASSERT_TRUE(holder_->Release(*held).ok());
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (won.load() == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_EQ(won.load(), 1);
+  EXPECT_LT(absl::Now() - released, kWokenWithin)
+      << "settled at a poll, not after the grace";
+  // Then each holder in turn releases, handing the lock on.
+  go = true;
+  for (auto& w : waiting) EXPECT_TRUE(w->Join().ok());
+  EXPECT_EQ(won.load(), 3);
+  EXPECT_EQ(most_holding.load(), 1);
+}
+
 }  // namespace
 }  // namespace redlock
