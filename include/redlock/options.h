@@ -74,9 +74,9 @@ struct RetryPolicy {
   // min(wake_jitter, max_delay) + 2ms of that release first waits
   // successor_grace plus a jitter, as a waiter its release woke and did not
   // name does, so that it does not win every hand-off (not for a
-  // semaphore's permits, a reader, or a wait shorter than that). Wake-ups only change when
-  // attempts are made, never whether one counts. false: poll only. Default:
-  // true.
+  // semaphore's permits, a reader, or a wait shorter than that). Wake-ups only
+  // change when attempts are made, never whether one counts. false: poll only.
+  // Default: true.
   bool wake_on_release = true;
   // A woken waiter retries after a delay drawn uniformly from
   // [0, wake_jitter], so that the waiters one release wakes (in this process

@@ -435,12 +435,12 @@ void Wakeups::Sweep() {
   for (auto it = idle_ids_.begin(); it != idle_ids_.end();) {
     std::vector<std::string>& ids = it->second;
     const std::string& prefix = it->first;
-    ids.erase(std::remove_if(ids.begin(), ids.end(),
-                             [&](const std::string& id) {
-                               return !channels_.contains(
-                                   absl::StrCat(prefix, id));
-                             }),
-              ids.end());
+    ids.erase(
+        std::remove_if(ids.begin(), ids.end(),
+                       [&](const std::string& id) {
+                         return !channels_.contains(absl::StrCat(prefix, id));
+                       }),
+        ids.end());
     if (ids.empty()) {
       idle_ids_.erase(it++);
     } else {

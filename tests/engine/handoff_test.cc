@@ -645,9 +645,8 @@ TEST_F(HandOffTest, ATakenHeardAfterAReleaseGoesBackToThePollItPutOff) {
   std::unique_ptr<Redlock> waiter = MakeClient(std::move(options));
   ASSERT_NE(waiter, nullptr);
   Redlock* w = waiter.get();
-  Background<absl::StatusOr<Lock>> waiting([w] {
-    return w->Acquire("beat", Waiting(absl::Seconds(30)));
-  });
+  Background<absl::StatusOr<Lock>> waiting(
+      [w] { return w->Acquire("beat", Waiting(absl::Seconds(30))); });
   ASSERT_TRUE(AwaitSubscribers("beat", 1));
   absl::SleepFor(absl::Milliseconds(100));
 
@@ -750,12 +749,12 @@ TEST_F(HandOffTest, AHandOffSplitByDisagreeingQueuesIsSettledAfterTheGrace) {
     ASSERT_TRUE(client.ok());
     for (int k = 0; k < 3; ++k) {
       const std::string at = absl::StrCat(1000000 * (1 + (k - i + 3) % 3));
-      ASSERT_TRUE((*client)
-                      ->Command({"SET",
-                                 WaiterArrivalKeyPrefix(Options(), "split") +
-                                     ids[k],
-                                 at, "KEEPTTL"})
-                      .ok());
+      ASSERT_TRUE(
+          (*client)
+              ->Command({"SET",
+                         WaiterArrivalKeyPrefix(Options(), "split") + ids[k],
+                         at, "KEEPTTL"})
+              .ok());
     }
   }
 
