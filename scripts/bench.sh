@@ -29,7 +29,10 @@
 # throughput vs redis-benchmark, contention, hand-off between contender
 # processes with waiters polling vs woken on release, a contended semaphore
 # (limit 8, 16 processes) and read-write lock (90/10, 8 processes) beside a
-# contended lock, client CPU, a fresh
+# contended lock, a contended lock changing hands (2, 8, 32 threads with a
+# client each, beside node-redlock's async workers and a PostgreSQL
+# advisory lock under pgbench, against a raw 5-master round trip), client
+# CPU, a fresh
 # client's first acquisition with a master stopped; TLS against plain TCP on
 # the same servers: cycles, connecting, a fresh client with a master
 # stopped); instructions per
@@ -45,7 +48,7 @@ for arg in "$@"; do
   case "$arg" in
     --quick) QUICK=1 ;;
     -h | --help)
-      sed -n '2,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,41p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -60,6 +63,14 @@ ensure_deps
 
 # Tools only the benchmarks need; not part of REDLOCK_DEPS.
 ensure_packages gnuplot-nox valgrind strace
+# The contended_handover phase's PostgreSQL advisory-lock floor: Debian's
+# postgresql-15 ships initdb, pg_ctl, postgres and pgbench (in
+# /usr/lib/postgresql/15/bin, where the phase looks first). The phase starts
+# a private server of its own on a free loopback port and stops it; without
+# these binaries its pg rows say "not run", so a failed install is not an
+# error here.
+ensure_packages postgresql-15 ||
+  echo "warning: could not install postgresql-15; contended_handover runs without its pg advisory lock floor" >&2
 
 # The commit the binaries are built from, and whether src/ or include/
 # differ from it, read as the build starts: others may commit or edit while
@@ -158,22 +169,25 @@ fi
 if [[ -n "${REDLOCK_MASTERS:-}" ]]; then
   E2E_CMD+=(--masters="$REDLOCK_MASTERS")
 fi
-# node-redlock beside ours (the contention_peer phase): its npm packages,
-# pinned in bench/peers/node-redlock/package.json, installed into $WORK when
-# node and npm exist; without them the phase reports node-redlock "not run".
+# node-redlock beside ours (the contention_peer phase, one process per
+# contender: contender.js; the contended_handover phase, async workers in
+# one process: threads.js): its npm packages, pinned in
+# bench/peers/node-redlock/package.json, installed into $WORK when node and
+# npm exist; without them both phases report node-redlock "not run".
 NODE_PEER_DIR="$WORK/node-redlock"
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   mkdir -p "$NODE_PEER_DIR"
   cp "$REDLOCK_ROOT/bench/peers/node-redlock/package.json" \
-    "$REDLOCK_ROOT/bench/peers/node-redlock/contender.js" "$NODE_PEER_DIR/"
+    "$REDLOCK_ROOT/bench/peers/node-redlock/contender.js" \
+    "$REDLOCK_ROOT/bench/peers/node-redlock/threads.js" "$NODE_PEER_DIR/"
   if (cd "$NODE_PEER_DIR" && npm install --no-audit --no-fund >"$WORK/npm.log" 2>&1); then
     E2E_CMD+=(--node_redlock_dir="$NODE_PEER_DIR")
   else
-    echo "warning: npm install of node-redlock failed (see below); contention_peer runs without it" >&2
+    echo "warning: npm install of node-redlock failed (see below); contention_peer and contended_handover run without it" >&2
     tail -5 "$WORK/npm.log" >&2
   fi
 else
-  echo "note: no node/npm: contention_peer runs without node-redlock" >&2
+  echo "note: no node/npm: contention_peer and contended_handover run without node-redlock" >&2
 fi
 step e2e "${E2E_CMD[@]}" >"$WORK/e2e.md"
 

@@ -39,6 +39,13 @@
 //               flight, interleaved with the masters' own capacity for the
 //               same commands measured with redis-benchmark.
 //   contention  8 blocking clients (own connections) on one resource.
+//   contended_handover
+//               a contended lock changing hands: 2, 8, 32 threads, each
+//               with a Redlock of its own (redlock-e2e-thread-contenders),
+//               beside node-redlock's async workers in one process and a
+//               PostgreSQL advisory lock under pgbench (a private server),
+//               holds 0 and 1 ms, in interleaved blocks; the gap from a
+//               release to the next grant also in raw 5-master round trips.
 //   handoff     8 contender processes (redlock-e2e-handoff-contender, each a
 //               blocking Redlock) on one resource: hand-off gap, requests
 //               and CPU per critical section, waiters only polling vs woken
@@ -118,8 +125,9 @@ ABSL_FLAG(bool, quick, false,
           "below).");
 // The default is every registered phase, in order (read after main starts,
 // when every phase file has registered):
-// latency,kinds,fault,membership,throughput,contention,handoff,
-// contended_kinds,fresh,tls.
+// latency,kinds,fault,membership,throughput,contention,contention_peer,
+// contended_handover,handoff,contended_kinds,cli_handoff,fresh,tls,
+// many_locks.
 ABSL_FLAG(std::string, phases, redlock::bench::AllPhaseNames(),
           "Which phases to run, comma-separated.");
 ABSL_FLAG(absl::Duration, ttl, absl::Seconds(10),
