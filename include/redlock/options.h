@@ -126,8 +126,10 @@ struct RetryPolicy {
   // does not yield after its own release (the release handed the lock to
   // the waiter queued longest; its own attempt queues behind it). A waiter
   // handed the lock by fewer masters than a quorum (their queues disagreed
-  // on who came first) tries again after successor_grace, which settles
-  // it: won, or given back so that the masters hand it on.
+  // on who came first) tries again after successor_grace (at least twice
+  // its last attempt's time, so that slower masters' hand-offs can come
+  // first), which settles it: won, or given back so that the masters hand
+  // it on.
   // Default: true.
   bool hand_off = true;
 };

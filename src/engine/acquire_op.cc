@@ -157,6 +157,7 @@ void AcquireOp::OnRound(RoundResult result) {
     return;
   }
   in_attempt_ = false;
+  last_round_ = ToDuration(result.decided_at - result.start);
   if (HandsOff() && !result.status.ok()) GiveBackAfterLoss(result);
   if (std::exchange(writer_round_, false)) NoteWriterMarks(result);
   ReportAttempt(result);

@@ -352,6 +352,9 @@ class AcquireOp final : public NamedOperation, private Wakeups::Waiter {
   // delay, so that a stream of releases and takes cannot put it off.
   Next fallback_ = Next::kNone;
   MonotonicTime fallback_at_;
+  // How long the last attempt took to be decided: HandedOver() gives the
+  // rest of a release's hand-offs at least twice that to arrive.
+  absl::Duration last_round_;
   absl::Status last_status_;             // The last failed attempt's.
   std::shared_ptr<CancelState> cancel_;  // Null when not watched.
   uint64_t subscription_ = 0;

@@ -127,8 +127,11 @@ bool AcquireOp::HandedOver(int master, absl::string_view proof) {
       // Handed a part: either the rest is on its way, or the masters'
       // queues disagreed on who came first and handed the rest to others.
       // An attempt after the grace settles it: won, or lost and given
-      // back, so that the masters hand it on.
-      const absl::Duration grace = host_->options().retry.successor_grace;
+      // back, so that the masters hand it on. Not before the slower
+      // masters' hand-offs can have come (a release reaches each master
+      // after its own delay): at least twice the last attempt's time.
+      const absl::Duration grace = std::max(
+          host_->options().retry.successor_grace, 2 * last_round_);
       if (host_->runtime()->Now() + ToChrono(grace) < next_at_) {
         ArmRetry(Next::kWoken, grace);
       }

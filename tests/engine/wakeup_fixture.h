@@ -67,11 +67,14 @@ class WakeupTest : public ::testing::Test {
     return client.ok() ? *std::move(client) : nullptr;
   }
 
-  // A waiter that would poll only every kPoll.
+  // A waiter that would poll only every kPoll, woken on release without
+  // the hand-off (RetryPolicy::hand_off, on by default): the wake-up tests
+  // pin what a woken waiter does; HandOffTest turns the hand-off on.
   Options WaiterOptions(std::shared_ptr<Observer> observer = nullptr) {
     Options options = testing::TestOptions(cluster_->Uris());
     options.retry.min_delay = kPoll;
     options.retry.max_delay = kPoll;
+    options.retry.hand_off = false;
     options.observer = std::move(observer);
     return options;
   }
