@@ -171,15 +171,16 @@ if [[ -n "${REDLOCK_MASTERS:-}" ]]; then
 fi
 # node-redlock beside ours (the contention_peer phase, one process per
 # contender: contender.js; the contended_handover phase, async workers in
-# one process: threads.js): its npm packages, pinned in
-# bench/peers/node-redlock/package.json, installed into $WORK when node and
-# npm exist; without them both phases report node-redlock "not run".
+# one process: threads.js; both require common.js): its npm packages, pinned
+# in bench/peers/node-redlock/package.json, installed into $WORK when node
+# and npm exist; without them both phases report node-redlock "not run".
 NODE_PEER_DIR="$WORK/node-redlock"
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   mkdir -p "$NODE_PEER_DIR"
   cp "$REDLOCK_ROOT/bench/peers/node-redlock/package.json" \
     "$REDLOCK_ROOT/bench/peers/node-redlock/contender.js" \
-    "$REDLOCK_ROOT/bench/peers/node-redlock/threads.js" "$NODE_PEER_DIR/"
+    "$REDLOCK_ROOT/bench/peers/node-redlock/threads.js" \
+    "$REDLOCK_ROOT/bench/peers/node-redlock/common.js" "$NODE_PEER_DIR/"
   if (cd "$NODE_PEER_DIR" && npm install --no-audit --no-fund >"$WORK/npm.log" 2>&1); then
     E2E_CMD+=(--node_redlock_dir="$NODE_PEER_DIR")
   else

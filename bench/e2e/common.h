@@ -1,7 +1,8 @@
 // Copyright 2026 The redlock Authors.
 //
 // What every part of the end-to-end harness uses: the clock, progress
-// logging, CPU and memory readings, the key prefix of every key it writes.
+// logging, CPU and memory readings, the key prefix of every key it writes,
+// finding the executables it starts.
 
 #ifndef REDLOCK_BENCH_E2E_COMMON_H_
 #define REDLOCK_BENCH_E2E_COMMON_H_
@@ -29,6 +30,14 @@ inline double SecondsBetween(SteadyTime a, SteadyTime b) {
 
 // One progress line on stderr.
 void Log(const std::string& line);
+
+// The directory of this process's own executable (/proc/self/exe), where
+// the helper binaries built with the harness are; "." if it cannot be read.
+std::string SelfDirectory();
+
+// `name` itself if it has a '/' (and is executable), else the first
+// executable of that name on PATH; "" if none.
+std::string FindOnPath(const std::string& name);
 
 // CPU seconds of this thread (RUSAGE_THREAD) or process (RUSAGE_SELF).
 struct Cpu {

@@ -12,7 +12,6 @@
 // contended_kinds phase, phases/contended_kinds.cc). Not meant to be run by
 // hand.
 
-#include <signal.h>
 #include <sys/resource.h>
 
 #include <atomic>
@@ -31,11 +30,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/e2e/common.h"
+#include "bench/e2e/contender_process.h"
 #include "bench/e2e/handoff_protocol.h"
 #include "redlock/health.h"
 #include "redlock/lock.h"
@@ -165,42 +163,22 @@ absl::StatusOr<Lock> AcquireOne(Redlock& client, absl::string_view resource,
 absl::Status WarmUp(Redlock& client, absl::Duration ttl) {
   const std::string resource = absl::StrCat(
       absl::GetFlag(FLAGS_resource), "-warmup-", absl::GetFlag(FLAGS_id));
-  const absl::Time deadline = absl::Now() + absl::GetFlag(FLAGS_connect_budget);
-  absl::Status last = absl::UnavailableError("not tried");
-  bool cycled = false;
   const std::string kind = absl::GetFlag(FLAGS_kind);
-  while (absl::Now() < deadline) {
-    if (!cycled) {
-      // The scripts a kind uses are loaded on their first use: a permit set
-      // or a reader is taken once here, and for a read-write lock a writer
-      // is refused by that reader and retries once (the writer script).
-      absl::StatusOr<Lock> lock =
-          AcquireOne(client, resource, ttl, absl::ZeroDuration(),
-                     /*shared=*/kind == "rwlock");
-      if (lock.ok()) {
+  return WarmUpClient(
+      client, absl::GetFlag(FLAGS_connect_budget), [&]() -> absl::Status {
+        // The scripts a kind uses are loaded on their first use: a permit
+        // set or a reader is taken once here, and for a read-write lock a
+        // writer is refused by that reader and retries once (the writer
+        // script).
+        absl::StatusOr<Lock> lock =
+            AcquireOne(client, resource, ttl, absl::ZeroDuration(),
+                       /*shared=*/kind == "rwlock");
+        if (!lock.ok()) return lock.status();
         if (kind == "rwlock") {
           client.Acquire(resource, ttl, absl::Milliseconds(30)).IgnoreError();
         }
-        absl::StatusOr<ReleaseReport> released = client.Release(*lock);
-        cycled = released.ok();
-        if (!released.ok()) last = released.status();
-      } else {
-        last = lock.status();
-      }
-    }
-    bool all = cycled;
-    for (const MasterHealth& h : client.Health()) {
-      if (!h.connected || !h.grants_count.ok()) {
-        all = false;
-        last = absl::UnavailableError(
-            absl::StrCat(h.master, " not ready: ", h.last_error.ToString(),
-                         " / ", h.grants_count.ToString()));
-      }
-    }
-    if (all) return absl::OkStatus();
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return last;
+        return client.Release(*lock).status();
+      });
 }
 
 ContenderReport Loop(Redlock& client, AttemptsObserver& attempts,
@@ -263,18 +241,14 @@ ContenderReport Loop(Redlock& client, AttemptsObserver& attempts,
 }
 
 int Main() {
-  // A master that resets a connection must not end the process by SIGPIPE;
-  // a phase that went away shows as a failed write instead.
-  signal(SIGPIPE, SIG_IGN);
-  std::string line;
-  if (!std::getline(std::cin, line)) return 0;
-  absl::string_view list = line;
-  if (!absl::ConsumePrefix(&list, "masters ")) {
-    Fail(absl::StrCat("expected \"masters ...\", got \"", line, "\""));
+  absl::StatusOr<std::vector<std::string>> masters = ReadMasters();
+  if (absl::IsNotFound(masters.status())) return 0;
+  if (!masters.ok()) {
+    Fail(std::string(masters.status().message()));
     return 2;
   }
   Options options;
-  options.masters = absl::StrSplit(list, ',', absl::SkipEmpty());
+  options.masters = *std::move(masters);
   options.key_prefix = absl::GetFlag(FLAGS_key_prefix);
   options.retry.wake_on_release = absl::GetFlag(FLAGS_wake_on_release);
   auto attempts =
@@ -294,6 +268,7 @@ int Main() {
   }
   if (!Send(absl::StrCat(kHandoffReady, "\n"))) return 1;
 
+  std::string line;
   if (!std::getline(std::cin, line)) return 0;  // The phase gave up.
   int64_t start_ns = 0, end_ns = 0;
   if (absl::Status s = ParseGo(line, &start_ns, &end_ns); !s.ok()) {

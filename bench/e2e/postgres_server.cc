@@ -124,19 +124,6 @@ bool FieldAfter(absl::string_view text, absl::string_view label,
 
 }  // namespace
 
-std::string FindOnPath(const std::string& name) {
-  if (name.find('/') != std::string::npos) {
-    return IsExecutable(name) ? name : "";
-  }
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return "";
-  for (absl::string_view dir : absl::StrSplit(path, ':', absl::SkipEmpty())) {
-    std::string candidate = absl::StrCat(dir, "/", name);
-    if (IsExecutable(candidate)) return candidate;
-  }
-  return "";
-}
-
 absl::StatusOr<PostgresBinaries> FindPostgresBinaries() {
   // Debian's layout first, newest major version first.
   std::vector<std::pair<int, std::string>> versions;

@@ -39,10 +39,6 @@
 
 namespace redlock::bench {
 
-// `name` itself if it has a '/' (and is executable), else the first
-// executable of that name on PATH; "" if none.
-std::string FindOnPath(const std::string& name);
-
 struct PostgresBinaries {
   std::string initdb;
   std::string pg_ctl;

@@ -41,6 +41,32 @@ double Median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+void Unfairness::AddBlock(const std::vector<int64_t>& grants_per_contender) {
+  Unfairness block;
+  block.most = *std::max_element(grants_per_contender.begin(),
+                                 grants_per_contender.end());
+  block.least = *std::min_element(grants_per_contender.begin(),
+                                  grants_per_contender.end());
+  block.ratios.push_back(
+      static_cast<double>(block.most) /
+      static_cast<double>(std::max<int64_t>(1, block.least)));
+  Add(block);
+}
+
+void Unfairness::Add(const Unfairness& other) {
+  for (double u : other.ratios) {
+    if (ratios.empty() || u > Worst()) {
+      most = other.most;
+      least = other.least;
+    }
+    ratios.push_back(u);
+  }
+}
+
+double Unfairness::Worst() const {
+  return ratios.empty() ? 0 : *std::max_element(ratios.begin(), ratios.end());
+}
+
 double Ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
 }  // namespace redlock::bench

@@ -34,7 +34,6 @@
 // (the harness's masters do not persist; the warning is not the subject);
 // the RetryPolicy is left alone. Not meant to be run by hand.
 
-#include <signal.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -53,11 +52,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/e2e/common.h"
+#include "bench/e2e/contender_process.h"
 #include "bench/e2e/json.h"
 #include "redlock/health.h"
 #include "redlock/lock.h"
@@ -124,34 +122,13 @@ absl::Status WarmUp(Redlock& client, int id) {
   const std::string resource =
       absl::StrCat(absl::GetFlag(FLAGS_resource), "-warmup-", id);
   const absl::Duration ttl = absl::GetFlag(FLAGS_ttl);
-  const absl::Time deadline = absl::Now() + absl::GetFlag(FLAGS_connect_budget);
-  absl::Status last = absl::UnavailableError("not tried");
-  bool cycled = false;
-  while (absl::Now() < deadline) {
-    if (!cycled) {
-      absl::StatusOr<Lock> lock =
-          client.Acquire(resource, ttl, absl::ZeroDuration());
-      if (lock.ok()) {
-        absl::StatusOr<ReleaseReport> released = client.Release(*lock);
-        cycled = released.ok();
-        if (!released.ok()) last = released.status();
-      } else {
-        last = lock.status();
-      }
-    }
-    bool all = cycled;
-    for (const MasterHealth& h : client.Health()) {
-      if (!h.connected || !h.grants_count.ok()) {
-        all = false;
-        last = absl::UnavailableError(
-            absl::StrCat(h.master, " not ready: ", h.last_error.ToString(),
-                         " / ", h.grants_count.ToString()));
-      }
-    }
-    if (all) return absl::OkStatus();
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return last;
+  return WarmUpClient(client, absl::GetFlag(FLAGS_connect_budget),
+                      [&]() -> absl::Status {
+                        absl::StatusOr<Lock> lock =
+                            client.Acquire(resource, ttl, absl::ZeroDuration());
+                        if (!lock.ok()) return lock.status();
+                        return client.Release(*lock).status();
+                      });
 }
 
 // One grant, in steady-clock time.
@@ -258,13 +235,10 @@ Json Summary(const std::vector<ThreadReport>& reports, SteadyTime start,
 }
 
 int Main() {
-  // A master that resets a connection must not end the process by SIGPIPE.
-  signal(SIGPIPE, SIG_IGN);
-  std::string line;
-  if (!std::getline(std::cin, line)) return 0;
-  absl::string_view list = line;
-  if (!absl::ConsumePrefix(&list, "masters ")) {
-    Fail(absl::StrCat("expected \"masters ...\", got \"", line, "\""));
+  const absl::StatusOr<std::vector<std::string>> masters = ReadMasters();
+  if (absl::IsNotFound(masters.status())) return 0;
+  if (!masters.ok()) {
+    Fail(std::string(masters.status().message()));
     return 2;
   }
   const int n = absl::GetFlag(FLAGS_contenders);
@@ -277,7 +251,7 @@ int Main() {
   std::vector<std::unique_ptr<Redlock>> clients;
   for (int i = 0; i < n; ++i) {
     Options options;
-    options.masters = absl::StrSplit(list, ',', absl::SkipEmpty());
+    options.masters = *masters;
     options.key_prefix = absl::GetFlag(FLAGS_key_prefix);
     options.accept_non_durable_masters = true;
     options.observer = observer;
@@ -320,7 +294,7 @@ int Main() {
   }
   // Stay until the phase closes our stdin, so that tearing the clients down
   // is never inside anyone's measurement.
-  while (std::getline(std::cin, line)) {
+  for (std::string line; std::getline(std::cin, line);) {
   }
   return 0;
 }

@@ -51,7 +51,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -66,6 +65,7 @@
 #include "bench/e2e/common.h"
 #include "bench/e2e/json.h"
 #include "bench/e2e/masters.h"
+#include "bench/e2e/node_redlock_peer.h"
 #include "bench/e2e/phase.h"
 #include "bench/e2e/ping_fanout.h"
 #include "bench/e2e/postgres_server.h"
@@ -95,9 +95,6 @@ ABSL_FLAG(std::string, handover_thread_binary, "",
 ABSL_FLAG(bool, handover_postgres, true,
           "Contended-handover phase: run the PostgreSQL advisory-lock floor "
           "(when its binaries are there).");
-// Shared with the contention_peer phase, which defines them.
-ABSL_DECLARE_FLAG(std::string, node_redlock_dir);
-ABSL_DECLARE_FLAG(std::string, node_binary);
 
 namespace redlock::bench {
 namespace {
@@ -131,8 +128,7 @@ struct Figures {
   double cpu_s = 0;  // The contenders' process (pgbench: pgbench's).
   std::vector<double> wait_us;
   std::vector<double> gap_us;
-  std::vector<double> unfairness;  // Most / least, per block.
-  int64_t most = 0, least = 0;     // Of the block with the worst ratio.
+  Unfairness unfairness;
   int64_t attempts = 0;
   int64_t handed_over = -1;  // -1: the kind has no hand-over.
   int64_t overlaps = 0;
@@ -148,13 +144,7 @@ struct Figures {
     cpu_s += b.cpu_s;
     wait_us.insert(wait_us.end(), b.wait_us.begin(), b.wait_us.end());
     gap_us.insert(gap_us.end(), b.gap_us.begin(), b.gap_us.end());
-    for (double u : b.unfairness) {
-      if (u > WorstUnfairness()) {
-        most = b.most;
-        least = b.least;
-      }
-      unfairness.push_back(u);
-    }
+    unfairness.Add(b.unfairness);
     attempts += b.attempts;
     if (b.handed_over >= 0)
       handed_over = std::max<int64_t>(handed_over, 0) + b.handed_over;
@@ -166,11 +156,6 @@ struct Figures {
   double PerGrant(double x) const { return grants > 0 ? x / grants : 0; }
   double GrantsPerS() const { return Ratio(grants, duration_s); }
   double CpuUsPerGrant() const { return PerGrant(cpu_s * 1e6); }
-  double WorstUnfairness() const {
-    return unfairness.empty()
-               ? 0
-               : *std::max_element(unfairness.begin(), unfairness.end());
-  }
 };
 
 struct Block {
@@ -180,15 +165,6 @@ struct Block {
   double floor_us = 0;  // Median of the raw floor right before it.
   Figures figures;
 };
-
-std::string SelfDirectory() {
-  char path[4096];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n <= 0) return ".";
-  std::string p(path, static_cast<size_t>(n));
-  const size_t slash = p.rfind('/');
-  return slash == std::string::npos ? "." : p.substr(0, slash);
-}
 
 // "/proc/loadavg"'s first three fields, or "unknown".
 std::string LoadAverage() {
@@ -244,13 +220,12 @@ absl::StatusOr<Figures> ParseContenders(absl::string_view text) {
   if (auto e = j.find("last_error"); e != j.end() && e->is_string()) {
     f.last_error = e->get<std::string>();
   }
-  const std::vector<double> per = Doubles(j, "per_contender");
+  std::vector<int64_t> per;
+  for (double n : Doubles(j, "per_contender")) {
+    per.push_back(static_cast<int64_t>(n));
+  }
   if (per.empty()) return absl::InternalError("no per_contender counts");
-  f.most = static_cast<int64_t>(*std::max_element(per.begin(), per.end()));
-  f.least = static_cast<int64_t>(*std::min_element(per.begin(), per.end()));
-  // A contender with no grant at all: shown as most over 1.
-  f.unfairness.push_back(static_cast<double>(f.most) /
-                         static_cast<double>(std::max<int64_t>(1, f.least)));
+  f.unfairness.AddBlock(per);
   return f;
 }
 
@@ -324,8 +299,9 @@ class ContendedHandoverPhase : public Phase {
         block_(quick ? absl::Seconds(1) : absl::GetFlag(FLAGS_handover_block)),
         ttl_(absl::GetFlag(FLAGS_handover_ttl)),
         wait_(absl::GetFlag(FLAGS_handover_wait)),
-        node_retry_count_(static_cast<int>(absl::ToInt64Milliseconds(wait_) /
-                                           kNodeRetryDelayMs)) {}
+        node_{static_cast<int>(absl::ToInt64Milliseconds(wait_) /
+                               kNodeRetryDelayMs),
+              kNodeRetryDelayMs, kNodeRetryJitterMs, kNodeDriftFactor} {}
 
   absl::Status Run(Context& ctx) override {
     load_start_ = LoadAverage();
@@ -361,10 +337,7 @@ class ContendedHandoverPhase : public Phase {
     settings["handover_block_s"] = Num(absl::ToDoubleSeconds(block_));
     settings["handover_ttl_ms"] = Num(absl::ToDoubleMilliseconds(ttl_));
     settings["handover_wait_ms"] = Num(absl::ToDoubleMilliseconds(wait_));
-    settings["handover_node_retry_count"] = node_retry_count_;
-    settings["handover_node_retry_delay_ms"] = kNodeRetryDelayMs;
-    settings["handover_node_retry_jitter_ms"] = kNodeRetryJitterMs;
-    settings["handover_node_drift_factor"] = Num(kNodeDriftFactor);
+    node_.AddSettings("handover_", settings);
   }
 
   void AddTargets(std::vector<Target>& targets) const override {
@@ -412,7 +385,7 @@ class ContendedHandoverPhase : public Phase {
         "; **node-redlock** 5.0.0-beta.2, one node process with a Redlock "
         "and ioredis clients per async worker, retryDelay ",
         kNodeRetryDelayMs, " ± ", kNodeRetryJitterMs, " ms, driftFactor ",
-        kNodeDriftFactor, ", retryCount ", node_retry_count_,
+        kNodeDriftFactor, ", retryCount ", node_.retry_count,
         "; **pg advisory lock**, pgbench (`pg_advisory_lock(1)`, `\\sleep`, "
         "`pg_advisory_unlock(1)`) on one PostgreSQL server with fsync off: "
         "no quorum, a floor, not a peer. ",
@@ -505,19 +478,10 @@ class ContendedHandoverPhase : public Phase {
       thread_binary_ =
           absl::StrCat(SelfDirectory(), "/redlock-e2e-thread-contenders");
     }
-    const std::string dir = absl::GetFlag(FLAGS_node_redlock_dir);
-    node_binary_ = FindOnPath(absl::GetFlag(FLAGS_node_binary));
-    node_script_ = absl::StrCat(dir, "/threads.js");
-    if (dir.empty()) {
-      node_skipped_ = "no --node_redlock_dir (scripts/bench.sh installs one)";
-    } else if (node_binary_.empty()) {
-      node_skipped_ = absl::StrCat("no ", absl::GetFlag(FLAGS_node_binary));
-    } else if (access(node_script_.c_str(), R_OK) != 0 ||
-               access(absl::StrCat(dir, "/node_modules/redlock").c_str(),
-                      R_OK) != 0) {
-      node_skipped_ =
-          absl::StrCat("no threads.js or node_modules/redlock in ", dir);
-    }
+    NodeRedlockPeer node = FindNodeRedlock("threads.js");
+    node_binary_ = std::move(node.binary);
+    node_script_ = std::move(node.script);
+    node_skipped_ = std::move(node.skipped);
     if (!absl::GetFlag(FLAGS_handover_postgres)) {
       pg_skipped_ = "--nohandover_postgres";
       return;
@@ -663,11 +627,9 @@ class ContendedHandoverPhase : public Phase {
           absl::StrCat("--key=", options.key_prefix, kResource, "-node"),
           absl::StrCat("--ttl_ms=", absl::ToInt64Milliseconds(ttl_)),
           absl::StrCat("--hold_us=", absl::ToInt64Microseconds(config.hold)),
-          absl::StrCat("--block_ms=", absl::ToInt64Milliseconds(block_)),
-          absl::StrCat("--retry_count=", node_retry_count_),
-          absl::StrCat("--retry_delay_ms=", kNodeRetryDelayMs),
-          absl::StrCat("--retry_jitter_ms=", kNodeRetryJitterMs),
-          absl::StrCat("--drift_factor=", kNodeDriftFactor)};
+          absl::StrCat("--block_ms=", absl::ToInt64Milliseconds(block_))};
+      const std::vector<std::string> retry = node_.Args();
+      args.insert(args.end(), retry.begin(), retry.end());
     }
     absl::StatusOr<std::unique_ptr<ChildProcesses>> child =
         ChildProcesses::Start(binary, {args});
@@ -736,8 +698,8 @@ class ContendedHandoverPhase : public Phase {
         absl::StrFormat("%.2f", Ratio(g.p50, floor_us_)), " | ",
         absl::StrFormat("%.2f", Ratio(g.p99, floor_us_)), " | ",
         Us(f.CpuUsPerGrant()), " | ",
-        absl::StrFormat("%.2f× (%d / %d)", f.WorstUnfairness(), f.most,
-                        f.least),
+        absl::StrFormat("%.2f× (%d / %d)", f.unfairness.Worst(),
+                        f.unfairness.most, f.unfairness.least),
         " | ",
         f.handed_over < 0
             ? std::string("—")
@@ -759,9 +721,9 @@ class ContendedHandoverPhase : public Phase {
     k["release_to_next_grant"] = DistJson(g);
     k["gap_p50_floors"] = Num(Ratio(g.p50, floor_us_));
     k["gap_p99_floors"] = Num(Ratio(g.p99, floor_us_));
-    k["unfairness"] = Nums(f.unfairness);
-    k["worst_most"] = f.most;
-    k["worst_least"] = f.least;
+    k["unfairness"] = Nums(f.unfairness.ratios);
+    k["worst_most"] = f.unfairness.most;
+    k["worst_least"] = f.unfairness.least;
     k["attempts_per_grant"] = Num(f.PerGrant(f.attempts));
     k["handed_over_share"] =
         f.handed_over < 0 ? Json(nullptr) : Num(f.PerGrant(f.handed_over));
@@ -777,7 +739,7 @@ class ContendedHandoverPhase : public Phase {
   const absl::Duration block_;
   const absl::Duration ttl_;
   const absl::Duration wait_;
-  const int node_retry_count_;
+  const NodeRedlockSettings node_;
   std::vector<Config> configs_;
   std::string thread_binary_;
   std::string node_binary_;

@@ -259,15 +259,6 @@ struct RwFigures {
   double worst_over_bound_ms = 0;
 };
 
-std::string SelfDirectory() {
-  char path[4096];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n <= 0) return ".";
-  std::string p(path, static_cast<size_t>(n));
-  const size_t slash = p.rfind('/');
-  return slash == std::string::npos ? "." : p.substr(0, slash);
-}
-
 std::string Ms(double us) { return Us(us / 1000); }
 
 class ContendedKindsPhase : public Phase {

@@ -31,7 +31,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,7 +43,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "bench/e2e/common.h"
 #include "bench/e2e/contender_block.h"
@@ -52,6 +50,7 @@
 #include "bench/e2e/json.h"
 #include "bench/e2e/master_counters.h"
 #include "bench/e2e/masters.h"
+#include "bench/e2e/node_redlock_peer.h"
 #include "bench/e2e/phase.h"
 #include "bench/e2e/report.h"
 #include "bench/e2e/stats.h"
@@ -74,13 +73,6 @@ ABSL_FLAG(absl::Duration, peer_wait, absl::Seconds(2),
 ABSL_FLAG(std::optional<absl::Duration>, peer_wake_jitter, std::nullopt,
           "Contention-peer phase: RetryPolicy::wake_jitter of our contenders "
           "(default: the library's).");
-ABSL_FLAG(std::string, node_redlock_dir, "",
-          "Contention-peer phase: a directory with node-redlock's contender.js "
-          "and its node_modules (scripts/bench.sh installs one). Empty: the "
-          "node-redlock blocks are not run.");
-ABSL_FLAG(std::string, node_binary, "node",
-          "Contention-peer phase: the node executable (looked up in PATH "
-          "without a '/').");
 ABSL_FLAG(std::string, peer_baseline_contender_binary, "",
           "Contention-peer phase: another build's "
           "redlock-e2e-handoff-contender (say, of the commit before a "
@@ -113,11 +105,9 @@ struct Figures {
   std::vector<double> wait_us;         // Acquisitions that won.
   std::vector<double> failed_wait_us;  // Acquisitions that gave up.
   std::vector<double> gap_us;  // Next acquired - previous release returned.
-  // Most / least grants of one contender, per block.
-  std::vector<double> unfairness;
-  int64_t most = 0, least = 0;  // Of the block with the worst ratio.
-  int64_t attempts = 0;         // Summed over grants (their own count).
-  int64_t overlaps = 0;         // Acquired before the previous release began.
+  Unfairness unfairness;       // Most / least grants of one contender.
+  int64_t attempts = 0;        // Summed over grants (their own count).
+  int64_t overlaps = 0;        // Acquired before the previous release began.
   int64_t failed_acquisitions = 0;
   int64_t failed_releases = 0;
   std::string last_error;
@@ -135,14 +125,7 @@ struct Figures {
     failed_wait_us.insert(failed_wait_us.end(), b.failed_wait_us.begin(),
                           b.failed_wait_us.end());
     gap_us.insert(gap_us.end(), b.gap_us.begin(), b.gap_us.end());
-    for (double u : b.unfairness) {
-      if (unfairness.empty() ||
-          u > *std::max_element(unfairness.begin(), unfairness.end())) {
-        most = b.most;
-        least = b.least;
-      }
-      unfairness.push_back(u);
-    }
+    unfairness.Add(b.unfairness);
     attempts += b.attempts;
     overlaps += b.overlaps;
     failed_acquisitions += b.failed_acquisitions;
@@ -162,11 +145,6 @@ struct Figures {
   double AttemptsPerGrant() const { return PerGrant(attempts); }
   double MessagesPerGrant() const { return PerGrant(messages); }
   double SameAgainShare() const { return PerGrant(same_again); }
-  double WorstUnfairness() const {
-    return unfairness.empty()
-               ? 0
-               : *std::max_element(unfairness.begin(), unfairness.end());
-  }
   // The longest wait of any acquisition, won or given up.
   double LongestWaitUs() const {
     double m = 0;
@@ -182,30 +160,6 @@ struct Block {
   Figures figures;
 };
 
-std::string SelfDirectory() {
-  char path[4096];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n <= 0) return ".";
-  std::string p(path, static_cast<size_t>(n));
-  const size_t slash = p.rfind('/');
-  return slash == std::string::npos ? "." : p.substr(0, slash);
-}
-
-// `name` itself if it has a '/', else the first executable of that name in
-// PATH; "" if none.
-std::string FindExecutable(const std::string& name) {
-  if (name.find('/') != std::string::npos) {
-    return access(name.c_str(), X_OK) == 0 ? name : "";
-  }
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return "";
-  for (absl::string_view dir : absl::StrSplit(path, ':', absl::SkipEmpty())) {
-    std::string candidate = absl::StrCat(dir, "/", name);
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
-}
-
 std::string Ms(double us) { return Us(us / 1000); }
 
 class ContentionPeerPhase : public Phase {
@@ -217,8 +171,9 @@ class ContentionPeerPhase : public Phase {
                      : absl::GetFlag(FLAGS_peer_block)),
         ttl_(absl::GetFlag(FLAGS_peer_ttl)),
         wait_(absl::GetFlag(FLAGS_peer_wait)),
-        node_retry_count_(static_cast<int>(absl::ToInt64Milliseconds(wait_) /
-                                           kNodeRetryDelayMs)) {}
+        node_{static_cast<int>(absl::ToInt64Milliseconds(wait_) /
+                               kNodeRetryDelayMs),
+              kNodeRetryDelayMs, kNodeRetryJitterMs, kNodeDriftFactor} {}
 
   absl::Status Run(Context& ctx) override {
     if (ctx.masters.size() < kMasters) {
@@ -242,10 +197,7 @@ class ContentionPeerPhase : public Phase {
     settings["peer_block_s"] = Num(absl::ToDoubleSeconds(block_));
     settings["peer_ttl_ms"] = Num(absl::ToDoubleMilliseconds(ttl_));
     settings["peer_wait_ms"] = Num(absl::ToDoubleMilliseconds(wait_));
-    settings["peer_node_retry_count"] = node_retry_count_;
-    settings["peer_node_retry_delay_ms"] = kNodeRetryDelayMs;
-    settings["peer_node_retry_jitter_ms"] = kNodeRetryJitterMs;
-    settings["peer_node_drift_factor"] = Num(kNodeDriftFactor);
+    node_.AddSettings("peer_", settings);
   }
 
   void AddTargets(std::vector<Target>& targets) const override {
@@ -290,11 +242,12 @@ class ContentionPeerPhase : public Phase {
                           Ms(o.LongestWaitUs()), Ms(longest_gap), Ms(ttl_us)),
           o.grants > 0 && o.LongestWaitUs() < ttl_us && longest_gap < ttl_us,
           true};
-      fair = {fair.what,
-              absl::StrFormat("worst block %.2f× (%d / %d), blocks %s",
-                              o.WorstUnfairness(), o.most, o.least,
-                              Spread(o.unfairness, "—")),
-              o.grants > 0 && o.WorstUnfairness() <= 1.5, true};
+      fair = {
+          fair.what,
+          absl::StrFormat("worst block %.2f× (%d / %d), blocks %s",
+                          o.unfairness.Worst(), o.unfairness.most,
+                          o.unfairness.least, Spread(o.unfairness.ratios, "—")),
+          o.grants > 0 && o.unfairness.Worst() <= 1.5, true};
     }
     targets.push_back(p99);
     targets.push_back(cpu);
@@ -321,7 +274,7 @@ class ContentionPeerPhase : public Phase {
         "); **node-redlock** 5.0.0-beta.2 with ioredis 5, retryDelay ",
         kNodeRetryDelayMs, " ms, retryJitter ", kNodeRetryJitterMs,
         " ms (so 20–60 ms, as ours), driftFactor ", kNodeDriftFactor,
-        ", retryCount ", node_retry_count_, ". ", rounds_, " rounds of one ",
+        ", retryCount ", node_.retry_count, ". ", rounds_, " rounds of one ",
         absl::FormatDuration(block_),
         " block of each (the first kind rotates by round; **ours "
         "(baseline)**, when run, is another build's contender, "
@@ -359,8 +312,8 @@ class ContentionPeerPhase : public Phase {
           absl::StrFormat("%.0f", f.GrantsPerS()), " | ", Ms(w.p50), " | ",
           Ms(w.p99), " | ", Ms(f.LongestWaitUs()), " | ", f.failed_acquisitions,
           " | ", Ms(Summarize(f.gap_us).max), " | ",
-          absl::StrFormat("%.2f× (%d / %d)", f.WorstUnfairness(), f.most,
-                          f.least),
+          absl::StrFormat("%.2f× (%d / %d)", f.unfairness.Worst(),
+                          f.unfairness.most, f.unfairness.least),
           " | ", absl::StrFormat("%.2f", f.AttemptsPerGrant()), " | ",
           Us(f.CpuUsPerGrant()), " | ",
           absl::StrFormat("%.2f | %.2f | %.2f | %.0f%%", f.RequestsPerGrant(),
@@ -382,7 +335,7 @@ class ContentionPeerPhase : public Phase {
       const Figures& f = b.figures;
       parts.push_back(absl::StrFormat(
           "%d %s: %d, %s, %.2f×, %s", b.round + 1, kKindNames[b.kind], f.grants,
-          Ms(Summarize(f.wait_us).p99), f.WorstUnfairness(),
+          Ms(Summarize(f.wait_us).p99), f.unfairness.Worst(),
           Us(f.CpuUsPerGrant())));
     }
     absl::StrAppend(&md, absl::StrJoin(parts, "; "), ".\n\n");
@@ -424,21 +377,10 @@ class ContentionPeerPhase : public Phase {
     if (access(ours_binary_.c_str(), X_OK) != 0) {
       return absl::StrCat("no contender binary at ", ours_binary_);
     }
-    const std::string dir = absl::GetFlag(FLAGS_node_redlock_dir);
-    node_binary_ = FindExecutable(absl::GetFlag(FLAGS_node_binary));
-    node_script_ = absl::StrCat(dir, "/contender.js");
-    if (dir.empty()) {
-      node_skipped_ = "no --node_redlock_dir (scripts/bench.sh installs one)";
-    } else if (node_binary_.empty()) {
-      node_skipped_ = absl::StrCat("no ", absl::GetFlag(FLAGS_node_binary));
-    } else if (access(node_script_.c_str(), R_OK) != 0 ||
-               access(absl::StrCat(dir, "/node_modules/redlock").c_str(),
-                      R_OK) != 0) {
-      node_skipped_ = absl::StrCat(
-          "no contender.js or node_modules/redlock "
-          "in ",
-          dir);
-    }
+    NodeRedlockPeer node = FindNodeRedlock("contender.js");
+    node_binary_ = std::move(node.binary);
+    node_script_ = std::move(node.script);
+    node_skipped_ = std::move(node.skipped);
     std::vector<ContextPtr> info;
     for (int i = 0; i < kMasters; ++i) {
       absl::StatusOr<ContextPtr> c = ConnectSync(ctx.masters[i].address);
@@ -514,11 +456,9 @@ class ContentionPeerPhase : public Phase {
             absl::StrCat("--id=", i),
             absl::StrCat("--key=", options.key_prefix, resource, "-node"),
             absl::StrCat("--ttl_ms=", absl::ToInt64Milliseconds(ttl_)),
-            absl::StrCat("--retry_count=", node_retry_count_),
-            absl::StrCat("--retry_delay_ms=", kNodeRetryDelayMs),
-            absl::StrCat("--retry_jitter_ms=", kNodeRetryJitterMs),
-            absl::StrCat("--drift_factor=", kNodeDriftFactor),
         });
+        const std::vector<std::string> retry = node_.Args();
+        args.back().insert(args.back().end(), retry.begin(), retry.end());
       }
     }
     return args;
@@ -585,12 +525,8 @@ class ContentionPeerPhase : public Phase {
       f.gap_us.push_back((all[i].s.acquired_ns - all[i - 1].s.release_end_ns) /
                          1e3);
     }
-    f.most = *std::max_element(per_contender.begin(), per_contender.end());
-    f.least = *std::min_element(per_contender.begin(), per_contender.end());
-    // A contender with no grant at all: as unfair as it gets; shown as the
-    // most over 1 so that the ratio stays finite.
-    f.unfairness.push_back(static_cast<double>(f.most) /
-                           static_cast<double>(std::max<int64_t>(1, f.least)));
+    // A contender with no grant at all: as unfair as it gets.
+    f.unfairness.AddBlock(per_contender);
     return f;
   }
 
@@ -604,7 +540,7 @@ class ContentionPeerPhase : public Phase {
         X(Ratio(ow.p50, nw.p50)), " | ", X(Ratio(ow.p99, nw.p99)), " | ",
         X(Ratio(o.LongestWaitUs(), n.LongestWaitUs())), " | | ",
         X(Ratio(Summarize(o.gap_us).max, Summarize(n.gap_us).max)), " | ",
-        X(Ratio(o.WorstUnfairness(), n.WorstUnfairness())), " | ",
+        X(Ratio(o.unfairness.Worst(), n.unfairness.Worst())), " | ",
         X(Ratio(o.AttemptsPerGrant(), n.AttemptsPerGrant())), " | ",
         X(Ratio(o.CpuUsPerGrant(), n.CpuUsPerGrant())), " | ",
         X(Ratio(o.RequestsPerGrant(), n.RequestsPerGrant())), " | ",
@@ -622,9 +558,9 @@ class ContentionPeerPhase : public Phase {
     k["failed_wait"] = DistJson(Summarize(f.failed_wait_us));
     k["longest_wait_us"] = Num(f.LongestWaitUs());
     k["handoff"] = DistJson(Summarize(f.gap_us));
-    k["unfairness"] = Nums(f.unfairness);
-    k["worst_most"] = f.most;
-    k["worst_least"] = f.least;
+    k["unfairness"] = Nums(f.unfairness.ratios);
+    k["worst_most"] = f.unfairness.most;
+    k["worst_least"] = f.unfairness.least;
     k["attempts_per_grant"] = Num(f.AttemptsPerGrant());
     k["overlapping_holders"] = f.overlaps;
     k["failed_acquisitions"] = f.failed_acquisitions;
@@ -648,7 +584,7 @@ class ContentionPeerPhase : public Phase {
   const absl::Duration block_;
   const absl::Duration ttl_;
   const absl::Duration wait_;
-  const int node_retry_count_;
+  const NodeRedlockSettings node_;
   std::string ours_binary_;
   std::string baseline_binary_;
   std::string node_binary_;

@@ -16,77 +16,41 @@
 //
 // Usage: node contender.js --id=N --key=KEY --ttl_ms=1000 --retry_count=50
 //        --retry_delay_ms=40 --retry_jitter_ms=20 --drift_factor=0.01
-// Not meant to be run by hand; scripts/bench.sh installs its dependencies.
+// Not meant to be run by hand; scripts/bench.sh installs its dependencies
+// and copies common.js next to it.
 "use strict";
 
-const readline = require("readline");
-const Redis = require("ioredis");
-const { default: Redlock } = require("redlock");
-
-function flag(name, fallback) {
-  const prefix = `--${name}=`;
-  const arg = process.argv.find((a) => a.startsWith(prefix));
-  return arg === undefined ? fallback : arg.slice(prefix.length);
-}
+const {
+  flag, redlockSettings, failWith, errorText, lineReader, readMasters,
+  newClient, newRedlock, untilEof, run,
+} = require("./common.js");
 
 const id = Number(flag("id", "0"));
 const key = flag("key", "contention-peer");
 const ttlMs = Number(flag("ttl_ms", "1000"));
-const settings = {
-  driftFactor: Number(flag("drift_factor", "0.01")),
-  retryCount: Number(flag("retry_count", "50")),
-  retryDelay: Number(flag("retry_delay_ms", "40")),
-  retryJitter: Number(flag("retry_jitter_ms", "20")),
-  automaticExtensionThreshold: 500,
-};
-
-function fail(what) {
-  process.stderr.write(`[node-redlock contender ${id}] ${what}\n`);
-}
+const settings = redlockSettings(
+    { retryCount: "50", retryDelay: "40", retryJitter: "20" });
+const fail = failWith(`node-redlock contender ${id}`);
 
 const nowNs = () => process.hrtime.bigint();
 
-// Lines from stdin, one promise at a time; null at end of file.
-const input = readline.createInterface({ input: process.stdin });
-const pending = [];
-const waiting = [];
-let closed = false;
-input.on("line", (line) => {
-  if (waiting.length > 0) waiting.shift()(line);
-  else pending.push(line);
-});
-input.on("close", () => {
-  closed = true;
-  while (waiting.length > 0) waiting.shift()(null);
-});
-function nextLine() {
-  if (pending.length > 0) return Promise.resolve(pending.shift());
-  if (closed) return Promise.resolve(null);
-  return new Promise((resolve) => waiting.push(resolve));
-}
+const nextLine = lineReader();
 
 async function main() {
-  const first = await nextLine();
-  if (first === null) return 0;
-  if (!first.startsWith("masters ")) {
-    fail(`expected "masters ...", got "${first}"`);
-    return 2;
-  }
-  const uris = first.slice("masters ".length).split(",").filter((u) => u);
+  const { uris, code } = await readMasters(nextLine, fail);
+  if (uris === undefined) return code;
   let requests = 0;
   const clients = uris.map((uri) => {
-    const c = new Redis(uri, { enableOfflineQueue: true, lazyConnect: false });
+    const c = newClient(uri);
     // Every command this client sends, counted as our clients count theirs.
     const send = c.sendCommand.bind(c);
     c.sendCommand = (command, stream) => {
       ++requests;
       return send(command, stream);
     };
-    c.on("error", () => {});
     return c;
   });
-  const redlock = new Redlock(clients, settings);
-  redlock.on("error", () => {});  // A refused attempt is not an error here.
+  const redlock = newRedlock(clients, settings);
 
   // Warm-up: every client connected and the scripts loaded on every master.
   for (const c of clients) await c.ping();
@@ -124,7 +88,7 @@ async function main() {
       const returned = nowNs();
       waitingNs += returned - called;
       ++failedAcquisitions;
-      lastError = String(e && e.message ? e.message : e);
+      lastError = errorText(e);
       failedWaits.push(`failed_wait ${called} ${returned}`);
       continue;
     }
@@ -135,7 +99,7 @@ async function main() {
       await lock.release();
     } catch (e) {
       ++failedReleases;
-      lastError = String(e && e.message ? e.message : e);
+      lastError = errorText(e);
     }
     const releaseEnd = nowNs();
     out.push(
@@ -157,13 +121,9 @@ async function main() {
   process.stdout.write(out.join("\n") + "\n");
 
   // Stay connected until the phase has read the masters' counters.
-  while ((await nextLine()) !== null) {
-  }
+  await untilEof(nextLine);
   for (const c of clients) c.disconnect();
   return 0;
 }
 
-main().then((code) => process.exit(code), (e) => {
-  fail(String(e && e.stack ? e.stack : e));
-  process.exit(1);
-});
+run(main, fail);

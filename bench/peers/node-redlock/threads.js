@@ -22,57 +22,28 @@
 // Usage: node threads.js --contenders=8 --key=KEY --ttl_ms=10000
 //        --hold_us=0 --block_ms=3000 --retry_count=6000 --retry_delay_ms=10
 //        --retry_jitter_ms=5 --drift_factor=0.01
-// Not meant to be run by hand; scripts/bench.sh installs its dependencies.
+// Not meant to be run by hand; scripts/bench.sh installs its dependencies
+// and copies common.js next to it.
 "use strict";
 
-const readline = require("readline");
-const Redis = require("ioredis");
-const { default: Redlock } = require("redlock");
-
-function flag(name, fallback) {
-  const prefix = `--${name}=`;
-  const arg = process.argv.find((a) => a.startsWith(prefix));
-  return arg === undefined ? fallback : arg.slice(prefix.length);
-}
+const {
+  flag, redlockSettings, failWith, errorText, lineReader, readMasters,
+  newClient, newRedlock, untilEof, run,
+} = require("./common.js");
 
 const contenders = Number(flag("contenders", "8"));
 const key = flag("key", "contended-handover-node");
 const ttlMs = Number(flag("ttl_ms", "10000"));
 const holdMs = Number(flag("hold_us", "0")) / 1000;
 const blockNs = BigInt(Math.round(Number(flag("block_ms", "3000")) * 1e6));
-const settings = {
-  driftFactor: Number(flag("drift_factor", "0.01")),
-  retryCount: Number(flag("retry_count", "6000")),
-  retryDelay: Number(flag("retry_delay_ms", "10")),
-  retryJitter: Number(flag("retry_jitter_ms", "5")),
-  automaticExtensionThreshold: 500,
-};
-
-function fail(what) {
-  process.stderr.write(`[node-redlock threads] ${what}\n`);
-}
+const settings = redlockSettings(
+    { retryCount: "6000", retryDelay: "10", retryJitter: "5" });
+const fail = failWith("node-redlock threads");
 
 const nowNs = () => process.hrtime.bigint();
 const us = (ns) => Math.round(Number(ns) / 100) / 10;  // 0.1 µs.
 
-// Lines from stdin, one promise at a time; null at end of file.
-const input = readline.createInterface({ input: process.stdin });
-const pending = [];
-const waiting = [];
-let closed = false;
-input.on("line", (line) => {
-  if (waiting.length > 0) waiting.shift()(line);
-  else pending.push(line);
-});
-input.on("close", () => {
-  closed = true;
-  while (waiting.length > 0) waiting.shift()(null);
-});
-function nextLine() {
-  if (pending.length > 0) return Promise.resolve(pending.shift());
-  if (closed) return Promise.resolve(null);
-  return new Promise((resolve) => waiting.push(resolve));
-}
+const nextLine = lineReader();
 
 async function worker(redlock, end, holders, report) {
   while (nowNs() < end) {
@@ -82,7 +53,7 @@ async function worker(redlock, end, holders, report) {
       lock = await redlock.acquire([key], ttlMs);
     } catch (e) {
       ++report.failedAcquisitions;
-      report.lastError = String(e && e.message ? e.message : e);
+      report.lastError = errorText(e);
       report.lastReturn = nowNs();
       continue;
     }
@@ -95,7 +66,7 @@ async function worker(redlock, end, holders, report) {
       await lock.release();
     } catch (e) {
       ++report.failedReleases;
-      report.lastError = String(e && e.message ? e.message : e);
+      report.lastError = errorText(e);
     }
     const releaseEnd = nowNs();
     report.lastReturn = releaseEnd;
@@ -105,25 +76,14 @@ async function worker(redlock, end, holders, report) {
 }
 
 async function main() {
-  const first = await nextLine();
-  if (first === null) return 0;
-  if (!first.startsWith("masters ")) {
-    fail(`expected "masters ...", got "${first}"`);
-    return 2;
-  }
-  const uris = first.slice("masters ".length).split(",").filter((u) => u);
+  const { uris, code } = await readMasters(nextLine, fail);
+  if (uris === undefined) return code;
   const allClients = [];
   const redlocks = [];
   for (let i = 0; i < contenders; ++i) {
-    const clients = uris.map((uri) => {
-      const c = new Redis(uri, { enableOfflineQueue: true, lazyConnect: false });
-      c.on("error", () => {});
-      return c;
-    });
+    const clients = uris.map(newClient);
     allClients.push(...clients);
-    const redlock = new Redlock(clients, settings);
-    redlock.on("error", () => {});  // A refused attempt is not an error here.
-    redlocks.push(redlock);
+    redlocks.push(newRedlock(clients, settings));
   }
   // Warm-up: every client connected, the scripts loaded on every master.
   for (const c of allClients) await c.ping();
@@ -171,13 +131,9 @@ async function main() {
   process.stdout.write(JSON.stringify(summary) + "\ndone\n");
 
   // Stay connected until the phase closes our stdin.
-  while ((await nextLine()) !== null) {
-  }
+  await untilEof(nextLine);
   for (const c of allClients) c.disconnect();
   return 0;
 }
 
-main().then((code) => process.exit(code), (e) => {
-  fail(String(e && e.stack ? e.stack : e));
-  process.exit(1);
-});
+run(main, fail);
