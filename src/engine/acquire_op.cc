@@ -142,6 +142,7 @@ bool AcquireOp::BeginAttempt() {
   fence_write_ = false;
   retry_timer_->Cancel();
   next_ = Next::kNone;
+  fallback_ = Next::kNone;
   recheck_ = false;
   writer_round_ = false;
   in_attempt_ = true;

@@ -205,6 +205,13 @@ class AcquireOp final : public NamedOperation, private Wakeups::Waiter {
   // its wait budget is left than the jitter. Timing only: the attempt,
   // when made, counts as any other. True if it yielded.
   bool YieldsToWoken();
+  // A hand-off waiter's first attempt of a resource this client waited for
+  // lately (its channels still subscribed: Wakeups::Contended()), with wait
+  // budget left, is already a waiting writer's: StartWaitingAsWriter() now,
+  // the channels watched, and the attempt, which leaves the entries, made
+  // once they are subscribed. Timing only, as YieldsToWoken(): the attempt
+  // counts as any other. True if the attempt waits for the subscriptions
+  // (or the acquisition failed); false to make it now.
   bool QueuesAtOnce();
 
   // Notes whom `master`'s release named (`successor`, empty: nobody); true
