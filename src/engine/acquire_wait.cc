@@ -130,8 +130,8 @@ bool AcquireOp::HandedOver(int master, absl::string_view proof) {
       // back, so that the masters hand it on. Not before the slower
       // masters' hand-offs can have come (a release reaches each master
       // after its own delay): at least twice the last attempt's time.
-      const absl::Duration grace = std::max(
-          host_->options().retry.successor_grace, 2 * last_round_);
+      const absl::Duration grace =
+          std::max(host_->options().retry.successor_grace, 2 * last_round_);
       if (host_->runtime()->Now() + ToChrono(grace) < next_at_) {
         ArmRetry(Next::kWoken, grace);
       }
