@@ -140,6 +140,20 @@ class HandOffTest : public WakeupQueueTest {
     return n;
   }
 
+  // The names KEYS `pattern` finds on master `i`.
+  std::vector<std::string> Keys(int i, const std::string& pattern) {
+    auto client = cluster_->Client(i);
+    EXPECT_TRUE(client.ok());
+    if (!client.ok()) return {};
+    auto reply = (*client)->Command({"KEYS", pattern});
+    EXPECT_TRUE(reply.ok());
+    std::vector<std::string> names;
+    if (reply.ok()) {
+      for (const auto& e : reply->elements) names.push_back(e.str);
+    }
+    return names;
+  }
+
   // KEYS `pattern` on master `i`.
   size_t Count(int i, const std::string& pattern) {
     auto client = cluster_->Client(i);
@@ -555,6 +569,8 @@ TEST_F(HandOffTest, AHandOffFromBeforeALostAttemptsGiveBackCountsNot) {
 TEST_F(HandOffTest, AClientThatWaitedLatelyQueuesWithItsFirstAttempt) {
   std::unique_ptr<Queued> q = QueueWaiter("relay");
   ASSERT_FALSE(::testing::Test::HasFailure());
+  const std::string entries = WaiterHandOffKeyPrefix(Options(), "relay") + "*";
+  const std::vector<std::string> first_entry = Keys(0, entries);
   ASSERT_TRUE(holder_->Release(*q->held).ok());
   absl::StatusOr<Lock> first = q->waiting->Join();
   ASSERT_TRUE(first.ok()) << first.status();
@@ -582,6 +598,10 @@ TEST_F(HandOffTest, AClientThatWaitedLatelyQueuesWithItsFirstAttempt) {
   absl::SleepFor(absl::Milliseconds(200));
   EXPECT_EQ(q->counter->attempts() - before, 1)
       << "queued by its first attempt, not after a refusal";
+  // Under the id of the first wait, whose channel is still subscribed
+  // (Wakeups::TakeIdleWaiterId()): no new channel to subscribe first.
+  EXPECT_EQ(Keys(0, entries), first_entry);
+  EXPECT_EQ(first_entry.size(), 1u);
 
   ASSERT_TRUE(holder_->Release(*held).ok());
   absl::StatusOr<Lock> lock = second.Join();
