@@ -42,6 +42,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "redlock/cancel.h"
+#include "redlock/election.h"
 #include "redlock/health.h"
 #include "redlock/lock.h"
 #include "redlock/options.h"
@@ -54,6 +55,7 @@ namespace redlock {
 namespace internal {
 class Engine;
 class KeepAliveOp;
+class Elections;
 }  // namespace internal
 
 // How to acquire: what AcquireAsync(resource, ttl, wait, done) takes, plus
@@ -393,6 +395,69 @@ class AsyncRedlock {
   // master's answer or timeout.
   absl::Status ReleaseAsync(const Lock& lock, const ReleaseOptions& options,
                             ReleaseCallback done);
+
+  using CampaignCallback = absl::AnyInvocable<void(absl::StatusOr<Leadership>)>;
+  using LeaderCallback = absl::AnyInvocable<void(absl::StatusOr<LeaderInfo>)>;
+
+  // Campaigns in the election `name` (election.h) with `value`: acquires its
+  // lease (a fenced lock, see election.h), writes `value` with the lease's
+  // epoch to a quorum, and keeps the lease alive until ResignAsync(), a loss
+  // (options.on_lost), or the engine's destruction. Waits as an acquisition
+  // does (woken when the leader resigns, polling otherwise) for
+  // options.wait. Returns kInvalidArgument, without calling `done`, for an
+  // empty name or one with a space or a control character, a name longer than
+  // a resource may be, a value longer than kMaxElectionValueSize, a bad TTL
+  // or inconsistent extend_every/safety_margin. Otherwise calls `done`
+  // exactly once, on the loop thread, never before CampaignAsync() returns:
+  //   OK                 elected; Leadership::epoch() is the fencing epoch.
+  //   kAborted           another candidate led until the wait ran out.
+  //   kUnavailable       too few masters answered (the acquisition's, the
+  //                      fencing counters', or the value's write), or too
+  //                      few hold trustworthy counters to issue an epoch.
+  //   kDeadlineExceeded  elected too late to leave validity.
+  //   kCancelled         options.cancel was cancelled, or the engine went
+  //                      away.
+  // A lease won and then not reported (the value's write failed, a
+  // cancellation) is released.
+  absl::Status CampaignAsync(absl::string_view name, absl::string_view value,
+                             CampaignOptions options, CampaignCallback done);
+
+  // Writes `value` as the leader's value without a new election: the
+  // revision is one more than the last. Decided at quorum: OK once a quorum
+  // of masters where the lease still holds this leader's token stored it;
+  // kAborted when too many masters no longer hold the lease (the leadership
+  // is lost: the keep-alive will say so too); kUnavailable when too many
+  // failed to answer (some may show the new value: LeaderAsync() reports the
+  // highest revision a quorum's leader holds). kInvalidArgument without
+  // calling `done` for an empty handle or a bad value; kFailedPrecondition
+  // for a resigned or lost leadership.
+  absl::Status ProclaimAsync(const Leadership& leadership,
+                             absl::string_view value, ExtendCallback done);
+
+  // Stops keeping the lease alive and releases it, as ReleaseAsync() does a
+  // lock: the candidates waiting are woken and the first to win leads next,
+  // with a larger epoch. kInvalidArgument without calling `done` for an
+  // empty handle, kFailedPrecondition if already resigned.
+  absl::Status ResignAsync(const Leadership& leadership, ReleaseCallback done);
+
+  // The current leader of `name` as a quorum of masters holds it: one round
+  // to every master, decided once a quorum agrees on one lease (the value
+  // of the highest revision among them) or every master answered:
+  //   OK            the leader, its epoch and value.
+  //   kNotFound     no leader: a quorum of masters hold no lease for `name`.
+  //   kUnavailable  unknown: no quorum agrees (a campaign or resignation in
+  //                 flight, masters down, masters not yet judged by the
+  //                 restart guard). Never a guess.
+  //   kCancelled    the engine was destroyed first.
+  // kInvalidArgument without calling `done` for a bad name.
+  absl::Status LeaderAsync(absl::string_view name, LeaderCallback done);
+
+  // Watches the election `name`: options.on_leader hears the current leader
+  // and every later one, in epoch order (election.h, ObserveOptions).
+  // kInvalidArgument for a bad name, a missing on_leader or a poll_every that
+  // is not positive.
+  absl::StatusOr<ObserveHandle> Observe(absl::string_view name,
+                                        ObserveOptions options);
 
   // The options in force (validated).
   const Options& options() const;

@@ -103,6 +103,20 @@ std::string WaiterArrivalKeyPrefix(const Options& options,
 std::string WaiterHandOffKeyPrefix(const Options& options,
                                    absl::string_view resource);
 
+// The resource an election's lease is a lock on: "__elect__:" + name (a
+// reserved name, so no lock of a resource can collide with an election).
+std::string ElectionResource(absl::string_view name);
+// LockKey(options, ElectionResource(name)): the lease, holding the leader's
+// token with its TTL. Its pub/sub channel (named as the key) carries
+// kTakenMessage when a leader is elected or proclaims, kReleasedMessage when
+// it resigns. The epoch counter is FenceCounterKey(options,
+// ElectionResource(name)).
+std::string ElectionLockKey(const Options& options, absl::string_view name);
+// key_prefix + "__leader__:" + name: the leader's record, "<epoch>
+// <revision> <token> <value>" (decimal, decimal, the lease's token, any
+// bytes), no TTL: written only where the lease key holds that token, and
+// counted only while it still does.
+std::string ElectionRecordKey(const Options& options, absl::string_view name);
 // key_prefix + "__deployment__": the marker the restart guard uses to tell a
 // master that lost its data ("reborn") from a trusted one ("trusted"); no
 // TTL.

@@ -38,6 +38,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "redlock/async_redlock.h"
+#include "redlock/election.h"
 #include "redlock/health.h"
 #include "redlock/lock.h"
 #include "redlock/options.h"
@@ -208,6 +209,20 @@ class Redlock {
   // options.wait_for_all_masters.
   absl::StatusOr<ReleaseReport> Release(const Lock& lock,
                                         ReleaseOptions options = {});
+
+  // Leader election (election.h); the contracts are AsyncRedlock's
+  // CampaignAsync(), ProclaimAsync(), ResignAsync(), LeaderAsync() and
+  // Observe(). While a leadership or an observation lasts, the client's loop
+  // turns on its own thread, so on_lost and on_leader run there.
+  absl::StatusOr<Leadership> Campaign(absl::string_view name,
+                                      absl::string_view value,
+                                      CampaignOptions options = {});
+  absl::Status Proclaim(const Leadership& leadership, absl::string_view value);
+  absl::StatusOr<ReleaseReport> Resign(const Leadership& leadership);
+  absl::StatusOr<LeaderInfo> Leader(absl::string_view name);
+  // The handle may be stopped from any thread but not from inside on_leader.
+  absl::StatusOr<ObserveHandle> Observe(absl::string_view name,
+                                        ObserveOptions options);
 
   // The options in force (validated, host names resolved).
   const Options& options() const;

@@ -16,6 +16,20 @@ std::string FenceCounterKey(const Options& options,
                       kReservedResourcePrefix, ":", resource);
 }
 
+std::string ElectionResource(absl::string_view name) {
+  return absl::StrCat(kReservedResourcePrefix, "elect",
+                      kReservedResourcePrefix, ":", name);
+}
+
+std::string ElectionLockKey(const Options& options, absl::string_view name) {
+  return LockKey(options, ElectionResource(name));
+}
+
+std::string ElectionRecordKey(const Options& options, absl::string_view name) {
+  return absl::StrCat(options.key_prefix, kReservedResourcePrefix, "leader",
+                      kReservedResourcePrefix, ":", name);
+}
+
 std::string SemaphoreSlotKey(const Options& options,
                              absl::string_view semaphore, int slot) {
   return absl::StrCat(options.key_prefix, kReservedResourcePrefix, "sem",
