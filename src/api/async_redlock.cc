@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "src/engine/election_ops.h"
 #include "src/engine/engine.h"
 
 namespace redlock {
@@ -122,6 +123,39 @@ const Options& AsyncRedlock::options() const { return engine_->options(); }
 
 std::vector<MasterHealth> AsyncRedlock::Health() const {
   return engine_->Health();
+}
+
+absl::Status AsyncRedlock::CampaignAsync(absl::string_view name,
+                                         absl::string_view value,
+                                         CampaignOptions options,
+                                         CampaignCallback done) {
+  return engine_->Campaign(name, value, std::move(options), std::move(done));
+}
+
+absl::Status AsyncRedlock::ProclaimAsync(const Leadership& leadership,
+                                         absl::string_view value,
+                                         ExtendCallback done) {
+  return engine_->Proclaim(leadership, value, std::move(done));
+}
+
+absl::Status AsyncRedlock::ResignAsync(const Leadership& leadership,
+                                       ReleaseCallback done) {
+  return engine_->Resign(leadership, std::move(done));
+}
+
+absl::Status AsyncRedlock::LeaderAsync(absl::string_view name,
+                                       LeaderCallback done) {
+  return engine_->Leader(name, std::move(done));
+}
+
+absl::StatusOr<ObserveHandle> AsyncRedlock::Observe(absl::string_view name,
+                                                    ObserveOptions options) {
+  absl::StatusOr<std::weak_ptr<internal::ObserveOp>> op =
+      engine_->Observe(name, std::move(options));
+  if (!op.ok()) return op.status();
+  return ObserveHandle([op = *std::move(op)] {
+    if (std::shared_ptr<internal::ObserveOp> self = op.lock()) self->Stop();
+  });
 }
 
 }  // namespace redlock

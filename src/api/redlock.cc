@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "redlock/async_redlock.h"
+#include "src/engine/election_ops.h"
 #include "src/transport/event_loop.h"
 
 namespace redlock {
@@ -340,6 +341,79 @@ absl::StatusOr<ReleaseReport> Redlock::Release(const Lock& lock,
   using Result = absl::StatusOr<ReleaseReport>;
   return impl_->Call<Result>([&](auto done) {
     return impl_->engine().ReleaseAsync(lock, options, std::move(done));
+  });
+}
+
+absl::StatusOr<Leadership> Redlock::Campaign(absl::string_view name,
+                                             absl::string_view value,
+                                             CampaignOptions options) {
+  using Result = absl::StatusOr<Leadership>;
+  return impl_->Call<Result>([&](auto done) {
+    return impl_->engine().CampaignAsync(
+        name, value, std::move(options),
+        [this, done = std::move(done)](Result won) mutable {
+          if (won.ok()) {
+            // The lease is kept alive while the caller works: the loop
+            // turns on its own thread until Resign().
+            impl_->PinLoop();
+            won->state()->pinned = true;
+          }
+          done(std::move(won));
+        });
+  });
+}
+
+absl::Status Redlock::Proclaim(const Leadership& leadership,
+                               absl::string_view value) {
+  return impl_->Call<absl::Status>([&](auto done) {
+    return impl_->engine().ProclaimAsync(leadership, value, std::move(done));
+  });
+}
+
+absl::StatusOr<ReleaseReport> Redlock::Resign(const Leadership& leadership) {
+  using Result = absl::StatusOr<ReleaseReport>;
+  return impl_->Call<Result>([&](auto done) {
+    absl::Status status =
+        impl_->engine().ResignAsync(leadership, std::move(done));
+    const auto& state = leadership.state();
+    if (state != nullptr && state->pinned && leadership.resigned()) {
+      state->pinned = false;
+      impl_->UnpinLoop();
+    }
+    return status;
+  });
+}
+
+absl::StatusOr<LeaderInfo> Redlock::Leader(absl::string_view name) {
+  using Result = absl::StatusOr<LeaderInfo>;
+  return impl_->Call<Result>([&](auto done) {
+    return impl_->engine().LeaderAsync(name, std::move(done));
+  });
+}
+
+absl::StatusOr<ObserveHandle> Redlock::Observe(absl::string_view name,
+                                               ObserveOptions options) {
+  if (impl_->InLoopThread()) {
+    return absl::FailedPreconditionError(
+        "Redlock::Observe was called on the client's own loop thread");
+  }
+  std::optional<absl::StatusOr<ObserveHandle>> handle;
+  impl_->RunOnLoop([&] {
+    handle.emplace(impl_->engine().Observe(name, std::move(options)));
+    // The observer is woken by the loop, which must turn meanwhile.
+    if (handle->ok()) impl_->PinLoop();
+  });
+  if (!handle->ok()) return handle->status();
+  std::weak_ptr<ScopedLock::ClientRef> client = ref_;
+  return ObserveHandle([client, inner = **std::move(handle)]() mutable {
+    std::shared_ptr<ScopedLock::ClientRef> ref = client.lock();
+    if (ref == nullptr) return;  // The client is gone, and its observers.
+    ref->With([&](Redlock& c) {
+      c.impl_->RunOnLoop([&] {
+        inner.Stop();
+        c.impl_->UnpinLoop();
+      });
+    });
   });
 }
 

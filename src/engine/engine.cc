@@ -2,6 +2,8 @@
 
 #include "src/engine/engine.h"
 
+#include "src/engine/election_ops.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -23,6 +25,7 @@
 #include "src/config/options_internal.h"
 #include "src/engine/acquire_op.h"
 #include "src/engine/block_pool.h"
+#include "src/engine/election_ops.h"
 #include "src/engine/extend_op.h"
 #include "src/engine/keep_alive_batch.h"
 #include "src/engine/keep_alive_op.h"
@@ -274,11 +277,12 @@ absl::Status Engine::CheckLockState(const LockState* state) const {
   return absl::OkStatus();
 }
 
-absl::Status Engine::CheckResource(absl::string_view resource) const {
+absl::Status Engine::CheckResource(absl::string_view resource,
+                                   bool reserved_ok) const {
   if (resource.empty()) {
     return absl::InvalidArgumentError("resource name must not be empty");
   }
-  if (absl::StartsWith(resource, kReservedResourcePrefix)) {
+  if (!reserved_ok && absl::StartsWith(resource, kReservedResourcePrefix)) {
     return absl::InvalidArgumentError(
         absl::StrCat("resource name \"", resource, "\" starts with \"",
                      kReservedResourcePrefix,
@@ -308,9 +312,19 @@ absl::Status Engine::Acquire(absl::Span<const std::string> resources,
       std::move(done));
 }
 
-absl::Status Engine::AcquireOwned(std::vector<std::string> resources,
+absl::Status Engine::AcquireLease(std::string resource,
                                   const AcquireOptions& options,
                                   AsyncRedlock::AcquireCallback done) {
+  std::vector<std::string> one;
+  one.push_back(std::move(resource));
+  return AcquireOwned(std::move(one), options, std::move(done),
+                      /*reserved_ok=*/true);
+}
+
+absl::Status Engine::AcquireOwned(std::vector<std::string> resources,
+                                  const AcquireOptions& options,
+                                  AsyncRedlock::AcquireCallback done,
+                                  bool reserved_ok) {
   const absl::Duration ttl = options.ttl;
   const absl::Duration wait = options.wait;
   if (resources.empty()) {
@@ -322,7 +336,8 @@ absl::Status Engine::AcquireOwned(std::vector<std::string> resources,
                      kMaxResources, " allowed"));
   }
   for (const std::string& resource : resources) {
-    if (absl::Status status = CheckResource(resource); !status.ok()) {
+    if (absl::Status status = CheckResource(resource, reserved_ok);
+        !status.ok()) {
       return status;
     }
   }
@@ -527,6 +542,24 @@ absl::StatusOr<Lock> Engine::Adopt(absl::string_view resource,
   return Lock(std::move(state));
 }
 
+absl::Status Engine::CheckHold(absl::Duration ttl, absl::Duration* every,
+                               absl::Duration* margin,
+                               absl::Duration max_hold) const {
+  if (*every == absl::ZeroDuration()) *every = ttl / 3;
+  if (*margin == absl::ZeroDuration()) {
+    *margin = std::max(ttl / 10, 2 * options_.request_timeout);
+  }
+  if (*every <= absl::ZeroDuration() || *margin < absl::ZeroDuration() ||
+      *every >= ttl - *margin || max_hold <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "keep-alive: extend_every (", absl::FormatDuration(*every),
+        ") must be positive and shorter than ttl - safety_margin (",
+        absl::FormatDuration(ttl), " - ", absl::FormatDuration(*margin),
+        "), and max_hold positive"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::shared_ptr<KeepAliveOp>> Engine::KeepAlive(
     const Lock& lock, absl::Duration ttl, HoldOptions options) {
   if (absl::Status status = CheckLock(lock); !status.ok()) return status;
@@ -537,18 +570,10 @@ absl::StatusOr<std::shared_ptr<KeepAliveOp>> Engine::KeepAlive(
                      "\" is already lost: ", lock.lost_reason().message()));
   }
   absl::Duration every = options.extend_every;
-  if (every == absl::ZeroDuration()) every = ttl / 3;
   absl::Duration margin = options.safety_margin;
-  if (margin == absl::ZeroDuration()) {
-    margin = std::max(ttl / 10, 2 * options_.request_timeout);
-  }
-  if (every <= absl::ZeroDuration() || margin < absl::ZeroDuration() ||
-      every >= ttl - margin || options.max_hold <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "keep-alive: extend_every (", absl::FormatDuration(every),
-        ") must be positive and shorter than ttl - safety_margin (",
-        absl::FormatDuration(ttl), " - ", absl::FormatDuration(margin),
-        "), and max_hold positive"));
+  if (absl::Status status = CheckHold(ttl, &every, &margin, options.max_hold);
+      !status.ok()) {
+    return status;
   }
   const KeepAliveDurations::Ns wanted =
       KeepAliveOp::DurationsNs(ttl, every, margin, options.max_hold);
@@ -593,6 +618,148 @@ absl::Status Engine::Release(const Lock& lock, const ReleaseOptions& options,
   operations_.insert(op);
   op->Start();
   return absl::OkStatus();
+}
+
+absl::Status Engine::Campaign(absl::string_view name, absl::string_view value,
+                              CampaignOptions options,
+                              AsyncRedlock::CampaignCallback done) {
+  if (absl::Status status = CheckElectionName(name); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = CheckElectionValue(value); !status.ok()) {
+    return status;
+  }
+  if (options.ttl == absl::ZeroDuration()) options.ttl = options_.default_ttl;
+  if (absl::Status status = CheckTtl(options.ttl); !status.ok()) return status;
+  if (options.wait < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "wait ", absl::FormatDuration(options.wait), " must not be negative"));
+  }
+  if (absl::Status status =
+          CheckHold(options.ttl, &options.extend_every, &options.safety_margin,
+                    absl::InfiniteDuration());
+      !status.ok()) {
+    return status;
+  }
+  if (!done) return absl::InvalidArgumentError("callback must not be empty");
+  auto op = std::make_shared<CampaignOp>(this, std::string(name),
+                                         std::string(value), std::move(options),
+                                         std::move(done));
+  std::weak_ptr<CampaignOp> weak = op;
+  absl::Status status = AcquireLease(
+      ElectionResource(name), op->LeaseOptions(),
+      [weak](absl::StatusOr<Lock> lease) {
+        if (auto self = weak.lock()) self->OnAcquired(std::move(lease));
+      });
+  if (!status.ok()) return status;
+  operations_.insert(op);
+  return absl::OkStatus();
+}
+
+namespace {
+
+// The leadership behind `leadership`, or kInvalidArgument for an empty one.
+absl::StatusOr<std::shared_ptr<LeadershipState>> StateOfLeadership(
+    const Leadership& leadership) {
+  if (leadership.state() == nullptr) {
+    return absl::InvalidArgumentError("the leadership is empty (never won)");
+  }
+  return leadership.state();
+}
+
+}  // namespace
+
+absl::Status Engine::Proclaim(const Leadership& leadership,
+                              absl::string_view value,
+                              AsyncRedlock::ExtendCallback done) {
+  absl::StatusOr<std::shared_ptr<LeadershipState>> state =
+      StateOfLeadership(leadership);
+  if (!state.ok()) return state.status();
+  if (absl::Status status = CheckElectionValue(value); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = CheckLock((*state)->lock); !status.ok()) {
+    return status;
+  }
+  if ((*state)->lock.lost()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the leadership of \"", (*state)->name,
+                     "\" is lost: ", (*state)->lock.lost_reason().message()));
+  }
+  {
+    std::lock_guard<std::mutex> lock((*state)->mu);
+    if ((*state)->resigned) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the leadership of \"", (*state)->name, "\" was resigned"));
+    }
+  }
+  if (!done) return absl::InvalidArgumentError("callback must not be empty");
+  auto op = std::make_shared<ProclaimOp>(this, *std::move(state),
+                                         std::string(value), std::move(done));
+  operations_.insert(op);
+  op->Start();
+  return absl::OkStatus();
+}
+
+absl::Status Engine::Resign(const Leadership& leadership,
+                            AsyncRedlock::ReleaseCallback done) {
+  absl::StatusOr<std::shared_ptr<LeadershipState>> state =
+      StateOfLeadership(leadership);
+  if (!state.ok()) return state.status();
+  if (absl::Status status = CheckLock((*state)->lock); !status.ok()) {
+    return status;
+  }
+  if (!done) return absl::InvalidArgumentError("callback must not be empty");
+  {
+    std::lock_guard<std::mutex> lock((*state)->mu);
+    if ((*state)->resigned) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the leadership of \"", (*state)->name, "\" was resigned already"));
+    }
+    (*state)->resigned = true;
+  }
+  // The release below is the resignation: the keep-alive stops first so it
+  // cannot extend what is being given back.
+  if (std::shared_ptr<KeepAliveOp> keep = (*state)->keep_alive.lock()) {
+    StopKeepAlive(*keep, /*release=*/false);
+  }
+  return Release((*state)->lock, ReleaseOptions{}, std::move(done));
+}
+
+absl::Status Engine::Leader(absl::string_view name,
+                            AsyncRedlock::LeaderCallback done) {
+  if (absl::Status status = CheckElectionName(name); !status.ok()) {
+    return status;
+  }
+  if (!done) return absl::InvalidArgumentError("callback must not be empty");
+  auto op = std::make_shared<LeaderOp>(this, std::string(name), std::move(done));
+  operations_.insert(op);
+  std::weak_ptr<LeaderOp> weak = op;
+  WhenReadyToAttempt([weak] {
+    if (auto self = weak.lock()) self->Start();
+  });
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::weak_ptr<ObserveOp>> Engine::Observe(
+    absl::string_view name, ObserveOptions options) {
+  if (absl::Status status = CheckElectionName(name); !status.ok()) {
+    return status;
+  }
+  if (!options.on_leader) {
+    return absl::InvalidArgumentError("ObserveOptions.on_leader is required");
+  }
+  if (options.poll_every <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ObserveOptions.poll_every (",
+                     absl::FormatDuration(options.poll_every),
+                     ") must be positive"));
+  }
+  auto op = std::make_shared<ObserveOp>(this, std::string(name),
+                                        std::move(options));
+  operations_.insert(op);
+  op->Start();
+  return std::weak_ptr<ObserveOp>(op);
 }
 
 }  // namespace redlock::internal

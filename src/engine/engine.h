@@ -48,6 +48,7 @@ namespace redlock::internal {
 class KeepAliveOp;
 class KeepAliveBatcher;
 class MasterReports;
+class ObserveOp;
 
 // Stops a keep-alive (KeepAliveHandle::Stop): KeepAliveOp::Stop().
 void StopKeepAlive(KeepAliveOp& op, bool release);
@@ -86,9 +87,22 @@ class Engine final : public OperationHost {
                               const SemaphoreOptions& sem,
                               const AcquireOptions& options,
                               AsyncRedlock::AcquireCallback done);
-  absl::StatusOr<std::shared_ptr<KeepAliveOp>> KeepAlive(const Lock& lock,
-                                                         absl::Duration ttl,
-                                                         HoldOptions options);
+  absl::StatusOr<std::shared_ptr<KeepAliveOp>> KeepAlive(
+      const Lock& lock, absl::Duration ttl, HoldOptions options) override;
+  // Leader election: AsyncRedlock's CampaignAsync(), ProclaimAsync(),
+  // ResignAsync(), LeaderAsync() and Observe() (the observation, owned by
+  // the engine; stop it with ObserveOp::Stop()).
+  absl::Status Campaign(absl::string_view name, absl::string_view value,
+                        CampaignOptions options,
+                        AsyncRedlock::CampaignCallback done);
+  absl::Status Proclaim(const Leadership& leadership, absl::string_view value,
+                        AsyncRedlock::ExtendCallback done);
+  absl::Status Resign(const Leadership& leadership,
+                      AsyncRedlock::ReleaseCallback done);
+  absl::Status Leader(absl::string_view name,
+                      AsyncRedlock::LeaderCallback done);
+  absl::StatusOr<std::weak_ptr<ObserveOp>> Observe(absl::string_view name,
+                                                   ObserveOptions options);
   // AsyncRedlock::ExtendAsync().
   absl::Status Extend(const Lock& lock, absl::Duration ttl,
                       AsyncRedlock::ExtendCallback done) {
@@ -140,10 +154,21 @@ class Engine final : public OperationHost {
   // trustworthy, or every master answered or failed.
   void MaybeReadyToAttempt();
   // Acquire() on resources this call owns (validated, sorted here).
+  // `reserved_ok`: the resources may be the library's own names (an
+  // election's lease).
   absl::Status AcquireOwned(std::vector<std::string> resources,
                             const AcquireOptions& options,
-                            AsyncRedlock::AcquireCallback done);
-  absl::Status CheckResource(absl::string_view resource) const;
+                            AsyncRedlock::AcquireCallback done,
+                            bool reserved_ok = false);
+  absl::Status CheckResource(absl::string_view resource,
+                             bool reserved_ok = false) const;
+  // kInvalidArgument unless a keep-alive of `ttl` can run with these.
+  absl::Status CheckHold(absl::Duration ttl, absl::Duration* extend_every,
+                         absl::Duration* safety_margin,
+                         absl::Duration max_hold) const;
+  absl::Status AcquireLease(std::string resource,
+                            const AcquireOptions& options,
+                            AsyncRedlock::AcquireCallback done) override;
   absl::Status CheckTtl(absl::Duration ttl) const;
 
   // OperationHost: see operation_host.h.

@@ -26,7 +26,9 @@
 //   WhenReadyToAttempt  a first attempt waits for a judged quorum;
 //   KeepAliveBatches(), Extend(), Release(), CheckLock(),
 //   CheckLockState()
-//                       what keep-alives need of the engine.
+//                       what keep-alives need of the engine;
+//   AcquireLease(), KeepAlive()
+//                       what a campaign needs (election_ops.h).
 
 #ifndef REDLOCK_SRC_ENGINE_OPERATION_HOST_H_
 #define REDLOCK_SRC_ENGINE_OPERATION_HOST_H_
@@ -54,6 +56,7 @@
 namespace redlock::internal {
 
 class KeepAliveBatcher;
+class KeepAliveOp;
 class Operation;
 
 class OperationHost {
@@ -112,6 +115,14 @@ class OperationHost {
   // AsyncRedlock::ReleaseAsync() (a keep-alive stopped with a release).
   virtual absl::Status Release(const Lock& lock, const ReleaseOptions& options,
                                AsyncRedlock::ReleaseCallback done) = 0;
+  // AsyncRedlock::AcquireAsync() of `resource`, which may be one of the
+  // library's reserved names (an election's lease, ElectionResource()).
+  virtual absl::Status AcquireLease(std::string resource,
+                                    const AcquireOptions& options,
+                                    AsyncRedlock::AcquireCallback done) = 0;
+  // AsyncRedlock::KeepAlive(): the keep-alive, owned by the engine.
+  virtual absl::StatusOr<std::shared_ptr<KeepAliveOp>> KeepAlive(
+      const Lock& lock, absl::Duration ttl, HoldOptions options) = 0;
   // OK if `lock` (or a lock's state) was made by this engine and is held.
   virtual absl::Status CheckLock(const Lock& lock) const = 0;
   virtual absl::Status CheckLockState(const LockState* state) const = 0;
