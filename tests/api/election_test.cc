@@ -372,10 +372,13 @@ TEST_F(ElectionTest, AnObserverThatJoinsLateHearsTheCurrentLeaderFirst) {
   Heard heard;
   ObserveOptions watch;
   watch.on_leader = [&](const LeaderInfo& info) { heard.Add(info); };
+  watch.poll_every = absl::Milliseconds(100);
   absl::StatusOr<ObserveHandle> handle =
       late->Observe(kElection, std::move(watch));
   ASSERT_TRUE(handle.ok()) << handle.status();
   ASSERT_TRUE(heard.WaitFor("a2"));
+  // Several polls later: still the one view, never told again.
+  absl::SleepFor(absl::Milliseconds(800));
   const std::vector<LeaderInfo> seen = heard.Seen();
   ASSERT_EQ(seen.size(), 1u);  // The current view, not the history.
   EXPECT_EQ(seen[0].epoch, lead->epoch());
@@ -405,6 +408,112 @@ TEST_F(ElectionTest, AnObserverBehindAFrozenMasterStillHearsChanges) {
   ASSERT_TRUE(heard.WaitFor("b"));
   ExpectInEpochOrder(heard.Seen());
   ASSERT_TRUE(cluster_->server(4).Continue().ok());
+}
+
+TEST_F(ElectionTest, AProclamationWhereTheLeaseIsGoneIsRefused) {
+  auto a = MakeClient();
+  ASSERT_NE(a, nullptr);
+  CampaignOptions options;
+  options.ttl = absl::Seconds(6);  // No extension comes during the test.
+  absl::StatusOr<Leadership> lead =
+      a->Campaign(kElection, "a", std::move(options));
+  ASSERT_TRUE(lead.ok()) << lead.status();
+  DeleteLeaseEverywhere();
+  // The leader has not noticed yet; the masters refuse its record.
+  absl::Status proclaimed = a->Proclaim(*lead, "a2");
+  EXPECT_TRUE(absl::IsAborted(proclaimed)) << proclaimed;
+  EXPECT_EQ(lead->revision(), 1u);
+  EXPECT_EQ(lead->value(), "a");
+  EXPECT_TRUE(absl::IsNotFound(a->Leader(kElection).status()));
+}
+
+TEST_F(ElectionTest, ALeaseOnAMinorityOfMastersIsNoLeader) {
+  // A lease and its record written by hand on two of five masters (what a
+  // campaign that lost leaves until its clean-up, or a forged copy).
+  for (int i = 0; i < 2; ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok()) << client.status();
+    ASSERT_TRUE((*client)
+                    ->Command({"SET", ElectionLockKey(Options(), kElection),
+                               "minority", "PX", "5000"})
+                    .ok());
+    ASSERT_TRUE((*client)
+                    ->Command({"SET", ElectionRecordKey(Options(), kElection),
+                               "7 1 minority usurper"})
+                    .ok());
+  }
+  auto reader = MakeClient();
+  ASSERT_NE(reader, nullptr);
+  absl::StatusOr<LeaderInfo> leader = reader->Leader(kElection);
+  // Three say no lease: nobody leads.
+  EXPECT_TRUE(absl::IsNotFound(leader.status())) << leader.status();
+}
+
+TEST_F(ElectionTest, AMasterThatRestartedEmptyIsNotCountedAsSayingNoLeader) {
+  auto a = MakeClient();
+  ASSERT_NE(a, nullptr);
+  // The deployment is marked while every master is up.
+  absl::StatusOr<Leadership> warm = a->Campaign(kElection, "warm");
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  ASSERT_TRUE(a->Resign(*warm).ok());
+  // Elected on masters 0-2 alone (3 and 4 frozen), for a lease that needs
+  // no extension during the test.
+  ASSERT_TRUE(cluster_->server(3).Stop().ok());
+  ASSERT_TRUE(cluster_->server(4).Stop().ok());
+  CampaignOptions options;
+  options.ttl = absl::Seconds(8);
+  absl::StatusOr<Leadership> lead =
+      a->Campaign(kElection, "a", std::move(options));
+  ASSERT_TRUE(lead.ok()) << lead.status();
+  ASSERT_TRUE(cluster_->server(3).Continue().ok());
+  ASSERT_TRUE(cluster_->server(4).Continue().ok());
+  // The campaign's writes were still queued to them and ran on waking:
+  // undone, as if they had never arrived.
+  absl::SleepFor(absl::Milliseconds(300));
+  for (int i = 3; i < 5; ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok()) << client.status();
+    ASSERT_TRUE((*client)
+                    ->Command({"DEL", ElectionLockKey(Options(), kElection),
+                               ElectionRecordKey(Options(), kElection)})
+                    .ok());
+  }
+  // Master 0 comes back empty: it says "no lease", but it lost what it
+  // knew. Two trusted masters hold the lease, two trusted ones none: unknown.
+  ASSERT_TRUE(cluster_->server(0).Restart().ok());
+  auto reader = MakeClient();
+  ASSERT_NE(reader, nullptr);
+  absl::StatusOr<LeaderInfo> leader = reader->Leader(kElection);
+  EXPECT_TRUE(absl::IsUnavailable(leader.status())) << leader.status();
+}
+
+TEST_F(ElectionTest, LeasesOnMastersHeldBackByTheGuardDoNotMakeALeader) {
+  auto a = MakeClient();
+  ASSERT_NE(a, nullptr);
+  absl::StatusOr<Leadership> warm = a->Campaign(kElection, "warm");
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  ASSERT_TRUE(a->Resign(*warm).ok());
+  // Masters 0 and 1 restart empty: held back for max_ttl. A lease and its
+  // record then appear on them and on master 2 (written by hand: whatever
+  // put them there, two of the three are not to be trusted yet).
+  ASSERT_TRUE(cluster_->server(0).Restart().ok());
+  ASSERT_TRUE(cluster_->server(1).Restart().ok());
+  for (int i = 0; i < 3; ++i) {
+    auto client = cluster_->Client(i);
+    ASSERT_TRUE(client.ok()) << client.status();
+    ASSERT_TRUE((*client)
+                    ->Command({"SET", ElectionLockKey(Options(), kElection),
+                               "copied", "PX", "8000"})
+                    .ok());
+    ASSERT_TRUE((*client)
+                    ->Command({"SET", ElectionRecordKey(Options(), kElection),
+                               "9 1 copied usurper"})
+                    .ok());
+  }
+  auto reader = MakeClient();
+  ASSERT_NE(reader, nullptr);
+  absl::StatusOr<LeaderInfo> leader = reader->Leader(kElection);
+  EXPECT_TRUE(absl::IsUnavailable(leader.status())) << leader.status();
 }
 
 TEST_F(ElectionTest, BadInputIsRefusedNamingWhatIsWrong) {
