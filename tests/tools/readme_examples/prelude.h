@@ -4,6 +4,7 @@
 // application's own functions they call. tests/tools/readme_examples.sh
 // includes this ahead of every block.
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
