@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,13 +22,16 @@
 #include "gtest/gtest.h"
 #include "redlock/fencing.h"
 #include "redlock/keys.h"
+#include "redlock/async_redlock.h"
 #include "redlock/redlock.h"
+#include "tests/support/loop_runner.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/test_options.h"
 
 namespace redlock {
 namespace {
 
+using ::redlock::testing::LoopRunner;
 using ::redlock::testing::RedisCluster;
 using ::redlock::testing::RedisServer;
 using ::redlock::testing::TestOptions;
@@ -88,11 +92,16 @@ class ElectionTest : public ::testing::Test {
     cluster_ = *std::move(cluster);
   }
 
-  std::unique_ptr<Redlock> MakeClient() {
+  // Every client of one deployment shares its max_ttl.
+  Options ClientOptions() const {
     Options options = TestOptions(cluster_->Uris());
     options.max_ttl = absl::Seconds(10);
     options.default_ttl = absl::Seconds(2);
-    auto client = Redlock::Create(options);
+    return options;
+  }
+
+  std::unique_ptr<Redlock> MakeClient() {
+    auto client = Redlock::Create(ClientOptions());
     EXPECT_TRUE(client.ok()) << client.status();
     return client.ok() ? *std::move(client) : nullptr;
   }
@@ -572,6 +581,114 @@ TEST_F(ElectionTest, ACancelledCampaignGivesUpAndLeavesNoLease) {
   EXPECT_TRUE(absl::IsCancelled(second.status())) << second.status();
   ASSERT_TRUE(a->Resign(*first).ok());
   EXPECT_TRUE(absl::IsNotFound(a->Leader(kElection).status()));
+}
+
+TEST_F(ElectionTest, TheAsyncClientCampaignsProclaimsObservesAndResigns) {
+  LoopRunner loop;
+  auto engine = AsyncRedlock::Create(loop.base(), ClientOptions());
+  ASSERT_TRUE(engine.ok()) << engine.status();
+
+  std::vector<LeaderInfo> seen;
+  ObserveOptions watch;
+  watch.on_leader = [&](const LeaderInfo& info) { seen.push_back(info); };
+  absl::StatusOr<ObserveHandle> handle =
+      (*engine)->Observe(kElection, std::move(watch));
+  ASSERT_TRUE(handle.ok()) << handle.status();
+
+  int calls = 0;
+  std::optional<absl::StatusOr<Leadership>> won;
+  ASSERT_TRUE((*engine)
+                  ->CampaignAsync(kElection, "async", CampaignOptions(),
+                                  [&](absl::StatusOr<Leadership> lead) {
+                                    ++calls;
+                                    won = std::move(lead);
+                                  })
+                  .ok());
+  ASSERT_TRUE(loop.RunUntil([&] { return won.has_value(); }));
+  ASSERT_TRUE(won->ok()) << won->status();
+  const Leadership lead = **won;
+  ASSERT_TRUE(loop.RunUntil([&] { return !seen.empty(); }));
+  EXPECT_EQ(seen.back().value, "async");
+
+  std::optional<absl::Status> proclaimed;
+  ASSERT_TRUE((*engine)
+                  ->ProclaimAsync(lead, "async2",
+                                  [&](absl::Status s) { proclaimed = s; })
+                  .ok());
+  ASSERT_TRUE(loop.RunUntil([&] { return proclaimed.has_value(); }));
+  EXPECT_TRUE(proclaimed->ok()) << *proclaimed;
+  ASSERT_TRUE(loop.RunUntil([&] { return seen.back().value == "async2"; }));
+
+  std::optional<absl::StatusOr<LeaderInfo>> leader;
+  ASSERT_TRUE((*engine)
+                  ->LeaderAsync(kElection,
+                                [&](absl::StatusOr<LeaderInfo> info) {
+                                  leader = std::move(info);
+                                })
+                  .ok());
+  ASSERT_TRUE(loop.RunUntil([&] { return leader.has_value(); }));
+  ASSERT_TRUE(leader->ok()) << leader->status();
+  EXPECT_EQ((*leader)->revision, 2u);
+
+  std::optional<absl::StatusOr<ReleaseReport>> resigned;
+  ASSERT_TRUE((*engine)
+                  ->ResignAsync(lead,
+                                [&](absl::StatusOr<ReleaseReport> r) {
+                                  resigned = std::move(r);
+                                })
+                  .ok());
+  ASSERT_TRUE(loop.RunUntil([&] { return resigned.has_value(); }));
+  EXPECT_TRUE(resigned->ok() && (*resigned)->freed);
+  handle->Stop();
+  loop.RunFor(absl::Milliseconds(50));
+  EXPECT_EQ(calls, 1);
+  ExpectInEpochOrder(seen);
+}
+
+TEST_F(ElectionTest, DestroyingTheClientEndsAWaitingCampaignOnceAndStopsWatching) {
+  auto a = MakeClient();
+  ASSERT_NE(a, nullptr);
+  absl::StatusOr<Leadership> first = a->Campaign(kElection, "a");
+  ASSERT_TRUE(first.ok()) << first.status();
+
+  LoopRunner loop;
+  auto engine = AsyncRedlock::Create(loop.base(), ClientOptions());
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  int campaign_calls = 0;
+  absl::Status campaign_status;
+  ASSERT_TRUE((*engine)
+                  ->CampaignAsync(kElection, "b", CampaignOptions(),
+                                  [&](absl::StatusOr<Leadership> lead) {
+                                    ++campaign_calls;
+                                    campaign_status = lead.status();
+                                  })
+                  .ok());
+  int views = 0;
+  ObserveOptions watch;
+  watch.on_leader = [&](const LeaderInfo&) { ++views; };
+  absl::StatusOr<ObserveHandle> handle =
+      (*engine)->Observe(kElection, std::move(watch));
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  std::optional<absl::StatusOr<LeaderInfo>> leader;
+  ASSERT_TRUE((*engine)
+                  ->LeaderAsync(kElection,
+                                [&](absl::StatusOr<LeaderInfo> info) {
+                                  leader = std::move(info);
+                                })
+                  .ok());
+  ASSERT_TRUE(loop.RunUntil([&] { return leader.has_value(); }));
+  EXPECT_TRUE(leader->ok()) << leader->status();
+  ASSERT_TRUE(loop.RunUntil([&] { return views == 1; }));
+  loop.RunFor(absl::Milliseconds(200));  // The campaign waits.
+  EXPECT_EQ(campaign_calls, 0);
+  engine->reset();
+  EXPECT_EQ(campaign_calls, 1);
+  EXPECT_TRUE(absl::IsCancelled(campaign_status)) << campaign_status;
+  handle->Stop();  // The engine is gone: does nothing.
+  loop.RunFor(absl::Milliseconds(50));
+  EXPECT_EQ(campaign_calls, 1);
+  EXPECT_EQ(views, 1);
+  ASSERT_TRUE(a->Resign(*first).ok());
 }
 
 }  // namespace
