@@ -22,6 +22,7 @@ REDLOCK_DEPS=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev prometheus-cpp-dev
   redis-server redis-tools docker-compose
   groff-base man-db
+  postgresql-15 libpq-dev
 )
 
 # Runs a command as root: directly if we are root, else through sudo.

@@ -1,28 +1,15 @@
 // Copyright 2026 The redlock Authors.
 //
-// PostgresServer: a throw-away PostgreSQL server on 127.0.0.1 for the
-// contended_handover phase's advisory-lock floor, and pgbench run against
-// it. Debian's postgresql-15 ships initdb, pg_ctl, postgres and pgbench in
-// /usr/lib/postgresql/15/bin (not on PATH); they are looked up there first
-// (newest version first), then on PATH.
+// PostgresServer: the contended_handover phase's advisory-lock floor: the
+// tests' throw-away PostgreSQL server (tests/support/postgres_server.h, which
+// says where it runs, as whom and how it is stopped) and pgbench run
+// against it.
 //
 //   absl::StatusOr<PostgresBinaries> bin = FindPostgresBinaries();
 //   auto server = PostgresServer::Start(*bin, "/tmp/some-dir-of-ours");
 //   absl::StatusOr<PgbenchResult> r = (*server)->RunPgbench(8, 3s, 1ms);
 //
-// initdb refuses to run as root: as root, initdb, pg_ctl and the server run
-// as the user "postgres" (the Debian package creates it) or, without one,
-// "nobody", through runuser(1), and the directory is handed to that user.
-// The server runs with fsync=off (the floor is the lock manager, not the
-// disk), listens on 127.0.0.1 and a socket in the directory only, and is
-// stopped with `pg_ctl stop -m fast` by the destructor; if that does not
-// stop it, the postmaster named by the data directory's postmaster.pid is
-// SIGKILLed (only if that PID is a "postgres" process). pg_ctl detaches
-// the postmaster, so a harness that is SIGKILLed leaves it running: one
-// server in a temporary directory, on a free port.
-//
-// Every command runs with a deadline and is SIGKILLed past it. Not
-// thread-safe.
+// Not thread-safe.
 
 #ifndef REDLOCK_BENCH_E2E_POSTGRES_SERVER_H_
 #define REDLOCK_BENCH_E2E_POSTGRES_SERVER_H_
@@ -31,23 +18,17 @@
 #include <memory>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "tests/support/postgres_server.h"
 
 namespace redlock::bench {
 
-struct PostgresBinaries {
-  std::string initdb;
-  std::string pg_ctl;
-  std::string postgres;
-  std::string pgbench;
-};
+using ::redlock::testing::PostgresBinaries;
 
-// kNotFound, naming what is missing, unless all four are found (in one
-// /usr/lib/postgresql/VERSION/bin, or else each on PATH).
+// testing::FindPostgresBinaries(), and kNotFound without pgbench too.
 absl::StatusOr<PostgresBinaries> FindPostgresBinaries();
 
 // What one pgbench run reported.
@@ -60,22 +41,12 @@ struct PgbenchResult {
 
 class PostgresServer {
  public:
-  // initdb into `dir`/data (superuser "bench", trust authentication), then
-  // `pg_ctl start` on a free loopback port, waiting (pg_ctl -w, at most
-  // 60 s) until it accepts connections. `dir` must exist, be ours and be
-  // empty; as root it is chown'ed to the user the server runs as.
-  // kUnavailable with the reason (and the log's path) if a step failed; a
-  // server that did start is stopped again.
+  // testing::PostgresServer::Start() in `dir` (which must exist, be ours
+  // and be empty, and is left in place), superuser "bench".
   static absl::StatusOr<std::unique_ptr<PostgresServer>> Start(
       const PostgresBinaries& bin, const std::string& dir);
 
-  // Stops the server (see the file comment); a no-op if it never started.
-  ~PostgresServer();
-
-  PostgresServer(const PostgresServer&) = delete;
-  PostgresServer& operator=(const PostgresServer&) = delete;
-
-  int port() const { return port_; }
+  int port() const { return server_->port(); }
 
   // `pgbench -n -c clients -j clients -T seconds` (the block rounded up to
   // whole seconds, at least 1) with a script of pg_advisory_lock(1), a
@@ -86,22 +57,12 @@ class PostgresServer {
                                            absl::Duration hold) const;
 
  private:
-  PostgresServer(PostgresBinaries bin, std::string dir)
-      : bin_(std::move(bin)), dir_(std::move(dir)) {}
+  PostgresServer(std::unique_ptr<testing::PostgresServer> server,
+                 std::string pgbench)
+      : server_(std::move(server)), pgbench_(std::move(pgbench)) {}
 
-  void Stop();
-
-  // `argv` as the server's user (through runuser as root), with cwd `dir_`
-  // and output appended to `log`; its exit status, or -1 if it could not be
-  // started, was killed or ran past `timeout`.
-  int RunAsServerUser(std::vector<std::string> argv, const std::string& log,
-                      absl::Duration timeout) const;
-
-  const PostgresBinaries bin_;
-  const std::string dir_;
-  std::string run_as_;  // The user through runuser; "" when not root.
-  int port_ = 0;
-  bool started_ = false;  // pg_ctl start was run: Stop() has work to do.
+  const std::unique_ptr<testing::PostgresServer> server_;
+  const std::string pgbench_;
 };
 
 }  // namespace redlock::bench

@@ -56,14 +56,14 @@ expect_exactly "'redlock re'" "$(grep '^re' <<<"$subs")" \
   "$(complete_words redlock re)"
 
 # Each subcommand's options: the common ones and its own, long names, and
-# for run the "--" before the command.
+# for run and elect the "--" before the command.
 common="$(help_common_options)"
 for sub in $subs; do
   [[ "$sub" == help ]] && continue
   want="$(printf '%s\n%s\n' "$common" "$(help_options_of "$sub")")"
   got="$(complete_words redlock "$sub" --)"
-  if [[ "$sub" == run ]]; then
-    grep -qxF -- -- <<<"$got" || fail "'redlock run --' does not offer '--'"
+  if [[ "$sub" == run || "$sub" == elect ]]; then
+    grep -qxF -- -- <<<"$got" || fail "'redlock $sub --' does not offer '--'"
     got="$(grep -vxF -- -- <<<"$got")"
   fi
   expect_set "options of $sub" "$want" "$got"
@@ -100,6 +100,11 @@ got="$(complete_words redlock run res -- bas)"
 grep -qxF bash <<<"$got" || fail "'redlock run res -- bas' does not offer bash"
 got="$(complete_words redlock run res -- grep --)"
 grep -qxF -- --ttl <<<"$got" && fail "'redlock run res -- grep --' offers redlock's --ttl"
+# The same after elect's "--"; and elect's --value takes a value.
+got="$(complete_words redlock elect sched -- bas)"
+grep -qxF bash <<<"$got" || fail "'redlock elect sched -- bas' does not offer bash"
+[[ -z "$(complete_words redlock elect --value "")" ]] ||
+  fail "'redlock elect --value ' offers values"
 
 if ((failures > 0)); then
   echo "$failures check(s) failed: update tools/redlock/completion/redlock.bash with tools/redlock/args.cc"

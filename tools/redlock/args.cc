@@ -92,11 +92,29 @@ const std::vector<SubcommandSpec>& Specs() {
        "quorum operations on a token: they work from any process. A "
        "reader's token needs --shared, a semaphore's permits --limit L, as "
        "for extend."},
+      {"elect",
+       Subcommand::kElect,
+       {"NAME"},
+       " [-- COMMAND [ARGS...] | --listen | --leader]",
+       {"value", "ttl", "wait", "conflict-exit-code", "grace", "listen",
+        "leader", "json"},
+       "Campaign for leadership of the election NAME with --value (a fenced "
+       "lease, kept alive every ttl/3; --wait defaults to inf), then run "
+       "COMMAND as run does while this process leads: REDLOCK_EPOCH and "
+       "REDLOCK_FENCE (the leader's epoch, larger than every earlier "
+       "leader's), REDLOCK_TOKEN and REDLOCK_ELECTION in its environment, "
+       "signals forwarded, resign when it exits and exit with its code. If "
+       "the leadership is lost the group gets SIGTERM, then SIGKILL after "
+       "--grace, and redlock exits 76. Without COMMAND: print name=, epoch=, "
+       "revision= and value= on one line, lead until SIGINT or SIGTERM, "
+       "resign, exit 0. --listen: print the leader and every new one, a "
+       "line each, until SIGINT or SIGTERM. --leader: print the leader once "
+       "(79: no leader; 69: unknown)."},
       {"status",
        Subcommand::kStatus,
        {"RESOURCE"},
        "",
-       {"limit", "json", "prometheus"},
+       {"limit", "json", "prometheus", "election"},
        "Per master: member name, reachable, PING latency, holder (token "
        "prefix), PTTL, fencing counter, run_id, uptime, restart-guard marker "
        "and membership record (epoch, members). Exits 0 if "
@@ -105,7 +123,10 @@ const std::vector<SubcommandSpec>& Specs() {
        "collector), exit 0 whenever they were printed. A read-write lock "
        "shared by readers shows \"shared by N readers\" per master. With "
        "--limit L (or when a master holds RESOURCE's semaphore limit): the "
-       "holders per slot and \"permits used U of L\" per master."},
+       "holders per slot and \"permits used U of L\" per master. With "
+       "--election, RESOURCE is an election's NAME: its lease, epoch counter "
+       "and, per master, the leader's record and whether it matches the "
+       "lease."},
       {"reconfigure",
        Subcommand::kReconfigure,
        {},
@@ -171,8 +192,8 @@ constexpr char kFooter[] =
                     --accept-non-durable.
 
 Exit codes:
-  0      done (run: the command exited 0)
-  1-125  run: the command's own exit code
+  0      done (run, elect: the command exited 0)
+  1-125  run, elect: the command's own exit code
   64     usage error: bad option, argument, duration, URI, no masters
   69     too few masters answered in time (no quorum either way)
   70     internal error
@@ -180,13 +201,16 @@ Exit codes:
          acquire with --limit: the masters hold another limit for RESOURCE
   75     held by another owner (run, acquire; see --conflict-exit-code): a
          writer holds it (--shared), no permit free (--limit), readers or a
-         writer hold it (plain)
+         writer hold it (plain); elect: another candidate led until --wait
+         ran out
   76     the lock was lost: run stopped the command; extend/release found the
-         token on too few masters (expired, released or taken)
-  126    run: COMMAND cannot be executed
-  127    run: COMMAND not found
-  128+N  run: the command died of signal N, or redlock was interrupted by it
-         while waiting
+         token on too few masters (expired, released or taken); elect: the
+         leadership was lost
+  79     elect --leader: the election has no leader
+  126    run, elect: COMMAND cannot be executed
+  127    run, elect: COMMAND not found
+  128+N  run, elect: the command died of signal N, or redlock was interrupted
+         by it while waiting
 
 Examples:
   # The nightly job on every replica; exactly one runs it:
@@ -198,6 +222,9 @@ Examples:
   redlock release backup "$token"
 
   redlock status --json recalc-ratings
+
+  # One scheduler among the replicas; the others wait to take over:
+  redlock elect --ttl 10s scheduler -- /usr/local/bin/scheduler
 
 See docs/cli.md for details.)";
 
@@ -473,13 +500,14 @@ std::unique_ptr<CLI::App> MakeApp(CommandLine* out, size_t* before_subcommand) {
               &out->ttl);
   AddDuration(*app, "wait",
               "keep retrying this long while the lock is held elsewhere "
-              "(reconfigure: sleep up to this long for the wait before "
-              "finishing; --wait alone: as long as the wait takes). Default "
-              "0 (one attempt).",
+              "(elect: while another candidate leads; reconfigure: sleep up "
+              "to this long for the wait before finishing; --wait alone: as "
+              "long as the wait takes). Default 0 (one attempt); elect: inf.",
               &out->wait);
   AddValue<int>(
       *app, "conflict-exit-code", "N",
-      "exit code when the lock is held elsewhere (like flock -E). Default 75.",
+      "exit code when the lock is held elsewhere (elect: another candidate "
+      "led until --wait ran out), like flock -E. Default 75.",
       &out->conflict_exit_code,
       Expect("an integer",
              [](const std::string& value) {
@@ -522,14 +550,27 @@ std::unique_ptr<CLI::App> MakeApp(CommandLine* out, size_t* before_subcommand) {
           "with --limit: take N permits at once (1..limit). Default 1.",
           &out->permits);
   AddDuration(*app, "grace",
-              "after a lost lock, SIGKILL this long after SIGTERM. Default "
-              "10s.",
+              "after a lost lock (elect: leadership), SIGKILL this long after "
+              "SIGTERM. Default 10s.",
               &out->grace);
+  AddString(*app, "value", "V",
+            "what others see of this candidate once it leads (any bytes, "
+            "at most 4096). Default \"<hostname>:<pid>\".",
+            &out->value);
+  AddBool(*app, "", "listen",
+          "print the current leader, then every new one (or new value), a "
+          "line each, until SIGINT or SIGTERM.",
+          &out->listen);
+  AddBool(*app, "", "leader",
+          "print the current leader once (exit 79 if there is none).",
+          &out->leader);
+  AddBool(*app, "", "election",
+          "RESOURCE is an election's NAME: show its lease, epoch counter "
+          "and the leader's record on every master.",
+          &out->election);
   AddString(*app, "to", "URIS",
-            "the masters the deployment should have, as --masters.",
-            &out->to);
-  AddBool(*app, "", "dry-run", "print the plan; write nothing.",
-          &out->dry_run);
+            "the masters the deployment should have, as --masters.", &out->to);
+  AddBool(*app, "", "dry-run", "print the plan; write nothing.", &out->dry_run);
   AddBool(*app, "", "json", "JSON output.", &out->json);
   AddBool(*app, "", "prometheus",
           "Prometheus text format (gauges, every series labelled with the "
@@ -685,8 +726,8 @@ absl::StatusOr<CommandLine> ParseCommandLine(int argc,
                                 "\" (see redlock --help)"));
     }
     return Usage(
-        "missing subcommand: run, acquire, extend, release, status or "
-        "reconfigure (see redlock --help)");
+        "missing subcommand: run, acquire, extend, release, elect, status "
+        "or reconfigure (see redlock --help)");
   }
   const CLI::App& sub = *subs.front();
   const SubcommandSpec& spec = *FindSpec(sub.get_name());
@@ -694,6 +735,7 @@ absl::StatusOr<CommandLine> ParseCommandLine(int argc,
 
   for (const CLI::Option* opt : app->parse_order()) {
     const std::string& name = opt->get_lnames().front();
+    out.given.push_back(name);
     const std::vector<std::string> takers = AppliesTo(name);
     if (!takers.empty() &&
         std::find(takers.begin(), takers.end(), spec.name) == takers.end()) {
@@ -725,16 +767,22 @@ absl::StatusOr<CommandLine> ParseCommandLine(int argc,
   if (!extras.empty()) {
     return Usage(absl::StrCat(spec.name, ": unexpected argument \"",
                               absl::CHexEscape(extras.front()), "\"",
-                              spec.subcommand == Subcommand::kRun
+                              spec.subcommand == Subcommand::kRun ||
+                                      spec.subcommand == Subcommand::kElect
                                   ? " (put the command after --)"
                                   : ""));
   }
   if (spec.subcommand == Subcommand::kRun) {
     if (!has_separator) return Usage("run: missing -- COMMAND [ARGS...]");
     if (out.command.empty()) return Usage("run: missing COMMAND after --");
+  } else if (spec.subcommand == Subcommand::kElect) {
+    // The command is optional; "--" with nothing after it is a mistake.
+    if (has_separator && out.command.empty()) {
+      return Usage("elect: missing COMMAND after --");
+    }
   } else if (has_separator) {
-    return Usage(
-        absl::StrCat(spec.name, " takes no command (only run does, after --)"));
+    return Usage(absl::StrCat(
+        spec.name, " takes no command (only run and elect do, after --)"));
   }
   return out;
 }

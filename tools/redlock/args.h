@@ -9,7 +9,7 @@
 // first "--", as --name=VALUE or --name VALUE, booleans also as --name,
 // --noname or --no-name (and --name=true/false); -q, -v and -h (also as
 // -qv); a bare --wait of `reconfigure` is --wait=inf; everything after "--"
-// is the command of `run`, untouched. Every
+// is the command of `run` or `elect`, untouched. Every
 // problem is reported as one line (kInvalidArgument); CLI11 never prints.
 
 #ifndef REDLOCK_TOOLS_REDLOCK_ARGS_H_
@@ -28,19 +28,23 @@ namespace redlock::cli {
 
 // The command line as given, checked for syntax: a known subcommand, every
 // value parsed, every option one that applies to the subcommand, the right
-// number of positional arguments, a command after "--" for run and only for
-// run. What the values mean (ranges, URIs, the resource name) is left to the
-// caller.
+// number of positional arguments, a command after "--" for run, optionally
+// for elect, and for no other. What the values mean (ranges, URIs, the
+// resource name) is left to the caller.
 struct CommandLine {
-  bool help = false;  // -h, --help, --helpfull or `redlock help`: nothing
-                      // else below is set.
+  bool help = false;     // -h, --help, --helpfull or `redlock help`: nothing
+                         // else below is set.
   bool version = false;  // -V or --version, with no subcommand needed:
                          // print the versions and exit.
   Subcommand subcommand = Subcommand::kRun;
-  std::string resource;                // The first RESOURCE.
+  std::string resource;                // The first RESOURCE; elect: NAME.
   std::vector<std::string> resources;  // run: every RESOURCE; else one.
   std::string token;                   // extend, release.
-  std::vector<std::string> command;    // run: everything after "--".
+  std::vector<std::string> command;    // run, elect: everything after "--".
+  // The long name of every option given ("ttl", "wait"), in the order
+  // given, repeated if given again: for defaults that depend on the
+  // subcommand and options that exclude each other.
+  std::vector<std::string> given;
 
   std::string masters;  // --masters, else $REDLOCK_MASTERS.
   std::string password_file;
@@ -64,13 +68,17 @@ struct CommandLine {
   absl::Duration grace = absl::Seconds(10);
   int conflict_exit_code = kExitConflict;
   bool fencing = false;
-  bool shared = false;  // --shared.
+  bool shared = false;   // --shared.
   bool hand_off = true;  // --hand-off (RetryPolicy::hand_off).
-  int limit = -1;       // --limit; -1 when not given.
-  int permits = -1;     // --permits; -1 when not given.
+  int limit = -1;        // --limit; -1 when not given.
+  int permits = -1;      // --permits; -1 when not given.
   bool json = false;
   bool prometheus = false;  // status.
   std::string to;           // reconfigure: --to, the target master list.
+  std::string value;        // elect: --value.
+  bool listen = false;      // elect: --listen.
+  bool leader = false;      // elect: --leader.
+  bool election = false;    // status: --election.
   bool dry_run = false;     // reconfigure.
   bool quiet = false;
   bool verbose = false;

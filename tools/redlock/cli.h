@@ -31,7 +31,9 @@ inline constexpr int kExitUnavailable = 69;  // EX_UNAVAILABLE: no quorum.
 inline constexpr int kExitSoftware = 70;     // EX_SOFTWARE: internal error.
 inline constexpr int kExitConflict = 75;     // EX_TEMPFAIL: held elsewhere;
                                              // reconfigure: wait not over.
-inline constexpr int kExitLost = 76;         // The lock was lost.
+inline constexpr int kExitLost = 76;         // The lock (or, elect, the
+                                             // leadership) was lost.
+inline constexpr int kExitNoLeader = 79;     // elect --leader: no leader.
 inline constexpr int kExitCannotExecute = 126;
 inline constexpr int kExitNotFound = 127;
 // A child killed by signal N, or the tool interrupted by it, exits 128 + N.
@@ -45,7 +47,8 @@ enum class Subcommand {
   kRelease,
   kExtend,
   kStatus,
-  kReconfigure
+  kReconfigure,
+  kElect
 };
 
 // The command line after parsing and checking. Built by main.cc.
@@ -59,7 +62,9 @@ struct Config {
   // How many masters make a quorum (from options.quorum).
   int quorum = 1;
 
-  std::string resource;                // The first of `resources`.
+  // The first of `resources`; elect and status --election: the election's
+  // NAME.
+  std::string resource;
   std::vector<std::string> resources;  // run: every RESOURCE; else one.
   std::string token;                   // release, extend.
   absl::Duration ttl = absl::Seconds(30);
@@ -78,8 +83,19 @@ struct Config {
   // status: the Prometheus text exposition format instead of the table.
   bool prometheus = false;
   Verbosity verbosity = Verbosity::kNormal;
-  // run: the command and its arguments, exactly as given after "--".
+  // run, elect: the command and its arguments, exactly as given after "--"
+  // (elect: may be empty).
   std::vector<std::string> command;
+
+  // elect: the value to campaign with (--value, else "<hostname>:<pid>");
+  // --listen: print every new leader until a signal; --leader: print the
+  // current leader once. Neither: campaign.
+  std::string value;
+  bool listen = false;
+  bool leader = false;
+  // status --election: `resource` is an election's NAME; status shows its
+  // lease, record and epoch counter.
+  bool election = false;
 
   // reconfigure: the target list (--to), parsed and with passwords applied
   // as `masters`; --dry-run; and how long it may sleep for the wait before

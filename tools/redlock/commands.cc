@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,7 +20,9 @@
 #include "redlock/lock.h"
 #include "src/admin/probe.h"
 #include "tools/redlock/attempts.h"
+#include "tools/redlock/election_status.h"
 #include "tools/redlock/exposition.h"
+#include "tools/redlock/output.h"
 #include "tools/redlock/progress.h"
 #include "tools/redlock/run.h"
 
@@ -36,20 +37,6 @@ using admin::ProbeMasters;
 using admin::Reply;
 using admin::StatusKeys;
 using admin::Summarize;
-
-// --json output is built with nlohmann::ordered_json: keys come out in the
-// order they are set (the order they have always had; scripts may rely on
-// it), integers stay integers, and the library escapes the strings.
-using Json = nlohmann::ordered_json;
-
-// One object on one line, as before: no spaces, then a newline. Bytes that
-// are not UTF-8 (a foreign value under the lock key, a server's error text)
-// become U+FFFD rather than making the line invalid JSON.
-std::string JsonLine(const Json& json) {
-  return json.dump(/*indent=*/-1, /*indent_char=*/' ', /*ensure_ascii=*/false,
-                   Json::error_handler_t::replace) +
-         "\n";
-}
 
 Json StringOrNull(const std::optional<std::string>& text) {
   return text.has_value() ? Json(*text) : Json(nullptr);
@@ -70,11 +57,6 @@ double Millis(absl::Duration d) {
   (void)absl::SimpleAtod(absl::StrFormat("%.3f", absl::ToDoubleMilliseconds(d)),
                          &ms);
   return ms;
-}
-
-void Print(absl::string_view text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
 }
 
 // --- release and extend ----------------------------------------------------
@@ -792,7 +774,11 @@ int ExtendCommand(const Config& config, Redlock& client) {
   return ReportTokenOutcome(config, outcome, /*extend=*/true);
 }
 
-int StatusCommand(const Config& config) {
+namespace {
+
+// status of config.resource's lock; with `election`, the lock is that
+// election's lease, and the election's records are shown below it.
+int LockStatus(const Config& config, const Config* election) {
   StatusKeys keys;
   keys.lock = LockKey(config.options, config.resource);
   keys.fence = FenceCounterKey(config.options, config.resource);
@@ -813,6 +799,9 @@ int StatusCommand(const Config& config) {
     Print(PrometheusStatus(config, statuses, summary));
     return kExitOk;
   }
+  const std::vector<ElectionRecord> records =
+      election != nullptr ? ReadElectionRecords(*election)
+                          : std::vector<ElectionRecord>();
   if (config.json) {
     const bool held = summary.holders >= config.quorum;
     Json json;
@@ -835,11 +824,28 @@ int StatusCommand(const Config& config) {
     for (const MasterStatus& s : statuses)
       masters.push_back(JsonMasterStatus(s));
     json["masters"] = std::move(masters);
+    if (election != nullptr) {
+      AddJsonElection(*election, statuses, records, summary, json);
+    }
     Print(JsonLine(json));
   } else {
-    Print(HumanStatus(config, keys, statuses, summary));
+    std::string text = HumanStatus(config, keys, statuses, summary);
+    if (election != nullptr) {
+      absl::StrAppend(&text,
+                      HumanElection(*election, statuses, records, summary));
+    }
+    Print(text);
   }
   return summary.reachable >= config.quorum ? kExitOk : kExitUnavailable;
+}
+
+}  // namespace
+
+int StatusCommand(const Config& config) {
+  if (!config.election) return LockStatus(config, nullptr);
+  // An election's lease is a lock on ElectionResource(NAME), shown as any
+  // lock is (its fencing counter is the election's epoch counter).
+  return LockStatus(LeaseOf(config), &config);
 }
 
 }  // namespace redlock::cli

@@ -3,7 +3,8 @@
 // The subcommands for scripts and operators: `acquire`, and `release` and
 // `extend` of a token an earlier process acquired (Redlock::Adopt(), then
 // Release() or Extend()), all through the library; and `status` (what each
-// master holds, asked directly: src/admin/probe.h). Each returns the tool's
+// master holds, asked directly: src/admin/probe.h; with --election, an
+// election's lease and records: election_status.h). Each returns the tool's
 // exit code; see docs/cli.md for the output formats.
 
 #ifndef REDLOCK_TOOLS_REDLOCK_COMMANDS_H_

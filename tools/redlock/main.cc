@@ -2,9 +2,9 @@
 //
 // redlock: flock(1) across machines. Takes a Redlock on a named resource
 // across N independent Redis masters and runs a command while holding it, or
-// acquires, extends and releases it for scripts, or shows what the masters
-// hold. `redlock --help` and docs/cli.md describe every subcommand, option
-// and exit code.
+// acquires, extends and releases it for scripts, runs a command while this
+// process leads an election, or shows what the masters hold. `redlock --help`
+// and docs/cli.md describe every subcommand, option and exit code.
 //
 //   redlock run --ttl 10m recalc-ratings -- /usr/local/bin/recalc-ratings
 
@@ -20,17 +20,21 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "redlock/election.h"
 #include "redlock/keys.h"
 #include "redlock/options.h"
 #include "redlock/redlock.h"
 #include "redlock/version.h"
 #include "src/admin/connection.h"
 #include "tools/redlock/args.h"
+#include "tools/redlock/child.h"
 #include "tools/redlock/cli.h"
 #include "tools/redlock/commands.h"
+#include "tools/redlock/elect.h"
 #include "tools/redlock/reconfigure.h"
 #include "tools/redlock/run.h"
 #include "tools/redlock/signals.h"
@@ -84,6 +88,63 @@ absl::StatusOr<std::vector<std::string>> TargetUris(const CommandLine& line) {
   return with_password;
 }
 
+// Whether the option named `name` ("wait") was given.
+bool Given(const CommandLine& line, absl::string_view name) {
+  return std::find(line.given.begin(), line.given.end(), name) !=
+         line.given.end();
+}
+
+// The library's rule for an election's name, checked here too so that
+// `status --election` (which reads the masters without the library) refuses
+// what a campaign would: not empty, no space or control character.
+absl::Status CheckElectionName(absl::string_view name) {
+  if (name.empty()) return Usage("NAME is empty");
+  for (const char c : name) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u <= ' ' || u == 0x7f) {
+      return Usage(absl::StrCat("NAME \"", absl::CHexEscape(name),
+                                "\" has a space or a control character"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// elect's three modes: campaign (with or without a COMMAND), --listen and
+// --leader. Options of one mode given for another are refused rather than
+// ignored.
+absl::Status CheckElectModes(const CommandLine& line) {
+  if (line.listen && line.leader) {
+    return Usage("--listen and --leader exclude each other");
+  }
+  if (!line.listen && !line.leader) {
+    if (line.json && !line.command.empty()) {
+      return Usage(
+          "elect: --json is for the line printed without a COMMAND (the "
+          "command's output is its own)");
+    }
+    return absl::OkStatus();
+  }
+  const char* mode = line.listen ? "--listen" : "--leader";
+  if (!line.command.empty()) {
+    return Usage(absl::StrCat("elect ", mode, " takes no COMMAND"));
+  }
+  for (const char* campaign_only :
+       {"value", "ttl", "wait", "grace", "conflict-exit-code"}) {
+    if (Given(line, campaign_only)) {
+      return Usage(absl::StrCat("elect ", mode, " takes no --", campaign_only,
+                                " (it only watches)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// elect's default --value: where the candidate runs.
+std::string DefaultElectionValue() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+  return absl::StrCat(host[0] != '\0' ? host : "localhost", ":", getpid());
+}
+
 // The command line, checked; kInvalidArgument with a one-line message
 // otherwise. ParseCommandLine() (args.h) has checked the syntax; here the
 // values are checked for what they mean.
@@ -97,22 +158,48 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   const bool has_token = config.subcommand == Subcommand::kExtend ||
                          config.subcommand == Subcommand::kRelease;
   const bool reconfigure = config.subcommand == Subcommand::kReconfigure;
+  const bool elect = config.subcommand == Subcommand::kElect;
+  config.election = line.election;
   if (config.resources.empty() && !reconfigure) {
     config.resources = {config.resource};
   }
-  for (const std::string& resource : config.resources) {
-    if (resource.empty()) return Usage("RESOURCE is empty");
-    if (absl::StartsWith(resource, kReservedResourcePrefix)) {
-      return Usage(absl::StrCat("RESOURCE must not start with \"",
-                                kReservedResourcePrefix,
-                                "\" (reserved for the library's own keys)"));
+  if (elect || config.election) {
+    // An election's lease is a lock on "__elect__:NAME", so NAME itself may
+    // start with "__".
+    if (absl::Status name = CheckElectionName(config.resource); !name.ok()) {
+      return name;
+    }
+  } else {
+    for (const std::string& resource : config.resources) {
+      if (resource.empty()) return Usage("RESOURCE is empty");
+      if (absl::StartsWith(resource, kReservedResourcePrefix)) {
+        return Usage(absl::StrCat("RESOURCE must not start with \"",
+                                  kReservedResourcePrefix,
+                                  "\" (reserved for the library's own keys)"));
+      }
     }
   }
   if (has_token && config.token.empty()) return Usage("TOKEN is empty");
+  if (elect) {
+    if (absl::Status modes = CheckElectModes(line); !modes.ok()) return modes;
+    config.listen = line.listen;
+    config.leader = line.leader;
+    config.value = Given(line, "value") ? line.value : DefaultElectionValue();
+    if (config.value.size() > kMaxElectionValueSize) {
+      return Usage(absl::StrCat("--value is ", config.value.size(),
+                                " bytes; at most ", kMaxElectionValueSize));
+    }
+  }
+  if (config.election && line.limit != -1) {
+    return Usage("--election and --limit exclude each other");
+  }
 
   // Plain values.
   config.ttl = line.ttl;
-  config.wait = line.wait;
+  // A candidate campaigns until elected unless told otherwise, as etcdctl
+  // elect does; a lock is tried once.
+  config.wait =
+      elect && !Given(line, "wait") ? absl::InfiniteDuration() : line.wait;
   config.grace = line.grace;
   config.fencing = line.fencing;
   config.json = line.json;
@@ -133,8 +220,8 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   }
   if (has_permits && !has_limit) return Usage("--permits needs --limit");
   if (has_limit && (line.limit < 1 || line.limit > 1024)) {
-    return Usage(absl::StrCat("--limit must be in 1..1024 (got ", line.limit,
-                              ")"));
+    return Usage(
+        absl::StrCat("--limit must be in 1..1024 (got ", line.limit, ")"));
   }
   if (has_permits && (line.permits < 1 || line.permits > line.limit)) {
     return Usage(absl::StrCat("--permits must be in 1..--limit (", line.limit,
@@ -199,7 +286,7 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   // stand in the way of a short --max-ttl.
   const bool takes_ttl = config.subcommand == Subcommand::kRun ||
                          config.subcommand == Subcommand::kAcquire ||
-                         config.subcommand == Subcommand::kExtend;
+                         config.subcommand == Subcommand::kExtend || elect;
   if (!takes_ttl) config.ttl = std::min(config.ttl, options.max_ttl);
   absl::StatusOr<std::vector<std::string>> to_uris;
   if (reconfigure) {
@@ -242,8 +329,9 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
   options.retry.hand_off = line.hand_off;
   // Only a plain lock of one resource is handed over (not with --fencing,
   // --shared or --limit).
+  // (An election's lease is a fenced lock.)
   if (line.hand_off && !config.fencing && !config.shared && config.limit == 0 &&
-      config.resources.size() == 1) {
+      config.resources.size() == 1 && !elect) {
     // Handed the lock by the release, a waiter polls only to refresh its
     // entries and to find a lock that expired without a release: every
     // 100-200ms instead of 20-60ms (its entries live 600ms). With 8 jobs
@@ -288,18 +376,22 @@ absl::StatusOr<Config> MakeConfig(const CommandLine& line) {
 
 // Every subcommand but status goes through the library.
 int WithClient(const Config& config) {
-  const bool waits = config.subcommand == Subcommand::kRun ||
-                     config.subcommand == Subcommand::kAcquire;
+  // elect --leader asks once, like extend.
+  const bool waits =
+      config.subcommand == Subcommand::kRun ||
+      config.subcommand == Subcommand::kAcquire ||
+      (config.subcommand == Subcommand::kElect && !config.leader);
   std::string path;
-  if (config.subcommand == Subcommand::kRun) {
+  if (!config.command.empty()) {
     if (const int code = CheckCommand(config, &path); code != kExitOk) {
       return code;
     }
   }
-  // run and acquire read their signals from a signalfd: one ends a wait,
-  // and run forwards them to the command. Created before any thread exists,
-  // so that every thread inherits the mask. extend and release keep the
-  // default actions: a signal just ends them.
+  // run, acquire and elect read their signals from a signalfd: one ends a
+  // wait, run and elect forward them to the command, and elect without one
+  // resigns or stops listening on them. Created before any thread exists,
+  // so that every thread inherits the mask. extend, release and elect
+  // --leader keep the default actions: a signal just ends them.
   std::unique_ptr<SignalWatch> signals;
   if (waits) {
     absl::StatusOr<std::unique_ptr<SignalWatch>> created =
@@ -327,6 +419,8 @@ int WithClient(const Config& config) {
       return ExtendCommand(config, **client);
     case Subcommand::kRelease:
       return ReleaseCommand(config, **client);
+    case Subcommand::kElect:
+      return ElectCommand(config, path, **client, signals.get());
     case Subcommand::kStatus:
     case Subcommand::kReconfigure:
       break;
@@ -364,6 +458,7 @@ int Main(int argc, char** argv) {
     case Subcommand::kAcquire:
     case Subcommand::kExtend:
     case Subcommand::kRelease:
+    case Subcommand::kElect:
       return WithClient(*config);
     case Subcommand::kStatus:
       return StatusCommand(*config);

@@ -2,23 +2,10 @@
 
 #include "tools/redlock/run.h"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
-#include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,126 +15,26 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
-#include "absl/time/clock.h"
 #include "redlock/async_redlock.h"
 #include "redlock/lock.h"
 #include "src/admin/lock_lost.h"
 #include "tools/redlock/attempts.h"
+#include "tools/redlock/child.h"
 #include "tools/redlock/progress.h"
-
-extern char** environ;
 
 namespace redlock::cli {
 namespace {
-
-// The child's view of the lock. Inherited values of these are dropped first,
-// so a nested `redlock run` never shows its child the outer lock's fence.
-constexpr absl::string_view kEnvToken = "REDLOCK_TOKEN";
-constexpr absl::string_view kEnvResource = "REDLOCK_RESOURCE";
-// Every resource of the lock, one per line (several with `run A B -- ...`).
-constexpr absl::string_view kEnvResources = "REDLOCK_RESOURCES";
 
 // The lock's resources, for messages: "a" or "a + b".
 std::string Names(const Config& config) {
   return absl::StrJoin(config.resources, " + ");
 }
-constexpr absl::string_view kEnvValidMs = "REDLOCK_VALID_UNTIL_MS";
-constexpr absl::string_view kEnvFence = "REDLOCK_FENCE";
 
-// The descriptors the tool was started with, sorted (RecordInheritedFds()).
-std::vector<int>* inherited_fds = nullptr;
-
-std::vector<int> OpenFds() {
-  std::vector<int> fds;
-  DIR* dir = opendir("/proc/self/fd");
-  if (dir == nullptr) return fds;
-  const int own = dirfd(dir);
-  while (dirent* entry = readdir(dir)) {
-    int fd = 0;
-    if (absl::SimpleAtoi(entry->d_name, &fd) && fd != own) fds.push_back(fd);
-  }
-  closedir(dir);
-  std::sort(fds.begin(), fds.end());
-  return fds;
-}
-
-// Whether this kernel marks descriptors close-on-exec by range
-// (close_range(2) with CLOSE_RANGE_CLOEXEC, Linux 5.11): the child then
-// does it itself (MarkOwnFdsCloseOnExec()); else the tool does it before the
-// child starts (KeepOwnFdsFromChild()). An empty range past every
-// descriptor is accepted where the flag is known.
-bool CloseOnExecByRange() {
-  static const bool known = close_range(~0U, ~0U, CLOSE_RANGE_CLOEXEC) == 0;
-  return known;
-}
-
-// Marks every descriptor the tool opened itself close-on-exec (the
-// library's sockets may not be), so the child gets only what the tool got:
-// one fcntl() per open descriptor, after a scan of /proc/self/fd. Where
-// CloseOnExecByRange(), the child does this itself instead, off the
-// hand-off's path.
-void KeepOwnFdsFromChild() {
-  if (inherited_fds == nullptr) return;
-  for (int fd : OpenFds()) {
-    if (std::binary_search(inherited_fds->begin(), inherited_fds->end(), fd)) {
-      continue;
-    }
-    const int flags = fcntl(fd, F_GETFD);
-    if (flags >= 0 && (flags & FD_CLOEXEC) == 0) {
-      fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
-    }
-  }
-}
-
-// KeepOwnFdsFromChild() in the child of vfork(), where CloseOnExecByRange():
-// every descriptor from 3 up that the tool was not started with is marked
-// close-on-exec in the child's own descriptor table (vfork() shares memory,
-// not descriptors), a range per gap between inherited ones. System calls
-// and reads of inherited_fds only. Should a call fail after all, the child
-// keeps what the library opened close-on-exec already (every socket,
-// eventfd and epoll descriptor is), nothing else.
-void MarkOwnFdsCloseOnExec() {
-  // As KeepOwnFdsFromChild(): nothing without the list of inherited ones.
-  if (inherited_fds == nullptr) return;
-  unsigned int next = 3;
-  for (int fd : *inherited_fds) {
-    if (fd < static_cast<int>(next)) continue;
-    if (static_cast<unsigned int>(fd) > next) {
-      close_range(next, static_cast<unsigned int>(fd) - 1, CLOSE_RANGE_CLOEXEC);
-    }
-    next = static_cast<unsigned int>(fd) + 1;
-  }
-  close_range(next, ~0U, CLOSE_RANGE_CLOEXEC);
-}
-
-std::string SignalName(int signo) {
-  const char* abbrev = sigabbrev_np(signo);
-  return abbrev != nullptr ? absl::StrCat("SIG", abbrev)
-                           : absl::StrCat("signal ", signo);
-}
-
-// "KEY=value" strings for execve: our environment without the REDLOCK_*
-// variables that describe a lock and without REDLOCK_PASSWORD, then this
-// lock's.
-std::vector<std::string> ChildEnvironment(const Config& config,
-                                          const Lock& lock) {
+// What the command learns of its lock (docs/cli.md).
+std::vector<std::string> LockVariables(const Config& config, const Lock& lock) {
   std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const absl::string_view entry(*e);
-    const absl::string_view name = entry.substr(0, entry.find('='));
-    if (name == kEnvToken || name == kEnvResource || name == kEnvResources ||
-        name == kEnvValidMs || name == kEnvFence) {
-      continue;
-    }
-    // The masters' password is ours, not the command's.
-    if (name == "REDLOCK_PASSWORD") continue;
-    env.emplace_back(entry);
-  }
   env.push_back(absl::StrCat(kEnvToken, "=", lock.token()));
   // As the lock holds them: sorted, the first in REDLOCK_RESOURCE.
   env.push_back(absl::StrCat(kEnvResource, "=", lock.resource()));
@@ -161,75 +48,6 @@ std::vector<std::string> ChildEnvironment(const Config& config,
   return env;
 }
 
-std::vector<char*> CStrings(std::vector<std::string>& strings) {
-  std::vector<char*> pointers;
-  pointers.reserve(strings.size() + 1);
-  for (std::string& s : strings) pointers.push_back(s.data());
-  pointers.push_back(nullptr);
-  return pointers;
-}
-
-// The child of vfork() until it execs: it runs on the calling thread's stack
-// in the tool's memory, with that thread suspended and the tool's other
-// threads running, so only system calls (no allocation, no stdio, nothing
-// that writes the tool's data) and it never returns: it execs or _exits.
-// vfork() rather than fork(): nothing of the tool's address space is copied
-// for a child that execs at once (docs/perf-notes/cli-handoff.md).
-[[noreturn]] void ExecChild(const char* path, char* const argv[],
-                            char* const envp[], const sigset_t& mask,
-                            bool take_terminal, pid_t parent,
-                            bool mark_own_fds) {
-  // Should the tool die without a chance to stop the command (SIGKILL, OOM),
-  // nobody extends the lock any more: the command gets SIGTERM rather than
-  // run on after the lock expires.
-  prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (getppid() != parent) _exit(kExitSignalBase + SIGTERM);
-  setpgid(0, 0);
-  // SIGTTOU is still blocked here, so a background group may take it.
-  if (take_terminal) tcsetpgrp(STDIN_FILENO, getpid());
-  sigprocmask(SIG_SETMASK, &mask, nullptr);
-  if (mark_own_fds) MarkOwnFdsCloseOnExec();
-  execve(path, argv, envp);
-  const int err = errno;
-  const char* parts[] = {"redlock: cannot run ", argv[0], ": ",
-                         strerrordesc_np(err), "\n"};
-  for (const char* part : parts) {
-    if (part != nullptr) {
-      ssize_t ignored = write(STDERR_FILENO, part, strlen(part));
-      (void)ignored;
-    }
-  }
-  _exit(err == ENOENT ? kExitNotFound : kExitCannotExecute);
-}
-
-// The lost-lock notice, written on the library's loop thread (on_lost must
-// not block) and read by the supervising thread. Shared so that it stays
-// open as long as a callback may still hold it.
-class LostNotice {
- public:
-  LostNotice() : fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
-  ~LostNotice() {
-    if (fd_ >= 0) close(fd_);
-  }
-  LostNotice(const LostNotice&) = delete;
-  LostNotice& operator=(const LostNotice&) = delete;
-
-  int fd() const { return fd_; }
-  void Notify() {
-    const uint64_t one = 1;
-    ssize_t ignored = write(fd_, &one, sizeof(one));
-    (void)ignored;
-  }
-  void Clear() {
-    uint64_t value = 0;
-    ssize_t ignored = read(fd_, &value, sizeof(value));
-    (void)ignored;
-  }
-
- private:
-  int fd_;
-};
-
 // Everything one `redlock run` learns while its lock is held.
 struct RunState {
   bool work_ran = false;
@@ -237,162 +55,6 @@ struct RunState {
   int signal_before_start = 0;
   std::optional<int> exit_code;  // The child's, once it is reaped.
   bool lost_reported = false;
-};
-
-class Supervisor {
- public:
-  Supervisor(const Config& config, SignalWatch& signals, LostNotice& lost,
-             RunState& state)
-      : config_(config), signals_(signals), lost_(lost), state_(state) {}
-
-  // Starts the child and waits for it; OK once it has been reaped.
-  absl::Status Run(const std::string& path, const Lock& lock) {
-    std::vector<std::string> argv_strings = config_.command;
-    std::vector<char*> argv = CStrings(argv_strings);
-    std::vector<std::string> env_strings = ChildEnvironment(config_, lock);
-    std::vector<char*> envp = CStrings(env_strings);
-    foreground_ = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
-    const bool child_marks_fds = CloseOnExecByRange();
-    if (!child_marks_fds) KeepOwnFdsFromChild();
-
-    const pid_t parent = getpid();
-    Mark(Milestone::kSpawning);
-    // NOLINTNEXTLINE: vfork is intended, see ExecChild().
-    child_ = vfork();
-    if (child_ > 0) Mark(Milestone::kForked);
-    if (child_ < 0) {
-      return absl::InternalError(
-          absl::StrCat("fork failed: ", strerrordesc_np(errno)));
-    }
-    if (child_ == 0) {
-      ExecChild(path.c_str(), argv.data(), envp.data(),
-                signals_.original_mask(), foreground_, parent, child_marks_fds);
-    }
-    // Also here, so that neither kill(-child_) nor tcsetpgrp() can come
-    // before the child's own setpgid(). EACCES once it has exec'd is fine.
-    setpgid(child_, child_);
-    if (foreground_) tcsetpgrp(STDIN_FILENO, child_);
-    Supervise();
-    if (foreground_) TakeTerminalBack();
-    if (state_.lost_reported) WaitForGroupToGo();
-    return absl::OkStatus();
-  }
-
- private:
-  void Supervise() {
-    while (!state_.exit_code.has_value()) {
-      pollfd fds[2] = {{signals_.fd(), POLLIN, 0}, {lost_.fd(), POLLIN, 0}};
-      const absl::Duration until_kill =
-          kill_at_.has_value()
-              ? absl::FromChrono(*kill_at_ - MonotonicClock::now())
-              : absl::InfiniteDuration();
-      const int ready = poll(fds, 2, PollTimeoutMs(until_kill));
-      if (ready < 0 && errno != EINTR) {
-        // Cannot happen with valid descriptors; do not spin.
-        absl::SleepFor(absl::Milliseconds(10));
-      }
-      if (fds[1].revents & POLLIN) OnLost();
-      for (int signo : signals_.Drain()) {
-        if (signo == SIGCHLD) {
-          Reap();
-        } else if (SignalWatch::IsTermination(signo)) {
-          PrintDebug(config_.verbosity,
-                     absl::StrCat("forwarding ", SignalName(signo),
-                                  " to the command"));
-          SignalGroup(signo);
-        }
-      }
-      if (kill_at_.has_value() && MonotonicClock::now() >= *kill_at_ &&
-          !state_.exit_code.has_value()) {
-        kill_at_.reset();
-        PrintError(absl::StrCat("the command did not stop within ",
-                                Pretty(config_.grace), "; sending SIGKILL"));
-        SignalGroup(SIGKILL);
-      }
-    }
-  }
-
-  void OnLost() {
-    lost_.Clear();
-    if (state_.lost_reported) return;
-    state_.lost_reported = true;
-    PrintError(absl::StrCat(
-        "lost the lock on ", Names(config_), " while the command ran (",
-        state_.lock.lost_reason().ToString(), "); stopping it: SIGTERM now",
-        config_.grace == absl::InfiniteDuration()
-            ? ""
-            : absl::StrCat(", SIGKILL after ", Pretty(config_.grace))));
-    SignalGroup(SIGTERM);
-    if (config_.grace != absl::InfiniteDuration()) {
-      kill_at_ =
-          MonotonicClock::now() + absl::ToChronoNanoseconds(config_.grace);
-    }
-  }
-
-  void Reap() {
-    int status = 0;
-    while (true) {
-      const pid_t r =
-          waitpid(child_, &status, (foreground_ ? WUNTRACED : 0) | WNOHANG);
-      if (r < 0 && errno == EINTR) continue;
-      if (r != child_) return;
-      break;
-    }
-    if (WIFSTOPPED(status)) {
-      OnChildStopped();
-    } else if (WIFEXITED(status)) {
-      Mark(Milestone::kReaped);
-      state_.exit_code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-      Mark(Milestone::kReaped);
-      state_.exit_code = kExitSignalBase + WTERMSIG(status);
-    }
-  }
-
-  // Ctrl-Z on the terminal stopped the child's group: stop too, so the shell
-  // sees the job stopped, and resume the child when the shell resumes us.
-  // While stopped the lock is not extended and is likely lost on resume.
-  void OnChildStopped() {
-    TakeTerminalBack();
-    kill(getpid(), SIGTSTP);
-    // Continues here after SIGCONT.
-    tcsetpgrp(STDIN_FILENO, child_);
-    SignalGroup(SIGCONT);
-  }
-
-  void TakeTerminalBack() {
-    if (tcgetpgrp(STDIN_FILENO) == child_) {
-      tcsetpgrp(STDIN_FILENO, getpgrp());
-    }
-  }
-
-  void SignalGroup(int signo) {
-    if (kill(-child_, signo) != 0) kill(child_, signo);
-  }
-
-  // After a lost lock the child has exited, but processes it started in its
-  // group may not have: they get the rest of the grace period, then SIGKILL,
-  // so no part of the job outlives the lock by more than --grace.
-  void WaitForGroupToGo() {
-    // Without a pending deadline SIGKILL went to the group already, or
-    // --grace is infinite: nothing to wait for.
-    if (!kill_at_.has_value()) return;
-    while (kill(-child_, 0) == 0) {
-      if (MonotonicClock::now() >= *kill_at_) {
-        kill(-child_, SIGKILL);
-        return;
-      }
-      absl::SleepFor(absl::Milliseconds(20));
-    }
-  }
-
-  const Config& config_;
-  SignalWatch& signals_;
-  LostNotice& lost_;
-  RunState& state_;
-  pid_t child_ = -1;
-  bool foreground_ = false;
-  std::optional<MonotonicTime> kill_at_;
 };
 
 // The library's default keep-alive margin: ttl/10, at least twice the
@@ -410,7 +72,7 @@ absl::Duration KeeperMargin(const Config& config) {
 class PermitKeeper {
  public:
   PermitKeeper(const Config& config, Redlock& client, Lock lock,
-               std::shared_ptr<LostNotice> lost)
+               std::shared_ptr<EventNotice> lost)
       : config_(config),
         client_(client),
         lock_(std::move(lock)),
@@ -457,7 +119,7 @@ class PermitKeeper {
   const Config& config_;
   Redlock& client_;
   Lock lock_;
-  std::shared_ptr<LostNotice> lost_;
+  std::shared_ptr<EventNotice> lost_;
   std::mutex mu_;
   std::condition_variable wake_;
   bool stop_ = false;
@@ -469,7 +131,7 @@ class PermitKeeper {
 absl::Status WithPermits(const Config& config, Redlock& client,
                          const AcquireOptions& acquire,
                          absl::AnyInvocable<absl::Status(const Lock&)> work,
-                         std::shared_ptr<LostNotice> lost) {
+                         std::shared_ptr<EventNotice> lost) {
   // As the library's keep-alive refuses it, before anything is taken.
   if (config.ttl / 3 >= config.ttl - KeeperMargin(config)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -505,79 +167,30 @@ SemaphoreOptions SemaphoreOf(const Config& config) {
   return sem;
 }
 
-void RecordInheritedFds() {
-  inherited_fds = new std::vector<int>(OpenFds());
-  // Asked now, at start-up, rather than as the command starts.
-  CloseOnExecByRange();
-}
-
-int CheckCommand(const Config& config, std::string* path) {
-  const std::string& name = config.command.front();
-  auto usable = [](const std::string& candidate, int* error) {
-    struct stat st;
-    if (stat(candidate.c_str(), &st) != 0) {
-      *error = errno;
-      return false;
-    }
-    if (S_ISDIR(st.st_mode)) {
-      *error = EISDIR;
-      return false;
-    }
-    if (access(candidate.c_str(), X_OK) != 0) {
-      *error = errno;
-      return false;
-    }
-    return true;
-  };
-  int error = ENOENT;
-  if (absl::StrContains(name, '/')) {
-    if (usable(name, &error)) {
-      *path = name;
-      return kExitOk;
-    }
-  } else if (!name.empty()) {
-    const char* env_path = std::getenv("PATH");
-    int found_error = ENOENT;
-    for (absl::string_view dir : absl::StrSplit(
-             env_path != nullptr ? env_path : "/usr/local/bin:/usr/bin:/bin",
-             ':')) {
-      const std::string candidate =
-          absl::StrCat(dir.empty() ? "." : dir, "/", name);
-      int candidate_error = 0;
-      if (usable(candidate, &candidate_error)) {
-        *path = candidate;
-        return kExitOk;
-      }
-      // A match that exists but cannot run beats "not found", as in sh.
-      if (candidate_error != ENOENT && candidate_error != ENOTDIR) {
-        found_error = candidate_error;
-      }
-    }
-    error = found_error;
-    if (error == ENOENT) {
-      PrintError(absl::StrCat("cannot run ", name, ": command not found"));
-      return kExitNotFound;
-    }
-  }
-  PrintError(absl::StrCat("cannot run ", name, ": ", strerrordesc_np(error)));
-  return error == ENOENT ? kExitNotFound : kExitCannotExecute;
-}
-
 int AcquireFailure(const Config& config, const absl::Status& status,
                    absl::string_view what) {
+  const bool elect = config.subcommand == Subcommand::kElect;
+  // "cannot lock job", "cannot campaign for election scheduler".
+  const std::string cannot =
+      elect ? absl::StrCat("cannot campaign for election ", config.resource)
+            : absl::StrCat("cannot lock ", Names(config));
   switch (status.code()) {
     case absl::StatusCode::kAborted:
-      PrintInfo(config.verbosity,
-                absl::StrCat(Names(config), " is held by another owner; ", what,
-                             config.verbosity == Verbosity::kVerbose
-                                 ? absl::StrCat(" (", status.message(), ")")
-                                 : ""));
+      PrintInfo(
+          config.verbosity,
+          absl::StrCat(elect ? absl::StrCat("election ", config.resource,
+                                            " has another leader; ")
+                             : absl::StrCat(Names(config),
+                                            " is held by another owner; "),
+                       what,
+                       config.verbosity == Verbosity::kVerbose
+                           ? absl::StrCat(" (", status.message(), ")")
+                           : ""));
       return config.conflict_exit_code;
     case absl::StatusCode::kUnavailable:
     case absl::StatusCode::kDeadlineExceeded:
-      PrintError(absl::StrCat("cannot lock ", Names(config),
-                              ": too few masters answered in time; ", what,
-                              " (", status.ToString(), ")"));
+      PrintError(absl::StrCat(cannot, ": too few masters answered in time; ",
+                              what, " (", status.ToString(), ")"));
       return kExitUnavailable;
     case absl::StatusCode::kInvalidArgument:
       PrintError(status.message());
@@ -590,19 +203,17 @@ int AcquireFailure(const Config& config, const absl::Status& status,
             absl::StrCat("limit mismatch: ", status.message(), "; ", what));
         return kExitRefused;
       }
-      PrintError(
-          absl::StrCat("cannot lock ", Names(config), ": ", status.ToString()));
+      PrintError(absl::StrCat(cannot, ": ", status.ToString()));
       return kExitSoftware;
     default:
-      PrintError(
-          absl::StrCat("cannot lock ", Names(config), ": ", status.ToString()));
+      PrintError(absl::StrCat(cannot, ": ", status.ToString()));
       return kExitSoftware;
   }
 }
 
 int RunCommand(const Config& config, const std::string& path, Redlock& client,
                SignalWatch& signals) {
-  auto lost = std::make_shared<LostNotice>();
+  auto lost = std::make_shared<EventNotice>();
   if (lost->fd() < 0) {
     PrintError(absl::StrCat("eventfd failed: ", strerrordesc_np(errno)));
     return kExitSoftware;
@@ -634,8 +245,17 @@ int RunCommand(const Config& config, const std::string& path, Redlock& client,
             config.fencing ? absl::StrCat(", fence ", lock.fence()) : "",
             "), valid for ", Pretty(lock.remaining()),
             "; votes: ", DescribeVotes(lock.votes())));
-    Supervisor supervisor(config, signals, *lost, state);
-    return supervisor.Run(path, lock);
+    Supervisor supervisor(config, signals, *lost, [&] {
+      return absl::StrCat("lost the lock on ", Names(config),
+                          " while the command ran (",
+                          lock.lost_reason().ToString(), ")");
+    });
+    absl::StatusOr<int> exit_code =
+        supervisor.Run(path, ChildEnvironment(LockVariables(config, lock)));
+    state.lost_reported = supervisor.lost_reported();
+    if (!exit_code.ok()) return exit_code.status();
+    state.exit_code = *exit_code;
+    return absl::OkStatus();
   };
 
   // One call: the library retries while the lock is held elsewhere, and a

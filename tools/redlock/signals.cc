@@ -3,10 +3,13 @@
 #include "tools/redlock/signals.h"
 
 #include <pthread.h>
+#include <string.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -64,6 +67,30 @@ std::vector<int> SignalWatch::Drain() {
     signals.push_back(static_cast<int>(info.ssi_signo));
   }
   return signals;
+}
+
+EventNotice::EventNotice() : fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+EventNotice::~EventNotice() {
+  if (fd_ >= 0) close(fd_);
+}
+
+void EventNotice::Notify() {
+  const uint64_t one = 1;
+  ssize_t ignored = write(fd_, &one, sizeof(one));
+  (void)ignored;
+}
+
+void EventNotice::Clear() {
+  uint64_t value = 0;
+  ssize_t ignored = read(fd_, &value, sizeof(value));
+  (void)ignored;
+}
+
+std::string SignalName(int signo) {
+  const char* abbrev = sigabbrev_np(signo);
+  return abbrev != nullptr ? absl::StrCat("SIG", abbrev)
+                           : absl::StrCat("signal ", signo);
 }
 
 bool SignalWatch::IsTermination(int signo) {

@@ -8,6 +8,11 @@
 // the calling thread and every thread started later inherits the mask, so
 // none of them is delivered to the library's loop thread. A child must get
 // original_mask() back before exec.
+//
+// EventNotice is the same kind of event from another thread of the tool: the
+// library's loop thread says "the lock (or the leadership) was lost" or
+// "a new leader" through one, without blocking, and the thread that polls
+// the signalfd sees it next to the signals.
 
 #ifndef REDLOCK_TOOLS_REDLOCK_SIGNALS_H_
 #define REDLOCK_TOOLS_REDLOCK_SIGNALS_H_
@@ -15,6 +20,7 @@
 #include <signal.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -52,8 +58,30 @@ class SignalWatch {
   sigset_t original_mask_;
 };
 
+// An eventfd: Notify() from any thread (it never blocks), fd() readable
+// until Clear(). Several Notify() calls before a Clear() read as one.
+// Share it (std::shared_ptr) with a callback that may outlive its reader.
+class EventNotice {
+ public:
+  EventNotice();
+  ~EventNotice();
+  EventNotice(const EventNotice&) = delete;
+  EventNotice& operator=(const EventNotice&) = delete;
+
+  // Negative if eventfd(2) failed: check before use. Close-on-exec.
+  int fd() const { return fd_; }
+  void Notify();
+  void Clear();
+
+ private:
+  int fd_;
+};
+
 // Converts a timeout to poll(2) milliseconds: -1 for infinite, rounded up.
 int PollTimeoutMs(absl::Duration timeout);
+
+// "SIGTERM", or "signal 99" for a number without a name.
+std::string SignalName(int signo);
 
 }  // namespace redlock::cli
 

@@ -5,8 +5,8 @@
 #
 # Completes the subcommands, the options each subcommand takes, the values
 # of --quorum, file and directory names for the options that name one, and
-# after run's "--" the command and its arguments. RESOURCE and TOKEN are the
-# user's to type. The lists below follow the option table in
+# after the "--" of run or elect the command and its arguments. RESOURCE,
+# NAME and TOKEN are the user's to type. The lists below follow the option table in
 # tools/redlock/args.cc; tests/tools/completion_test.sh fails when they differ
 # from what `redlock --help` lists.
 
@@ -24,12 +24,14 @@ _redlock_options_of() {
       --shared --limit --permits --json" ;;
     extend) echo "--ttl --shared --limit --json" ;;
     release) echo "--shared --limit --json" ;;
-    status) echo "--limit --json --prometheus" ;;
+    elect) echo "--value --ttl --wait --conflict-exit-code --grace --listen
+      --leader --json" ;;
+    status) echo "--limit --json --prometheus --election" ;;
     reconfigure) echo "--to --dry-run --wait" ;;
   esac
 }
 
-_redlock_subcommands="run acquire extend release status reconfigure help"
+_redlock_subcommands="run acquire extend release elect status reconfigure help"
 
 # Options that take a value (the next word, unless written --name=VALUE).
 _redlock_takes_value() {
@@ -37,7 +39,7 @@ _redlock_takes_value() {
     --masters | --password-file | --user | --cacert | --cacertdir | --cert | \
       --key | --sni | --request-timeout | --max-ttl | --key-prefix | \
       --quorum | --ttl | --conflict-exit-code | --grace | --to | --limit | \
-      --permits)
+      --permits | --value)
       return 0
       ;;
     # reconfigure's --wait may stand alone; elsewhere it takes a duration.
@@ -61,7 +63,8 @@ _redlock() {
   local value_of=""
   if _redlock_takes_value "$prev"; then value_of=$prev; fi
 
-  # The subcommand, and where run's "--" is, in the words before this one.
+  # The subcommand, and where the "--" of run or elect is, in the words
+  # before this one.
   local i word sub="" dashdash=0 skip=0
   for ((i = 1; i < COMP_CWORD; i++)); do
     word=${COMP_WORDS[i]}
@@ -88,7 +91,7 @@ _redlock() {
   done
 
   COMPREPLY=()
-  # After run's "--": the command, then its arguments.
+  # After the "--" of run or elect: the command, then its arguments.
   if ((dashdash > 0)); then
     if declare -F _command_offset >/dev/null; then
       _command_offset $((dashdash + 1))
@@ -129,14 +132,14 @@ _redlock() {
       local s
       for s in $_redlock_subcommands; do options+=" $(_redlock_options_of "$s")"; done
     fi
-    if [[ "$sub" == run ]]; then options+=" --"; fi
+    if [[ "$sub" == run || "$sub" == elect ]]; then options+=" --"; fi
     mapfile -t COMPREPLY < <(compgen -W "$options" -- "$cur" | sort -u)
     return 0
   fi
   if [[ -z "$sub" ]]; then
     mapfile -t COMPREPLY < <(compgen -W "$_redlock_subcommands" -- "$cur")
   fi
-  # RESOURCE and TOKEN: nothing to offer.
+  # RESOURCE, NAME and TOKEN: nothing to offer.
   return 0
 }
 
