@@ -24,6 +24,7 @@
 #include "redlock/keys.h"
 #include "redlock/async_redlock.h"
 #include "redlock/redlock.h"
+#include "tests/support/await_call.h"
 #include "tests/support/loop_runner.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/test_options.h"
@@ -31,6 +32,7 @@
 namespace redlock {
 namespace {
 
+using ::redlock::testing::AwaitCall;
 using ::redlock::testing::LoopRunner;
 using ::redlock::testing::RedisCluster;
 using ::redlock::testing::RedisServer;
@@ -106,15 +108,33 @@ class ElectionTest : public ::testing::Test {
     return client.ok() ? *std::move(client) : nullptr;
   }
 
-  // Deletes the lease on every master: as if it had expired everywhere.
-  void DeleteLeaseEverywhere() {
-    for (int i = 0; i < cluster_->size(); ++i) {
+  // Runs each of `commands` on each of `masters`, directly.
+  void OnMasters(const std::vector<int>& masters,
+                 const std::vector<std::vector<std::string>>& commands) {
+    for (int i : masters) {
       auto client = cluster_->Client(i);
       ASSERT_TRUE(client.ok()) << client.status();
-      ASSERT_TRUE(
-          (*client)->Command({"DEL", ElectionLockKey(Options(), kElection)})
-              .ok());
+      for (const std::vector<std::string>& argv : commands) {
+        auto reply = (*client)->Command(argv);
+        ASSERT_TRUE(reply.ok() && !reply->is_error())
+            << (reply.ok() ? reply->DebugString() : reply.status().ToString());
+      }
     }
+  }
+
+  // Deletes the lease on every master: as if it had expired everywhere.
+  void DeleteLeaseEverywhere() {
+    OnMasters({0, 1, 2, 3, 4}, {{"DEL", ElectionLockKey(Options(), kElection)}});
+  }
+
+  // Writes a lease holding `token` and a record naming it on `masters`, by
+  // hand (what no campaign of this test made).
+  void WriteLease(const std::vector<int>& masters, const std::string& token,
+                  const std::string& record) {
+    OnMasters(masters,
+              {{"SET", ElectionLockKey(Options(), kElection), token, "PX",
+                "8000"},
+               {"SET", ElectionRecordKey(Options(), kElection), record}});
   }
 
   std::unique_ptr<RedisCluster> cluster_;
@@ -439,18 +459,7 @@ TEST_F(ElectionTest, AProclamationWhereTheLeaseIsGoneIsRefused) {
 TEST_F(ElectionTest, ALeaseOnAMinorityOfMastersIsNoLeader) {
   // A lease and its record written by hand on two of five masters (what a
   // campaign that lost leaves until its clean-up, or a forged copy).
-  for (int i = 0; i < 2; ++i) {
-    auto client = cluster_->Client(i);
-    ASSERT_TRUE(client.ok()) << client.status();
-    ASSERT_TRUE((*client)
-                    ->Command({"SET", ElectionLockKey(Options(), kElection),
-                               "minority", "PX", "5000"})
-                    .ok());
-    ASSERT_TRUE((*client)
-                    ->Command({"SET", ElectionRecordKey(Options(), kElection),
-                               "7 1 minority usurper"})
-                    .ok());
-  }
+  WriteLease({0, 1}, "minority", "7 1 minority usurper");
   auto reader = MakeClient();
   ASSERT_NE(reader, nullptr);
   absl::StatusOr<LeaderInfo> leader = reader->Leader(kElection);
@@ -479,14 +488,8 @@ TEST_F(ElectionTest, AMasterThatRestartedEmptyIsNotCountedAsSayingNoLeader) {
   // The campaign's writes were still queued to them and ran on waking:
   // undone, as if they had never arrived.
   absl::SleepFor(absl::Milliseconds(300));
-  for (int i = 3; i < 5; ++i) {
-    auto client = cluster_->Client(i);
-    ASSERT_TRUE(client.ok()) << client.status();
-    ASSERT_TRUE((*client)
-                    ->Command({"DEL", ElectionLockKey(Options(), kElection),
-                               ElectionRecordKey(Options(), kElection)})
-                    .ok());
-  }
+  OnMasters({3, 4}, {{"DEL", ElectionLockKey(Options(), kElection),
+                      ElectionRecordKey(Options(), kElection)}});
   // Master 0 comes back empty: it says "no lease", but it lost what it
   // knew. Two trusted masters hold the lease, two trusted ones none: unknown.
   ASSERT_TRUE(cluster_->server(0).Restart().ok());
@@ -507,18 +510,7 @@ TEST_F(ElectionTest, LeasesOnMastersHeldBackByTheGuardDoNotMakeALeader) {
   // put them there, two of the three are not to be trusted yet).
   ASSERT_TRUE(cluster_->server(0).Restart().ok());
   ASSERT_TRUE(cluster_->server(1).Restart().ok());
-  for (int i = 0; i < 3; ++i) {
-    auto client = cluster_->Client(i);
-    ASSERT_TRUE(client.ok()) << client.status();
-    ASSERT_TRUE((*client)
-                    ->Command({"SET", ElectionLockKey(Options(), kElection),
-                               "copied", "PX", "8000"})
-                    .ok());
-    ASSERT_TRUE((*client)
-                    ->Command({"SET", ElectionRecordKey(Options(), kElection),
-                               "9 1 copied usurper"})
-                    .ok());
-  }
+  WriteLease({0, 1, 2}, "copied", "9 1 copied usurper");
   auto reader = MakeClient();
   ASSERT_NE(reader, nullptr);
   absl::StatusOr<LeaderInfo> leader = reader->Leader(kElection);
@@ -587,61 +579,45 @@ TEST_F(ElectionTest, TheAsyncClientCampaignsProclaimsObservesAndResigns) {
   LoopRunner loop;
   auto engine = AsyncRedlock::Create(loop.base(), ClientOptions());
   ASSERT_TRUE(engine.ok()) << engine.status();
+  AsyncRedlock& client = **engine;
 
   std::vector<LeaderInfo> seen;
   ObserveOptions watch;
   watch.on_leader = [&](const LeaderInfo& info) { seen.push_back(info); };
   absl::StatusOr<ObserveHandle> handle =
-      (*engine)->Observe(kElection, std::move(watch));
+      client.Observe(kElection, std::move(watch));
   ASSERT_TRUE(handle.ok()) << handle.status();
 
-  int calls = 0;
-  std::optional<absl::StatusOr<Leadership>> won;
-  ASSERT_TRUE((*engine)
-                  ->CampaignAsync(kElection, "async", CampaignOptions(),
-                                  [&](absl::StatusOr<Leadership> lead) {
-                                    ++calls;
-                                    won = std::move(lead);
-                                  })
-                  .ok());
-  ASSERT_TRUE(loop.RunUntil([&] { return won.has_value(); }));
-  ASSERT_TRUE(won->ok()) << won->status();
-  const Leadership lead = **won;
+  // AwaitCall checks the callback runs once, never before the call returns.
+  absl::StatusOr<Leadership> lead =
+      AwaitCall<absl::StatusOr<Leadership>>(loop, [&](auto done) {
+        return client.CampaignAsync(kElection, "async", CampaignOptions(),
+                                    std::move(done));
+      });
+  ASSERT_TRUE(lead.ok()) << lead.status();
   ASSERT_TRUE(loop.RunUntil([&] { return !seen.empty(); }));
   EXPECT_EQ(seen.back().value, "async");
 
-  std::optional<absl::Status> proclaimed;
-  ASSERT_TRUE((*engine)
-                  ->ProclaimAsync(lead, "async2",
-                                  [&](absl::Status s) { proclaimed = s; })
-                  .ok());
-  ASSERT_TRUE(loop.RunUntil([&] { return proclaimed.has_value(); }));
-  EXPECT_TRUE(proclaimed->ok()) << *proclaimed;
+  absl::Status proclaimed = AwaitCall<absl::Status>(loop, [&](auto done) {
+    return client.ProclaimAsync(*lead, "async2", std::move(done));
+  });
+  EXPECT_TRUE(proclaimed.ok()) << proclaimed;
   ASSERT_TRUE(loop.RunUntil([&] { return seen.back().value == "async2"; }));
 
-  std::optional<absl::StatusOr<LeaderInfo>> leader;
-  ASSERT_TRUE((*engine)
-                  ->LeaderAsync(kElection,
-                                [&](absl::StatusOr<LeaderInfo> info) {
-                                  leader = std::move(info);
-                                })
-                  .ok());
-  ASSERT_TRUE(loop.RunUntil([&] { return leader.has_value(); }));
-  ASSERT_TRUE(leader->ok()) << leader->status();
-  EXPECT_EQ((*leader)->revision, 2u);
+  absl::StatusOr<LeaderInfo> leader =
+      AwaitCall<absl::StatusOr<LeaderInfo>>(loop, [&](auto done) {
+        return client.LeaderAsync(kElection, std::move(done));
+      });
+  ASSERT_TRUE(leader.ok()) << leader.status();
+  EXPECT_EQ(leader->revision, 2u);
 
-  std::optional<absl::StatusOr<ReleaseReport>> resigned;
-  ASSERT_TRUE((*engine)
-                  ->ResignAsync(lead,
-                                [&](absl::StatusOr<ReleaseReport> r) {
-                                  resigned = std::move(r);
-                                })
-                  .ok());
-  ASSERT_TRUE(loop.RunUntil([&] { return resigned.has_value(); }));
-  EXPECT_TRUE(resigned->ok() && (*resigned)->freed);
+  absl::StatusOr<ReleaseReport> resigned =
+      AwaitCall<absl::StatusOr<ReleaseReport>>(loop, [&](auto done) {
+        return client.ResignAsync(*lead, std::move(done));
+      });
+  EXPECT_TRUE(resigned.ok() && resigned->freed);
   handle->Stop();
   loop.RunFor(absl::Milliseconds(50));
-  EXPECT_EQ(calls, 1);
   ExpectInEpochOrder(seen);
 }
 
@@ -669,15 +645,11 @@ TEST_F(ElectionTest, DestroyingTheClientEndsAWaitingCampaignOnceAndStopsWatching
   absl::StatusOr<ObserveHandle> handle =
       (*engine)->Observe(kElection, std::move(watch));
   ASSERT_TRUE(handle.ok()) << handle.status();
-  std::optional<absl::StatusOr<LeaderInfo>> leader;
-  ASSERT_TRUE((*engine)
-                  ->LeaderAsync(kElection,
-                                [&](absl::StatusOr<LeaderInfo> info) {
-                                  leader = std::move(info);
-                                })
-                  .ok());
-  ASSERT_TRUE(loop.RunUntil([&] { return leader.has_value(); }));
-  EXPECT_TRUE(leader->ok()) << leader->status();
+  absl::StatusOr<LeaderInfo> leader =
+      AwaitCall<absl::StatusOr<LeaderInfo>>(loop, [&](auto done) {
+        return (*engine)->LeaderAsync(kElection, std::move(done));
+      });
+  EXPECT_TRUE(leader.ok()) << leader.status();
   ASSERT_TRUE(loop.RunUntil([&] { return views == 1; }));
   loop.RunFor(absl::Milliseconds(200));  // The campaign waits.
   EXPECT_EQ(campaign_calls, 0);
