@@ -15,6 +15,7 @@
 #include <string>
 
 #include "absl/time/clock.h"
+#include "examples/lease/lease_sequence.h"
 #include "gtest/gtest.h"
 #include "redlock/fencing.h"
 #include "redlock/keys.h"
@@ -63,29 +64,12 @@ class LeaseTest : public ::testing::Test {
     return client.ok() ? *std::move(client) : nullptr;
   }
 
-  static AcquireOptions Lease() {
-    AcquireOptions options;
-    options.ttl = absl::Seconds(1);
-    options.wait = absl::Seconds(3);
-    options.fencing = true;
-    return options;
-  }
-
   // Runs the sequence; `write(lock, who)` is how a holder writes.
   template <typename Write>
   void RunSequence(Write write) {
-    absl::StatusOr<Lock> a = a_->Acquire(kResource, Lease());
-    ASSERT_TRUE(a.ok()) << a.status();
-    a_token_ = a->fence();
-    // A stalls past its TTL.
-    absl::SleepFor(absl::Milliseconds(1300));
-    EXPECT_FALSE(a->valid()) << "A's lease should have run out";
-    absl::StatusOr<Lock> b = b_->Acquire(kResource, Lease());
-    ASSERT_TRUE(b.ok()) << b.status();
-    b_token_ = b->fence();
-    b_accepted_ = write(*b, "written by B");
-    // A wakes up and writes as if nothing happened.
-    a_accepted_ = write(*a, "written by A after its lease ended");
+    seq_ = examples::RunLeaseSequence(
+        *a_, *b_, kResource, std::string("written by A after its lease ended"),
+        std::string("written by B"), write);
   }
 
   std::unique_ptr<RedisCluster> cluster_;
@@ -93,20 +77,17 @@ class LeaseTest : public ::testing::Test {
   std::unique_ptr<RedisClient> db_;
   std::unique_ptr<Redlock> a_;
   std::unique_ptr<Redlock> b_;
-  uint64_t a_token_ = 0;
-  uint64_t b_token_ = 0;
-  bool a_accepted_ = false;
-  bool b_accepted_ = false;
+  examples::LeaseSequenceResult seq_;
 };
 
 TEST_F(LeaseTest, WithoutTheTokenCheckTheStaleHolderOverwritesTheNewOne) {
   RunSequence([&](const Lock&, const std::string& value) {
     return db_->Set("invoice-42:status", value).ok();
   });
-  EXPECT_EQ(a_token_, 33u);
-  EXPECT_EQ(b_token_, 34u);
-  EXPECT_TRUE(b_accepted_);
-  EXPECT_TRUE(a_accepted_);
+  EXPECT_EQ(seq_.a_token, 33u);
+  EXPECT_EQ(seq_.b_token, 34u);
+  EXPECT_TRUE(seq_.b_accepted);
+  EXPECT_TRUE(seq_.a_accepted);
   // B's write is lost.
   EXPECT_EQ(*db_->Get("invoice-42:status"),
             "written by A after its lease ended");
@@ -119,10 +100,10 @@ TEST_F(LeaseTest, TheFencedResourceRejectsTheStaleHoldersWrite) {
     EXPECT_TRUE(reply.ok());
     return reply.ok() && reply->integer == 1;
   });
-  EXPECT_EQ(a_token_, 33u);
-  EXPECT_EQ(b_token_, 34u);
-  EXPECT_TRUE(b_accepted_);
-  EXPECT_FALSE(a_accepted_) << "33 < 34 must be rejected";
+  EXPECT_EQ(seq_.a_token, 33u);
+  EXPECT_EQ(seq_.b_token, 34u);
+  EXPECT_TRUE(seq_.b_accepted);
+  EXPECT_FALSE(seq_.a_accepted) << "33 < 34 must be rejected";
   EXPECT_EQ(*db_->Get("invoice-42:status"), "written by B");
   EXPECT_EQ(*db_->Get("invoice-42:fence"), "34");
 }

@@ -36,6 +36,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "examples/lease/lease_sequence.h"
 #include "examples/postgres/fenced_accounts.h"
 #include "gtest/gtest.h"
 #include "redlock/redlock.h"
@@ -118,31 +119,14 @@ class PostgresFencingTest : public ::testing::Test {
     return account;
   }
 
-  static AcquireOptions Lease() {
-    AcquireOptions options;
-    options.ttl = absl::Seconds(1);
-    options.wait = absl::Seconds(3);
-    options.fencing = true;
-    return options;
-  }
-
   // Runs the sequence; `write(lock, balance)` is how a holder writes
   // alice's balance, true if the database took it.
   template <typename Write>
   void RunSequence(Write write) {
-    absl::StatusOr<Lock> a = a_->Acquire(kResource, Lease());
-    ASSERT_TRUE(a.ok()) << a.status();
-    a_token_ = a->fence();
-    const int64_t a_plans = 100 - 10;  // What A read, minus its withdrawal.
-    // A stalls past its TTL.
-    absl::SleepFor(absl::Milliseconds(1300));
-    EXPECT_FALSE(a->valid()) << "A's lease should have run out";
-    absl::StatusOr<Lock> b = b_->Acquire(kResource, Lease());
-    ASSERT_TRUE(b.ok()) << b.status();
-    b_token_ = b->fence();
-    b_accepted_ = write(*b, 100 + 50);
-    // A wakes up and writes as if nothing happened.
-    a_accepted_ = write(*a, a_plans);
+    seq_ = examples::RunLeaseSequence(
+        *a_, *b_, kResource,
+        int64_t{100 - 10} /* what A read, minus its withdrawal */,
+        int64_t{100 + 50}, write);
   }
 
   std::unique_ptr<RedisCluster> cluster_;
@@ -152,10 +136,7 @@ class PostgresFencingTest : public ::testing::Test {
   std::unique_ptr<PGconn, decltype(&PQfinish)> db_{nullptr, &PQfinish};
   std::unique_ptr<Redlock> a_;
   std::unique_ptr<Redlock> b_;
-  uint64_t a_token_ = 0;
-  uint64_t b_token_ = 0;
-  bool a_accepted_ = false;
-  bool b_accepted_ = false;
+  examples::LeaseSequenceResult seq_;
 };
 
 // Asserts the write went through or was refused, and says which.
@@ -168,9 +149,9 @@ TEST_F(PostgresFencingTest, WithoutTheTokenCheckTheStaleHolderOverwritesB) {
   RunSequence([&](const Lock&, int64_t balance) {
     return Took(UncheckedUpdate(db_.get(), "alice", balance));
   });
-  EXPECT_GT(b_token_, a_token_);
-  EXPECT_TRUE(b_accepted_);
-  EXPECT_TRUE(a_accepted_);
+  EXPECT_GT(seq_.b_token, seq_.a_token);
+  EXPECT_TRUE(seq_.b_accepted);
+  EXPECT_TRUE(seq_.a_accepted);
   EXPECT_EQ(Read("alice").balance, 90) << "B's deposit is lost";
 }
 
@@ -178,13 +159,13 @@ TEST_F(PostgresFencingTest, TheCheckedUpdateRejectsTheStaleWriteAndKeepsB) {
   RunSequence([&](const Lock& lock, int64_t balance) {
     return Took(FencedUpdate(db_.get(), "alice", balance, lock.fence()));
   });
-  EXPECT_GT(b_token_, a_token_);
-  EXPECT_TRUE(b_accepted_);
-  EXPECT_FALSE(a_accepted_)
-      << a_token_ << " < " << b_token_ << " must update no row";
+  EXPECT_GT(seq_.b_token, seq_.a_token);
+  EXPECT_TRUE(seq_.b_accepted);
+  EXPECT_FALSE(seq_.a_accepted)
+      << seq_.a_token << " < " << seq_.b_token << " must update no row";
   const Account alice = Read("alice");
   EXPECT_EQ(alice.balance, 150) << "B's work must be kept";
-  EXPECT_EQ(alice.fence, static_cast<int64_t>(b_token_));
+  EXPECT_EQ(alice.fence, static_cast<int64_t>(seq_.b_token));
 }
 
 TEST_F(PostgresFencingTest, TheCheckedUpsertInsertsThenRejectsTheStaleWrite) {
@@ -192,17 +173,17 @@ TEST_F(PostgresFencingTest, TheCheckedUpsertInsertsThenRejectsTheStaleWrite) {
   RunSequence([&](const Lock& lock, int64_t balance) {
     return Took(FencedUpsert(db_.get(), "bob", balance, lock.fence()));
   });
-  EXPECT_TRUE(b_accepted_);
-  EXPECT_FALSE(a_accepted_);
+  EXPECT_TRUE(seq_.b_accepted);
+  EXPECT_FALSE(seq_.a_accepted);
   const Account bob = Read("bob");
   EXPECT_EQ(bob.balance, 150);
-  EXPECT_EQ(bob.fence, static_cast<int64_t>(b_token_));
+  EXPECT_EQ(bob.fence, static_cast<int64_t>(seq_.b_token));
 }
 
 // Why `fence <= $1` and not `<`: one holder writes several times under its
 // one token.
 TEST_F(PostgresFencingTest, AHolderWritesAgainUnderItsOwnToken) {
-  absl::StatusOr<Lock> lock = a_->Acquire(kResource, Lease());
+  absl::StatusOr<Lock> lock = a_->Acquire(kResource, examples::SequenceLease());
   ASSERT_TRUE(lock.ok()) << lock.status();
   EXPECT_TRUE(Took(FencedUpdate(db_.get(), "alice", 95, lock->fence())));
   EXPECT_TRUE(Took(FencedUpdate(db_.get(), "alice", 90, lock->fence())));
