@@ -35,7 +35,8 @@
 # CPU, a fresh
 # client's first acquisition with a master stopped; TLS against plain TCP on
 # the same servers: cycles, connecting, a fresh client with a master
-# stopped); instructions per
+# stopped; leader election's failover and resignation beside etcd's);
+# instructions per
 # cycle under valgrind --tool=callgrind and system calls per cycle under
 # strace, each from two runs of a fixed number of cycles (the difference
 # cancels start-up); a gnuplot latency plot.
@@ -48,7 +49,7 @@ for arg in "$@"; do
   case "$arg" in
     --quick) QUICK=1 ;;
     -h | --help)
-      sed -n '2,41p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,42p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -71,6 +72,26 @@ ensure_packages gnuplot-nox valgrind strace
 # error here.
 ensure_packages postgresql-15 ||
   echo "warning: could not install postgresql-15; contended_handover runs without its pg advisory lock floor" >&2
+# The cli_handoff and election phases' etcd rows: etcd and etcdctl 3.4
+# (Debian's etcd-server, etcd-client). The phases start a 3-member cluster of
+# their own on free loopback ports and stop it. The packages are unpacked into
+# a directory of the bench's own (ETCD_BIN, put on PATH below), never
+# installed: installing etcd-server on a machine run by systemd would also
+# start a system etcd on 127.0.0.1:2379 that nobody here stops. Without the
+# binaries their etcd rows say "not run".
+ETCD_BIN=""
+if ! command -v etcd >/dev/null 2>&1 || ! command -v etcdctl >/dev/null 2>&1; then
+  ETCD_UNPACK="$(mktemp -d "${TMPDIR:-/tmp}/redlock-bench-etcd.XXXXXX")"
+  if (cd "$ETCD_UNPACK" && _redlock_as_root apt-get update >/dev/null &&
+    apt-get download etcd-server etcd-client >/dev/null 2>&1 &&
+    for deb in ./*.deb; do dpkg-deb -x "$deb" root; done) &&
+    [[ -x "$ETCD_UNPACK/root/usr/bin/etcd" && -x "$ETCD_UNPACK/root/usr/bin/etcdctl" ]]; then
+    ETCD_BIN="$ETCD_UNPACK/root/usr/bin"
+  else
+    echo "warning: could not unpack etcd-server/etcd-client; cli_handoff and election run without their etcd rows" >&2
+  fi
+fi
+if [[ -n "$ETCD_BIN" ]]; then export PATH="$ETCD_BIN:$PATH"; fi
 
 # The commit the binaries are built from, and whether src/ or include/
 # differ from it, read as the build starts: others may commit or edit while
@@ -127,6 +148,7 @@ WORK="$(mktemp -d "${TMPDIR:-/tmp}/redlock-bench.XXXXXX")"
 cleanup() {
   stop_masters
   rm -rf "$WORK"
+  if [[ -n "${ETCD_UNPACK:-}" ]]; then rm -rf "$ETCD_UNPACK"; fi
 }
 trap cleanup EXIT
 trap 'cleanup; exit 130' INT
@@ -189,6 +211,22 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   fi
 else
   echo "note: no node/npm: contention_peer and contended_handover run without node-redlock" >&2
+fi
+# The election phase's etcd row at our lease TTL (etcdctl 3.4's elect has
+# no TTL flag): etcd's election recipe in the etcd3 Node client,
+# bench/peers/etcd3/election.js with the package pinned beside it, installed
+# into $WORK when node and npm exist; without it that row is "not run".
+ETCD3_PEER_DIR="$WORK/etcd3"
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+  mkdir -p "$ETCD3_PEER_DIR"
+  cp "$REDLOCK_ROOT/bench/peers/etcd3/package.json" \
+    "$REDLOCK_ROOT/bench/peers/etcd3/election.js" "$ETCD3_PEER_DIR/"
+  if (cd "$ETCD3_PEER_DIR" && npm install --no-audit --no-fund >"$WORK/npm-etcd3.log" 2>&1); then
+    E2E_CMD+=(--election_etcd3_dir="$ETCD3_PEER_DIR")
+  else
+    echo "warning: npm install of etcd3 failed (see below); election runs without its etcd3 row" >&2
+    tail -5 "$WORK/npm-etcd3.log" >&2
+  fi
 fi
 step e2e "${E2E_CMD[@]}" >"$WORK/e2e.md"
 

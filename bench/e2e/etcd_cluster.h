@@ -1,7 +1,8 @@
 // Copyright 2026 The redlock Authors.
 //
 // EtcdCluster: a throw-away etcd cluster on loopback for the cli_handoff
-// phase's `etcdctl lock` row (Debian's etcd-server and etcd-client): each
+// phase's `etcdctl lock` row and the election phase's etcd rows (Debian's
+// etcd-server and etcd-client): each
 // member its own process, data directory under `dir`, and free 127.0.0.1
 // ports for clients and peers; fsync left on, as etcd ships.
 //

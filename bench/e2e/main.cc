@@ -56,6 +56,12 @@
 //               lock (90% readers), in interleaved blocks: permits in use,
 //               hand-offs, requests per grant, readers inside, writer waits
 //               against the queueing bound.
+//   election    leader election beside etcd's: `redlock elect` with a
+//               command, `etcdctl elect` and etcd's election recipe at our
+//               TTL (etcd3, Node), three candidates each on a 3-member etcd
+//               / 5 masters, in interleaved rounds: the time from a
+//               resignation, and from the leader's SIGKILL, to the next
+//               leader; an observer's (--listen) lag behind it.
 //   fresh       a fresh Redlock's Create() + first Acquire() (+ Release(),
 //               destroyed) with every master healthy and with one SIGSTOPped,
 //               in interleaved pairs (only with masters it started).
@@ -126,8 +132,8 @@ ABSL_FLAG(bool, quick, false,
 // The default is every registered phase, in order (read after main starts,
 // when every phase file has registered):
 // latency,kinds,fault,membership,throughput,contention,contention_peer,
-// contended_handover,handoff,contended_kinds,cli_handoff,fresh,tls,
-// many_locks.
+// contended_handover,handoff,contended_kinds,cli_handoff,election,fresh,
+// tls,many_locks.
 ABSL_FLAG(std::string, phases, redlock::bench::AllPhaseNames(),
           "Which phases to run, comma-separated.");
 ABSL_FLAG(absl::Duration, ttl, absl::Seconds(10),

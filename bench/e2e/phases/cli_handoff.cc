@@ -42,12 +42,13 @@
 //   redlock-floor-herd  two, with no queue: every waiter tries on every
 //                       release.
 //
-// With etcd and etcdctl on PATH (Debian's etcd-server and etcd-client, not
-// installed by scripts/bench.sh: on a machine with systemd the package starts
-// a system etcd of its own) and --cli_handoff_etcd (default on), the
-// phase starts a 3-member etcd cluster on loopback (bench/e2e/
-// etcd_cluster.h, fsync on) and runs `etcdctl lock` in the same rounds: what
-// a user might pick instead.
+// With etcd and etcdctl on PATH (Debian's etcd-server and etcd-client, which
+// scripts/bench.sh unpacks into a directory of its own rather than installing:
+// on a machine with systemd the package would start a system etcd) and
+// --cli_handoff_etcd
+// (default on), the phase starts a 3-member etcd cluster on loopback
+// (bench/e2e/etcd_cluster.h, fsync on) and runs `etcdctl lock` in the same
+// rounds: what a user might pick instead.
 //
 // Reports results.json's "cli_handoff".
 
