@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "redlock/fencing.h"
 #include "redlock/keys.h"
+#include "src/algorithm/election.h"
 #include "src/algorithm/scripts.h"
 #include "src/algorithm/sha1.h"
 #include "tests/sim/unsafe_rules.h"
@@ -547,7 +548,7 @@ RedisReply SimRedis::Dispatch(absl::Time mnow, Connection& connection,
       {"exists", -2},      {"time", 1},     {"info", -1},    {"script", -2},
       {"eval", -3},        {"evalsha", -3}, {"dbsize", 1},   {"subscribe", -2},
       {"unsubscribe", -1}, {"publish", 3},  {"config", -2},  {"sadd", -3},
-      {"srem", -3},        {"smembers", 2}, {"scard", 2}};
+      {"srem", -3},        {"smembers", 2}, {"scard", 2},    {"mget", -2}};
   auto arity = kArity->find(name);
   if (arity == kArity->end()) {
     // Redis quotes the name as sent and the first arguments, up to ~128
@@ -638,6 +639,17 @@ RedisReply SimRedis::Dispatch(absl::Time mnow, Connection& connection,
     if (entry == nullptr) return RedisReply::Nil();
     if (entry->is_set) return WrongType();
     return RedisReply::String(entry->value);
+  }
+  if (name == "mget") {
+    // Nil for a key that is missing or not a string, as in Redis.
+    std::vector<RedisReply> values;
+    for (int i = 1; i < argc; ++i) {
+      const Entry* entry = Find(mnow, db, argv[i]);
+      values.push_back(entry == nullptr || entry->is_set
+                           ? RedisReply::Nil()
+                           : RedisReply::String(entry->value));
+    }
+    return RedisReply::Array(std::move(values));
   }
   if (name == "set") return Set(mnow, db, argv);
   if (name == "sadd" || name == "srem" || name == "smembers" ||
@@ -1825,6 +1837,52 @@ RedisReply SimFencedSet(SimRedis::ScriptCall& c) {
   return RedisReply::Integer(1);
 }
 
+// The election's record (src/algorithm/election.cc, kProclaimSource),
+// with the error of a GET of a set key, as Redis gives it.
+RedisReply SimProclaim(SimRedis::ScriptCall& c) {
+  if (!c.need(2, 4)) return c.missing("proclaim");
+  RedisReply lease;
+  if (!c.call_at({"GET", c.keys[0]}, 1, &lease)) return lease;
+  if (!c.is_string(lease, c.args[0])) return RedisReply::Integer(0);
+  RedisReply old;
+  if (!c.call_at({"GET", c.keys[1]}, 2, &old)) return old;
+  if (old.type == RedisReply::Type::kString) {
+    // string.match(old, '^(%d+) (%d+) (%S+) '): its second and third
+    // captures, or nothing. Greedy runs of one class each, every one
+    // followed by a character outside it, so no backtracking can help.
+    const std::string& text = old.str;
+    size_t i = 0;
+    auto run = [&text, &i](bool (*in)(unsigned char)) {
+      const size_t from = i;
+      while (i < text.size() && in(static_cast<unsigned char>(text[i]))) ++i;
+      return text.substr(from, i - from);
+    };
+    auto space = [&text, &i] {
+      if (i >= text.size() || text[i] != ' ') return false;
+      ++i;
+      return true;
+    };
+    auto not_space = [](unsigned char ch) { return !absl::ascii_isspace(ch); };
+    const std::string epoch = run(absl::ascii_isdigit);
+    const bool e_ok = !epoch.empty() && space();
+    const std::string revision = e_ok ? run(absl::ascii_isdigit) : "";
+    const bool r_ok = !revision.empty() && space();
+    const std::string token = r_ok ? run(not_space) : "";
+    if (!token.empty() && space() && token == c.args[0]) {
+      const std::optional<double> wanted = LuaToNumber(c.args[2]);
+      if (!wanted.has_value()) return c.not_a_number("proclaim");
+      if (LuaToNumber(revision).value_or(0) >= *wanted) {
+        return RedisReply::Integer(1);
+      }
+    }
+  }
+  c.call({"SET", c.keys[1],
+          absl::StrCat(c.args[1], " ", c.args[2], " ", c.args[0], " ",
+                       c.args[3])});
+  c.call({"PUBLISH", c.keys[0], std::string(kTakenMessage)});
+  return RedisReply::Integer(1);
+}
+
 }  // namespace
 
 RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
@@ -1850,6 +1908,7 @@ RedisReply SimRedis::RunScript(absl::Time mnow, int db, const std::string& sha1,
           {&internal::FencedAcquireScript().sha1, &SimFencedAcquire},
           {&internal::FenceWriteScript().sha1, &SimFenceWrite},
           {&internal::MarkerScript().sha1, &SimMarker},
+          {&internal::ProclaimScript().sha1, &SimProclaim},
           {&internal::ReconfigureScript().sha1, &SimReconfigure}};
   for (const auto& [script_sha1, run] : *kScripts) {
     if (sha1 == *script_sha1) return run(c);

@@ -51,18 +51,21 @@
 // AllScripts(): release, extend, multi acquire, fenced acquire, fence
 // write, marker, semaphore acquire and extend, reader acquire, extend and
 // release, writer acquire, and the test-only semaphore counters acquire),
-// ReconfigureScript() and kFencedSetScript are recognised by SHA-1 and run
+// ProclaimScript() (an election's record), ReconfigureScript() and
+// kFencedSetScript are recognised by SHA-1 and run
 // as C++ with the same semantics (including
 // Redis's Lua-to-reply conversion: a table becomes an array, a number an
 // integer, false nil, redis.error_reply() an error reply). The semaphore,
-// reader and writer acquire scripts, and the release's withdrawal and
-// hand-off steps, also give back, as Redis does, the error of a call that
+// reader and writer acquire scripts, the proclaim script, and the
+// release's withdrawal and hand-off steps, also give back, as Redis does,
+// the error of a call that
 // fails inside them (WRONGTYPE on a key of the other type, a TTL SET
 // refuses), with what they wrote before it left in place; the older scripts
 // do not (they read a set key as a missing value). Any other script can be
 // loaded but running it returns an ERR reply.
 //
-// Data types: strings, and sets (for the readers' index) through SADD, SREM,
+// Data types: strings (MGET among their commands: nil for a key that is
+// missing or a set, as in Redis), and sets (for the readers' index) through SADD, SREM,
 // SMEMBERS and SCARD, each also a plain command. A set emptied by SREM is
 // deleted, as in Redis; a command of the other type answers WRONGTYPE.
 // SMEMBERS answers in ascending byte order (Redis answers in its hash

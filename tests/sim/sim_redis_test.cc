@@ -6,6 +6,7 @@
 // hand-off script's cases and the faults on the simulator alone have files
 // of their own beside this one.
 
+#include "src/algorithm/election.h"
 #include "tests/sim/sim_redis_fixture.h"
 
 namespace redlock::sim {
@@ -731,6 +732,78 @@ TEST_F(SimRedisDifferentialTest, FencedAcquirePublishesTakenOnlyWhenItSets) {
                                              "fenced:marker", "tok-4", ttl)));
   ExpectPushed(*sub, {Message("fenced:c", kReleasedMessage),
                       Message("fenced:c", kTakenMessage)});
+}
+
+TEST_F(SimRedisDifferentialTest, MgetMatches) {
+  Same({"MGET"});
+  Same({"SET", "a", "1"});
+  Same({"SET", "b", ""});
+  Same({"SADD", "s", "m"});
+  Same({"MGET", "a"});
+  // Missing and non-string keys are nil; a key may repeat.
+  Same({"MGET", "a", "missing", "b", "s", "a"});
+  Same({"SET", "short", "x", "PX", "100"});
+  Advance(absl::Milliseconds(150));
+  Same({"MGET", "short", "a"});
+}
+
+TEST_F(SimRedisDifferentialTest, ProclaimMatches) {
+  Same({"SCRIPT", "LOAD", std::string(internal::ProclaimScript().source)});
+  std::unique_ptr<Peer> sub = NewPeer();
+  ASSERT_NE(sub, nullptr);
+  SameOn(*sub, {"SUBSCRIBE", "lease"});
+  auto proclaim = [](absl::string_view token, uint64_t epoch, uint64_t revision,
+                     absl::string_view value) {
+    internal::LeaderRecord record;
+    record.token = std::string(token);
+    record.epoch = epoch;
+    record.revision = revision;
+    record.value = std::string(value);
+    return Script(internal::ProclaimCommand("lease", "record", record));
+  };
+  // No lease, or one held by another token: nothing written, nothing said.
+  Same(proclaim("tok-a", 7, 1, "a1"));
+  Same({"SET", "lease", "tok-b", "PX", "10000"});
+  Same(proclaim("tok-a", 7, 1, "a1"));
+  Same({"MGET", "lease", "record"});
+  ExpectPushed(*sub, {});
+  // The holder writes and publishes "taken" on the lease's channel.
+  Same({"SET", "lease", "tok-a", "PX", "10000"});
+  Same(proclaim("tok-a", 7, 1, "a1"));
+  Same({"GET", "record"});
+  ExpectPushed(*sub, {Message("lease", kTakenMessage)});
+  Same(proclaim("tok-a", 7, 3, "a3 with spaces"));
+  ExpectPushed(*sub, {Message("lease", kTakenMessage)});
+  // Its record at this revision or a later one is kept: 1, unchanged,
+  // unsaid.
+  Same(proclaim("tok-a", 7, 2, "a2"));
+  Same(proclaim("tok-a", 7, 3, "a3 again"));
+  Same({"GET", "record"});
+  ExpectPushed(*sub, {});
+  // Another token's record is overwritten whatever its revision.
+  Same({"SET", "record", "6 99 tok-old old"});
+  Same(proclaim("tok-a", 7, 1, "a1"));
+  Same({"GET", "record"});
+  ExpectPushed(*sub, {Message("lease", kTakenMessage)});
+  // Records the pattern does not match are overwritten.
+  for (const char* odd :
+       {"", "garbage", "7 3 tok-a", "x 9 tok-a v", "7 x tok-a v",
+        "7  9 tok-a v", "7 9 tok-a\tv", "07 0009 tok-a v", "-7 9 tok-a v",
+        "7 99999999999999999999999 tok-a v"}) {
+    Same({"SET", "record", odd});
+    Same(proclaim("tok-a", 7, 2, "a2"));
+    Same({"GET", "record"});
+  }
+  // A set where the record or the lease would be: the GET's error, the
+  // record untouched.
+  Same({"DEL", "record"});
+  Same({"SADD", "record", "m"});
+  Same(proclaim("tok-a", 7, 4, ""));
+  Same({"MGET", "lease", "record"});
+  Same({"DEL", "record"});
+  Same({"SADD", "lease", "m"});
+  Same(proclaim("tok-a", 7, 4, ""));
+  Same({"MGET", "lease", "record"});
 }
 
 TEST(SimRedisAuthDifferentialTest, RequirepassMatches) {

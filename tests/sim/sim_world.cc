@@ -27,6 +27,7 @@
 #include "src/admin/reconfigure.h"
 #include "src/algorithm/membership.h"
 #include "src/algorithm/scripts.h"
+#include "src/engine/election_ops.h"
 #include "src/engine/engine.h"
 #include "tests/sim/sim_cluster.h"
 #include "tests/sim/sim_loop.h"
@@ -42,6 +43,9 @@ constexpr int kBoth = 2;
 // PlannedOp::resource 3 (WorldConfig::kSemaphore only): the semaphore.
 constexpr int kPool = 3;
 constexpr const char* kPoolName = "pool";
+// PlannedOp::resource 4 (WorldConfig::kElection only): the election.
+constexpr int kElection = 4;
+constexpr const char* kElectionName = "leader";
 
 // The resources (indexes into kResources) of a planned op's lock.
 std::vector<int> ResourcesOf(int resource) {
@@ -52,6 +56,7 @@ std::vector<int> ResourcesOf(int resource) {
 // The name of one of ResourcesOf()'s elements (the semaphore's, or a
 // resource's).
 const char* NameOf(int resource) {
+  if (resource == kElection) return kElectionName;
   return resource == kPool ? kPoolName : kResources[resource];
 }
 
@@ -100,6 +105,12 @@ const char* OpName(PlannedOp::Kind kind) {
       return "keep-alive";
     case PlannedOp::Kind::kPausedWriter:
       return "paused-writer";
+    case PlannedOp::Kind::kLead:
+      return "lead";
+    case PlannedOp::Kind::kPausedLeader:
+      return "paused-leader";
+    case PlannedOp::Kind::kObserve:
+      return "observe";
   }
   return "?";
 }
@@ -142,6 +153,23 @@ class HandOffCounter final : public Observer {
   int64_t wins_ = 0;  // The simulation runs on one thread.
 };
 
+// Tells of every election lease a client's engine wins (a campaign's
+// acquisition), with its epoch: the campaign's value is then written,
+// whether or not the campaign goes on to succeed.
+class LeaseWatcher final : public Observer {
+ public:
+  explicit LeaseWatcher(absl::AnyInvocable<void(uint64_t epoch)> on_won)
+      : on_won_(std::move(on_won)) {}
+  void OnAcquired(const AcquiredEvent& event) override {
+    if (event.resource == ElectionResource(kElectionName)) {
+      on_won_(event.fence);
+    }
+  }
+
+ private:
+  absl::AnyInvocable<void(uint64_t)> on_won_;
+};
+
 class World {
  public:
   World(const WorldConfig& config, const Plan& plan)
@@ -167,6 +195,11 @@ class World {
     size_t next_switch = 0;
     int64_t sections = 0;
     bool done = false;
+    // WorldConfig::kElection: campaigns and observations started, and the
+    // value of the campaign in flight.
+    int64_t campaigns = 0;
+    int64_t watches = 0;
+    std::string campaign_value;
   };
   // A won lock being used.
   struct Holding {
@@ -178,6 +211,11 @@ class World {
     std::shared_ptr<internal::KeepAliveOp> keep_alive;
     bool lost = false;
     bool finished = false;  // Work ended (released or being released).
+    // WorldConfig::kElection: the leadership (`lock` is its lease), the
+    // revision of its next proclamation, and its values' prefix.
+    Leadership leadership;
+    int64_t next_revision = 2;
+    std::string value_base;
   };
 
   static SimCluster::Config ClusterConfig(const WorldConfig& config,
@@ -270,6 +308,31 @@ class World {
   void Write(std::shared_ptr<Holding> h, absl::AnyInvocable<void()> then);
   void Release(std::shared_ptr<Holding> h, absl::AnyInvocable<void()> then);
   void FinishWork(std::shared_ptr<Holding> h);
+  // WorldConfig::kElection (sim_world.cc, "Elections"): a campaign recorded
+  // as Acquire() records an acquisition, the leadership it won, a
+  // proclamation, the end of a leadership (resigned), an observation.
+  void Campaign(int client, const PlannedOp* op, absl::Duration wait,
+                std::shared_ptr<Holding> h,
+                absl::AnyInvocable<void(absl::StatusOr<Leadership>)> then);
+  void Lead(std::shared_ptr<Holding> h);
+  void Proclaim(std::shared_ptr<Holding> h);
+  void FinishLeading(std::shared_ptr<Holding> h,
+                     absl::AnyInvocable<void()> then);
+  void Observe(int client, const PlannedOp* op);
+  void ProbeElection(size_t index, absl::AnyInvocable<void()> done);
+  // The fenced resource (the election with WorldConfig::kElection): its
+  // name in the history and the storage's keys, and the resource its fence
+  // counter is named for (the election's lease).
+  std::string FencedName() const {
+    return config_.primitive == WorldConfig::Primitive::kElection
+               ? kElectionName
+               : kResources[0];
+  }
+  std::string FencedResource() const {
+    return config_.primitive == WorldConfig::Primitive::kElection
+               ? ElectionResource(kElectionName)
+               : kResources[0];
+  }
   // Counts a call; returns its index in history_.calls.
   size_t NewCall(int client, absl::string_view kind, int resource);
   void ApplyFault(const PlannedFault& f);
@@ -428,9 +491,22 @@ void World::NewEngine(int i) {
         config_.membership == WorldConfig::Membership::kIgnored;
     unsafe->trust_unknown_records = config_.trust_unknown_records;
   }
+  Options options = ClientOptions(clients_[i].list);
+  if (config_.primitive == WorldConfig::Primitive::kElection) {
+    options.observer =
+        std::make_shared<LeaseWatcher>([this, i](uint64_t epoch) {
+          torture::Proclamation p;
+          p.client = i;
+          p.election = kElectionName;
+          p.epoch = static_cast<int64_t>(epoch);
+          p.revision = 1;
+          p.value = clients_[i].campaign_value;
+          p.start = T();
+          history_.proclamations.push_back(std::move(p));
+        });
+  }
   absl::StatusOr<std::unique_ptr<internal::Engine>> engine =
-      internal::Engine::Create(std::move(runtime),
-                               ClientOptions(clients_[i].list),
+      internal::Engine::Create(std::move(runtime), std::move(options),
                                std::move(unsafe));
   if (!engine.ok()) {
     // A harness bug: every history would fail the same way, loudly.
@@ -710,6 +786,22 @@ void World::NextOp(int client) {
       NewEngine(client);
       ++fresh_clients_;
     }
+    if (op->kind == PlannedOp::Kind::kObserve) {
+      Observe(client, op);
+      return;
+    }
+    if (op->resource == kElection) {
+      auto h = std::make_shared<Holding>();
+      Campaign(client, op, op->wait, h,
+               [this, client, h](absl::StatusOr<Leadership> lead) {
+                 if (lead.ok()) {
+                   Lead(h);
+                 } else {
+                   NextOp(client);
+                 }
+               });
+      return;
+    }
     Acquire(client, op, op->wait,
             [this, client, op](absl::StatusOr<Lock> lock) {
               if (lock.ok()) {
@@ -811,6 +903,10 @@ void World::OnWon(int client, const PlannedOp* op, Lock lock) {
   h->section = history_.sections.size() - h->sections;
   holdings_.push_back(h);
   switch (op->kind) {
+    case PlannedOp::Kind::kLead:
+    case PlannedOp::Kind::kPausedLeader:
+    case PlannedOp::Kind::kObserve:
+      return;  // Elections: Lead() and Observe().
     case PlannedOp::Kind::kWorkRelease:
     case PlannedOp::Kind::kPausedWriter:
       // The paused writer wakes past its validity and writes all the same:
@@ -891,12 +987,13 @@ void World::Write(std::shared_ptr<Holding> h, absl::AnyInvocable<void()> then) {
   const absl::Duration back =
       Uniform(rng_, absl::Microseconds(50), absl::Microseconds(500));
   const uint64_t fence = h->lock.fence();
-  loop_.After(there, [this, h, send, back, fence,
+  const std::string name = FencedName();
+  loop_.After(there, [this, h, send, back, fence, name,
                       then = std::move(then)]() mutable {
-    internal::RedisReply reply =
-        storage_.Execute(loop_.now(), storage_conn_,
-                         FencedSetArgv("fence:fenced", "data:fenced", fence,
-                                       absl::StrCat("c", h->client)));
+    internal::RedisReply reply = storage_.Execute(
+        loop_.now(), storage_conn_,
+        FencedSetArgv(absl::StrCat("fence:", name), absl::StrCat("data:", name),
+                      fence, absl::StrCat("c", h->client)));
     const bool accepted = reply.type == internal::RedisReply::Type::kInteger &&
                           reply.integer == 1;
     loop_.After(back, [this, h, send, fence, accepted,
@@ -1028,7 +1125,7 @@ void World::ApplyFault(const PlannedFault& f) {
 
 void World::RaiseCountersByHand() {
   const Options options = EngineOptions();
-  const std::string counter = FenceCounterKey(options, kResources[0]);
+  const std::string counter = FenceCounterKey(options, FencedResource());
   auto get = [this](int m, const std::string& key) {
     SimRedis::Connection conn;
     return cluster_.redis(m).Execute(loop_.now(), conn, {"GET", key});
@@ -1043,8 +1140,8 @@ void World::RaiseCountersByHand() {
       floor = std::max(floor, v);
     }
   };
-  raise_floor(
-      storage_.Execute(loop_.now(), storage_conn_, {"GET", "fence:fenced"}));
+  raise_floor(storage_.Execute(loop_.now(), storage_conn_,
+                               {"GET", absl::StrCat("fence:", FencedName())}));
   for (int m = 0; m < config_.masters; ++m) raise_floor(get(m, counter));
   floor += 1000;
   for (int m = 0; m < config_.masters; ++m) {
@@ -1143,7 +1240,7 @@ void World::RunOperatorSteps() {
   // the steps below see them so.
   if (RestoreRecordIfUnknown()) ++operator_steps_;
   const Options options = EngineOptions();
-  const std::string counter = FenceCounterKey(options, kResources[0]);
+  const std::string counter = FenceCounterKey(options, FencedResource());
   const std::string marker = DeploymentMarkerKey(options);
   const int quorum = config_.masters / 2 + 1;
   auto get = [this](int m, const std::string& key) {
@@ -1264,6 +1361,10 @@ void World::HealAll() {
 // Four probes: each resource twice (a lock, or with kRwLock a writer then a
 // reader), or with kSemaphore one permit and all of them, twice.
 void World::Probe(size_t index, absl::AnyInvocable<void()> done) {
+  if (config_.primitive == WorldConfig::Primitive::kElection) {
+    ProbeElection(index, std::move(done));
+    return;
+  }
   if (index >= 2 * std::size(kResources)) {
     done();
     return;
@@ -1314,12 +1415,263 @@ void World::Probe(size_t index, absl::AnyInvocable<void()> done) {
   (*attempt)();
 }
 
+// ---------------------------------------------------------------- elections
+
+void World::Campaign(
+    int client, const PlannedOp* op, absl::Duration wait,
+    std::shared_ptr<Holding> h,
+    absl::AnyInvocable<void(absl::StatusOr<Leadership>)> then) {
+  Client& c = clients_[client];
+  if (c.engine == nullptr) return;
+  h->client = client;
+  h->op = op;
+  h->value_base = absl::StrCat("c", client, "-", c.campaigns++);
+  // Read by the client's LeaseWatcher when the lease is won.
+  c.campaign_value = absl::StrCat(h->value_base, "-r1");
+  CampaignOptions options;
+  options.ttl = config_.ttl;
+  options.wait = wait;
+  if (op->cancel_after > absl::ZeroDuration()) {
+    loop_.After(op->cancel_after,
+                [cancel = options.cancel]() mutable { cancel.Cancel(); });
+  }
+  // The leader stops leading when told it lost the lease.
+  std::weak_ptr<Holding> weak = h;
+  options.on_lost = [this, weak](const absl::Status&) {
+    std::shared_ptr<Holding> h = weak.lock();
+    if (h == nullptr || h->finished || h->leadership.state() == nullptr) {
+      return;
+    }
+    h->lost = true;
+    FinishLeading(h, [this, client = h->client] { NextOp(client); });
+  };
+  const size_t call = NewCall(client, "campaign", kElection);
+  const int64_t start = T();
+  absl::Status sent = c.engine->Campaign(
+      kElectionName, c.campaign_value, std::move(options),
+      [this, call, client, start, h,
+       then = std::move(then)](absl::StatusOr<Leadership> lead) mutable {
+        ++history_.calls[call].completions;
+        if (!lead.ok()) {
+          torture::AcquireFailure f;
+          f.client = client;
+          f.resource = kElectionName;
+          f.start = start;
+          f.ret = T();
+          f.code = absl::StatusCodeToString(lead.status().code());
+          history_.failed_acquisitions.push_back(std::move(f));
+          then(std::move(lead));
+          return;
+        }
+        // The leadership as a fenced lock of the election's name.
+        torture::Section s;
+        s.client = client;
+        s.seq = clients_[client].sections++;
+        s.resource = kElectionName;
+        s.token = lead->lock().token();
+        s.votes = VoteLetters(lead->lock().votes());
+        s.fence = static_cast<int64_t>(lead->epoch());
+        s.start = start;
+        s.ret = T();
+        s.valid_until = TrueOf(clients_[client], lead->lock().valid_until());
+        s.work_start = s.ret;
+        history_.sections.push_back(std::move(s));
+        h->section = history_.sections.size() - 1;
+        h->leadership = *lead;
+        h->lock = lead->lock();
+        then(std::move(lead));
+      });
+  if (!sent.ok()) {
+    history_.calls[call].completions = 1;
+    history_.summary.details.push_back(
+        absl::StrCat("campaign refused: ", sent.ToString()));
+    stuck_ = true;
+    loop_.After(absl::ZeroDuration(),
+                [then = std::move(then), sent]() mutable { then(sent); });
+  }
+}
+
+void World::Lead(std::shared_ptr<Holding> h) {
+  const PlannedOp* op = h->op;
+  if (op->kind == PlannedOp::Kind::kPausedLeader) {
+    // Paused at once: no extension from here on, and no word of the loss.
+    // It wakes past its lease and acts on its old epoch all the same: only
+    // the fencing epoch (and the lease the record script checks) can stop
+    // it.
+    if (auto keep = h->leadership.state()->keep_alive.lock()) {
+      internal::StopKeepAlive(*keep, /*release=*/false);
+    }
+    loop_.After(op->work, [this, h] {
+      Write(h, [this, h] {
+        Proclaim(h);
+        FinishLeading(h, [this, client = h->client] { NextOp(client); });
+      });
+    });
+    return;
+  }
+  // A new leader writes the fenced storage at once (and again as it
+  // stops): a leader paused past its lease finds its successor's epoch
+  // there when it wakes.
+  Write(h, [] {});
+  for (int k = 0; k < op->proclaims; ++k) {
+    loop_.After(op->work * (k + 1) / (op->proclaims + 1),
+                [this, h] { Proclaim(h); });
+  }
+  loop_.After(op->work, [this, h] {
+    if (h->finished) return;
+    Write(h, [this, h] {
+      if (!h->op->exits) {
+        FinishLeading(h, [this, client = h->client] { NextOp(client); });
+        return;
+      }
+      // The process exits without resigning: its lease expires with the
+      // TTL, and candidates waiting take it then.
+      if (h->finished) return;
+      h->finished = true;
+      torture::Section& s = history_.sections[h->section];
+      s.work_end = T();
+      s.valid_until = std::max(
+          s.valid_until, TrueOf(clients_[h->client], h->lock.valid_until()));
+      s.release = "exited";
+      NewEngine(h->client);
+      ++fresh_clients_;
+      NextOp(h->client);
+    });
+  });
+}
+
+void World::Proclaim(std::shared_ptr<Holding> h) {
+  Client& c = clients_[h->client];
+  if (h->finished || quiescing_ || c.engine == nullptr) return;
+  const std::string value = absl::StrCat(h->value_base, "-r", h->next_revision);
+  const size_t call = NewCall(h->client, "proclaim", kElection);
+  const int64_t start = T();
+  absl::Status sent = c.engine->Proclaim(
+      h->leadership, value,
+      [this, call](absl::Status) { ++history_.calls[call].completions; });
+  if (!sent.ok()) {  // Lost already: nothing was sent.
+    history_.calls[call].completions = 1;
+    return;
+  }
+  // Whatever the outcome, it may have landed: a value it may be seen with.
+  torture::Proclamation p;
+  p.client = h->client;
+  p.election = kElectionName;
+  p.epoch = static_cast<int64_t>(h->leadership.epoch());
+  p.revision = h->next_revision++;
+  p.value = value;
+  p.start = start;
+  history_.proclamations.push_back(std::move(p));
+}
+
+void World::FinishLeading(std::shared_ptr<Holding> h,
+                          absl::AnyInvocable<void()> then) {
+  Client& c = clients_[h->client];
+  if (h->finished || c.engine == nullptr) return;
+  h->finished = true;
+  torture::Section& s = history_.sections[h->section];
+  s.work_end = T();
+  // The keep-alive moved the validity on: the leadership held until then.
+  s.valid_until = std::max(s.valid_until, TrueOf(c, h->lock.valid_until()));
+  const size_t call = NewCall(h->client, "resign", kElection);
+  absl::Status sent = c.engine->Resign(
+      h->leadership, [this, h, call, then = std::move(then)](
+                         absl::StatusOr<ReleaseReport> report) mutable {
+        ++history_.calls[call].completions;
+        torture::Section& s = history_.sections[h->section];
+        s.release =
+            report.ok()
+                ? (report->freed ? "ok" : "partial")
+                : std::string(absl::StatusCodeToString(report.status().code()));
+        s.release_at = T();
+        then();
+      });
+  if (!sent.ok()) {
+    history_.calls[call].completions = 1;
+    s.release = std::string(sent.message());
+    loop_.After(absl::ZeroDuration(), std::move(then));
+  }
+}
+
+void World::Observe(int client, const PlannedOp* op) {
+  Client& c = clients_[client];
+  if (c.engine == nullptr) return;
+  const int64_t watch = c.watches++;
+  ObserveOptions options;
+  options.poll_every = config_.ttl / 2;
+  options.on_leader = [this, client, watch](const LeaderInfo& info) {
+    torture::LeaderView v;
+    v.client = client;
+    v.watch = watch;
+    v.election = info.name;
+    v.epoch = static_cast<int64_t>(info.epoch);
+    v.revision = static_cast<int64_t>(info.revision);
+    v.value = info.value;
+    v.at = T();
+    history_.views.push_back(std::move(v));
+  };
+  absl::StatusOr<std::weak_ptr<internal::ObserveOp>> observing =
+      c.engine->Observe(kElectionName, std::move(options));
+  if (!observing.ok()) {
+    history_.summary.details.push_back(
+        absl::StrCat("observe refused: ", observing.status().ToString()));
+    stuck_ = true;
+    return;
+  }
+  loop_.After(op->work, [this, client, observing = *observing] {
+    if (auto o = observing.lock()) o->Stop();
+    NextOp(client);
+  });
+}
+
+// Four campaigns, one client after another, each resigning at once,
+// retried until won or a bound well past the liveness bound has passed.
+void World::ProbeElection(size_t index, absl::AnyInvocable<void()> done) {
+  if (index >= 4) {
+    done();
+    return;
+  }
+  auto op = std::make_shared<PlannedOp>();
+  op->client = static_cast<int>(index % clients_.size());
+  op->resource = kElection;
+  op->kind = PlannedOp::Kind::kLead;
+  const int64_t give_up = T() + Ns(config_.ttl + absl::Seconds(3));
+  auto attempt = std::make_shared<absl::AnyInvocable<void()>>();
+  *attempt = [this, index, op, give_up, attempt,
+              done = std::move(done)]() mutable {
+    auto h = std::make_shared<Holding>();
+    Campaign(op->client, op.get(), config_.ttl, h,
+             [this, index, op, give_up, attempt, h,
+              &done](absl::StatusOr<Leadership> lead) mutable {
+               if (!lead.ok()) {
+                 if (T() < give_up) {
+                   loop_.After(absl::Milliseconds(50),
+                               [attempt] { (*attempt)(); });
+                 } else {
+                   auto next = std::move(done);
+                   *attempt = nullptr;  // Breaks the cycle.
+                   ProbeElection(index + 1, std::move(next));
+                 }
+                 return;
+               }
+               FinishLeading(h, [this, index, op, attempt, &done] {
+                 auto next = std::move(done);
+                 *attempt = nullptr;
+                 ProbeElection(index + 1, std::move(next));
+               });
+             });
+  };
+  (*attempt)();
+}
+
 WorldResult World::Run() {
   history_.summary.t0 = 0;
   history_.summary.ttl_ns = Ns(config_.ttl);
   history_.summary.retry_max_ns = Ns(Options().retry.max_delay);
   if (config_.primitive == WorldConfig::Primitive::kSemaphore) {
     history_.resources = {kPoolName};
+  } else if (config_.primitive == WorldConfig::Primitive::kElection) {
+    history_.resources = {kElectionName};
   } else {
     history_.resources = {kResources[0], kResources[1]};
   }
@@ -1439,6 +1791,10 @@ WorldResult World::Run() {
     for (int i = 0; i < plan_.limit; ++i) {
       exact.push_back(SemaphoreSlotKey(options, kPoolName, i));
     }
+  } else if (config_.primitive == WorldConfig::Primitive::kElection) {
+    // The lease (the record stays, by design: it counts only with its
+    // lease).
+    exact.push_back(ElectionLockKey(options, kElectionName));
   } else {
     for (const char* resource : kResources) {
       exact.push_back(LockKey(options, resource));
@@ -1625,6 +1981,21 @@ absl::StatusOr<WorldConfig> NamedConfig(absl::string_view name) {
       return base;
     }
   }
+  // Issue 49: an election under the fault plans of "safe", "guarded",
+  // "guarded-churn" and "guarded-partial".
+  if (absl::string_view rest = name; absl::ConsumePrefix(&rest, "election")) {
+    absl::StatusOr<WorldConfig> base = absl::InvalidArgumentError("");
+    if (rest.empty()) base = NamedConfig("safe");
+    if (rest == "-guarded") base = NamedConfig("guarded");
+    if (rest == "-churn") base = NamedConfig("guarded-churn");
+    if (rest == "-partial") base = NamedConfig("guarded-partial");
+    if (base.ok()) {
+      base->name = std::string(name);
+      base->primitive = WorldConfig::Primitive::kElection;
+      base->clients = 5;
+      return base;
+    }
+  }
   if (name == "partial-trust-marked") {
     // "guarded-partial" with a marked master trusted at once: unsafe.
     c.partial_loss = true;
@@ -1665,7 +2036,11 @@ std::vector<std::string> ConfigNames() {
           "handoff",
           "handoff-guarded",
           "handoff-partial",
-          "handoff-reconfigure"};
+          "handoff-reconfigure",
+          "election",
+          "election-guarded",
+          "election-churn",
+          "election-partial"};
 }
 
 bool ExpectedSafe(absl::string_view name) {
@@ -1678,7 +2053,9 @@ bool ExpectedSafe(absl::string_view name) {
          name == "rwlock-guarded" || name == "rwlock-churn" ||
          name == "rwlock-partial" || name == "handoff" ||
          name == "handoff-guarded" || name == "handoff-partial" ||
-         name == "handoff-reconfigure";
+         name == "handoff-reconfigure" || name == "election" ||
+         name == "election-guarded" || name == "election-churn" ||
+         name == "election-partial";
 }
 
 namespace {
@@ -1845,6 +2222,19 @@ Plan MakePlan(const WorldConfig& config, uint64_t seed) {
       op.shared = rng() % 5 < 3;
       // A reader takes one resource.
       if (op.shared && op.resource == kBoth) op.resource = 1;
+    } else if (config.primitive == WorldConfig::Primitive::kElection) {
+      op.resource = kElection;
+      const int role = static_cast<int>(rng() % 10);
+      op.kind = role < 4   ? PlannedOp::Kind::kLead
+                : role < 6 ? PlannedOp::Kind::kPausedLeader
+                           : PlannedOp::Kind::kObserve;
+      op.work = op.kind == PlannedOp::Kind::kLead
+                    ? Uniform(rng, ttl * 0.3, ttl * 3)
+                : op.kind == PlannedOp::Kind::kPausedLeader
+                    ? Uniform(rng, ttl * 1.05, ttl * 2)
+                    : Uniform(rng, ttl, ttl * 4);
+      op.proclaims = static_cast<int>(rng() % 3);
+      op.exits = rng() % 4 == 0;
     }
     plan.ops.push_back(op);
   }
@@ -1983,13 +2373,15 @@ Plan MakePlan(const WorldConfig& config, uint64_t seed) {
 namespace {
 
 // A history's violations by kind, gravest first.
-std::array<int64_t, 9> ViolationKinds(const torture::Summary& s) {
+std::array<int64_t, 11> ViolationKinds(const torture::Summary& s) {
   return {s.mutual_exclusion,
           s.reader_with_writer,
           s.permits_over_limit,
           s.stale_fenced_accepted,
           s.fence_duplicate,
           s.fence_order,
+          s.view_unknown,
+          s.view_order,
           s.callbacks,
           s.leftovers,
           s.liveness};
@@ -2006,7 +2398,7 @@ Plan Shrink(const WorldConfig& config, const Plan& plan, int max_runs) {
   // The kind of violation to keep: the first of the original's, in order of
   // gravity. A shrink that trades a double grant for a liveness failure has
   // not shrunk the failure.
-  const std::array<int64_t, 9> first =
+  const std::array<int64_t, 11> first =
       ViolationKinds(RunWorld(config, plan).history.summary);
   const auto wanted =
       std::find_if(first.begin(), first.end(), [](int64_t n) { return n > 0; });
@@ -2128,7 +2520,10 @@ std::string FormatPlan(const Plan& plan) {
         op.fresh_client ? " fresh-client" : "",
         op.permits > 0 ? absl::StrFormat(" permits %d", op.permits)
         : op.shared    ? std::string(" reader")
-                       : std::string());
+        : op.kind == PlannedOp::Kind::kLead
+            ? absl::StrFormat(" proclaims %d%s", op.proclaims,
+                              op.exits ? " exits" : "")
+            : std::string());
   }
   return out;
 }

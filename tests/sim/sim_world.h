@@ -5,7 +5,8 @@
 // resources — one fenced, one not, as in examples/lease/ — on N simulated
 // masters, while a nemesis injects faults on a schedule drawn from the seed.
 // (With WorldConfig::primitive, permits of one counting semaphore instead,
-// or readers and writers of the two resources.)
+// readers and writers of the two resources, or the leaders and observers
+// of one election.)
 // Everything runs on one SimLoop: a history is a pure function of its Plan,
 // and the Plan a pure function of (config, seed), so any history replays.
 //
@@ -130,8 +131,15 @@ struct WorldConfig {
   // of limit 2 or 3 (the plan's), unfenced. kRwLock: readers
   // (AcquireOptions::shared, 3 in 5 operations) and writers (a plain
   // acquisition: fenced on "fenced", unfenced on "plain", where a refused
-  // writer marks itself waiting) of the two resources.
-  enum class Primitive { kLock, kSemaphore, kRwLock };
+  // writer marks itself waiting) of the two resources. kElection (issue
+  // 49): one election, "leader"; each operation campaigns in it
+  // (CampaignAsync() with the op's wait) and leads, or observes it
+  // (PlannedOp::Kind::kLead, kPausedLeader, kObserve). A leadership is
+  // recorded as a fenced lock of the election's name, whose fence is the
+  // epoch: the lock rules judge the leaders. Every value a leader wrote or
+  // tried to write, and every view an observer was told, is recorded for
+  // the views' rule (torture::CheckLeaderViews()). Leftover: the lease key.
+  enum class Primitive { kLock, kSemaphore, kRwLock, kElection };
   Primitive primitive = Primitive::kLock;
   // kSemaphore: the majority-of-counters rule
   // (UnsafeRules::semaphore_counters, unsafe_rules.h); test-only, to
@@ -188,7 +196,11 @@ struct WorldConfig {
 // "rwlock-churn" and "rwlock-partial", likewise; with hand-offs
 // (WorldConfig::hand_off): "handoff" (as "churn"), "handoff-guarded" (as
 // "guarded-churn"), "handoff-partial" (as "guarded-partial") and
-// "handoff-reconfigure" (as "reconfigure"); with data lost around the
+// "handoff-reconfigure" (as "reconfigure"); with an election
+// (WorldConfig::kElection): "election" (as "safe"), "election-guarded" (as
+// "guarded"), "election-churn" (as "guarded-churn": campaigns cancelled,
+// candidates replaced by new processes) and "election-partial" (as
+// "guarded-partial"); with data lost around the
 // change (WorldConfig::lossy_change): "reconfigure-lossy" (the safe
 // procedure and rule) and its unsafe twins "reconfigure-lossy-trust-unknown"
 // (a member without a kept record counts under a record not known current)
@@ -204,10 +216,30 @@ bool ExpectedSafe(absl::string_view name);
 // One planned client operation or fault. Times are from the start of the
 // history.
 struct PlannedOp {
-  enum class Kind { kWorkRelease, kExtend, kKeepAlive, kPausedWriter };
+  // kLead, kPausedLeader, kObserve: WorldConfig::kElection only.
+  //   kLead          campaign; write the fenced storage with the epoch;
+  //                  lead for `work` (the keep-alive running), proclaiming
+  //                  `proclaims` new values spread over it; write the
+  //                  fenced storage again; resign, or
+  //                  with `exits` let the process go without resigning
+  //                  (the lease expires).
+  //   kPausedLeader  campaign; the process pauses at once (its keep-alive
+  //                  stops, no extension) for `work`, past the lease; it
+  //                  wakes and writes the fenced storage with its old
+  //                  epoch, tries to proclaim, and resigns.
+  //   kObserve       Observe() for `work`, every view recorded.
+  enum class Kind {
+    kWorkRelease,
+    kExtend,
+    kKeepAlive,
+    kPausedWriter,
+    kLead,
+    kPausedLeader,
+    kObserve,
+  };
   int client = 0;
   // 0: fenced, 1: unfenced, 2: both as one lock (churn), 3: the semaphore
-  // (WorldConfig::kSemaphore).
+  // (WorldConfig::kSemaphore), 4: the election (WorldConfig::kElection).
   int resource = 0;
   Kind kind = Kind::kWorkRelease;
   absl::Duration think;  // Before the acquisition.
@@ -221,6 +253,9 @@ struct PlannedOp {
   // WorldConfig::kSemaphore: the permits taken (1 or 2). kRwLock: a reader.
   int permits = 0;
   bool shared = false;
+  // WorldConfig::kElection, kLead: see Kind.
+  int proclaims = 0;
+  bool exits = false;
 };
 
 struct PlannedFault {

@@ -34,7 +34,9 @@ ABSL_FLAG(std::string, config, "safe",
           "Configuration: safe, guarded, guarded-crashes, churn, "
           "guarded-churn, guarded-partial, reconfigure, semaphore, "
           "semaphore-guarded, semaphore-churn, semaphore-partial, rwlock, "
-          "rwlock-guarded, rwlock-churn, rwlock-partial (safe); guard-off, "
+          "rwlock-guarded, rwlock-churn, rwlock-partial, election, "
+          "election-guarded, election-churn, election-partial (safe); "
+          "guard-off, "
           "fast-clock, legacy-grant, partial-trust-marked, "
           "membership-ignored, semaphore-counters (unsafe).");
 ABSL_FLAG(uint64_t, seed, 1, "First seed.");
@@ -78,6 +80,20 @@ std::string Sections(const torture::History& h) {
       absl::StrAppendFormat(&out, "    fenced write %d sent %9.3fms %s\n",
                             w.fence, w.send / 1e6, w.result);
     }
+  }
+  for (const torture::Proclamation& p : h.proclamations) {
+    absl::StrAppendFormat(&out,
+                          "  proclaim client %d epoch %d revision %d %s "
+                          "sent %9.3fms\n",
+                          p.client, p.epoch, p.revision, p.value,
+                          p.start / 1e6);
+  }
+  for (const torture::LeaderView& v : h.views) {
+    absl::StrAppendFormat(&out,
+                          "  view client %d observation %d epoch %d revision "
+                          "%d %s at %9.3fms\n",
+                          v.client, v.watch, v.epoch, v.revision, v.value,
+                          v.at / 1e6);
   }
   for (const torture::Fault& f : h.faults) {
     absl::StrAppendFormat(&out, "  fault %-12s %s %9.3fms .. %9.3fms\n", f.kind,

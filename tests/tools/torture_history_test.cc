@@ -231,6 +231,8 @@ std::map<std::string, int64_t> NonZeroViolations(const Summary& s) {
       {"liveness", s.liveness},
       {"leftovers", s.leftovers},
       {"callbacks", s.callbacks},
+      {"view_order", s.view_order},
+      {"view_unknown", s.view_unknown},
   };
   std::map<std::string, int64_t> out;
   for (const auto& [name, n] : all) {
@@ -719,6 +721,109 @@ TEST(CheckHistoryInMemoryTest, FilesAndTheSameHistoryInMemoryAgree) {
   EXPECT_EQ(f.late_unfenced_writes, 1);
   EXPECT_EQ(m.max_gap_after_heal_ns, f.max_gap_after_heal_ns);
   EXPECT_EQ(h.resources, from_files->resources);
+}
+
+// ---------------------------------------------------------------- elections
+
+Proclamation Proclaimed(int client, int64_t epoch, int64_t revision,
+                        const std::string& value, int64_t start) {
+  return {client, "e0", epoch, revision, value, start};
+}
+
+LeaderView Told(int client, int64_t watch, int64_t epoch, int64_t revision,
+                const std::string& value, int64_t at) {
+  return {client, watch, "e0", epoch, revision, value, at};
+}
+
+// Two leaders: epoch 3 proclaims twice, epoch 5 once.
+std::vector<Proclamation> TwoLeaders() {
+  return {Proclaimed(0, 3, 1, "a1", 100), Proclaimed(0, 3, 2, "a2", 200),
+          Proclaimed(1, 5, 1, "b1", 400)};
+}
+
+TEST(CheckLeaderViewsTest, ViewsOfProclaimedValuesInOrderAreClean) {
+  Summary s;
+  // Views may skip revisions and leaders; two observations of one client
+  // are judged apart, so each may start low.
+  CheckLeaderViews(TwoLeaders(),
+                   {Told(2, 0, 3, 1, "a1", 150), Told(2, 0, 5, 1, "b1", 450),
+                    Told(2, 1, 3, 2, "a2", 250), Told(2, 1, 5, 1, "b1", 460),
+                    Told(3, 0, 3, 1, "a1", 100)},
+                   &s);
+  EXPECT_EQ(s.view_order, 0);
+  EXPECT_EQ(s.view_unknown, 0);
+  EXPECT_EQ(s.violations(), 0);
+  EXPECT_EQ(s.proclamations, 3);
+  EXPECT_EQ(s.leader_views, 5);
+}
+
+TEST(CheckLeaderViewsTest, AViewGoingBackOrToldTwiceIsCounted) {
+  Summary s;
+  // In order of `at`, not of the list: 3/2 then 3/1 (back), 5/1, 3/2
+  // (back to an older epoch), 3/2 again (not above the one before).
+  CheckLeaderViews(TwoLeaders(),
+                   {Told(2, 0, 3, 1, "a1", 300), Told(2, 0, 3, 2, "a2", 250),
+                    Told(2, 0, 5, 1, "b1", 500), Told(2, 0, 3, 2, "a2", 600),
+                    Told(2, 0, 3, 2, "a2", 700)},
+                   &s);
+  EXPECT_EQ(s.view_order, 3);
+  EXPECT_EQ(s.view_unknown, 0);
+  EXPECT_EQ(s.violations(), 3);
+  ASSERT_EQ(s.marks.size(), 3u);
+  EXPECT_EQ(s.marks[0].kind, "view order");
+  EXPECT_THAT(s.details[0], HasSubstr("epoch 3 revision 1"));
+}
+
+TEST(CheckLeaderViewsTest, AViewNoLeaderProclaimedIsCounted) {
+  Summary s;
+  CheckLeaderViews(TwoLeaders(),
+                   {// Another value than the leader's at that revision.
+                    Told(2, 0, 3, 1, "b1", 150),
+                    // An epoch no campaign won.
+                    Told(3, 0, 4, 1, "a1", 300),
+                    // Told before the leader proclaimed it.
+                    Told(4, 0, 5, 1, "b1", 399),
+                    // Another election's.
+                    {5, 0, "e1", 3, 1, "a1", 150}},
+                   &s);
+  EXPECT_EQ(s.view_unknown, 4);
+  EXPECT_EQ(s.view_order, 0);
+  EXPECT_EQ(s.violations(), 4);
+  EXPECT_THAT(s.details[2], HasSubstr("proclaimed yet"));
+}
+
+TEST(CheckHistoryTest, ElectionLinesAreReadAndJudged) {
+  std::string dir = testing::TempDir() + "/torture_election_XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  {
+    std::ofstream(dir + "/nemesis.log")
+        << "RUN t0=0 end=1000 heal=0 ttl_ms=1 retry_max_ms=1 resources=e0\n"
+        << "LEFTCHECK masters=3 t=900\n";
+    std::ofstream(dir + "/client-0.log")
+        << "ACQ c=0 s=0 res=e0 token=a fence=3 start=50 ret=100 vu=300 "
+           "votes=ggg\n"
+        << "PROCLAIM c=0 res=e0 epoch=3 rev=1 value=c0-0-1 start=100\n"
+        << "PROCLAIM c=0 res=e0 epoch=3 rev=2 value=c0-0-2 start=200\n"
+        << "WE c=0 s=0 t=290\n"
+        << "VU c=0 s=0 vu=500\n";
+    std::ofstream(dir + "/client-1.log")
+        << "VIEW c=1 w=0 res=e0 epoch=3 rev=2 value=c0-0-2 t=250\n"
+        << "VIEW c=1 w=0 res=e0 epoch=3 rev=1 value=c0-0-1 t=260\n"
+        << "VIEW c=1 w=1 res=e0 epoch=3 rev=3 value=c0-0-3 t=270\n";
+  }
+  absl::StatusOr<History> h = CheckHistory(dir);
+  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_EQ(h->sections.size(), 1u);
+  EXPECT_EQ(h->sections[0].valid_until, 500);  // Moved on by VU.
+  ASSERT_EQ(h->proclamations.size(), 2u);
+  EXPECT_EQ(h->proclamations[1].value, "c0-0-2");
+  ASSERT_EQ(h->views.size(), 3u);
+  EXPECT_EQ(h->views[2].watch, 1);
+  EXPECT_THAT(NonZeroViolations(h->summary),
+              ElementsAre(Pair("view_order", 1), Pair("view_unknown", 1)));
+  EXPECT_EQ(h->summary.violations(), 2);
+  EXPECT_THAT(FormatSummary(h->summary),
+              HasSubstr("observers told a view out of order"));
 }
 
 // history.json: the keys in their order, integers as integers, times in

@@ -13,10 +13,12 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -149,6 +151,58 @@ void CheckFenceTokens(const std::vector<Section>& sections, Summary* s) {
   }
 }
 
+void CheckLeaderViews(const std::vector<Proclamation>& proclamations,
+                      const std::vector<LeaderView>& views, Summary* s) {
+  s->proclamations += static_cast<int64_t>(proclamations.size());
+  s->leader_views += static_cast<int64_t>(views.size());
+  // Unknown: the earliest start of each (election, epoch, revision, value).
+  std::map<std::tuple<std::string, int64_t, int64_t, std::string>, int64_t>
+      first_sent;
+  for (const Proclamation& p : proclamations) {
+    auto [it, added] = first_sent.emplace(
+        std::make_tuple(p.election, p.epoch, p.revision, p.value), p.start);
+    if (!added) it->second = std::min(it->second, p.start);
+  }
+  // Order: each observation's views by `at`, as listed on ties.
+  std::map<std::pair<int, int64_t>, std::vector<const LeaderView*>> watches;
+  for (const LeaderView& v : views) {
+    watches[{v.client, v.watch}].push_back(&v);
+    auto it = first_sent.find(
+        std::make_tuple(v.election, v.epoch, v.revision, v.value));
+    if (it != first_sent.end() && it->second <= v.at) continue;
+    s->view_unknown++;
+    s->marks.push_back({"view unknown", v.election, v.at, v.at});
+    Detail(*s, absl::StrFormat(
+                   "view unknown: %s client %d (observation %d) told of "
+                   "epoch %d revision %d value \"%s\" at %.3fs, which no "
+                   "leader had proclaimed%s",
+                   v.election, v.client, v.watch, v.epoch, v.revision,
+                   absl::CHexEscape(v.value.substr(0, 64)), Sec(*s, v.at),
+                   it == first_sent.end() ? "" : " yet"));
+  }
+  for (auto& [watch, told] : watches) {
+    std::stable_sort(
+        told.begin(), told.end(),
+        [](const LeaderView* a, const LeaderView* b) { return a->at < b->at; });
+    for (size_t i = 1; i < told.size(); ++i) {
+      const LeaderView& a = *told[i - 1];
+      const LeaderView& b = *told[i];
+      if (std::make_pair(b.epoch, b.revision) >
+          std::make_pair(a.epoch, a.revision)) {
+        continue;
+      }
+      s->view_order++;
+      s->marks.push_back({"view order", b.election, a.at, b.at});
+      Detail(*s, absl::StrFormat(
+                     "view order: %s client %d (observation %d) told of "
+                     "epoch %d revision %d at %.3fs after epoch %d "
+                     "revision %d at %.3fs",
+                     b.election, b.client, b.watch, b.epoch, b.revision,
+                     Sec(*s, b.at), a.epoch, a.revision, Sec(*s, a.at)));
+    }
+  }
+}
+
 absl::StatusOr<History> ReadHistory(const std::string& dir) {
   History h;
   Summary& s = h.summary;
@@ -231,6 +285,17 @@ absl::StatusOr<History> ReadHistory(const std::string& dir) {
         if (x.valid_until != 0 && I(f, "send") > x.valid_until) {
           x.unfenced_late++;
         }
+      } else if (kind == "VU") {
+        Section& x = sections[key];
+        x.valid_until = std::max(x.valid_until, I(f, "vu"));
+      } else if (kind == "PROCLAIM") {
+        h.proclamations.push_back({static_cast<int>(I(f, "c")), S(f, "res"),
+                                   I(f, "epoch"), I(f, "rev"), S(f, "value"),
+                                   I(f, "start")});
+      } else if (kind == "VIEW") {
+        h.views.push_back({static_cast<int>(I(f, "c")), I(f, "w"), S(f, "res"),
+                           I(f, "epoch"), I(f, "rev"), S(f, "value"),
+                           I(f, "t")});
       } else if (kind == "REL") {
         sections[key].release = S(f, "result");
         sections[key].release_at = I(f, "t");
@@ -472,6 +537,7 @@ void CheckHistory(History* h) {
     if (!permits.empty()) CheckLiveness(r, permits, s);
   }
   CheckFenceTokens(h->sections, &s);
+  CheckLeaderViews(h->proclamations, h->views, &s);
   for (const Section& x : h->sections) {
     if (x.work_end > x.valid_until) s.late_holders++;
     s.unfenced_writes += x.unfenced;
@@ -529,6 +595,10 @@ std::string FormatSummary(const Summary& s) {
       absl::StrFormat("%d (%d/%d/%d)", s.fenced_writes, s.fenced_accepted,
                       s.fenced_rejected, s.fenced_errors));
   row("unfenced writes", absl::StrCat(s.unfenced_writes));
+  if (s.proclamations + s.leader_views > 0) {
+    row("election values proclaimed / views told",
+        absl::StrFormat("%d / %d", s.proclamations, s.leader_views));
+  }
   out += "faults injected\n";
   int64_t total = 0;
   for (const auto& [k, v] : s.faults_by_kind) {
@@ -550,6 +620,9 @@ std::string FormatSummary(const Summary& s) {
       s.calls_checked == 0
           ? absl::StrCat(s.callbacks, " (no asynchronous calls recorded)")
           : absl::StrFormat("%d (of %d calls)", s.callbacks, s.calls_checked));
+  row("observers told a view out of order", absl::StrCat(s.view_order));
+  row("observers told a view no leader proclaimed",
+      absl::StrCat(s.view_unknown));
   row("total", absl::StrCat(s.violations()));
   out += "informational\n";
   row("holders working past valid_until", absl::StrCat(s.late_holders));
@@ -625,6 +698,8 @@ absl::Status WriteJson(const History& h, const std::string& path) {
   violations["liveness"] = s.liveness;
   violations["leftovers"] = s.leftovers;
   violations["callbacks"] = s.callbacks;
+  violations["view_order"] = s.view_order;
+  violations["view_unknown"] = s.view_unknown;
   summary["violations"] = std::move(violations);
   summary["late_holders"] = s.late_holders;
   summary["late_fenced_writes"] = s.late_fenced_writes;

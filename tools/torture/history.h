@@ -15,6 +15,13 @@
 //                                               rejected, error)
 //   UW      c s res send ans result value       unfenced INCR
 //   REL     c s t result                        release
+//   VU      c s vu                              a keep-alive's later
+//                                               validity (the largest of
+//                                               ACQ's and these counts)
+//   PROCLAIM c res epoch rev value start        a value a leader wrote (or
+//                                               tried to)
+//   VIEW    c w res epoch rev value t           a leader an observer was
+//                                               told of
 //   RUN     t0 end heal ttl_ms retry_max_ms ... (nemesis.log)
 //   FAULT   kind targets start end              (nemesis.log)
 //   HEAL    t                                   (nemesis.log)
@@ -122,6 +129,36 @@ struct AcquireFailure {
   std::string code;  // absl::StatusCodeToString(), e.g. "UNAVAILABLE"
 };
 
+// Elections (redlock/election.h). A leadership is recorded as a Section
+// of the election's name (a fenced lock: its fence is the epoch), so the
+// lock rules judge leaders: at most one valid at a time, epochs increasing
+// and never given twice, a stale leader's fenced writes refused. What
+// observers were told is judged against what leaders wrote: these two.
+
+// A value a leader wrote, or tried to write, as its election's record: the
+// campaign's value at revision 1 (recorded once the campaign's lease was
+// won, whether or not the campaign then succeeded), then each
+// Proclaim()'s, whatever its outcome (a write that failed may still have
+// landed on some masters).
+struct Proclamation {
+  int client = -1;
+  std::string election;             // [judged]
+  int64_t epoch = 0, revision = 0;  // [judged]
+  std::string value;                // [judged]
+  int64_t start = 0;                // [judged] When it was sent.
+};
+
+// A leader an observer was told of (ObserveOptions::on_leader).
+struct LeaderView {
+  int client = -1;       // [judged] The observer's client.
+  int64_t watch = -1;    // [judged] Which of the client's observations.
+  std::string election;  // [judged]
+  int64_t epoch = 0, revision = 0;  // [judged]
+  std::string value;                // [judged]
+  int64_t at = 0;  // [judged] When it was told; one observation's views
+                   // are judged in this order (ties: as listed).
+};
+
 // A fault the nemesis injected, for the report and the timeline.
 struct Fault {
   std::string kind;
@@ -173,6 +210,7 @@ struct Summary {
   int64_t fenced_writes = 0, fenced_accepted = 0, fenced_rejected = 0,
           fenced_errors = 0, unfenced_writes = 0;
   int64_t calls_checked = 0;  // History::calls.
+  int64_t proclamations = 0, leader_views = 0;
   std::map<std::string, int64_t> faults_by_kind;
   std::map<std::string, int64_t> acquire_failures_by_code;
   // Violations.
@@ -197,6 +235,10 @@ struct Summary {
   // Calls whose callback did not run exactly once (never, or twice or
   // more): one per such call.
   int64_t callbacks = 0;
+  // Elections (CheckLeaderViews()): views told out of (epoch, revision)
+  // order, and views of no leader's proclamation: one per such view.
+  int64_t view_order = 0;
+  int64_t view_unknown = 0;
   // Informational.
   int64_t late_holders = 0;          // work ended past valid_until
   int64_t late_fenced_writes = 0;    // sent past valid_until
@@ -219,7 +261,7 @@ struct Summary {
   int64_t violations() const {
     return mutual_exclusion + reader_with_writer + permits_over_limit +
            stale_fenced_accepted + fence_order + fence_duplicate + liveness +
-           leftovers + callbacks;
+           leftovers + callbacks + view_order + view_unknown;
   }
 };
 
@@ -232,8 +274,10 @@ struct History {
   // never won: liveness is judged per resource listed here. CheckHistory()
   // adds the sections' resources, sorts and deduplicates it.
   std::vector<std::string> resources;
-  std::vector<Call> calls;              // [input] empty: nothing to check
-  std::vector<Leftover> leftover_keys;  // [input] see leftover_check_ran
+  std::vector<Call> calls;                  // [input] empty: nothing to check
+  std::vector<Leftover> leftover_keys;      // [input] see leftover_check_ran
+  std::vector<Proclamation> proclamations;  // [input] elections only
+  std::vector<LeaderView> views;            // [input] elections only
   Summary summary;
 };
 
@@ -285,6 +329,7 @@ absl::StatusOr<History> CheckHistory(const std::string& dir);
 //                      listed resource until summary.end.
 //   fence tokens       CheckFenceTokens().
 // And across the run:
+//   leader views       CheckLeaderViews().
 //   leftovers          one per h->leftover_keys entry, and one if
 //                      summary.leftover_check_ran is false.
 //   callbacks          one per call whose `completions` is not 1.
@@ -304,6 +349,20 @@ void CheckHistory(History* h);
 // Adds to s->fence_order and s->fence_duplicate, and appends to s->marks and
 // s->details (times relative to s->t0). O(n log n) in the sections.
 void CheckFenceTokens(const std::vector<Section>& sections, Summary* s);
+
+// What observers of elections were told (ObserveOptions::on_leader),
+// judged against what leaders proclaimed (CheckHistory() calls it):
+//   order    each observation's views (per client and watch, in order of
+//            `at`) strictly increase in (epoch, revision): an observer
+//            never goes back, nor is told the same view twice. One per
+//            view that does not exceed the one before it.
+//   unknown  each view is a real leader's: some proclamation of the same
+//            election, epoch, revision and value, started no later than
+//            the view was told. One per view without one.
+// Adds to s->view_order, s->view_unknown, s->proclamations and
+// s->leader_views; appends to s->marks and s->details.
+void CheckLeaderViews(const std::vector<Proclamation>& proclamations,
+                      const std::vector<LeaderView>& views, Summary* s);
 
 // The summary table, for stdout.
 std::string FormatSummary(const Summary& s);

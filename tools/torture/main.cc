@@ -13,6 +13,14 @@
 //   redlock-torture --check=/tmp/t/history
 //   redlock-torture --majority --nemesis=kill --restart_guard=off
 //       --expect_violations    (exits 0 iff mutual exclusion was violated)
+//   redlock-torture --primitive=election --resources=1 --out=/tmp/e
+//
+// With --primitive=election the clients campaign in elections e0.. instead
+// (redlock/election.h): a leader writes the fenced resource with its epoch,
+// may proclaim a new value, and resigns; one iteration in four observes an
+// election instead, recording every leader it is told of. A leadership is
+// recorded as a fenced lock of the election's name; the checker also
+// judges the observers' views (history.h, CheckLeaderViews()).
 //
 // Every process, server and proxy is on 127.0.0.1 and is stopped by PID.
 
@@ -30,6 +38,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -45,8 +54,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "redlock/election.h"
 #include "redlock/fencing.h"
 #include "redlock/keys.h"
+#include "redlock/observer.h"
 #include "redlock/options.h"
 #include "redlock/redlock.h"
 #include "tests/support/fault_proxy.h"
@@ -99,6 +110,9 @@ ABSL_FLAG(double, svg_from, 0,
           "timeline.svg starts this many seconds into the run.");
 ABSL_FLAG(double, svg_to, 0,
           "timeline.svg ends this many seconds into the run (0: at the end).");
+ABSL_FLAG(std::string, primitive, "lock",
+          "What the clients take: lock (resources r0..), or election "
+          "(leaders and observers of elections e0..).");
 ABSL_FLAG(int, ttl_ms, 1000, "Lock TTL.");
 ABSL_FLAG(int, wait_ms, 2000, "Acquire wait budget.");
 ABSL_FLAG(int, work_ms, 300,
@@ -187,6 +201,137 @@ class Storage {
   std::unique_ptr<RedisClient> client_;
 };
 
+// --primitive=election: the PROCLAIM line of a campaign's first value, once
+// its lease is won (the value is written then, whether or not the campaign
+// goes on to succeed).
+class LeaseWatcher final : public redlock::Observer {
+ public:
+  LeaseWatcher(int fd, int id) : fd_(fd), id_(id) {}
+  void Campaigning(const std::string& name, const std::string& value) {
+    std::lock_guard<std::mutex> lock(mu_);
+    name_ = name;
+    value_ = value;
+  }
+  void OnAcquired(const redlock::AcquiredEvent& event) override {
+    const int64_t now = NowNs();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (event.resource != redlock::ElectionResource(name_)) return;
+    AppendLine(fd_, absl::StrFormat(
+                        "PROCLAIM c=%d res=%s epoch=%d rev=1 value=%s start=%d",
+                        id_, name_, event.fence, value_, now));
+  }
+
+ private:
+  const int fd_;
+  const int id_;
+  std::mutex mu_;
+  std::string name_;   // Guarded by mu_.
+  std::string value_;  // Guarded by mu_.
+};
+
+// --primitive=election: campaign, lead (two steps of work, a fenced write
+// with the epoch after each, a proclamation after the first now and then),
+// resign; or observe for a while.
+int RunElectionClient(int id, int fd, redlock::Redlock& client,
+                      LeaseWatcher& watcher, Storage& storage,
+                      const std::vector<std::string>& elections) {
+  const int ttl_ms = absl::GetFlag(FLAGS_ttl_ms);
+  const int work_ms = std::max(2, absl::GetFlag(FLAGS_work_ms));
+  std::mt19937_64 rng(absl::GetFlag(FLAGS_seed) * 7919 + id);
+  const int64_t deadline = absl::GetFlag(FLAGS_deadline_ns);
+  int64_t seq = 0, campaigns = 0, watches = 0;
+  while (NowNs() < deadline) {
+    const std::string& name = elections[rng() % elections.size()];
+    if (rng() % 4 == 0) {
+      const int64_t watch = watches++;
+      redlock::ObserveOptions observe;
+      observe.poll_every = absl::Milliseconds(std::max(50, ttl_ms / 4));
+      observe.on_leader = [fd, id, watch](const redlock::LeaderInfo& info) {
+        AppendLine(fd, absl::StrFormat(
+                           "VIEW c=%d w=%d res=%s epoch=%d rev=%d value=%s "
+                           "t=%d",
+                           id, watch, info.name, info.epoch, info.revision,
+                           info.value, NowNs()));
+      };
+      absl::StatusOr<redlock::ObserveHandle> handle =
+          client.Observe(name, std::move(observe));
+      SleepMs(work_ms + static_cast<int64_t>(rng() % (2 * work_ms + 1)));
+      if (handle.ok()) handle->Stop();
+      continue;
+    }
+    const std::string base = absl::StrFormat("c%d-%d", id, campaigns++);
+    watcher.Campaigning(name, base + "-r1");
+    redlock::CampaignOptions co;
+    co.ttl = absl::Milliseconds(ttl_ms);
+    co.wait = absl::Milliseconds(absl::GetFlag(FLAGS_wait_ms));
+    const int64_t start = NowNs();
+    absl::StatusOr<redlock::Leadership> lead =
+        client.Campaign(name, base + "-r1", std::move(co));
+    const int64_t ret = NowNs();
+    if (!lead.ok()) {
+      AppendLine(
+          fd, absl::StrFormat("ACQFAIL c=%d res=%s start=%d ret=%d code=%s", id,
+                              name, start, ret,
+                              absl::StatusCodeToString(lead.status().code())));
+      SleepMs(20);
+      continue;
+    }
+    const int64_t s = seq++;
+    auto vu = [&lead] {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                 lead->lock().valid_until().time_since_epoch())
+          .count();
+    };
+    std::string votes;
+    for (const redlock::MasterVote& v : lead->lock().votes()) {
+      votes += "gdfp"[static_cast<int>(v.kind)];
+    }
+    const uint64_t epoch = lead->epoch();
+    AppendLine(
+        fd, absl::StrFormat("ACQ c=%d s=%d res=%s token=%s fence=%d start=%d "
+                            "ret=%d vu=%d votes=%s",
+                            id, s, name, lead->lock().token(), epoch, start,
+                            ret, vu(), votes));
+    AppendLine(fd, absl::StrFormat("WS c=%d s=%d t=%d", id, s, NowNs()));
+    int64_t revision = 2;
+    for (int step = 0; step < 2; ++step) {
+      SleepMs(work_ms / 2 + static_cast<int64_t>(rng() % (work_ms / 2 + 1)));
+      // Whether still valid or not (a SIGSTOP may have outlasted the
+      // lease): only the epoch can stop a stale leader's write.
+      const int64_t send = NowNs();
+      const std::string r =
+          storage.Fenced(name, epoch, absl::StrCat(id, ":", s));
+      AppendLine(fd, absl::StrFormat("FW c=%d s=%d res=%s fence=%d send=%d "
+                                     "ans=%d result=%s",
+                                     id, s, name, epoch, send, NowNs(), r));
+      if (step == 0 && rng() % 2 == 0) {
+        const std::string value = absl::StrCat(base, "-r", revision);
+        const int64_t sent = NowNs();
+        absl::Status proclaimed = client.Proclaim(*lead, value);
+        // Refused at once (lost): nothing was sent. Otherwise it may have
+        // landed whatever the outcome.
+        if (proclaimed.code() != absl::StatusCode::kFailedPrecondition) {
+          AppendLine(fd,
+                     absl::StrFormat("PROCLAIM c=%d res=%s epoch=%d "
+                                     "rev=%d value=%s start=%d",
+                                     id, name, epoch, revision, value, sent));
+          ++revision;
+        }
+      }
+    }
+    AppendLine(fd, absl::StrFormat("WE c=%d s=%d t=%d", id, s, NowNs()));
+    AppendLine(fd, absl::StrFormat("VU c=%d s=%d vu=%d", id, s, vu()));
+    auto rel = client.Resign(*lead);
+    AppendLine(fd, absl::StrFormat("REL c=%d s=%d t=%d result=%s released=%d",
+                                   id, s, NowNs(),
+                                   !rel.ok()    ? "error"
+                                   : rel->freed ? "ok"
+                                                : "partial",
+                                   rel.ok() ? rel->released : -1));
+  }
+  return 0;
+}
+
 int RunClient() {
   const int id = absl::GetFlag(FLAGS_client_id);
   const int fd = open(absl::GetFlag(FLAGS_history_file).c_str(),
@@ -198,14 +343,25 @@ int RunClient() {
       absl::StrSplit(absl::GetFlag(FLAGS_client_masters), ',');
   std::vector<std::string> resources =
       absl::StrSplit(absl::GetFlag(FLAGS_resource_names), ',');
-  auto client = redlock::Redlock::Create(
+  redlock::Options options =
       ClientOptions(masters, absl::GetFlag(FLAGS_restart_guard) != "off",
-                    ttl_ms, absl::GetFlag(FLAGS_drift_factor)));
+                    ttl_ms, absl::GetFlag(FLAGS_drift_factor));
+  const bool election = absl::GetFlag(FLAGS_primitive) == "election";
+  auto watcher = std::make_shared<LeaseWatcher>(fd, id);
+  if (election) options.observer = watcher;
+  auto client = redlock::Redlock::Create(std::move(options));
   if (!client.ok()) {
     fprintf(stderr, "client %d: %s\n", id, client.status().ToString().c_str());
     return 2;
   }
   Storage storage(absl::GetFlag(FLAGS_storage_port));
+  if (election) {
+    const int rc =
+        RunElectionClient(id, fd, **client, *watcher, storage, resources);
+    client->reset();
+    close(fd);
+    return rc;
+  }
   std::mt19937_64 rng(absl::GetFlag(FLAGS_seed) * 7919 + id);
   const int64_t deadline = absl::GetFlag(FLAGS_deadline_ns);
   redlock::AcquireOptions ao;
@@ -522,8 +678,16 @@ int RunOrchestrator(const char* argv0) {
     servers.push_back(std::move(*s));
     proxies.push_back(std::move(*p));
   }
+  const std::string primitive = absl::GetFlag(FLAGS_primitive);
+  if (primitive != "lock" && primitive != "election") {
+    fprintf(stderr, "--primitive must be lock or election\n");
+    return 2;
+  }
+  const bool election = primitive == "election";
   std::vector<std::string> resources;
-  for (int i = 0; i < r; ++i) resources.push_back(absl::StrCat("r", i));
+  for (int i = 0; i < r; ++i) {
+    resources.push_back(absl::StrCat(election ? "e" : "r", i));
+  }
 
   const int nfd = open((hist + "/nemesis.log").c_str(),
                        O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
@@ -542,7 +706,7 @@ int RunOrchestrator(const char* argv0) {
           "RUN t0=%d end=%d heal=%d ttl_ms=%d retry_max_ms=%d "
           "clients=%d masters=%d resources=%s seed=%d "
           "persistence=%s guard=%s nemesis=%s majority=%d fencing=%s "
-          "drift_factor=%g clock_masters=%s clock_speed=%g",
+          "drift_factor=%g clock_masters=%s clock_speed=%g primitive=%s",
           t0, end, t0 + heal_ms * 1000000, ttl_ms, kRetryMaxMs, k, n,
           absl::StrJoin(resources, ","), seed, absl::GetFlag(FLAGS_persistence),
           guard ? "on" : "off", nem, absl::GetFlag(FLAGS_majority) ? 1 : 0,
@@ -550,7 +714,7 @@ int RunOrchestrator(const char* argv0) {
           absl::GetFlag(FLAGS_clock_masters).empty()
               ? "-"
               : absl::GetFlag(FLAGS_clock_masters),
-          clock_speed));
+          clock_speed, primitive));
   printf(
       "redlock-torture: %d clients, %d resources, %d masters, %ds, seed "
       "%llu, persistence %s, restart_guard %s, nemesis %s%s: %zu fault "
@@ -583,6 +747,7 @@ int RunOrchestrator(const char* argv0) {
         absl::StrCat("--work_ms=", absl::GetFlag(FLAGS_work_ms)),
         absl::StrCat("--wait_ms=", absl::GetFlag(FLAGS_wait_ms)),
         absl::StrCat("--drift_factor=", drift_factor),
+        absl::StrCat("--primitive=", primitive),
         absl::StrCat("--seed=", seed)};
     const std::string log = absl::StrFormat("%s/client-%d.stderr", out, i);
     pid_t pid = fork();
@@ -701,7 +866,10 @@ int RunOrchestrator(const char* argv0) {
     }
     ++checked;
     for (const std::string& res : resources) {
-      const std::string key = redlock::LockKey(key_options, res);
+      // An election's lease (its record stays, by design).
+      const std::string key = election
+                                  ? redlock::ElectionLockKey(key_options, res)
+                                  : redlock::LockKey(key_options, res);
       auto v = (*c)->Get(key);
       if (!v.ok() || v->has_value()) {
         AppendLine(nfd,
