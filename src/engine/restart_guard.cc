@@ -61,6 +61,11 @@ RestartGuard::RestartGuard(Runtime* runtime, const Options& options,
   marker_busy_.assign(masters_.size(), false);
   first_marker_.assign(masters_.size(), std::string());
   rejudge_timer_ = runtime_->NewTimer([this] { RefreshMarkers(); });
+  bootstrap_retry_timer_ = runtime_->NewTimer([this] {
+    if (shut_down_ || deployment_seen_) return;
+    Judge();
+    on_change_();
+  });
   max_ttl_agreement_ = ComputeMaxTtlAgreement();
 }
 
@@ -381,7 +386,15 @@ void RestartGuard::ReadMarker(size_t i) {
   get.args = {"GET", marker_key_};
   masters_[i]->Send(get, [this, i](absl::StatusOr<RedisReply> reply) {
     marker_busy_[i] = false;
-    if (shut_down_ || !reply.ok()) return;
+    if (shut_down_) return;
+    if (!reply.ok()) {
+      // The bootstrap waits for this read (MaybeBootstrap()): ask again
+      // later, not never. A reconnect reads it in its handshake anyway.
+      if (!deployment_seen_ && !bootstrap_retry_timer_->armed()) {
+        bootstrap_retry_timer_->Arm(options_.request_timeout);
+      }
+      return;
+    }
     // Whatever marker is stored now; a read never unmarks a master.
     if (reply->type == RedisReply::Type::kString) {
       // The once-a-second re-read of a record that did not change: nothing

@@ -186,6 +186,11 @@ class RestartGuard {
   // Judges again the masters Judge() could not tell yet (a young
   // deployment), once it is past the judgement horizon.
   std::unique_ptr<Timer> rejudge_timer_;
+  // Before the bootstrap: a marker read that got no answer (a timeout on a
+  // slow link) is what the freshness check waits for, and nothing else
+  // would ask again while that master stays connected; this asks again a
+  // request timeout later.
+  std::unique_ptr<Timer> bootstrap_retry_timer_;
   // Per master: a marker write or read is on its way.
   std::vector<bool> marker_busy_;
   // Per master: "<time>:<run_id>" of the first marker this client read

@@ -257,6 +257,20 @@ TEST(SimWorldTest, SeedsThatFoundTheUptimeResolutionHoleStayClean) {
   }
 }
 
+// Found by the election worlds (issue 49): m3 crashes before any client
+// marked the new deployment, and m2's link turns slow just as a client reads
+// the markers again before bootstrapping (a read must be fresh). That read
+// timed out on a connection that stayed up, nothing asked again, and no
+// client ever bootstrapped: every acquisition of the history, the probe's
+// included, failed kUnavailable ("not yet judged"). A failed marker read
+// before the bootstrap is now asked again a request timeout later
+// (RestartGuard::bootstrap_retry_timer_; mutant
+// bootstrap-read-never-retried).
+TEST(SimWorldTest, SeedThatFoundABootstrapStuckOnAnUnansweredReadStaysLive) {
+  const torture::Summary s = RunRecorded({"election-guarded", 415, 3, 20});
+  EXPECT_EQ(s.violations(), 0) << Details(s);
+}
+
 // A seed where all three masters restarted empty one after another, each
 // within a second of the marking (so none could be judged reborn yet): a
 // client that had only ever seen the deployment marked took it for a new one
