@@ -223,6 +223,85 @@ TEST_F(CliElectTest, ListenPrintsTheLeaderThenTheNextOneInOrder) {
   EXPECT_EQ(b->Wait().exit_code, 0);
 }
 
+TEST_F(CliElectTest, ALeaderKilledIsFollowedOnceItsLeaseRunsOut) {
+  // Three candidates; the leader's `redlock elect` is SIGKILLed (nothing
+  // resigns: its lease expires on the masters).
+  auto first =
+      Start({"elect", "--ttl=2s", "sched", "--", "sh", "-c",
+             absl::StrCat("echo $REDLOCK_EPOCH > ", Path("first.epoch"),
+                          "; echo $$ > ", Path("first.pid"), "; exec sleep 60")});
+  ASSERT_TRUE(WaitForFile(Path("first.pid")));
+  std::vector<std::unique_ptr<Cli>> others;
+  for (const char* name : {"b", "c"}) {
+    others.push_back(
+        Start({"elect", "-v", "--ttl=2s", "sched", "--", "sh", "-c",
+               absl::StrCat("echo $REDLOCK_EPOCH > ", Path(name),
+                            ".epoch; ", AwaitFile(Path("go")))}));
+    ASSERT_TRUE(
+        WaitForText(others.back()->err_path(), "campaigning for election"))
+        << ReadFile(others.back()->err_path());
+  }
+  const absl::Time killed = absl::Now();
+  ASSERT_EQ(kill(first->pid(), SIGKILL), 0);
+  const Finished f1 = first->Wait();
+  EXPECT_EQ(f1.exit_code, 128 + SIGKILL) << f1;
+  // Its command, orphaned, is this test's to stop.
+  const uint64_t orphan = NumberIn(Path("first.pid"));
+  if (orphan > 1) kill(static_cast<pid_t>(orphan), SIGKILL);
+
+  // One of the two leads next, with a larger epoch; the other waits.
+  const absl::Time deadline = absl::Now() + kBound;
+  while (!Exists(Path("b.epoch")) && !Exists(Path("c.epoch")) &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  const absl::Duration gap = absl::Now() - killed;
+  ASSERT_TRUE(Exists(Path("b.epoch")) || Exists(Path("c.epoch")));
+  // Within the 2 s lease and the retry delay: a generous bound that proves
+  // nobody waited for anything else.
+  EXPECT_LT(gap, absl::Seconds(8));
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_FALSE(Exists(Path("b.epoch")) && Exists(Path("c.epoch")))
+      << "two leaders at once";
+  const std::string next =
+      Exists(Path("b.epoch")) ? Path("b.epoch") : Path("c.epoch");
+  EXPECT_GT(NumberIn(next), NumberIn(Path("first.epoch")));
+  Touch(Path("go"));
+  for (auto& cli : others) EXPECT_EQ(cli->Wait().exit_code, 0);
+  EXPECT_GT(NumberIn(Path("b.epoch")), NumberIn(Path("first.epoch")));
+  EXPECT_GT(NumberIn(Path("c.epoch")), NumberIn(Path("first.epoch")));
+  EXPECT_NE(NumberIn(Path("b.epoch")), NumberIn(Path("c.epoch")));
+}
+
+TEST_F(CliElectTest, ALeaderStoppedPastItsLeaseStopsItsCommandWhenWoken) {
+  // The leader's `redlock elect` (not its command) is SIGSTOPped past its
+  // lease; another candidate leads meanwhile. Woken, the first learns it
+  // lost, stops its command and exits 76; the command, which ran on
+  // unaware, is what fencing (the epoch) is for.
+  auto first = Start(
+      {"elect", "--ttl=3s", "--grace=2s", "sched", "--", "sh", "-c",
+       absl::StrCat("echo $REDLOCK_EPOCH > ", Path("first.epoch"),
+                    "; trap 'echo term > ", Path("first.term"),
+                    "; exit 0' TERM; while :; do sleep 0.05; done")});
+  ASSERT_TRUE(WaitForFile(Path("first.epoch"))) << ReadFile(first->err_path());
+  auto second =
+      Start({"elect", "--ttl=3s", "sched", "--", "sh", "-c",
+             absl::StrCat("echo $REDLOCK_EPOCH > ", Path("second.epoch"), "; ",
+                          AwaitFile(Path("go")))});
+  ASSERT_EQ(kill(first->pid(), SIGSTOP), 0);
+  ASSERT_TRUE(WaitForFile(Path("second.epoch")));
+  EXPECT_GT(NumberIn(Path("second.epoch")), NumberIn(Path("first.epoch")));
+  EXPECT_FALSE(Exists(Path("first.term")));
+  ASSERT_EQ(kill(first->pid(), SIGCONT), 0);
+  const Finished f1 = first->Wait();
+  EXPECT_EQ(f1.exit_code, kLost) << f1;
+  EXPECT_TRUE(Exists(Path("first.term")));
+  // The second leads on, undisturbed.
+  EXPECT_FALSE(second->Done());
+  Touch(Path("go"));
+  EXPECT_EQ(second->Wait().exit_code, 0);
+}
+
 TEST_F(CliElectTest, LosingTheLeaseStopsTheCommandBeforeItExpiresAndExits76) {
   const absl::Duration ttl = absl::Seconds(3);
   auto cli =
