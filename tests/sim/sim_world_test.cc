@@ -777,7 +777,7 @@ ElectionCounts RunElections(const char* name, uint64_t seeds) {
 
 TEST(SimWorldTest, ElectionHistoriesLeadObserveAndFenceStaleLeaders) {
   for (const char* name : {"election", "election-guarded"}) {
-    const ElectionCounts n = RunElections(name, 150);
+    const ElectionCounts n = RunElections(name, 40);
     EXPECT_GT(n.leaders, 5 * n.histories) << name;
     EXPECT_GT(n.proclamations, n.leaders) << name;
     EXPECT_GT(n.views, 10 * n.histories) << name;
@@ -792,7 +792,7 @@ TEST(SimWorldTest, ElectionHistoriesLeadObserveAndFenceStaleLeaders) {
 
 TEST(SimWorldTest, ElectionHistoriesWithChurnAndPartialLossPass) {
   for (const char* name : {"election-churn", "election-partial"}) {
-    const ElectionCounts n = RunElections(name, 150);
+    const ElectionCounts n = RunElections(name, 40);
     EXPECT_GT(n.leaders, 5 * n.histories) << name;
     EXPECT_GT(n.views, 5 * n.histories) << name;
   }
