@@ -10,6 +10,10 @@
 #define REDLOCK_EXAMPLES_LEASE_LEASE_SEQUENCE_H_
 
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -17,6 +21,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "redlock/redlock.h"
+#include "tests/support/test_options.h"
 
 namespace redlock::examples {
 
@@ -27,6 +32,14 @@ inline AcquireOptions SequenceLease() {
   options.wait = absl::Seconds(3);
   options.fencing = true;
   return options;
+}
+
+// A client of `masters` with the tests' options (tests/support).
+inline std::unique_ptr<Redlock> SequenceClient(
+    const std::vector<std::string>& masters) {
+  auto client = Redlock::Create(testing::TestOptions(masters));
+  EXPECT_TRUE(client.ok()) << client.status();
+  return client.ok() ? *std::move(client) : nullptr;
 }
 
 struct LeaseSequenceResult {

@@ -88,9 +88,7 @@ class PostgresFencingTest : public ::testing::Test {
   }
 
   std::unique_ptr<Redlock> MakeClient() {
-    auto client = Redlock::Create(TestOptions(cluster_->Uris()));
-    EXPECT_TRUE(client.ok()) << client.status();
-    return client.ok() ? *std::move(client) : nullptr;
+    return examples::SequenceClient(cluster_->Uris());
   }
 
   void Exec(const char* sql) {

@@ -229,6 +229,18 @@ class LeaseWatcher final : public redlock::Observer {
   std::string value_;  // Guarded by mu_.
 };
 
+// Records a failed acquisition (or campaign) of `res`, started at `start`
+// and returned at `ret`, and pauses: an outage fails at once, so a client
+// must not spin.
+void LogAcquireFailure(int fd, int id, const std::string& res, int64_t start,
+                       int64_t ret, const absl::Status& status) {
+  AppendLine(fd,
+             absl::StrFormat("ACQFAIL c=%d res=%s start=%d ret=%d code=%s", id,
+                             res, start, ret,
+                             absl::StatusCodeToString(status.code())));
+  SleepMs(20);
+}
+
 // --primitive=election: campaign, lead (two steps of work, a fenced write
 // with the epoch after each, a proclamation after the first now and then),
 // resign; or observe for a while.
@@ -269,11 +281,7 @@ int RunElectionClient(int id, int fd, redlock::Redlock& client,
         client.Campaign(name, base + "-r1", std::move(co));
     const int64_t ret = NowNs();
     if (!lead.ok()) {
-      AppendLine(
-          fd, absl::StrFormat("ACQFAIL c=%d res=%s start=%d ret=%d code=%s", id,
-                              name, start, ret,
-                              absl::StatusCodeToString(lead.status().code())));
-      SleepMs(20);
+      LogAcquireFailure(fd, id, name, start, ret, lead.status());
       continue;
     }
     const int64_t s = seq++;
@@ -375,11 +383,7 @@ int RunClient() {
     absl::StatusOr<redlock::Lock> lock = (*client)->Acquire(res, ao);
     const int64_t ret = NowNs();
     if (!lock.ok()) {
-      AppendLine(
-          fd, absl::StrFormat("ACQFAIL c=%d res=%s start=%d ret=%d code=%s", id,
-                              res, start, ret,
-                              absl::StatusCodeToString(lock.status().code())));
-      SleepMs(20);  // An outage fails at once: do not spin.
+      LogAcquireFailure(fd, id, res, start, ret, lock.status());
       continue;
     }
     const int64_t s = seq++;
