@@ -305,8 +305,9 @@ class AsyncRedlock {
   // for a resource), `sem.limit` not in [1, 1024], `sem.permits` not in
   // [1, limit] (the message names the field), a bad TTL or wait, or
   // `options.fencing` (a semaphore has no fencing token: its holders are
-  // not one after another) or `options.shared`. A waiter is woken by a release of a permit of
-  // `name` (RetryPolicy::wake_on_release), as a lock's waiter is.
+  // not one after another) or `options.shared`. A waiter is woken by a release
+  // of a permit of `name` (RetryPolicy::wake_on_release), as a lock's waiter
+  // is.
   absl::Status AcquirePermitsAsync(absl::string_view name,
                                    const SemaphoreOptions& sem,
                                    const AcquireOptions& options,

@@ -39,9 +39,9 @@ bool ParsePositive(absl::string_view text, uint64_t* out) {
 }
 
 absl::Status Malformed(absl::string_view what, absl::string_view text) {
-  return absl::InternalError(
-      absl::StrCat("a malformed election ", what, " \"",
-                   absl::CHexEscape(text.substr(0, 64)), "\""));
+  return absl::InternalError(absl::StrCat("a malformed election ", what, " \"",
+                                          absl::CHexEscape(text.substr(0, 64)),
+                                          "\""));
 }
 
 }  // namespace

@@ -251,18 +251,19 @@ absl::Status Redlock::WorkWhileHeld(
     ~Finisher() {
       using Report = absl::StatusOr<ReleaseReport>;
       impl->Call<Report>([this](auto done) {
-        if (keeper->has_value()) {
-          (*keeper)->Stop(/*release=*/false);
-          keeper->reset();
-          impl->UnpinLoop();
-        }
-        if (lock->released()) {
-          done(Report(ReleaseReport{}));
-          return absl::OkStatus();
-        }
-        return impl->engine().ReleaseAsync(*lock, ReleaseOptions{},
-                                           std::move(done));
-      }).IgnoreError();
+            if (keeper->has_value()) {
+              (*keeper)->Stop(/*release=*/false);
+              keeper->reset();
+              impl->UnpinLoop();
+            }
+            if (lock->released()) {
+              done(Report(ReleaseReport{}));
+              return absl::OkStatus();
+            }
+            return impl->engine().ReleaseAsync(*lock, ReleaseOptions{},
+                                               std::move(done));
+          })
+          .IgnoreError();
     }
   } finisher{impl_.get(), &keeper, &*lock};
   if (!started.ok()) return started;

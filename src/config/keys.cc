@@ -17,8 +17,8 @@ std::string FenceCounterKey(const Options& options,
 }
 
 std::string ElectionResource(absl::string_view name) {
-  return absl::StrCat(kReservedResourcePrefix, "elect",
-                      kReservedResourcePrefix, ":", name);
+  return absl::StrCat(kReservedResourcePrefix, "elect", kReservedResourcePrefix,
+                      ":", name);
 }
 
 std::string ElectionLockKey(const Options& options, absl::string_view name) {

@@ -31,8 +31,9 @@ RoundConfig JudgedRound(const OperationHost& host) {
   return config;
 }
 
-VoteTally TallyFor(const OperationHost& host, int masters,
-                   const std::shared_ptr<const std::vector<QuorumGroup>>& groups) {
+VoteTally TallyFor(
+    const OperationHost& host, int masters,
+    const std::shared_ptr<const std::vector<QuorumGroup>>& groups) {
   return groups != nullptr ? VoteTally(masters, groups)
                            : VoteTally(masters, host.quorum());
 }
@@ -60,8 +61,8 @@ absl::Status CheckElectionValue(absl::string_view value) {
   return absl::OkStatus();
 }
 
-CampaignOp::CampaignOp(OperationHost* host, std::string name,
-                       std::string value, CampaignOptions options,
+CampaignOp::CampaignOp(OperationHost* host, std::string name, std::string value,
+                       CampaignOptions options,
                        AsyncRedlock::CampaignCallback done)
     : NamedOperation(host, absl::StrCat("campaign \"", name, "\"")),
       name_(std::move(name)),
@@ -109,8 +110,9 @@ void CampaignOp::OnRound(RoundResult result) {
   if (!result.status.ok()) {
     GiveBack();
     Fail(absl::Status(result.status.code(),
-                      absl::StrCat(What(), ": the leader's value was not "
-                                           "written to a quorum: ",
+                      absl::StrCat(What(),
+                                   ": the leader's value was not "
+                                   "written to a quorum: ",
                                    result.status.message())));
     return;
   }
@@ -217,8 +219,7 @@ RoundConfig LeaderReadRound(const OperationHost& host, absl::string_view name) {
         for (const std::optional<RedisReply>& reply : replies) {
           if (!reply.has_value()) continue;
           absl::StatusOr<LeaderReading> reading = ParseLeaderReading(*reply);
-          if (reading.ok() &&
-              reading->kind == LeaderReading::Kind::kLeading &&
+          if (reading.ok() && reading->kind == LeaderReading::Kind::kLeading &&
               ++named[reading->record.token] >= quorum) {
             return true;
           }
@@ -250,7 +251,8 @@ absl::StatusOr<LeaderInfo> JudgeLeaderRound(
       // A master that restarted empty says "vacant" of a lease it lost:
       // only one the guard trusts counts, once per server.
       const absl::string_view server = host.guard().FailureDomain(i);
-      if (!server.empty() && !vacant_servers.insert(std::string(server)).second) {
+      if (!server.empty() &&
+          !vacant_servers.insert(std::string(server)).second) {
         continue;
       }
       vacant.Record(i, Vote::kGranted);
@@ -278,9 +280,9 @@ absl::StatusOr<LeaderInfo> JudgeLeaderRound(
     return info;
   }
   if (vacant.QuorumReached()) {
-    return absl::NotFoundError(
-        absl::StrCat("no leader of \"", name, "\": ", vacant.granted(), " of ",
-                     n, " masters hold no lease"));
+    return absl::NotFoundError(absl::StrCat("no leader of \"", name,
+                                            "\": ", vacant.granted(), " of ", n,
+                                            " masters hold no lease"));
   }
   return absl::UnavailableError(
       absl::StrCat("the leader of \"", name,
@@ -351,7 +353,8 @@ void ObserveOp::OnRound(RoundResult result) {
     revision_ = info->revision;
     host_->completions().Post(
         [live = live_, self = shared_from_this(), info = *std::move(info)] {
-          if (*live) static_cast<ObserveOp*>(self.get())->options_.on_leader(info);
+          if (*live)
+            static_cast<ObserveOp*>(self.get())->options_.on_leader(info);
         });
   }
   if (std::exchange(read_again_, false)) {

@@ -37,12 +37,12 @@ struct LeadershipState {
         value(std::move(value_in)) {}
 
   const std::string name;
-  const Lock lock;            // The lease: lock.fence() is the epoch.
+  const Lock lock;  // The lease: lock.fence() is the epoch.
   mutable std::mutex mu;
-  std::string value;          // Guarded by mu: the last proclaimed.
-  uint64_t revision = 1;      // Guarded by mu: value's.
-  uint64_t next_revision = 2; // Guarded by mu: the next Proclaim()'s.
-  bool resigned = false;      // Guarded by mu.
+  std::string value;           // Guarded by mu: the last proclaimed.
+  uint64_t revision = 1;       // Guarded by mu: value's.
+  uint64_t next_revision = 2;  // Guarded by mu: the next Proclaim()'s.
+  bool resigned = false;       // Guarded by mu.
   // Loop thread only: the lease's keep-alive, and whether the blocking
   // client pinned its loop for it (Redlock::Campaign()).
   std::weak_ptr<KeepAliveOp> keep_alive;

@@ -2,8 +2,6 @@
 
 #include "src/engine/engine.h"
 
-#include "src/engine/election_ops.h"
-
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -642,15 +640,15 @@ absl::Status Engine::Campaign(absl::string_view name, absl::string_view value,
     return status;
   }
   if (!done) return absl::InvalidArgumentError("callback must not be empty");
-  auto op = std::make_shared<CampaignOp>(this, std::string(name),
-                                         std::string(value), std::move(options),
-                                         std::move(done));
+  auto op =
+      std::make_shared<CampaignOp>(this, std::string(name), std::string(value),
+                                   std::move(options), std::move(done));
   std::weak_ptr<CampaignOp> weak = op;
-  absl::Status status = AcquireLease(
-      ElectionResource(name), op->LeaseOptions(),
-      [weak](absl::StatusOr<Lock> lease) {
-        if (auto self = weak.lock()) self->OnAcquired(std::move(lease));
-      });
+  absl::Status status = AcquireLease(ElectionResource(name), op->LeaseOptions(),
+                                     [weak](absl::StatusOr<Lock> lease) {
+                                       if (auto self = weak.lock())
+                                         self->OnAcquired(std::move(lease));
+                                     });
   if (!status.ok()) return status;
   operations_.insert(op);
   return absl::OkStatus();
@@ -732,7 +730,8 @@ absl::Status Engine::Leader(absl::string_view name,
     return status;
   }
   if (!done) return absl::InvalidArgumentError("callback must not be empty");
-  auto op = std::make_shared<LeaderOp>(this, std::string(name), std::move(done));
+  auto op =
+      std::make_shared<LeaderOp>(this, std::string(name), std::move(done));
   operations_.insert(op);
   std::weak_ptr<LeaderOp> weak = op;
   WhenReadyToAttempt([weak] {
@@ -750,13 +749,12 @@ absl::StatusOr<std::weak_ptr<ObserveOp>> Engine::Observe(
     return absl::InvalidArgumentError("ObserveOptions.on_leader is required");
   }
   if (options.poll_every <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ObserveOptions.poll_every (",
-                     absl::FormatDuration(options.poll_every),
-                     ") must be positive"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ObserveOptions.poll_every (", absl::FormatDuration(options.poll_every),
+        ") must be positive"));
   }
-  auto op = std::make_shared<ObserveOp>(this, std::string(name),
-                                        std::move(options));
+  auto op =
+      std::make_shared<ObserveOp>(this, std::string(name), std::move(options));
   operations_.insert(op);
   op->Start();
   return std::weak_ptr<ObserveOp>(op);

@@ -166,8 +166,7 @@ class Engine final : public OperationHost {
   absl::Status CheckHold(absl::Duration ttl, absl::Duration* extend_every,
                          absl::Duration* safety_margin,
                          absl::Duration max_hold) const;
-  absl::Status AcquireLease(std::string resource,
-                            const AcquireOptions& options,
+  absl::Status AcquireLease(std::string resource, const AcquireOptions& options,
                             AsyncRedlock::AcquireCallback done) override;
   absl::Status CheckTtl(absl::Duration ttl) const;
 

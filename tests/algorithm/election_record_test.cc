@@ -120,8 +120,7 @@ TEST(ProclaimCommandTest, CarriesTheLeaseTheRecordAndTheRecordFields) {
                                               "2", "v v"}));
   Command read = LeaderReadCommand("lease", "record");
   EXPECT_EQ(read.script, nullptr);
-  EXPECT_EQ(read.args,
-            (std::vector<std::string>{"MGET", "lease", "record"}));
+  EXPECT_EQ(read.args, (std::vector<std::string>{"MGET", "lease", "record"}));
 }
 
 }  // namespace

@@ -20,9 +20,9 @@
 
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "redlock/async_redlock.h"
 #include "redlock/fencing.h"
 #include "redlock/keys.h"
-#include "redlock/async_redlock.h"
 #include "redlock/redlock.h"
 #include "tests/support/await_call.h"
 #include "tests/support/loop_runner.h"
@@ -93,10 +93,9 @@ class Heard {
 // Every view strictly after the one before: (epoch, revision) increasing.
 void ExpectInEpochOrder(const std::vector<LeaderInfo>& seen) {
   for (size_t i = 1; i < seen.size(); ++i) {
-    const bool later =
-        seen[i].epoch > seen[i - 1].epoch ||
-        (seen[i].epoch == seen[i - 1].epoch &&
-         seen[i].revision > seen[i - 1].revision);
+    const bool later = seen[i].epoch > seen[i - 1].epoch ||
+                       (seen[i].epoch == seen[i - 1].epoch &&
+                        seen[i].revision > seen[i - 1].revision);
     EXPECT_TRUE(later) << "view " << i << " (" << seen[i].epoch << "/"
                        << seen[i].revision << ") is not after ("
                        << seen[i - 1].epoch << "/" << seen[i - 1].revision
@@ -145,17 +144,18 @@ class ElectionTest : public ::testing::Test {
 
   // Deletes the lease on every master: as if it had expired everywhere.
   void DeleteLeaseEverywhere() {
-    OnMasters({0, 1, 2, 3, 4}, {{"DEL", ElectionLockKey(Options(), kElection)}});
+    OnMasters({0, 1, 2, 3, 4},
+              {{"DEL", ElectionLockKey(Options(), kElection)}});
   }
 
   // Writes a lease holding `token` and a record naming it on `masters`, by
   // hand (what no campaign of this test made).
   void WriteLease(const std::vector<int>& masters, const std::string& token,
                   const std::string& record) {
-    OnMasters(masters,
-              {{"SET", ElectionLockKey(Options(), kElection), token, "PX",
-                "8000"},
-               {"SET", ElectionRecordKey(Options(), kElection), record}});
+    OnMasters(
+        masters,
+        {{"SET", ElectionLockKey(Options(), kElection), token, "PX", "8000"},
+         {"SET", ElectionRecordKey(Options(), kElection), record}});
   }
 
   std::unique_ptr<RedisCluster> cluster_;
@@ -279,8 +279,7 @@ TEST_F(ElectionTest, ALeaderThatDiesIsFollowedWithinItsLeaseAndNeverOverlaps) {
   std::vector<std::unique_ptr<Redlock>> others;
   others.push_back(MakeClient());
   others.push_back(MakeClient());
-  std::vector<absl::StatusOr<Leadership>> won(2,
-                                              absl::UnknownError("not yet"));
+  std::vector<absl::StatusOr<Leadership>> won(2, absl::UnknownError("not yet"));
   std::vector<MonotonicTime> won_at(2);
   std::vector<Cancellation> cancels(2);
   std::atomic<int> leaders{0};
@@ -643,7 +642,8 @@ TEST_F(ElectionTest, TheAsyncClientCampaignsProclaimsObservesAndResigns) {
   ExpectInEpochOrder(seen);
 }
 
-TEST_F(ElectionTest, DestroyingTheClientEndsAWaitingCampaignOnceAndStopsWatching) {
+TEST_F(ElectionTest,
+       DestroyingTheClientEndsAWaitingCampaignOnceAndStopsWatching) {
   auto a = MakeClient();
   ASSERT_NE(a, nullptr);
   absl::StatusOr<Leadership> first = a->Campaign(kElection, "a");

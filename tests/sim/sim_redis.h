@@ -65,9 +65,9 @@
 // loaded but running it returns an ERR reply.
 //
 // Data types: strings (MGET among their commands: nil for a key that is
-// missing or a set, as in Redis), and sets (for the readers' index) through SADD, SREM,
-// SMEMBERS and SCARD, each also a plain command. A set emptied by SREM is
-// deleted, as in Redis; a command of the other type answers WRONGTYPE.
+// missing or a set, as in Redis), and sets (for the readers' index) through
+// SADD, SREM, SMEMBERS and SCARD, each also a plain command. A set emptied by
+// SREM is deleted, as in Redis; a command of the other type answers WRONGTYPE.
 // SMEMBERS answers in ascending byte order (Redis answers in its hash
 // table's order, which no client can rely on; an all-integer set, an intset
 // there, comes sorted numerically).

@@ -707,7 +707,6 @@ TEST(SimWorldTest, SeedsThatFoundAFenceIssuedTwiceThroughTheFinishStayClean) {
     const torture::Summary& s = r.history.summary;
     EXPECT_EQ(s.violations(), 0) << "seed " << seed << "\n" << Details(s);
     EXPECT_EQ(r.reconfigure_phase, 2) << "seed " << seed;
-    
   }
 }
 

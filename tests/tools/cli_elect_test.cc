@@ -226,17 +226,17 @@ TEST_F(CliElectTest, ListenPrintsTheLeaderThenTheNextOneInOrder) {
 TEST_F(CliElectTest, ALeaderKilledIsFollowedOnceItsLeaseRunsOut) {
   // Three candidates; the leader's `redlock elect` is SIGKILLed (nothing
   // resigns: its lease expires on the masters).
-  auto first =
-      Start({"elect", "--ttl=2s", "sched", "--", "sh", "-c",
-             absl::StrCat("echo $REDLOCK_EPOCH > ", Path("first.epoch"),
-                          "; echo $$ > ", Path("first.pid"), "; exec sleep 60")});
+  auto first = Start(
+      {"elect", "--ttl=2s", "sched", "--", "sh", "-c",
+       absl::StrCat("echo $REDLOCK_EPOCH > ", Path("first.epoch"),
+                    "; echo $$ > ", Path("first.pid"), "; exec sleep 60")});
   ASSERT_TRUE(WaitForFile(Path("first.pid")));
   std::vector<std::unique_ptr<Cli>> others;
   for (const char* name : {"b", "c"}) {
     others.push_back(
         Start({"elect", "-v", "--ttl=2s", "sched", "--", "sh", "-c",
-               absl::StrCat("echo $REDLOCK_EPOCH > ", Path(name),
-                            ".epoch; ", AwaitFile(Path("go")))}));
+               absl::StrCat("echo $REDLOCK_EPOCH > ", Path(name), ".epoch; ",
+                            AwaitFile(Path("go")))}));
     ASSERT_TRUE(
         WaitForText(others.back()->err_path(), "campaigning for election"))
         << ReadFile(others.back()->err_path());
@@ -278,11 +278,11 @@ TEST_F(CliElectTest, ALeaderStoppedPastItsLeaseStopsItsCommandWhenWoken) {
   // lease; another candidate leads meanwhile. Woken, the first learns it
   // lost, stops its command and exits 76; the command, which ran on
   // unaware, is what fencing (the epoch) is for.
-  auto first = Start(
-      {"elect", "--ttl=3s", "--grace=2s", "sched", "--", "sh", "-c",
-       absl::StrCat("echo $REDLOCK_EPOCH > ", Path("first.epoch"),
-                    "; trap 'echo term > ", Path("first.term"),
-                    "; exit 0' TERM; while :; do sleep 0.05; done")});
+  auto first =
+      Start({"elect", "--ttl=3s", "--grace=2s", "sched", "--", "sh", "-c",
+             absl::StrCat("echo $REDLOCK_EPOCH > ", Path("first.epoch"),
+                          "; trap 'echo term > ", Path("first.term"),
+                          "; exit 0' TERM; while :; do sleep 0.05; done")});
   ASSERT_TRUE(WaitForFile(Path("first.epoch"))) << ReadFile(first->err_path());
   auto second =
       Start({"elect", "--ttl=3s", "sched", "--", "sh", "-c",

@@ -234,10 +234,9 @@ class LeaseWatcher final : public redlock::Observer {
 // must not spin.
 void LogAcquireFailure(int fd, int id, const std::string& res, int64_t start,
                        int64_t ret, const absl::Status& status) {
-  AppendLine(fd,
-             absl::StrFormat("ACQFAIL c=%d res=%s start=%d ret=%d code=%s", id,
-                             res, start, ret,
-                             absl::StatusCodeToString(status.code())));
+  AppendLine(fd, absl::StrFormat("ACQFAIL c=%d res=%s start=%d ret=%d code=%s",
+                                 id, res, start, ret,
+                                 absl::StatusCodeToString(status.code())));
   SleepMs(20);
 }
 
