@@ -406,9 +406,12 @@ class AsyncRedlock {
   // (options.on_lost), or the engine's destruction. Waits as an acquisition
   // does (woken when the leader resigns, polling otherwise) for
   // options.wait. Returns kInvalidArgument, without calling `done`, for an
-  // empty name or one with a space or a control character, a name longer than
-  // a resource may be, a value longer than kMaxElectionValueSize, a bad TTL
-  // or inconsistent extend_every/safety_margin. Otherwise calls `done`
+  // empty name, a name whose lease resource (ElectionResource(name)) is
+  // longer than a resource may be, a value longer than
+  // kMaxElectionValueSize, a bad TTL or inconsistent
+  // extend_every/safety_margin. (Any other bytes make a name; the tool,
+  // which prints names on one line, also refuses spaces and control
+  // characters.) Otherwise calls `done`
   // exactly once, on the loop thread, never before CampaignAsync() returns:
   //   OK                 elected; Leadership::epoch() is the fencing epoch.
   //   kAborted           another candidate led until the wait ran out.

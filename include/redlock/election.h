@@ -148,8 +148,8 @@ struct ObserveOptions {
 };
 
 // Stops an observation when destroyed or Stop()ped. Move-only. From an
-// AsyncRedlock, on its loop thread only; from a Redlock, on any thread but
-// not inside its own on_leader.
+// AsyncRedlock, on its loop thread only; from a Redlock, on any thread,
+// inside the client's own callbacks (on_leader, on_lost) too.
 class ObserveHandle {
  public:
   ObserveHandle() = default;

@@ -220,7 +220,8 @@ class Redlock {
   absl::Status Proclaim(const Leadership& leadership, absl::string_view value);
   absl::StatusOr<ReleaseReport> Resign(const Leadership& leadership);
   absl::StatusOr<LeaderInfo> Leader(absl::string_view name);
-  // The handle may be stopped from any thread but not from inside on_leader.
+  // Observe() and the handle's Stop() may be called from any thread, the
+  // client's own callbacks included.
   absl::StatusOr<ObserveHandle> Observe(absl::string_view name,
                                         ObserveOptions options);
 

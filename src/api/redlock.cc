@@ -71,6 +71,16 @@ class Redlock::Impl {
   void RunOnLoop(absl::AnyInvocable<void()> fn) {
     loop_->RunAndWait(std::move(fn));
   }
+  // RunOnLoop(), or `fn` at once when called on the loop thread (inside one
+  // of the client's callbacks), where waiting for the loop would wait for
+  // itself: for work that finishes at once.
+  void RunHere(absl::AnyInvocable<void()> fn) {
+    if (loop_->InLoopThread()) {
+      fn();
+    } else {
+      loop_->RunAndWait(std::move(fn));
+    }
+  }
   bool InLoopThread() const { return loop_->InLoopThread(); }
   // While a lock is kept alive and its holder works, the loop must turn
   // without waiting for the holder's next call.
@@ -323,10 +333,8 @@ absl::StatusOr<Lock> Redlock::Adopt(absl::string_view resource,
 absl::StatusOr<Lock> Redlock::Adopt(absl::string_view resource,
                                     absl::string_view token,
                                     const AdoptOptions& options) {
-  if (impl_->InLoopThread())
-    return impl_->engine().Adopt(resource, token, options);
   std::optional<absl::StatusOr<Lock>> lock;
-  impl_->RunOnLoop(
+  impl_->RunHere(
       [&] { lock.emplace(impl_->engine().Adopt(resource, token, options)); });
   return *std::move(lock);
 }
@@ -394,12 +402,8 @@ absl::StatusOr<LeaderInfo> Redlock::Leader(absl::string_view name) {
 
 absl::StatusOr<ObserveHandle> Redlock::Observe(absl::string_view name,
                                                ObserveOptions options) {
-  if (impl_->InLoopThread()) {
-    return absl::FailedPreconditionError(
-        "Redlock::Observe was called on the client's own loop thread");
-  }
   std::optional<absl::StatusOr<ObserveHandle>> handle;
-  impl_->RunOnLoop([&] {
+  impl_->RunHere([&] {
     handle.emplace(impl_->engine().Observe(name, std::move(options)));
     // The observer is woken by the loop, which must turn meanwhile.
     if (handle->ok()) impl_->PinLoop();
@@ -410,7 +414,7 @@ absl::StatusOr<ObserveHandle> Redlock::Observe(absl::string_view name,
     std::shared_ptr<ScopedLock::ClientRef> ref = client.lock();
     if (ref == nullptr) return;  // The client is gone, and its observers.
     ref->With([&](Redlock& c) {
-      c.impl_->RunOnLoop([&] {
+      c.impl_->RunHere([&] {
         inner.Stop();
         c.impl_->UnpinLoop();
       });
@@ -421,9 +425,8 @@ absl::StatusOr<ObserveHandle> Redlock::Observe(absl::string_view name,
 const Options& Redlock::options() const { return impl_->options(); }
 
 std::vector<MasterHealth> Redlock::Health() const {
-  if (impl_->InLoopThread()) return impl_->engine().Health();
   std::vector<MasterHealth> health;
-  impl_->RunOnLoop([&] { health = impl_->engine().Health(); });
+  impl_->RunHere([&] { health = impl_->engine().Health(); });
   return health;
 }
 

@@ -15,9 +15,6 @@
 namespace redlock::internal {
 namespace {
 
-// A lock's resource name may be this long (engine.cc's kMaxResourceBytes).
-constexpr size_t kMaxElectionNameBytes = 4096 - 16;
-
 // A round whose grants are judged as an acquisition's (the restart guard,
 // membership, one vote per server), without a validity to check: an
 // election's record and reads are not leases. As before every attempt, the
@@ -31,6 +28,24 @@ RoundConfig JudgedRound(const OperationHost& host) {
   return config;
 }
 
+// The round that writes `lease`'s record of `name` at `revision` with
+// `value` (ProclaimScript()): granted where the lease holds its token.
+RoundConfig RecordRound(const OperationHost& host, absl::string_view name,
+                        const Lock& lease, uint64_t revision,
+                        const std::string& value) {
+  LeaderRecord record;
+  record.epoch = lease.fence();
+  record.revision = revision;
+  record.token = lease.token();
+  record.value = value;
+  RoundConfig config = JudgedRound(host);
+  config.command =
+      ProclaimCommand(ElectionLockKey(host.options(), name),
+                      ElectionRecordKey(host.options(), name), record);
+  config.map_reply = &ScriptVote;
+  return config;
+}
+
 VoteTally TallyFor(
     const OperationHost& host, int masters,
     const std::shared_ptr<const std::vector<QuorumGroup>>& groups) {
@@ -39,18 +54,6 @@ VoteTally TallyFor(
 }
 
 }  // namespace
-
-absl::Status CheckElectionName(absl::string_view name) {
-  if (name.empty()) {
-    return absl::InvalidArgumentError("election name must not be empty");
-  }
-  if (name.size() > kMaxElectionNameBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("election name is ", name.size(), " bytes; at most ",
-                     kMaxElectionNameBytes, " allowed"));
-  }
-  return absl::OkStatus();
-}
 
 absl::Status CheckElectionValue(absl::string_view value) {
   if (value.size() > kMaxElectionValueSize) {
@@ -92,17 +95,7 @@ void CampaignOp::OnAcquired(absl::StatusOr<Lock> lock) {
     Fail(absl::CancelledError(absl::StrCat(What(), ": cancelled")));
     return;
   }
-  LeaderRecord record;
-  record.epoch = lease_->fence();
-  record.revision = 1;
-  record.token = lease_->token();
-  record.value = value_;
-  RoundConfig config = JudgedRound(*host_);
-  config.command =
-      ProclaimCommand(ElectionLockKey(host_->options(), name_),
-                      ElectionRecordKey(host_->options(), name_), record);
-  config.map_reply = &ScriptVote;
-  StartRound(std::move(config));
+  StartRound(RecordRound(*host_, name_, *lease_, /*revision=*/1, value_));
 }
 
 void CampaignOp::OnRound(RoundResult result) {
@@ -169,17 +162,8 @@ void ProclaimOp::Start() {
     std::lock_guard<std::mutex> lock(state_->mu);
     revision_ = state_->next_revision++;
   }
-  LeaderRecord record;
-  record.epoch = state_->lock.fence();
-  record.revision = revision_;
-  record.token = state_->lock.token();
-  record.value = value_;
-  RoundConfig config = JudgedRound(*host_);
-  config.command = ProclaimCommand(
-      ElectionLockKey(host_->options(), state_->name),
-      ElectionRecordKey(host_->options(), state_->name), record);
-  config.map_reply = &ScriptVote;
-  StartRound(std::move(config));
+  StartRound(
+      RecordRound(*host_, state_->name, state_->lock, revision_, value_));
 }
 
 void ProclaimOp::OnRound(RoundResult result) {
@@ -313,8 +297,6 @@ ObserveOp::ObserveOp(OperationHost* host, std::string name,
       options_(std::move(options)) {
   channels_.push_back(ElectionLockKey(host->options(), name_));
 }
-
-ObserveOp::~ObserveOp() = default;
 
 void ObserveOp::Start() {
   poll_ = host_->runtime()->NewTimer([this] { Read(); });

@@ -49,9 +49,8 @@ struct LeadershipState {
   bool pinned = false;
 };
 
-// kInvalidArgument unless `name` is a usable election name and `value` a
-// usable value.
-absl::Status CheckElectionName(absl::string_view name);
+// kInvalidArgument unless `value` is a usable election value. (A name is
+// checked by the engine as the resource its lease is: Engine::CheckElection.)
 absl::Status CheckElectionValue(absl::string_view value);
 
 // One campaign: acquires the lease (through the host, as any fenced lock),
@@ -131,7 +130,6 @@ class LeaderOp final : public NamedOperation {
 class ObserveOp final : public NamedOperation, private Wakeups::Waiter {
  public:
   ObserveOp(OperationHost* host, std::string name, ObserveOptions options);
-  ~ObserveOp() override;
   void Start();
   // No on_leader call after this; the engine forgets the operation.
   void Stop();

@@ -294,6 +294,13 @@ absl::Status Engine::CheckResource(absl::string_view resource,
   return absl::OkStatus();
 }
 
+absl::Status Engine::CheckElection(absl::string_view name) const {
+  if (name.empty()) {
+    return absl::InvalidArgumentError("election name must not be empty");
+  }
+  return CheckResource(ElectionResource(name), /*reserved_ok=*/true);
+}
+
 absl::Status Engine::Acquire(absl::string_view resource,
                              const AcquireOptions& options,
                              AsyncRedlock::AcquireCallback done) {
@@ -621,7 +628,7 @@ absl::Status Engine::Release(const Lock& lock, const ReleaseOptions& options,
 absl::Status Engine::Campaign(absl::string_view name, absl::string_view value,
                               CampaignOptions options,
                               AsyncRedlock::CampaignCallback done) {
-  if (absl::Status status = CheckElectionName(name); !status.ok()) {
+  if (absl::Status status = CheckElection(name); !status.ok()) {
     return status;
   }
   if (absl::Status status = CheckElectionValue(value); !status.ok()) {
@@ -726,7 +733,7 @@ absl::Status Engine::Resign(const Leadership& leadership,
 
 absl::Status Engine::Leader(absl::string_view name,
                             AsyncRedlock::LeaderCallback done) {
-  if (absl::Status status = CheckElectionName(name); !status.ok()) {
+  if (absl::Status status = CheckElection(name); !status.ok()) {
     return status;
   }
   if (!done) return absl::InvalidArgumentError("callback must not be empty");
@@ -742,7 +749,7 @@ absl::Status Engine::Leader(absl::string_view name,
 
 absl::StatusOr<std::weak_ptr<ObserveOp>> Engine::Observe(
     absl::string_view name, ObserveOptions options) {
-  if (absl::Status status = CheckElectionName(name); !status.ok()) {
+  if (absl::Status status = CheckElection(name); !status.ok()) {
     return status;
   }
   if (!options.on_leader) {

@@ -162,6 +162,9 @@ class Engine final : public OperationHost {
                             bool reserved_ok = false);
   absl::Status CheckResource(absl::string_view resource,
                              bool reserved_ok = false) const;
+  // kInvalidArgument unless `name` is non-empty and its lease's resource
+  // (ElectionResource()) is one CheckResource() takes.
+  absl::Status CheckElection(absl::string_view name) const;
   // kInvalidArgument unless a keep-alive of `ttl` can run with these.
   absl::Status CheckHold(absl::Duration ttl, absl::Duration* extend_every,
                          absl::Duration* safety_margin,

@@ -122,6 +122,12 @@ class ElectionTest : public ::testing::Test {
     return options;
   }
 
+  std::unique_ptr<Redlock> MakeClient(Options options) {
+    auto client = Redlock::Create(std::move(options));
+    EXPECT_TRUE(client.ok()) << client.status();
+    return client.ok() ? *std::move(client) : nullptr;
+  }
+
   std::unique_ptr<Redlock> MakeClient() {
     auto client = Redlock::Create(ClientOptions());
     EXPECT_TRUE(client.ok()) << client.status();
@@ -231,7 +237,11 @@ TEST_F(ElectionTest, AMinorityOfMastersDownStillElectsAndReports) {
 
 TEST_F(ElectionTest, AResignationHandsLeadershipToAWaitingCandidate) {
   auto a = MakeClient();
-  auto b = MakeClient();
+  // B polls every 20-30 s: only the release's message can elect it sooner.
+  Options slow_polls = ClientOptions();
+  slow_polls.retry.min_delay = absl::Seconds(20);
+  slow_polls.retry.max_delay = absl::Seconds(30);
+  auto b = MakeClient(slow_polls);
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   absl::StatusOr<Leadership> first = a->Campaign(kElection, "a");
@@ -409,6 +419,44 @@ TEST_F(ElectionTest, ObserversHearEveryLeaderAndValueInEpochOrder) {
   ASSERT_TRUE(b->Proclaim(*second, "b2").ok());
   absl::SleepFor(absl::Milliseconds(300));
   EXPECT_EQ(heard.Seen().size(), 3u);
+}
+
+TEST_F(ElectionTest, AnObserverMayStopItselfFromItsOwnCallback) {
+  auto a = MakeClient();
+  auto watcher = MakeClient();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(watcher, nullptr);
+  absl::StatusOr<Leadership> lead = a->Campaign(kElection, "a");
+  ASSERT_TRUE(lead.ok()) << lead.status();
+
+  std::mutex mu;
+  std::optional<ObserveHandle> handle;  // Guarded by mu.
+  std::atomic<int> calls{0};
+  Latch stopped;
+  ObserveOptions watch;
+  watch.on_leader = [&](const LeaderInfo&) {
+    ++calls;
+    std::lock_guard<std::mutex> lock(mu);
+    if (!handle.has_value()) return;  // Told before the handle was kept.
+    handle->Stop();                   // On the client's loop thread.
+    stopped.Notify();
+  };
+  absl::StatusOr<ObserveHandle> made =
+      watcher->Observe(kElection, std::move(watch));
+  ASSERT_TRUE(made.ok()) << made.status();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    handle = *std::move(made);
+  }
+  // A new value makes a call that finds the handle.
+  ASSERT_TRUE(a->Proclaim(*lead, "a2").ok());
+  ASSERT_TRUE(stopped.WaitFor(absl::Seconds(10)));
+  const int told = calls.load();
+  ASSERT_TRUE(a->Proclaim(*lead, "a3").ok());
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_EQ(calls.load(), told) << "told after Stop()";
+  // The client still answers (its loop was not left waiting for itself).
+  EXPECT_TRUE(watcher->Leader(kElection).ok());
 }
 
 TEST_F(ElectionTest, AnObserverThatJoinsLateHearsTheCurrentLeaderFirst) {
